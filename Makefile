@@ -1,0 +1,106 @@
+# relayc — one plain Makefile.
+#   make            build build/relayc
+#   make demo       install missing Debian packages, build, run the samples
+#   make check      install missing packages, build, run every test
+#   make asan-check the whole suite under AddressSanitizer + UBSan
+#   make fuzz       libFuzzer on the front end (FUZZ_SECONDS=60)
+#   make bench      benchmarks under bench/ (not part of check)
+
+BUILD   ?= build
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+PKGS    := check jansson libffi openblas
+OPT     ?= -O2
+SAN     ?=
+CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wshadow \
+               -Wstrict-prototypes -Wmissing-prototypes -g $(OPT) $(SAN) \
+               -I. -I$(BUILD)/gen -MMD -MP
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs jansson libffi openblas 2>/dev/null)
+CFLAGS  ?=
+ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lm -lpthread -ldl
+LDFLAGS ?=
+
+# Sources: every .c in the module folders; re2c/Bison outputs go to $(BUILD)/gen.
+MODULES  := ir lexer parser sema eval runtime ops
+LIB_SRC  := $(foreach d,$(MODULES),$(wildcard $(d)/*.c))
+GEN_SRC  := $(BUILD)/gen/lexer.c $(BUILD)/gen/relay.tab.c
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/relay.tab.o
+MAIN_OBJ := $(BUILD)/obj/cli/main.o
+BIN      := $(BUILD)/relayc
+LIB      := $(BUILD)/librelayc.a
+UNIT_SRC := $(wildcard tests/unit/check_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
+
+.PHONY: all deps demo check unit golden lint asan-check valgrind-check fuzz bench clean
+all: $(BIN)
+
+# --- dependencies -------------------------------------------------------------
+deps:
+	@sh tests/install-deps.sh
+
+# --- generated sources -----------------------------------------------------------
+$(BUILD)/gen/lexer.c: lexer/lexer.re | $(BUILD)/gen
+	re2c -W --no-generation-date --no-version -o $@ $<
+$(BUILD)/gen/relay.tab.c $(BUILD)/gen/relay.tab.h: parser/relay.y | $(BUILD)/gen
+	bison -Wall --no-lines -o $(BUILD)/gen/relay.tab.c --defines=$(BUILD)/gen/relay.tab.h $<
+$(BUILD)/gen:
+	@mkdir -p $@
+
+# every object may include the generated parser header
+$(LIB_OBJ) $(MAIN_OBJ): | $(BUILD)/gen/relay.tab.h
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -Wno-missing-prototypes -c -o $@ $<
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BIN): $(MAIN_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIB) $(LDLIBS)
+
+# --- tests --------------------------------------------------------------------
+$(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB) $(UNIT_HELP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(UNIT_HELP_OBJ) $(LIB) $(shell pkg-config --libs check) $(LDLIBS)
+
+unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes $$t || fail=1; done; exit $$fail
+golden: $(BIN)
+	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
+lint:
+	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
+
+check: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN)
+	@$(MAKE) --no-print-directory unit golden lint
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh samples/demo.sh $(BIN)
+
+asan-check: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" all unit golden
+
+valgrind-check: all
+	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples
+
+fuzz:
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+bench: all
+	@sh bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

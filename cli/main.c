@@ -1,0 +1,2 @@
+/* placeholder main */
+int main(void) { return 0; }

@@ -1,0 +1,99 @@
+/* ir/arena.c — bump allocator over a list of chunks (see arena.h).
+ * Chunks grow geometrically up to 1 MiB so a module of any size costs
+ * O(log n) mallocs plus one per big payload. */
+#include "ir/arena.h"
+#include "ir/mem.h"
+
+#include <stdint.h>
+#include <string.h>
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+} Chunk;
+
+typedef struct Big {
+  struct Big *next;
+  void *ptr;
+} Big;
+
+struct Arena {
+  Chunk *chunks;
+  Big *bigs;
+  size_t next_size;
+  size_t total;
+};
+
+Arena *arena_new(void) {
+  Arena *a = mem_calloc(1, sizeof *a);
+  a->next_size = 4096;
+  return a;
+}
+
+void arena_free(Arena *a) {
+  if (!a) return;
+  for (Chunk *c = a->chunks, *n; c; c = n) { n = c->next; mem_free(c); }
+  for (Big *b = a->bigs, *n; b; b = n) { n = b->next; mem_free(b->ptr); mem_free(b); }
+  mem_free(a);
+}
+
+void *arena_alloc_big(Arena *a, size_t size) {
+  void *p = mem_aligned_try(64, size);
+  if (!p) mem_oom(size);
+  Big *b = mem_malloc(sizeof *b);
+  b->ptr = p;
+  b->next = a->bigs;
+  a->bigs = b;
+  a->total += size;
+  return p;
+}
+
+void *arena_alloc_aligned(Arena *a, size_t size, size_t align) {
+  if (size >= 64 * 1024) {
+    void *p = arena_alloc_big(a, size);
+    memset(p, 0, size);
+    return p;
+  }
+  Chunk *c = a->chunks;
+  if (c) {
+    uintptr_t base = (uintptr_t)c->data;
+    size_t off = (size_t)(((base + c->used + align - 1) & ~(uintptr_t)(align - 1)) - base);
+    if (off + size <= c->size) {
+      c->used = off + size;
+      a->total += size;
+      return memset(c->data + off, 0, size);
+    }
+  }
+  size_t want = a->next_size;
+  while (want < size + align) want *= 2;
+  if (a->next_size < (1u << 20)) a->next_size *= 2;
+  c = mem_malloc(sizeof(Chunk) + want);
+  c->size = want;
+  uintptr_t base = (uintptr_t)c->data;
+  size_t off = (size_t)(((base + align - 1) & ~(uintptr_t)(align - 1)) - base);
+  c->used = off + size;
+  c->next = a->chunks;
+  a->chunks = c;
+  a->total += size;
+  return memset(c->data + off, 0, size);
+}
+
+void *arena_alloc(Arena *a, size_t size) { return arena_alloc_aligned(a, size, 16); }
+
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+  char *p = arena_alloc_aligned(a, n + 1, 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+void *arena_memdup(Arena *a, const void *p, size_t size) {
+  void *q = arena_alloc(a, size);
+  if (size) memcpy(q, p, size);
+  return q;
+}
+
+size_t arena_used(const Arena *a) { return a->total; }

@@ -1,0 +1,335 @@
+/* ir/ast.h — the Relay AST: expressions, types, patterns, attributes, module.
+ *
+ * Plain C structs carved from the module's Arena (ir/arena.h) and freed with
+ * it in one call. Lists are (pointer, count) pairs frozen into the arena.
+ *
+ * Life of a tree:
+ *  1. The parser builds it from text. Names are NOT resolved yet: a local use
+ *     is EXPR_VAR with `name` set and `var == NULL`; a bare/dotted identifier
+ *     is EXPR_NAME; `%N = e; body` is kept as EXPR_GRAPH_BIND / EXPR_GRAPH_REF;
+ *     `meta[K][i]` is EXPR_META; type identifiers are TYPE_NAME. The parse
+ *     tree is a tree (no sharing).
+ *  2. sema/resolve rewrites it in textual order: EXPR_VAR gets its binder,
+ *     EXPR_NAME becomes EXPR_OP or EXPR_CTOR, graph bindings disappear and
+ *     every `%N` use becomes a pointer to the one shared node (so the tree is
+ *     now a DAG), EXPR_META becomes EXPR_CONST, TYPE_NAME becomes TYPE_VAR or
+ *     TYPE_ADT, call attributes of operators are normalised against the
+ *     operator's schema. After resolve no pre-resolve kind remains.
+ *  3. sema/infer fills `Expr.type`, `Var.type`, `Function.type`.
+ *
+ * Passes over a resolved tree must treat it as a DAG: a node reachable along
+ * several paths is one node (use a visited mark or a map keyed by pointer).
+ * Passes must not recurse without bound: call stack_exhausted() (ir/diag.h)
+ * in recursive walkers and report "expression nested too deeply".
+ */
+#ifndef RELAYC_IR_AST_H
+#define RELAYC_IR_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/arena.h"
+#include "ir/diag.h"
+#include "ir/dtype.h"
+
+typedef struct Expr Expr;
+typedef struct Type Type;
+typedef struct Var Var;
+typedef struct Pattern Pattern;
+typedef struct Function Function;
+typedef struct TypeParam TypeParam;
+typedef struct TypeDef TypeDef;
+typedef struct Ctor Ctor;
+typedef struct AttrValue AttrValue;
+typedef struct Attrs Attrs;
+typedef struct Module Module;
+
+/* ------------------------------------------------------------------ constants */
+
+/* A tensor constant: a literal (rank 0) or an entry of the metadata section.
+ * `data` is row-major, little-endian, 64-byte aligned, owned by the module's
+ * arena; bool elements are one byte 0/1. Strides are implicit (compact). */
+typedef struct ConstTensor {
+  DType dtype;
+  int32_t ndim;
+  int64_t *shape;   /* ndim extents */
+  void *data;       /* nbytes bytes */
+  uint64_t nbytes;  /* dtype_size(dtype) * product(shape) */
+  int32_t meta_index; /* index in meta[relay.Constant] when read from there, else -1 */
+} ConstTensor;
+
+/* ---------------------------------------------------------------- attributes */
+
+typedef enum {
+  AV_INT,    /* integer, with its literal dtype (int32 unless suffixed) */
+  AV_FLOAT,  /* double, with its literal dtype (float32 for `0.5f`) */
+  AV_BOOL,   /* True / False */
+  AV_STRING, /* "text" (escapes already decoded) */
+  AV_NONE,   /* None / nullptr */
+  AV_ARRAY,  /* [v, ...], possibly nested */
+  AV_META,   /* meta[KEY][index] */
+  AV_ANY,    /* `?` (an Any dimension inside an array) */
+  AV_EXPR,   /* fallback: any other expression atom */
+} AttrValueKind;
+
+struct AttrValue {
+  AttrValueKind kind;
+  Span span;
+  union {
+    struct { int64_t value; DType dtype; } i;       /* AV_INT */
+    struct { double value; DType dtype; } f;        /* AV_FLOAT */
+    bool b;                                         /* AV_BOOL */
+    struct { const char *chars; uint32_t len; } s;  /* AV_STRING */
+    struct { AttrValue **items; uint32_t n; } arr;  /* AV_ARRAY */
+    struct { const char *key; uint32_t index; } meta; /* AV_META */
+    Expr *expr;                                     /* AV_EXPR */
+  };
+};
+
+typedef struct Attr {
+  const char *key;   /* may be dotted: "relay.reshape_only" */
+  AttrValue *value;
+  Span span;         /* the whole `key=value` */
+  bool is_default;   /* set by normalisation: equal to the schema default (not printed) */
+} Attr;
+
+/* Attributes of a call or a function, in order. After resolve, an operator
+ * call's attrs hold every schema field in declaration order (omitted fields
+ * filled with their defaults and marked is_default). */
+struct Attrs {
+  Attr *items;
+  uint32_t n;
+  const char *meta_key;   /* non-NULL when written as one meta[KEY][i] argument */
+  uint32_t meta_index;
+};
+
+/* ------------------------------------------------------------------- types */
+
+typedef enum {
+  DIM_INT,  /* a known extent; `value` holds it, `dtype` its literal type (int32/int64/int16) */
+  DIM_ANY,  /* `?`: unknown at compile time */
+  DIM_SYM,  /* meta[tir.SizeVar][value]: a symbolic size */
+} DimKind;
+
+typedef struct Dim {
+  DimKind kind;
+  DType dtype;
+  int64_t value;
+} Dim;
+
+typedef enum {
+  TYPE_TENSOR,     /* Tensor[(d0, ...), dtype]; rank 0 is a scalar */
+  TYPE_TUPLE,      /* (T1, ..., Tn); () is unit */
+  TYPE_FUNC,       /* fn [A..](T1, ...) -> R */
+  TYPE_VAR,        /* a type parameter in scope */
+  TYPE_ADT,        /* a global type applied to arguments: List[A], Nat (= Nat[]) */
+  TYPE_REF,        /* ref(T) */
+  TYPE_INCOMPLETE, /* `_`: to be inferred */
+  TYPE_NAME,       /* pre-resolve: an identifier with optional [args] */
+  TYPE_UVAR,       /* inference: a unification variable (union-find) */
+} TypeKind;
+
+struct Type {
+  TypeKind kind;
+  Span span;
+  union {
+    struct { DType dtype; uint32_t ndim; Dim *dims; } tensor;
+    struct { Type **fields; uint32_t n; } tuple;
+    struct { TypeParam **tparams; uint32_t ntparams; Type **args; uint32_t nargs; Type *ret; } func;
+    struct { TypeParam *param; } var;
+    struct { TypeDef *def; Type **args; uint32_t nargs; } adt;
+    struct { Type *inner; } ref;
+    struct { const char *name; Type **args; uint32_t nargs; bool has_brackets; } name;
+    struct { Type *link; uint32_t id; } uvar; /* link == NULL: unbound */
+  };
+};
+
+struct TypeParam {
+  const char *name;
+  Span span;
+  uint32_t id; /* unique within the module */
+};
+
+struct Ctor {
+  const char *name;
+  Span span;
+  Type **fields;
+  uint32_t nfields;
+  TypeDef *owner;
+  uint32_t tag; /* index within owner->ctors */
+};
+
+struct TypeDef {
+  const char *name;
+  Span span;
+  TypeParam **tparams;
+  uint32_t ntparams;
+  Ctor **ctors;
+  uint32_t nctors;
+  bool is_extern;  /* `extern type` */
+  bool has_body;   /* written with `{ ... }` (affects printing only) */
+};
+
+/* -------------------------------------------------------------- expressions */
+
+struct Var {
+  const char *name;  /* without '%'; "" for the hidden variable of `e1; e2` */
+  Span span;         /* the binding occurrence */
+  Type *annot;       /* written annotation, or NULL */
+  Attrs *attrs;      /* `%x {virtual_device=...}` on a parameter, else NULL */
+  uint32_t id;       /* unique within the module, in creation order */
+  bool is_free;      /* declared by `free_var` */
+  Type *type;        /* inferred (sema/infer) */
+  int32_t slot;      /* run-time slot (eval/), -1 until lowered */
+};
+
+typedef enum {
+  PAT_WILDCARD, /* _ */
+  PAT_VAR,      /* %x or %x: T */
+  PAT_CTOR,     /* C, C(p1, ...) */
+  PAT_TUPLE,    /* (p1, ...) */
+} PatternKind;
+
+struct Pattern {
+  PatternKind kind;
+  Span span;
+  union {
+    Var *var;                                                     /* PAT_VAR */
+    struct { const char *name; Ctor *ctor; Pattern **args; uint32_t nargs; } ctor; /* PAT_CTOR */
+    struct { Pattern **fields; uint32_t n; } tuple;               /* PAT_TUPLE */
+  };
+};
+
+typedef struct Clause {
+  Pattern *pattern;
+  Expr *body;
+  Span span;
+} Clause;
+
+struct Function {
+  Span span;
+  TypeParam **tparams;
+  uint32_t ntparams;
+  Var **params;
+  uint32_t nparams;
+  Type *ret_annot;   /* written return type, or NULL */
+  Attrs *attrs;      /* function attributes (Primitive=1, ...), or NULL */
+  Expr *body;
+  Type *type;        /* inferred function type */
+};
+
+typedef enum {
+  /* resolved forms */
+  EXPR_CONST,     /* constant tensor */
+  EXPR_VAR,       /* use of a local variable */
+  EXPR_GLOBAL,    /* @name */
+  EXPR_OP,        /* an operator, as callee or first-class value */
+  EXPR_CTOR,      /* a constructor, as callee or value (a field-less ctor is always called) */
+  EXPR_CALL,      /* callee(args, attrs) */
+  EXPR_TUPLE,     /* (a, b, ...) */
+  EXPR_PROJ,      /* t.N */
+  EXPR_FN,        /* fn (...) { ... } */
+  EXPR_LET,       /* let %x = value; body   (also `value; body` with an anonymous var) */
+  EXPR_IF,        /* if (c) { t } else { f } */
+  EXPR_MATCH,     /* match / match? */
+  EXPR_REF_NEW,   /* ref(e) */
+  EXPR_REF_READ,  /* ref_read(e) */
+  EXPR_REF_WRITE, /* ref_write(r, v) */
+  /* pre-resolve forms: produced by the parser, removed by sema/resolve */
+  EXPR_NAME,       /* identifier chain: constructor or operator */
+  EXPR_GRAPH_BIND, /* %N = value; body */
+  EXPR_GRAPH_REF,  /* %N */
+  EXPR_META,       /* meta[KEY][i] in expression position */
+  EXPR_FREE_VAR,   /* free_var %x: T; body */
+  EXPR_KIND_COUNT
+} ExprKind;
+
+struct Expr {
+  ExprKind kind;
+  Span span;
+  Type *type;       /* inferred type (sema/infer); NULL before */
+  uint32_t mark;    /* scratch for passes (visited flags, print numbers) */
+  union {
+    ConstTensor *constant;                                   /* EXPR_CONST */
+    struct { const char *name; Var *var; } var;              /* EXPR_VAR */
+    struct { const char *name; struct GlobalDef *def; } global; /* EXPR_GLOBAL */
+    struct { const char *name; int32_t id; } op;             /* EXPR_OP: registry index */
+    struct { Ctor *ctor; } ctor;                             /* EXPR_CTOR */
+    struct { Expr *fn; Expr **args; uint32_t nargs; Attrs *attrs; } call; /* EXPR_CALL */
+    struct { Expr **fields; uint32_t n; } tuple;             /* EXPR_TUPLE */
+    struct { Expr *tuple; uint32_t index; } proj;            /* EXPR_PROJ */
+    Function *fn;                                            /* EXPR_FN */
+    struct { Var *var; Expr *value; Expr *body; } let;       /* EXPR_LET */
+    struct { Expr *cond, *then_, *else_; } if_;              /* EXPR_IF */
+    struct { Expr *scrut; Clause *clauses; uint32_t nclauses; bool partial; } match; /* EXPR_MATCH */
+    struct { Expr *arg; } ref;                               /* EXPR_REF_NEW, EXPR_REF_READ */
+    struct { Expr *ref, *value; } ref_write;                 /* EXPR_REF_WRITE */
+    struct { const char *name; } name;                       /* EXPR_NAME (dots included) */
+    struct { uint32_t num; Expr *value; Expr *body; } graph_bind; /* EXPR_GRAPH_BIND */
+    struct { uint32_t num; } graph_ref;                      /* EXPR_GRAPH_REF */
+    struct { const char *key; uint32_t index; } meta;        /* EXPR_META */
+    struct { Var *var; Expr *body; } free_var;               /* EXPR_FREE_VAR */
+  };
+};
+
+/* ------------------------------------------------------------------- module */
+
+typedef struct GlobalDef {
+  const char *name;  /* without '@' */
+  Span span;         /* the `@name` in `def @name` */
+  Function *fn;
+} GlobalDef;
+
+/* Entries of the metadata section other than constants are kept only as counts
+ * per key, so `meta[K][i]` can be range-checked. */
+typedef struct MetaKey {
+  const char *key;
+  uint32_t count;
+} MetaKey;
+
+struct Module {
+  Arena *arena;
+  Source *src;          /* not owned */
+  GlobalDef **defs;     /* in textual order */
+  uint32_t ndefs;
+  TypeDef **types;      /* in textual order (including ones only mentioned) */
+  uint32_t ntypes;
+  Expr *expr;           /* expression mode (a bare expression), else NULL */
+  bool has_metadata;    /* a #[metadata] section was present */
+  uint32_t meta_offset; /* byte offset of the JSON after `#[metadata]` */
+  ConstTensor **meta_consts; /* meta[relay.Constant][i], i < nmeta_consts */
+  uint32_t nmeta_consts;
+  MetaKey *meta_keys;   /* every key of the metadata map with its length */
+  uint32_t nmeta_keys;
+  uint32_t next_id;     /* counter for Var/TypeParam ids */
+};
+
+/* ------------------------------------------------------------- constructors */
+
+Module *module_new(Source *src);   /* creates the arena */
+void module_free(Module *m);       /* frees the arena and everything in it */
+
+Expr *expr_new(Module *m, ExprKind kind, Span sp);
+Type *type_new(Module *m, TypeKind kind, Span sp);
+Var *var_new(Module *m, const char *name, Span sp, Type *annot);
+TypeParam *type_param_new(Module *m, const char *name, Span sp);
+Pattern *pattern_new(Module *m, PatternKind kind, Span sp);
+AttrValue *attr_value_new(Module *m, AttrValueKind kind, Span sp);
+
+/* Convenience builders used by the parser, tests and passes. */
+Type *type_tensor(Module *m, DType dt, uint32_t ndim, const int64_t *shape); /* int32 dims */
+Type *type_scalar(Module *m, DType dt);
+Expr *expr_scalar_int(Module *m, DType dt, int64_t v, Span sp);
+Expr *expr_scalar_float(Module *m, DType dt, double v, Span sp);
+Expr *expr_scalar_bool(Module *m, bool v, Span sp);
+Expr *expr_call(Module *m, Expr *fn, Expr **args, uint32_t nargs, Attrs *attrs, Span sp);
+Expr *expr_op(Module *m, const char *name, Span sp); /* EXPR_NAME-free: op id = -1 until resolved */
+
+/* Scalar value of a rank-0 constant, converted. */
+double const_scalar_as_double(const ConstTensor *c);
+int64_t const_scalar_as_int(const ConstTensor *c);
+
+/* Human-readable names for diagnostics and dumps. */
+const char *expr_kind_name(ExprKind k);
+
+#endif

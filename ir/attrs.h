@@ -1,0 +1,32 @@
+/* ir/attrs.h — attribute values: canonical text, parsing defaults, equality.
+ *
+ * The canonical text of a value is exactly what the printer writes after
+ * `key=` (spec/text-format.md §7.8): integers plain (`16`, `16i64` for an
+ * int64 immediate), doubles as the shortest %g form that reads back to the
+ * same double followed by `f` (`1e-05f`, `0.5f`), `True`/`False`, strings
+ * quoted with escapes, arrays `[1, 1]`, `None`, `?`, `meta[K][i]`.
+ * Operator schemas (ops/registry.h) give defaults in this same text, so a
+ * value is "the default" when it is equal (attr_value_equal) to the parsed default.
+ */
+#ifndef RELAYC_IR_ATTRS_H
+#define RELAYC_IR_ATTRS_H
+
+#include <stdio.h>
+
+#include "ir/ast.h"
+
+/* Writes the canonical text of `v` to `out`. */
+void attr_value_print(FILE *out, const AttrValue *v);
+/* Parses canonical attribute text (as in schema defaults). NULL if malformed. */
+AttrValue *attr_value_parse(Module *m, const char *text);
+/* Structural equality (ints compare by value, floats by value, arrays elementwise). */
+bool attr_value_equal(const AttrValue *a, const AttrValue *b);
+
+/* Shortest %g-style text for a double that reads back as the same double
+ * (as float when `as_float` is true). buf must hold 32 bytes. */
+char *format_shortest_double(double v, bool as_float, char *buf);
+
+/* Lookup helpers for relations and kernels: the attribute named `key`, or NULL. */
+const AttrValue *attrs_get(const Attrs *a, const char *key);
+
+#endif

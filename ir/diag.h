@@ -1,0 +1,91 @@
+/* ir/diag.h — source files, spans and compiler-style diagnostics.
+ *
+ * A Span is a half-open byte range [lo, hi) into one Source; line and column
+ * are computed only when a diagnostic is printed. Every phase reports through
+ * a Diag and returns a status; no phase exits the process. Output form:
+ *
+ *     prog.relay:12:9: error: unbound local variable %y
+ *        12 |   add(%x, %y)
+ *           |           ^~
+ *
+ * Errors are counted; after `max_errors` further errors are swallowed and one
+ * "too many errors" line is printed. Colour is used only when the sink is a
+ * terminal and NO_COLOR is unset (decided by the CLI via `color`).
+ */
+#ifndef RELAYC_IR_DIAG_H
+#define RELAYC_IR_DIAG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct Span {
+  uint32_t lo, hi; /* byte offsets, hi exclusive; lo == hi is a point */
+} Span;
+
+static inline Span span_make(uint32_t lo, uint32_t hi) { return (Span){lo, hi}; }
+static inline Span span_join(Span a, Span b) {
+  return (Span){a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+
+typedef struct Source {
+  const char *name;  /* as shown in diagnostics: the path, or "<stdin>" */
+  const char *text;  /* the bytes; need not be NUL-terminated */
+  size_t len;
+  uint32_t *line_starts; /* lazily built offsets of each line start */
+  uint32_t nlines;
+} Source;
+
+/* The Source takes ownership of `text` (freed by source_free). */
+Source *source_new(const char *name, char *text, size_t len);
+/* Reads a whole file ("-" = stdin). NULL and errno set on I/O failure. */
+Source *source_read_file(const char *path);
+void source_free(Source *s);
+/* 1-based line and column (in bytes) of an offset. */
+void source_line_col(Source *s, uint32_t off, uint32_t *line, uint32_t *col);
+
+typedef enum {
+  DIAG_ERROR,   /* the input is rejected */
+  DIAG_WARNING, /* suspicious but accepted */
+  DIAG_NOTE,    /* attached to the previous error or warning */
+} DiagLevel;
+
+typedef struct Diag {
+  FILE *out;        /* where messages go (stderr in the CLI, a memstream in tests) */
+  Source *src;      /* the file spans refer to */
+  int nerrors, nwarnings;
+  int max_errors;   /* 0 = unlimited */
+  bool color;
+  bool suppressed;  /* set once the error cap was hit */
+} Diag;
+
+void diag_init(Diag *d, FILE *out, Source *src);
+void diag_report(Diag *d, DiagLevel lvl, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap);
+#define diag_error(d, sp, ...) diag_report((d), DIAG_ERROR, (sp), __VA_ARGS__)
+#define diag_warning(d, sp, ...) diag_report((d), DIAG_WARNING, (sp), __VA_ARGS__)
+#define diag_note(d, sp, ...) diag_report((d), DIAG_NOTE, (sp), __VA_ARGS__)
+/* A message with no location ("relayc: error: ..."). */
+void diag_plain(Diag *d, DiagLevel lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Levenshtein distance, capped: for "did you mean" suggestions. */
+size_t edit_distance(const char *a, const char *b, size_t cap);
+
+/* Cheap always-on assertions and unreachable markers. */
+#define RELAYC_ASSERT(c)                                                        \
+  do {                                                                          \
+    if (!(c)) relayc_assert_fail(#c, __FILE__, __LINE__);                       \
+  } while (0)
+#define UNREACHABLE() relayc_assert_fail("unreachable", __FILE__, __LINE__)
+_Noreturn void relayc_assert_fail(const char *what, const char *file, int line);
+
+/* Stack-depth guard for recursive passes over deep ASTs. The CLI runs the
+ * compiler on a thread with a large stack and calls stack_guard_init there;
+ * stack_exhausted() is true when less than a safety margin remains. */
+void stack_guard_init(size_t stack_size);
+bool stack_exhausted(void);
+
+#endif

@@ -1,0 +1,65 @@
+/* ir/mem.c — the allocation hook (see mem.h). Failure injection is a simple
+ * countdown, enough for "fail the Nth allocation" loops in tests. */
+#include "ir/mem.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_countdown = -1;
+
+void mem_fail_after(long n) { fail_countdown = n; }
+
+static int should_fail(void) {
+  if (fail_countdown < 0) return 0;
+  if (fail_countdown == 0) return 1;
+  fail_countdown--;
+  return 0;
+}
+
+_Noreturn void mem_oom(size_t requested) {
+  fprintf(stderr, "relayc: error: out of memory (allocating %zu bytes)\n", requested);
+  exit(3);
+}
+
+void *mem_malloc_try(size_t n) {
+  if (should_fail()) return NULL;
+  return malloc(n ? n : 1);
+}
+
+void *mem_aligned_try(size_t align, size_t n) {
+  if (should_fail()) return NULL;
+  void *p = NULL;
+  if (posix_memalign(&p, align, n ? n : 1) != 0) return NULL;
+  return p;
+}
+
+void *mem_malloc(size_t n) {
+  void *p = mem_malloc_try(n);
+  if (!p) mem_oom(n);
+  return p;
+}
+
+void *mem_calloc(size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) mem_oom(SIZE_MAX);
+  void *p = mem_malloc(n * size);
+  memset(p, 0, n * size);
+  return p;
+}
+
+void *mem_realloc(void *p, size_t n) {
+  if (should_fail()) mem_oom(n);
+  void *q = realloc(p, n ? n : 1);
+  if (!q) mem_oom(n);
+  return q;
+}
+
+void mem_free(void *p) { free(p); }
+
+char *mem_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = mem_malloc(n);
+  memcpy(p, s, n);
+  return p;
+}
