@@ -28,14 +28,14 @@ MODULES  := ir lexer parser sema eval runtime ops
 LIB_SRC  := $(foreach d,$(MODULES),$(wildcard $(d)/*.c))
 GEN_SRC  := $(BUILD)/gen/lexer.c $(BUILD)/gen/relay.tab.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/relay.tab.o
-MAIN_OBJ := $(BUILD)/obj/cli/main.o
+MAIN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/*.c))
 BIN      := $(BUILD)/relayc
 LIB      := $(BUILD)/librelayc.a
 UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden lint asan-check valgrind-check fuzz bench clean
+.PHONY: all deps demo check unit golden robustness lint asan-check valgrind-check fuzz bench clean
 all: $(BIN)
 
 # --- dependencies -------------------------------------------------------------
@@ -60,6 +60,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# the --prelude library is compiled into eval/prelude.o with .incbin
+$(BUILD)/obj/eval/prelude.o: stdlib/prelude.relay
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -75,12 +78,14 @@ unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes $$t || fail=1; done; exit $$fail
 golden: $(BIN)
 	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
+robustness: $(BIN)
+	@python3 tests/run_robustness.py --relayc $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden lint
+	@$(MAKE) --no-print-directory unit golden robustness lint
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -89,7 +94,7 @@ demo: deps
 asan-check: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" all unit golden
+	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness
 
 valgrind-check: all
 	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples

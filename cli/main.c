@@ -1,2 +1,203 @@
-/* placeholder main */
-int main(void) { return 0; }
+/* cli/main.c — the relayc command line: options, wiring of the phases, exit codes.
+ *
+ * This is the only place that decides an exit status (DESIGN.md):
+ *   0 success; 1 the program is rejected (syntax, scope or type error);
+ *   2 usage or I/O error; 3 run-time error.
+ * The phases themselves report through ir/diag.h and return a status.
+ * Compilation runs on a thread with a large stack so that deep (but legal)
+ * nesting never overflows the C stack; recursive passes check
+ * stack_exhausted() and report instead of crashing.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/driver.h"
+#include "ir/diag.h"
+#include "ir/mem.h"
+
+#define RELAYC_VERSION "0.1.0"
+
+static const char usage_text[] =
+    "usage: relayc [options] FILE...\n"
+    "\n"
+    "Type-checks Relay IR text modules (TVM text format 0.0.5); FILE may be '-' for stdin.\n"
+    "\n"
+    "  (no mode)             parse, resolve and type-check each FILE; silent on success\n"
+    "  -p, --print           print the module in canonical text\n"
+    "  -t, --types           with --print: add inferred types as /* ty=... */ annotations\n"
+    "  -r, --run             type-check and evaluate @main, print its value\n"
+    "  -i, --input NAME=PATH bind @main's parameter %NAME to a .npy file (repeatable)\n"
+    "  -o, --output PATH     also write the result to PATH (.npy; .npz for tuples)\n"
+    "      --json            with --run: print the value as JSON\n"
+    "      --prelude         load the standard library (List, Option, map, foldl, ...)\n"
+    "      --profile         with --run: print time per operator after the run\n"
+    "      --emit=KIND       dump a stage: tokens, ast (after resolve), types\n"
+    "      --expr            read FILE as a bare expression instead of a module\n"
+    "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
+    "      --max-errors=N    stop after N errors (default 20, 0 = no limit)\n"
+    "      --stop-after=PHASE stop after parse or resolve (for benchmarks)\n"
+    "  -h, --help            show this help and exit\n"
+    "  -V, --version         show the version and exit\n"
+    "  --                    end of options\n"
+    "\n"
+    "Exit status: 0 ok, 1 program rejected, 2 usage or I/O error, 3 run-time error.\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "relayc: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'relayc --help' for more information.\n");
+  return 2;
+}
+
+/* Known long options, for "did you mean" on a misspelled one. */
+static const char *const long_options[] = {
+    "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile",
+    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--help", "--version", NULL,
+};
+
+static int unknown_option(const char *arg) {
+  const char *best = NULL;
+  size_t best_d = 3;
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+  for (const char *const *o = long_options; *o; o++) {
+    size_t dist = edit_distance(name, *o, 2);
+    if (dist < best_d) { best_d = dist; best = *o; }
+  }
+  fprintf(stderr, "relayc: unknown option '%s'", arg);
+  if (best) fprintf(stderr, " (did you mean '%s'?)", best);
+  fprintf(stderr, "\nTry 'relayc --help' for more information.\n");
+  return 2;
+}
+
+/* Value of an option given as `--opt=V` or `--opt V` / `-o V`. */
+static const char *option_value(int argc, char **argv, int *i, const char *arg, size_t namelen) {
+  if (arg[namelen] == '=') return arg + namelen + 1;
+  if (arg[namelen] != 0) return NULL;
+  if (*i + 1 >= argc) return NULL;
+  return argv[++*i];
+}
+
+static bool is_opt(const char *arg, const char *lng, const char *shrt, size_t *namelen) {
+  size_t n = strlen(lng);
+  if (strncmp(arg, lng, n) == 0 && (arg[n] == 0 || arg[n] == '=')) { *namelen = n; return true; }
+  if (shrt && strcmp(arg, shrt) == 0) { *namelen = strlen(shrt); return true; }
+  return false;
+}
+
+static int parse_args(int argc, char **argv, DriverOptions *o) {
+  bool options_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    size_t nl = 0;
+    if (options_done || a[0] != '-' || strcmp(a, "-") == 0) {
+      vec_push(o->files, a);
+      continue;
+    }
+    if (strcmp(a, "--") == 0) { options_done = true; continue; }
+    if (is_opt(a, "--help", "-h", &nl)) { fputs(usage_text, stdout); return -1; }
+    if (is_opt(a, "--version", "-V", &nl)) { printf("relayc %s (Relay text format 0.0.5)\n", RELAYC_VERSION); return -1; }
+    if (is_opt(a, "--print", "-p", &nl)) { o->mode = MODE_PRINT; continue; }
+    if (is_opt(a, "--types", "-t", &nl)) { o->types = true; continue; }
+    if (is_opt(a, "--run", "-r", &nl)) { o->mode = MODE_RUN; continue; }
+    if (is_opt(a, "--json", NULL, &nl)) { o->json = true; continue; }
+    if (is_opt(a, "--prelude", NULL, &nl)) { o->prelude = true; continue; }
+    if (is_opt(a, "--profile", NULL, &nl)) { o->profile = true; continue; }
+    if (is_opt(a, "--expr", NULL, &nl)) { o->expr = true; continue; }
+    if (is_opt(a, "--check-roundtrip", NULL, &nl)) { o->mode = MODE_ROUNDTRIP; continue; }
+    if (is_opt(a, "--input", "-i", &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v) return usage_error("option '%s' needs NAME=PATH.npy", a);
+      if (!strchr(v, '=')) return usage_error("--input expects NAME=PATH.npy, got '%s'", v);
+      vec_push(o->inputs, v);
+      continue;
+    }
+    if (is_opt(a, "--output", "-o", &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v) return usage_error("option '%s' needs a path", a);
+      o->output = v;
+      continue;
+    }
+    if (is_opt(a, "--emit", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v) return usage_error("option '%s' needs a stage: tokens, ast or types", a);
+      if (strcmp(v, "tokens") == 0) o->mode = MODE_EMIT_TOKENS;
+      else if (strcmp(v, "ast") == 0) o->mode = MODE_EMIT_AST;
+      else if (strcmp(v, "types") == 0) o->mode = MODE_EMIT_TYPES;
+      else return usage_error("unknown stage '%s' for --emit (tokens, ast, types)", v);
+      continue;
+    }
+    if (is_opt(a, "--stop-after", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (v && strcmp(v, "parse") == 0) o->stop_after = 1;
+      else if (v && strcmp(v, "resolve") == 0) o->stop_after = 2;
+      else return usage_error("--stop-after expects parse or resolve, got '%s'", v ? v : "");
+      continue;
+    }
+    if (is_opt(a, "--max-errors", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      char *end = NULL;
+      long n = v ? strtol(v, &end, 10) : -1;
+      if (!v || *end || n < 0 || n > 1000000) return usage_error("--max-errors expects a count, got '%s'", v ? v : "");
+      o->max_errors = (int)n;
+      continue;
+    }
+    return unknown_option(a);
+  }
+  if (o->files.len == 0) return usage_error("%s", "no input file (use '-' for standard input)");
+  if (o->types && o->mode != MODE_PRINT) return usage_error("%s", "--types only applies to --print");
+  if ((o->inputs.len || o->output || o->json || o->profile) && o->mode != MODE_RUN)
+    return usage_error("%s", "--input, --output, --json and --profile need --run");
+  if (o->mode == MODE_RUN && o->files.len > 1) return usage_error("%s", "--run takes exactly one file");
+  return 0;
+}
+
+typedef struct Job {
+  DriverOptions *opts;
+  int status;
+} Job;
+
+static void *run_job(void *arg) {
+  Job *job = arg;
+  stack_guard_init(DRIVER_STACK_SIZE);
+  job->status = driver_run(job->opts);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  DriverOptions opts = {0};
+  opts.max_errors = 20;
+  const char *nc = getenv("NO_COLOR");
+  opts.color = isatty(STDERR_FILENO) && !(nc && *nc);
+  int rc = parse_args(argc, argv, &opts);
+  if (rc != 0) {
+    vec_free(opts.files);
+    vec_free(opts.inputs);
+    return rc < 0 ? 0 : rc;
+  }
+  /* Run the compiler on a big-stack thread (reserved address space, touched lazily). */
+  Job job = {&opts, 0};
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, DRIVER_STACK_SIZE);
+  if (pthread_create(&th, &attr, run_job, &job) != 0) {
+    stack_guard_init(8u << 20); /* fall back to this thread's default stack */
+    job.status = driver_run(&opts);
+  } else {
+    pthread_join(th, NULL);
+  }
+  pthread_attr_destroy(&attr);
+  vec_free(opts.files);
+  vec_free(opts.inputs);
+  fflush(stdout);
+  if (ferror(stdout)) {
+    fprintf(stderr, "relayc: error writing standard output: %s\n", strerror(errno));
+    return job.status ? job.status : 2;
+  }
+  return job.status;
+}

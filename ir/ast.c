@@ -146,9 +146,16 @@ int64_t const_scalar_as_int(const ConstTensor *c) {
   if (t.code == DT_FLOAT) return (int64_t)const_scalar_as_double(c);
   bool s = t.code == DT_INT;
   switch (t.bits) {
-  case 1: case 8: return s ? *(const int8_t *)d : *(const uint8_t *)d;
-  case 16: return s ? *(const int16_t *)d : *(const uint16_t *)d;
-  case 32: return s ? *(const int32_t *)d : *(const uint32_t *)d;
+  /* each branch converts on its own: a ?: would promote both sides to unsigned */
+  case 1: case 8:
+    if (s) return *(const int8_t *)d;
+    return *(const uint8_t *)d;
+  case 16:
+    if (s) return *(const int16_t *)d;
+    return *(const uint16_t *)d;
+  case 32:
+    if (s) return *(const int32_t *)d;
+    return *(const uint32_t *)d;
   default: return *(const int64_t *)d;
   }
 }

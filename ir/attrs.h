@@ -22,8 +22,10 @@ AttrValue *attr_value_parse(Module *m, const char *text);
 /* Structural equality (ints compare by value, floats by value, arrays elementwise). */
 bool attr_value_equal(const AttrValue *a, const AttrValue *b);
 
-/* Shortest %g-style text for a double that reads back as the same double
- * (as float when `as_float` is true). buf must hold 32 bytes. */
+/* %g-style text for a double that reads back as the same double (as float
+ * when `as_float` is true): TVM's 6 significant digits when they suffice
+ * (`1000`, `1e-05`, `0.5`), else the fewest more that round-trip
+ * (`3.1415927`). buf must hold 32 bytes. */
 char *format_shortest_double(double v, bool as_float, char *buf);
 
 /* Lookup helpers for relations and kernels: the attribute named `key`, or NULL. */

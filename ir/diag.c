@@ -86,8 +86,10 @@ static const char *level_color(DiagLevel l) {
   return l == DIAG_ERROR ? "\033[1;31m" : l == DIAG_WARNING ? "\033[1;35m" : "\033[1;36m";
 }
 
-/* Prints the source line of `sp` with a caret under the span (clipped to the line). */
+/* Prints the source line of `sp` with a caret under the span (clipped to the
+ * line). Very long lines (a metadata blob) are shown as a window around the caret. */
 static void print_excerpt(Diag *d, Span sp) {
+  enum { WINDOW = 120 };
   Source *s = d->src;
   uint32_t line, col;
   source_line_col(s, sp.lo, &line, &col);
@@ -95,20 +97,27 @@ static void print_excerpt(Diag *d, Span sp) {
   uint32_t end = start;
   while (end < s->len && s->text[end] != '\n') end++;
   if (end > start && s->text[end - 1] == '\r') end--;
+  uint32_t lo = sp.lo < start ? start : sp.lo > end ? end : sp.lo;
+  bool cut_left = false, cut_right = false;
+  if (end - start > 2 * WINDOW) {
+    if (lo > start + WINDOW) { start = lo - WINDOW / 2; cut_left = true; }
+    if (end > start + 2 * WINDOW) { end = start + 2 * WINDOW; cut_right = true; }
+  }
   char num[16];
   int w = snprintf(num, sizeof num, "%u", line);
-  fprintf(d->out, " %*s | ", w, num);
+  if (w < 4) w = 4; /* gcc's layout: the number right-aligned in at least 4 columns */
+  fprintf(d->out, " %*s | %s", w, num, cut_left ? "..." : "");
   for (uint32_t i = start; i < end; i++) {
     unsigned char c = (unsigned char)s->text[i];
     fputc(c == '\t' || (c >= 32 && c < 127) ? c : '?', d->out);
   }
-  fputc('\n', d->out);
-  fprintf(d->out, " %*s | ", w, "");
-  for (uint32_t i = start; i < sp.lo && i < end; i++) fputc(s->text[i] == '\t' ? '\t' : ' ', d->out);
+  fprintf(d->out, "%s\n", cut_right ? "..." : "");
+  fprintf(d->out, " %*s | %s", w, "", cut_left ? "   " : "");
+  for (uint32_t i = start; i < lo && i < end; i++) fputc(s->text[i] == '\t' ? '\t' : ' ', d->out);
   if (d->color) fputs("\033[1;32m", d->out);
   fputc('^', d->out);
   uint32_t hi = sp.hi < end ? sp.hi : end;
-  for (uint32_t i = sp.lo + 1; i < hi; i++) fputc('~', d->out);
+  for (uint32_t i = lo + 1; i < hi; i++) fputc('~', d->out);
   if (d->color) fputs("\033[0m", d->out);
   fputc('\n', d->out);
 }
@@ -192,15 +201,15 @@ _Noreturn void relayc_assert_fail(const char *what, const char *file, int line) 
   abort();
 }
 
-static _Thread_local char *stack_limit;
+static _Thread_local uintptr_t stack_limit;
 
 void stack_guard_init(size_t stack_size) {
   char here;
   size_t margin = stack_size / 8 > (256u << 10) ? stack_size / 8 : (256u << 10);
-  stack_limit = &here - (stack_size - margin);
+  stack_limit = (uintptr_t)&here - (stack_size - margin);
 }
 
 bool stack_exhausted(void) {
   char here;
-  return stack_limit && &here < stack_limit;
+  return stack_limit && (uintptr_t)&here < stack_limit;
 }

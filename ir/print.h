@@ -4,7 +4,7 @@
  * definitions then functions sorted by name, one call per line with `%N`
  * hoisting and module-wide numbering, names made unique, attributes in schema
  * order with defaults omitted, non-scalar constants in a trailing #[metadata]
- * section. With `types`, after inference, adds `/* ty=... *\/` annotations.
+ * section. With `types`, after inference, adds `ty=...` comment annotations.
  * Output re-parses to a structurally equal module, and printing is idempotent.
  */
 #ifndef RELAYC_IR_PRINT_H
@@ -16,7 +16,9 @@
 #include "ir/ast.h"
 
 typedef struct PrintOptions {
-  bool types; /* typed mode: annotations from inference, /* ty=... *\/ comments */
+  bool types; /* typed mode: annotations from inference and `ty=...` comments */
+  Diag *diag; /* optional: "expression nested too deeply" (else on stderr),
+                 warnings for names the lexer cannot read back */
 } PrintOptions;
 
 void print_module(FILE *out, Module *m, PrintOptions opts);

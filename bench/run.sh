@@ -1,0 +1,18 @@
+#!/bin/sh
+# `make bench`: front-end benchmarks. Prints medians of 5 runs; figures go in issue notes.
+set -e
+cd "$(dirname "$0")/.."
+relayc=build/relayc
+tmp=${TMPDIR:-/tmp}/relayc-bench
+mkdir -p "$tmp"
+[ -f "$tmp/big.relay" ] || python3 bench/gen_module.py "$tmp/big.relay" --mb 20
+[ -f "$tmp/meta.relay" ] || python3 bench/gen_metadata.py -o "$tmp/meta.relay" --mb 100
+[ -f "$tmp/chain.relay" ] || python3 bench/gen_module.py "$tmp/chain.relay" --single-chain 100000
+python3 bench/timeit.py "parse 20MB" "$tmp/big.relay" -- $relayc --stop-after=parse "$tmp/big.relay"
+python3 bench/timeit.py "parse+resolve 20MB" "$tmp/big.relay" -- $relayc --stop-after=resolve "$tmp/big.relay"
+python3 bench/timeit.py "print 20MB" "$tmp/big.relay" -- $relayc --print "$tmp/big.relay"
+python3 bench/timeit.py "load 100MB metadata" "$tmp/meta.relay" -- $relayc --stop-after=parse "$tmp/meta.relay"
+python3 bench/timeit.py "type-check 100k chain" "$tmp/chain.relay" -- $relayc "$tmp/chain.relay"
+for s in bench/*/run.sh; do
+  sh "$s"
+done

@@ -1,0 +1,147 @@
+/* cli/driver.c — wiring of the phases for each input file.
+ *
+ * read → parse (+ metadata) → resolve → infer → print / run. Each phase reports
+ * through one Diag per file and returns a status; this file turns statuses into
+ * the exit code. With several files every file is processed and the worst
+ * status wins (2 > 3 > 1 is not meaningful; we keep the numerically largest).
+ */
+#include "cli/driver.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ast.h"
+#include "ir/diag.h"
+#include "ir/equal.h"
+#include "ir/print.h"
+#include "parser/parser.h"
+#include "eval/eval.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+
+static int worst(int a, int b) { return a > b ? a : b; }
+
+/* Parse + resolve (+ infer when `typed`); returns the module or NULL with *status set.
+ * With --prelude, *prelude receives the library module, to be freed after the result. */
+static Module *front_end(Source *src, const DriverOptions *o, Diag *d, bool typed, int *status,
+                         Module **prelude) {
+  Module *m = o->expr ? parse_expression(src, d) : parse_module(src, d);
+  *prelude = NULL;
+  if (d->nerrors == 0 && o->prelude && !o->expr) eval_prelude_merge(m, prelude, d);
+  if (o->stop_after == 1) typed = false;
+  if (d->nerrors == 0 && o->stop_after != 1) {
+    if (o->expr) resolve_expression(m, d);
+    else resolve_module(m, d);
+  }
+  if (d->nerrors == 0 && typed && o->stop_after == 0) {
+    if (o->expr) infer_expression(m, d);
+    else infer_module(m, d);
+  }
+  if (d->nerrors) {
+    module_free(m);
+    eval_prelude_free(*prelude);
+    *prelude = NULL;
+    *status = 1;
+    return NULL;
+  }
+  *status = 0;
+  return m;
+}
+
+static void print_any(FILE *out, Module *m, const DriverOptions *o, bool types) {
+  PrintOptions po = {.types = types};
+  if (o->expr) print_expression(out, m, po);
+  else print_module(out, m, po);
+}
+
+/* Prints into a malloc'd string. */
+static char *print_to_string(Module *m, const DriverOptions *o, size_t *len) {
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  if (!f) return NULL;
+  print_any(f, m, o, false);
+  fclose(f);
+  return buf;
+}
+
+/* --check-roundtrip: print → parse → print must give identical bytes and an equal module. */
+static int roundtrip(Module *m, const DriverOptions *o, Diag *d) {
+  size_t len1 = 0, len2 = 0;
+  char *text1 = print_to_string(m, o, &len1);
+  if (!text1) return 2;
+  Source *src2 = source_new("<printed>", text1, len1);
+  Diag d2;
+  diag_init(&d2, stderr, src2);
+  d2.color = d->color;
+  int st = 0;
+  DriverOptions o2 = *o;
+  o2.prelude = false; /* the printed text already holds the library's definitions */
+  Module *prelude2 = NULL;
+  Module *m2 = front_end(src2, &o2, &d2, false, &st, &prelude2);
+  int rc = 0;
+  if (!m2) {
+    fprintf(stderr, "%s: error: printed text does not re-parse\n", m->src->name);
+    rc = 1;
+  } else {
+    char *text2 = print_to_string(m2, o, &len2);
+    if (!text2 || len1 != len2 || memcmp(text1, text2, len1) != 0) {
+      fprintf(stderr, "%s: error: printing is not idempotent\n", m->src->name);
+      rc = 1;
+    } else if (!o->expr && !module_equal(m, m2, stderr)) {
+      fprintf(stderr, "%s: error: re-parsed module differs from the original\n", m->src->name);
+      rc = 1;
+    }
+    free(text2);
+    module_free(m2);
+  }
+  source_free(src2);
+  return rc;
+}
+
+static int process_file(const char *path, const DriverOptions *o) {
+  Source *src = source_read_file(path);
+  if (!src) {
+    fprintf(stderr, "relayc: error: cannot read '%s': %s\n", path, strerror(errno));
+    return 2;
+  }
+  Diag d;
+  diag_init(&d, stderr, src);
+  d.color = o->color;
+  d.max_errors = o->max_errors;
+  int status = 0;
+  if (o->mode == MODE_EMIT_TOKENS) {
+    status = dump_tokens(src, stdout, &d) ? 0 : 1;
+    source_free(src);
+    return status;
+  }
+  bool typed = o->mode == MODE_CHECK || o->mode == MODE_RUN || o->mode == MODE_EMIT_TYPES ||
+               (o->mode == MODE_PRINT && o->types);
+  Module *prelude = NULL;
+  Module *m = front_end(src, o, &d, typed, &status, &prelude);
+  if (m && o->stop_after) {
+    module_free(m);
+    m = NULL;
+  }
+  if (m) {
+    switch (o->mode) {
+    case MODE_PRINT: print_any(stdout, m, o, o->types); break;
+    case MODE_EMIT_AST: print_any(stdout, m, o, false); break;
+    case MODE_EMIT_TYPES: print_any(stdout, m, o, true); break;
+    case MODE_ROUNDTRIP: status = roundtrip(m, o, &d); break;
+    case MODE_RUN: status = eval_main(m, o, &d); break;
+    default: break;
+    }
+    module_free(m);
+  }
+  eval_prelude_free(prelude);
+  source_free(src);
+  return status;
+}
+
+int driver_run(DriverOptions *o) {
+  int status = 0;
+  for (size_t i = 0; i < o->files.len; i++) status = worst(status, process_file(o->files.data[i], o));
+  return status;
+}

@@ -1,0 +1,34 @@
+/* cli/driver.h — runs the phases over each input file according to the options.
+ * Returns the process exit status (0, 1, 2 or 3; see cli/main.c). */
+#ifndef RELAYC_CLI_DRIVER_H
+#define RELAYC_CLI_DRIVER_H
+
+#include <stdbool.h>
+
+#include "ir/mem.h"
+
+#define DRIVER_STACK_SIZE ((size_t)1 << 30) /* 1 GiB reserved for deep but legal nesting */
+
+typedef enum {
+  MODE_CHECK,       /* parse, resolve, type-check */
+  MODE_PRINT,       /* --print */
+  MODE_RUN,         /* --run */
+  MODE_ROUNDTRIP,   /* --check-roundtrip */
+  MODE_EMIT_TOKENS, /* --emit=tokens */
+  MODE_EMIT_AST,    /* --emit=ast */
+  MODE_EMIT_TYPES,  /* --emit=types */
+} DriverMode;
+
+typedef struct DriverOptions {
+  DriverMode mode;
+  bool types, json, prelude, profile, expr, color;
+  int max_errors;
+  int stop_after;  /* --stop-after: 0 = run everything, 1 = parse, 2 = resolve */
+  const char *output;
+  VEC(const char *) files;
+  VEC(const char *) inputs; /* NAME=PATH */
+} DriverOptions;
+
+int driver_run(DriverOptions *o);
+
+#endif

@@ -1,0 +1,127 @@
+/* eval/code.h — the lowered form: register bytecode shared by eval/lower.c and eval/vm.c.
+ *
+ * Each Relay function becomes one Code: a flat array of 32-bit words, a
+ * register count and side tables. Registers are frame slots of a growable
+ * value stack: R[0..nparams) are the arguments, then the captured values
+ * (copied in from the closure at call time), then the closure itself when
+ * the function is let-bound and recursive (`self_reg`), then one register
+ * per shared DAG node (memo registers, evaluated at most once per frame),
+ * then variables and temporaries (allocated stack-wise while lowering).
+ *
+ * Instruction = opcode word followed by its operands; a register operand
+ * may carry ARG_MOVE (bit 31): the value's last use, so it is moved out of
+ * the register (left VK_NONE) instead of copied — temporaries and dying
+ * variables are handed to callees, constructors and kernels without a
+ * refcount round trip, and a dying tensor reaches its kernel with refcount 1.
+ * Jump targets are absolute word indices; all jumps go forward (Relay has no
+ * loops inside one activation; loops are (tail) calls).
+ *
+ * Every instruction writing register `a` releases the value it overwrites.
+ */
+#ifndef RELAYC_EVAL_CODE_H
+#define RELAYC_EVAL_CODE_H
+
+#include <stdint.h>
+
+#include "ir/ast.h"
+#include "runtime/value.h"
+
+#define ARG_MOVE 0x80000000u
+/* In the two operands of the binary-operator instructions (ADD..BIN) only:
+ * the operand is constant K[index] instead of a register. */
+#define ARG_K 0x40000000u
+#define ARG_REG(w) ((w) & ~(ARG_MOVE | ARG_K))
+
+/* X-macro: name, operand layout. Layout letters: a = written register,
+ * r = read register, k = constant/table index or count, j = jump target,
+ * L = count n followed by n read registers. */
+#define EVAL_OPCODES(X)                                                                       \
+  X(MOVE, "ar")      /* R[a] = R[b] */                                                        \
+  X(LOADK, "ak")     /* R[a] = K[k] */                                                        \
+  X(JMP, "j")        /* goto j */                                                             \
+  X(JMPF, "rj")      /* if R[c] is false goto j */                                            \
+  X(JSET, "rj")      /* if R[s] holds a value goto j (shared node already evaluated) */       \
+  X(TUPLE, "aL")     /* R[a] = (R[f0], ...) */                                                \
+  X(PROJ, "ark")     /* R[a] = R[t].i */                                                      \
+  X(ADT, "akL")      /* R[a] = ctors[k](R[f0], ...) */                                        \
+  X(CLOSURE, "akL")  /* R[a] = closure of codes[k] capturing R[c0], ... */                    \
+  X(REFNEW, "ar")    /* R[a] = ref(R[b]) */                                                   \
+  X(REFREAD, "ar")   /* R[a] = ref_read(R[b]) */                                              \
+  X(REFWRITE, "arr") /* ref_write(R[r], R[v]); R[a] = () */                                  \
+  X(TESTCTOR, "rkj") /* if R[r] is not built by ctors[k] goto j */                            \
+  X(FIELD, "ark")    /* R[a] = field i of the ADT or tuple R[r] */                            \
+  X(MATCHFAIL, "")   /* run-time error: no clause of a match? applies */                      \
+  X(CALL, "arL")     /* R[a] = R[f](args) */                                                  \
+  X(CALLG, "akL")    /* R[a] = globals[g](args) */                                            \
+  X(TCALL, "rL")     /* return R[f](args), reusing the frame */                               \
+  X(TCALLG, "kL")    /* return globals[g](args), reusing the frame */                         \
+  X(RET, "r")        /* return R[a] */                                                        \
+  X(KOP, "akL")      /* R[a] = operator call ops[k](args) through the kernel */              \
+  X(ADD, "akrr")     /* R[a] = add(R[x], R[y]): scalar fast paths, else like KOP */           \
+  X(SUB, "akrr")                                                                              \
+  X(MUL, "akrr")                                                                              \
+  X(LT, "akrr")                                                                               \
+  X(LE, "akrr")                                                                               \
+  X(GT, "akrr")                                                                               \
+  X(GE, "akrr")                                                                               \
+  X(EQ, "akrr")                                                                               \
+  X(NE, "akrr")                                                                               \
+  X(BIN, "akrr")     /* any other binary operator with a scalar path */
+
+typedef enum {
+#define X(name, layout) I_##name,
+  EVAL_OPCODES(X)
+#undef X
+  I_COUNT
+} Opcode;
+
+/* Operand layout string of an opcode (see EVAL_OPCODES). */
+const char *code_layout(Opcode op);
+const char *code_opname(Opcode op);
+
+/* One operator call site. */
+typedef struct OpCall {
+  int32_t op;            /* registry id */
+  const Attrs *attrs;    /* normalised attributes, or NULL */
+  const Type *out_type;  /* inferred type of the call, or NULL */
+} OpCall;
+
+/* pc → span, sorted by pc: the expression an instruction evaluates. */
+typedef struct SpanEntry {
+  uint32_t pc;
+  Span span;
+} SpanEntry;
+
+typedef struct Code {
+  const char *name;     /* "@main", "%fact", "fn" — for backtraces */
+  Span span;            /* the function */
+  uint32_t nparams;
+  uint32_t ncaps;
+  int32_t self_reg;     /* register receiving the closure itself, or -1 */
+  uint32_t nregs;
+  uint32_t *ins;
+  uint32_t nins;
+  Value *consts;        /* owned references */
+  uint32_t nconsts;
+  const Ctor **ctors;
+  uint32_t nctors;
+  OpCall *ops;
+  uint32_t nops;
+  SpanEntry *spans;
+  uint32_t nspans;
+} Code;
+
+/* A lowered module. */
+typedef struct Program {
+  Module *m;            /* borrowed: constants point into it */
+  Code **codes;         /* every function, globals first (index = def index) */
+  uint32_t ncodes;
+  uint32_t nglobals;
+  Value *global_vals;   /* immortal closures of the globals, for first-class use */
+  Code *entry;          /* @main, or the expression of an expression module */
+} Program;
+
+/* The span of the instruction at word `pc` (the nearest entry at or before it). */
+Span code_span_at(const Code *c, uint32_t pc);
+
+#endif

@@ -1,0 +1,47 @@
+/* eval/eval.h — `relayc --run`: lower, bind inputs, run @main, print / write the result.
+ *
+ * eval_main is what cli/driver.c calls after parse + resolve + infer
+ * succeeded. It returns the process exit status:
+ *   0  the value was printed on stdout (JSON with --json);
+ *   2  usage or I/O: no @main, a malformed/unknown/missing --input (the
+ *      message lists every parameter of @main with its type), an unreadable
+ *      or corrupt .npy, an input whose dtype/shape differs from the
+ *      parameter's type (both are named), a result --output cannot write;
+ *   3  a run-time error (reported with its span and a Relay backtrace).
+ *
+ * --output PATH: a tensor (or scalar) result is written as .npy; a tuple
+ * whose fields are all tensors is written as an .npz archive (members arr_0,
+ * arr_1, ... like numpy.savez) to PATH as given; anything else is an error.
+ *
+ * Limits: the environment variable RELAYC_MAX_DEPTH (a positive integer)
+ * sets the deepest Relay call nesting before "stack overflow" (default
+ * 10^7); RELAYC_DUMP_CODE=1 prints the bytecode on stderr.
+ *
+ * The --prelude library (stdlib/prelude.relay, compiled into the binary):
+ * the driver calls eval_prelude_merge(m, &prelude, d) after parsing the user
+ * module and BEFORE resolve_module, and eval_prelude_free(prelude) after
+ * module_free(m).
+ */
+#ifndef RELAYC_EVAL_EVAL_H
+#define RELAYC_EVAL_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/driver.h"
+#include "ir/ast.h"
+#include "ir/diag.h"
+
+int eval_main(Module *m, const DriverOptions *o, Diag *d);
+
+/* The text of stdlib/prelude.relay as compiled in. */
+const char *eval_prelude_text(size_t *len);
+/* Parses the prelude and prepends its type definitions and functions to the
+ * parsed, not yet resolved module m (ids renumbered to stay unique). On
+ * success *prelude owns the prelude's nodes: free it after m. False (with a
+ * diagnostic) if the prelude does not parse. */
+bool eval_prelude_merge(Module *m, Module **prelude, Diag *d);
+/* Frees the prelude module and its Source (after the merged module). */
+void eval_prelude_free(Module *prelude);
+
+#endif

@@ -1,0 +1,1075 @@
+/* eval/lower.c — lowering: resolved, typed AST → register bytecode (eval/code.h).
+ *
+ * One Code per function. Per function, a pre-pass counts how many parents
+ * each node of the body DAG has (not entering nested function literals):
+ * nodes reached more than once (graph bindings) get a memo register and are
+ * compiled as `JSET r, done; <compute into r>; done:` at every use, so each is
+ * evaluated at most once per activation, whichever path reaches it first.
+ * Function literals are compiled later from a work list: their free
+ * variables (computed by an iterative walk) become the captures, and a
+ * let-bound function that mentions its own variable gets the closure itself
+ * in a register at call time instead of capturing it (no refcount cycle).
+ * Calls in tail position (function body, if branches, clause bodies, let
+ * bodies) become TCALL/TCALLG. After a function is emitted, a backward
+ * liveness pass (all jumps go forward, so one reverse sweep suffices) marks
+ * every register read that is the value's last use with ARG_MOVE.
+ *
+ * Registers are allocated stack-wise; let chains are iterated, other nesting
+ * recurses under stack_exhausted() guards.
+ */
+#include "eval/lower.h"
+
+#include <string.h>
+
+#include "ir/mem.h"
+#include "ops/op_ids.h"
+#include "ops/registry.h"
+#include "runtime/tensor.h"
+
+/* ------------------------------------------------------------ pointer map */
+
+typedef struct PtrMap {
+  const void **keys;
+  int64_t *vals;
+  uint32_t cap, n;
+} PtrMap;
+
+static uint32_t pm_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 31;
+  x *= 0x9e3779b97f4a7c15ULL;
+  x ^= x >> 29;
+  return (uint32_t)x;
+}
+
+static void pm_put(PtrMap *m, const void *k, int64_t v);
+
+static void pm_grow(PtrMap *m) {
+  PtrMap old = *m;
+  m->cap = old.cap ? old.cap * 2 : 64;
+  m->keys = mem_calloc(m->cap, sizeof *m->keys);
+  m->vals = mem_calloc(m->cap, sizeof *m->vals);
+  m->n = 0;
+  for (uint32_t i = 0; i < old.cap; i++)
+    if (old.keys[i]) pm_put(m, old.keys[i], old.vals[i]);
+  mem_free(old.keys);
+  mem_free(old.vals);
+}
+
+static void pm_put(PtrMap *m, const void *k, int64_t v) {
+  if ((m->n + 1) * 2 > m->cap) pm_grow(m);
+  uint32_t i = pm_hash(k) & (m->cap - 1);
+  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+  if (!m->keys[i]) m->n++;
+  m->keys[i] = k;
+  m->vals[i] = v;
+}
+
+static bool pm_get(const PtrMap *m, const void *k, int64_t *v) {
+  if (!m->cap) return false;
+  uint32_t i = pm_hash(k) & (m->cap - 1);
+  while (m->keys[i]) {
+    if (m->keys[i] == k) {
+      if (v) *v = m->vals[i];
+      return true;
+    }
+    i = (i + 1) & (m->cap - 1);
+  }
+  return false;
+}
+
+static void pm_free(PtrMap *m) {
+  mem_free(m->keys);
+  mem_free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------ state */
+
+/* A function waiting to be lowered. */
+typedef struct Pending {
+  Function *fn;
+  Code *code;
+  Var **caps;
+  uint32_t ncaps;
+  Var *self;
+} Pending;
+
+typedef struct Lower {
+  Module *m;
+  Diag *d;
+  bool failed;
+  VEC(Code *) codes;
+  PtrMap globals;       /* GlobalDef* → index */
+  PtrMap op_codes;      /* (op id + 1) → code index of the op as a function value */
+  PtrMap ctor_codes;    /* Ctor* → code index of the ctor as a function value */
+  VEC(Pending) pending;
+  Value *global_vals;
+} Lower;
+
+typedef struct F {
+  Lower *L;
+  Code *code;
+  VEC(uint32_t) ins;
+  VEC(Value) consts;
+  VEC(const Ctor *) ctors;
+  VEC(OpCall) ops;
+  VEC(SpanEntry) spans;
+  PtrMap vars;   /* Var* → register */
+  PtrMap uses;   /* Expr* → parent count (body DAG, outside nested fns) */
+  PtrMap memo;   /* Expr* → memo register */
+  uint32_t top, maxreg;
+} F;
+
+static const char *const opnames[] = {
+#define X(name, layout) #name,
+    EVAL_OPCODES(X)
+#undef X
+};
+static const char *const layouts[] = {
+#define X(name, layout) layout,
+    EVAL_OPCODES(X)
+#undef X
+};
+const char *code_opname(Opcode op) { return opnames[op]; }
+const char *code_layout(Opcode op) { return layouts[op]; }
+
+Span code_span_at(const Code *c, uint32_t pc) {
+  uint32_t lo = 0, hi = c->nspans;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (c->spans[mid].pc <= pc) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? c->spans[lo - 1].span : c->span;
+}
+
+static void fail(F *f, Span sp, const char *msg) {
+  if (!f->L->failed) diag_error(f->L->d, sp, "%s", msg);
+  f->L->failed = true;
+}
+
+static bool too_deep(F *f, Span sp) {
+  if (!stack_exhausted()) return false;
+  fail(f, sp, "expression nested too deeply");
+  return true;
+}
+
+/* ------------------------------------------------------------ emission */
+
+static uint32_t pc_now(F *f) { return (uint32_t)f->ins.len; }
+static void w(F *f, uint32_t word) { vec_push(f->ins, word); }
+static void op(F *f, Opcode o, Span sp) {
+  SpanEntry e = {pc_now(f), sp};
+  vec_push(f->spans, e);
+  w(f, (uint32_t)o);
+}
+/* Emits a jump-target placeholder; returns its position for patching. */
+static uint32_t hole(F *f) {
+  w(f, 0);
+  return pc_now(f) - 1;
+}
+static void patch(F *f, uint32_t at) { f->ins.data[at] = pc_now(f); }
+
+static uint32_t reg_alloc(F *f) {
+  uint32_t r = f->top++;
+  if (f->top > f->maxreg) f->maxreg = f->top;
+  return r;
+}
+
+static uint32_t add_const(F *f, Value v) {
+  vec_push(f->consts, v);
+  return (uint32_t)f->consts.len - 1;
+}
+
+static uint32_t add_ctor(F *f, const Ctor *c) {
+  for (size_t i = 0; i < f->ctors.len; i++)
+    if (f->ctors.data[i] == c) return (uint32_t)i;
+  vec_push(f->ctors, c);
+  return (uint32_t)f->ctors.len - 1;
+}
+
+static uint32_t add_opcall(F *f, int32_t id, const Attrs *attrs, const Type *ty) {
+  OpCall oc = {id, attrs, ty};
+  vec_push(f->ops, oc);
+  return (uint32_t)f->ops.len - 1;
+}
+
+static Value const_value(const ConstTensor *c) {
+  if (c->ndim == 0 && value_dtype_is_immediate(c->dtype)) {
+    if (dtype_is_float(c->dtype)) return value_float(c->dtype, tensor_load_f64(c->dtype, c->data));
+    return value_int(c->dtype, tensor_load_i64(c->dtype, c->data));
+  }
+  Tensor *t = tensor_from_const(c);
+  if (!t) mem_oom(sizeof(Tensor));
+  return (Value){VK_TENSOR, 0, {.t = t}};
+}
+
+/* ------------------------------------------------------------ DAG walks */
+
+/* Children of an expression in evaluation order (not entering fn bodies). */
+static uint32_t children(Expr *e, Expr **out, uint32_t cap, Expr ***many) {
+  *many = NULL;
+  switch (e->kind) {
+  case EXPR_CALL: *many = e->call.args; out[0] = e->call.fn; return e->call.nargs + 1;
+  case EXPR_TUPLE: *many = e->tuple.fields; return e->tuple.n;
+  case EXPR_PROJ: out[0] = e->proj.tuple; return 1;
+  case EXPR_LET: out[0] = e->let.value; out[1] = e->let.body; return 2;
+  case EXPR_IF: out[0] = e->if_.cond; out[1] = e->if_.then_; out[2] = e->if_.else_; return 3;
+  case EXPR_MATCH: out[0] = e->match.scrut; return 1; /* clause bodies handled by callers */
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: out[0] = e->ref.arg; return 1;
+  case EXPR_REF_WRITE: out[0] = e->ref_write.ref; out[1] = e->ref_write.value; return 2;
+  default: (void)cap; return 0;
+  }
+}
+
+typedef VEC(Expr *) ExprStack;
+
+/* Pushes every direct child of e (including clause bodies; fn bodies only
+ * when `into_fns`). */
+static void push_children(ExprStack *st, Expr *e, bool into_fns) {
+  Expr *few[3], **many;
+  uint32_t n = children(e, few, 3, &many);
+  if (e->kind == EXPR_CALL) {
+    vec_push(*st, e->call.fn);
+    for (uint32_t i = 0; i < e->call.nargs; i++) vec_push(*st, e->call.args[i]);
+  } else if (many) {
+    for (uint32_t i = 0; i < n; i++) vec_push(*st, many[i]);
+  } else {
+    for (uint32_t i = 0; i < n; i++) vec_push(*st, few[i]);
+  }
+  if (e->kind == EXPR_MATCH)
+    for (uint32_t i = 0; i < e->match.nclauses; i++) vec_push(*st, e->match.clauses[i].body);
+  if (e->kind == EXPR_FN && into_fns) vec_push(*st, e->fn->body);
+}
+
+/* Parent counts of the nodes of `body` (nested fn bodies excluded). */
+static void count_uses(Expr *body, PtrMap *uses) {
+  ExprStack st = {0};
+  vec_push(st, body);
+  pm_put(uses, body, 1);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    size_t before = st.len;
+    push_children(&st, e, false);
+    /* count each new edge; descend only on first sight */
+    size_t keep = before;
+    for (size_t i = before; i < st.len; i++) {
+      Expr *c = st.data[i];
+      int64_t n = 0;
+      bool seen = pm_get(uses, c, &n);
+      pm_put(uses, c, n + 1);
+      if (!seen) st.data[keep++] = c;
+    }
+    st.len = keep;
+  }
+  vec_free(st);
+}
+
+static bool trivial(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL ||
+         e->kind == EXPR_OP || e->kind == EXPR_CTOR;
+}
+
+static void pattern_binders(Pattern *p, PtrMap *bound) {
+  VEC(Pattern *) st = {0};
+  vec_push(st, p);
+  while (st.len) {
+    Pattern *q = st.data[--st.len];
+    if (q->kind == PAT_VAR) pm_put(bound, q->var, 1);
+    else if (q->kind == PAT_CTOR)
+      for (uint32_t i = 0; i < q->ctor.nargs; i++) vec_push(st, q->ctor.args[i]);
+    else if (q->kind == PAT_TUPLE)
+      for (uint32_t i = 0; i < q->tuple.n; i++) vec_push(st, q->tuple.fields[i]);
+  }
+  vec_free(st);
+}
+
+/* Free variables of a function literal, in first-use order (arena array). */
+static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
+  PtrMap seen = {0}, bound = {0}, used = {0};
+  VEC(Var *) order = {0};
+  for (uint32_t i = 0; i < fn->nparams; i++) pm_put(&bound, fn->params[i], 1);
+  ExprStack st = {0};
+  vec_push(st, fn->body);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    if (pm_get(&seen, e, NULL)) continue;
+    pm_put(&seen, e, 1);
+    switch (e->kind) {
+    case EXPR_VAR:
+      if (!pm_get(&used, e->var.var, NULL)) {
+        pm_put(&used, e->var.var, 1);
+        vec_push(order, e->var.var);
+      }
+      break;
+    case EXPR_LET: pm_put(&bound, e->let.var, 1); break;
+    case EXPR_FN:
+      for (uint32_t i = 0; i < e->fn->nparams; i++) pm_put(&bound, e->fn->params[i], 1);
+      break;
+    case EXPR_MATCH:
+      for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_binders(e->match.clauses[i].pattern, &bound);
+      break;
+    default: break;
+    }
+    size_t before = st.len;
+    push_children(&st, e, true);
+    /* visit children left to right: reverse the pushed run */
+    for (size_t i = before, j = st.len; i + 1 < j; i++, j--) {
+      Expr *t = st.data[i];
+      st.data[i] = st.data[j - 1];
+      st.data[j - 1] = t;
+    }
+  }
+  uint32_t k = 0;
+  Var **out = arena_alloc(L->m->arena, (order.len + 1) * sizeof *out);
+  for (size_t i = 0; i < order.len; i++)
+    if (!pm_get(&bound, order.data[i], NULL)) out[k++] = order.data[i];
+  *n = k;
+  vec_free(st);
+  vec_free(order);
+  pm_free(&seen);
+  pm_free(&bound);
+  pm_free(&used);
+  return out;
+}
+
+/* ------------------------------------------------------------ codes */
+
+static Code *code_new(Lower *L, const char *name, Span sp) {
+  Code *c = mem_calloc(1, sizeof *c);
+  c->name = name;
+  c->span = sp;
+  c->self_reg = -1;
+  vec_push(L->codes, c);
+  return c;
+}
+
+static uint32_t code_index(Lower *L, const Code *c) {
+  for (size_t i = L->codes.len; i-- > 0;)
+    if (L->codes.data[i] == c) return (uint32_t)i;
+  UNREACHABLE();
+}
+
+static void f_finish(F *f);
+
+/* A code object implementing operator `id` as a function value. */
+static uint32_t op_code(Lower *L, int32_t id, Span sp) {
+  int64_t idx;
+  if (pm_get(&L->op_codes, (void *)(intptr_t)(id + 1), &idx)) return (uint32_t)idx;
+  const OpDef *def = op_get(id);
+  Code *c = code_new(L, def->name, sp);
+  F f = {.L = L, .code = c};
+  uint32_t n = def->num_inputs > 0 ? (uint32_t)def->num_inputs : 0;
+  c->nparams = n;
+  f.top = f.maxreg = n + 1;
+  op(&f, I_KOP, sp);
+  w(&f, n);
+  w(&f, add_opcall(&f, id, NULL, NULL));
+  w(&f, n);
+  for (uint32_t i = 0; i < n; i++) w(&f, i);
+  op(&f, I_RET, sp);
+  w(&f, n);
+  f_finish(&f);
+  idx = (int64_t)code_index(L, c);
+  pm_put(&L->op_codes, (void *)(intptr_t)(id + 1), idx);
+  return (uint32_t)idx;
+}
+
+/* A code object implementing constructor `ctor` as a function value. */
+static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
+  int64_t idx;
+  if (pm_get(&L->ctor_codes, ctor, &idx)) return (uint32_t)idx;
+  Code *c = code_new(L, ctor->name, sp);
+  F f = {.L = L, .code = c};
+  uint32_t n = ctor->nfields;
+  c->nparams = n;
+  f.top = f.maxreg = n + 1;
+  op(&f, I_ADT, sp);
+  w(&f, n);
+  w(&f, add_ctor(&f, ctor));
+  w(&f, n);
+  for (uint32_t i = 0; i < n; i++) w(&f, i);
+  op(&f, I_RET, sp);
+  w(&f, n);
+  f_finish(&f);
+  idx = (int64_t)code_index(L, c);
+  pm_put(&L->ctor_codes, ctor, idx);
+  return (uint32_t)idx;
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static void emit_expr(F *f, Expr *e, uint32_t dst);
+static void emit_tail(F *f, Expr *e);
+static uint32_t operand(F *f, Expr *e);
+
+static uint32_t var_reg(F *f, Var *v, Span sp) {
+  int64_t r;
+  if (pm_get(&f->vars, v, &r)) return (uint32_t)r;
+  fail(f, sp, "internal error: variable without a register");
+  return 0;
+}
+
+/* Evaluates the operands of a call into registers (left to right). */
+static uint32_t *operands(F *f, Expr **args, uint32_t n, uint32_t *buf, uint32_t cap) {
+  uint32_t *regs = n <= cap ? buf : mem_malloc(n * sizeof *regs);
+  for (uint32_t i = 0; i < n; i++) regs[i] = operand(f, args[i]);
+  return regs;
+}
+
+static void emit_list(F *f, const uint32_t *regs, uint32_t n) {
+  w(f, n);
+  for (uint32_t i = 0; i < n; i++) w(f, regs[i]);
+}
+
+static Opcode fast_binop(int32_t id) {
+  switch (id) {
+  case OP_ADD: return I_ADD;
+  case OP_SUBTRACT: return I_SUB;
+  case OP_MULTIPLY: return I_MUL;
+  case OP_LESS: return I_LT;
+  case OP_LESS_EQUAL: return I_LE;
+  case OP_GREATER: return I_GT;
+  case OP_GREATER_EQUAL: return I_GE;
+  case OP_EQUAL: return I_EQ;
+  case OP_NOT_EQUAL: return I_NE;
+  case OP_DIVIDE: case OP_FLOOR_DIVIDE: case OP_TRUNC_DIVIDE: case OP_MOD: case OP_FLOOR_MOD:
+  case OP_TRUNC_MOD: case OP_POWER: case OP_MAXIMUM: case OP_MINIMUM: case OP_LOGICAL_AND:
+  case OP_LOGICAL_OR: case OP_LOGICAL_XOR: case OP_BITWISE_AND: case OP_BITWISE_OR:
+  case OP_BITWISE_XOR: case OP_LEFT_SHIFT: case OP_RIGHT_SHIFT:
+    return I_BIN;
+  default: return I_COUNT;
+  }
+}
+
+/* The call of an operator, constructor, global or closure into dst, or as
+ * a tail call when dst is UINT32_MAX. */
+static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
+  Expr *callee = e->call.fn;
+  uint32_t n = e->call.nargs, save = f->top, buf[8];
+  if (callee->kind == EXPR_CTOR && callee->ctor.ctor->nfields == 0) {
+    op(f, I_LOADK, e->span);
+    w(f, dst);
+    w(f, add_const(f, value_adt_new(callee->ctor.ctor)));
+    return;
+  }
+  uint32_t *regs;
+  if (callee->kind == EXPR_OP && n == 2 && fast_binop(callee->op.id) != I_COUNT) {
+    regs = buf;
+    for (uint32_t i = 0; i < 2; i++) {
+      Expr *a = e->call.args[i];
+      bool konst = a->kind == EXPR_CONST && !pm_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
+                   value_dtype_is_immediate(a->constant->dtype);
+      regs[i] = konst ? 0 : operand(f, a);
+    }
+  } else {
+    regs = operands(f, e->call.args, n, buf, 8);
+  }
+  switch (callee->kind) {
+  case EXPR_OP: {
+    uint32_t k = add_opcall(f, callee->op.id, e->call.attrs, e->type);
+    Opcode o = n == 2 ? fast_binop(callee->op.id) : I_COUNT;
+    if (o != I_COUNT) {
+      for (uint32_t i = 0; i < 2; i++) {
+        Expr *a = e->call.args[i];
+        if (a->kind == EXPR_CONST && !pm_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
+            value_dtype_is_immediate(a->constant->dtype))
+          regs[i] = ARG_K | add_const(f, const_value(a->constant));
+      }
+      op(f, o, e->span);
+      w(f, dst);
+      w(f, k);
+      w(f, regs[0]);
+      w(f, regs[1]);
+    } else {
+      op(f, I_KOP, e->span);
+      w(f, dst);
+      w(f, k);
+      emit_list(f, regs, n);
+    }
+    break;
+  }
+  case EXPR_CTOR:
+    op(f, I_ADT, e->span);
+    w(f, dst);
+    w(f, add_ctor(f, callee->ctor.ctor));
+    emit_list(f, regs, n);
+    break;
+  case EXPR_GLOBAL: {
+    int64_t g = 0;
+    if (!pm_get(&f->L->globals, callee->global.def, &g)) fail(f, callee->span, "internal error: unknown global");
+    op(f, tail ? I_TCALLG : I_CALLG, e->span);
+    if (!tail) w(f, dst);
+    w(f, (uint32_t)g);
+    emit_list(f, regs, n);
+    break;
+  }
+  default: {
+    uint32_t fr = operand(f, callee);
+    op(f, tail ? I_TCALL : I_CALL, e->span);
+    if (!tail) w(f, dst);
+    w(f, fr);
+    emit_list(f, regs, n);
+    break;
+  }
+  }
+  if (regs != buf) mem_free(regs);
+  f->top = save;
+}
+
+/* Closure creation for a function literal; `self` is the let variable the
+ * literal is bound to (or NULL). */
+static void emit_fn(F *f, Expr *e, uint32_t dst, Var *self, const char *name) {
+  Lower *L = f->L;
+  uint32_t n;
+  Var **caps = free_vars(L, e->fn, &n);
+  bool has_self = false;
+  if (self) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (caps[i] == self) has_self = true;
+      else caps[k++] = caps[i];
+    }
+    n = k;
+  }
+  Code *c = code_new(L, name ? name : "fn", e->fn->span);
+  Pending p = {e->fn, c, caps, n, has_self ? self : NULL};
+  vec_push(L->pending, p);
+  op(f, I_CLOSURE, e->span);
+  w(f, dst);
+  w(f, code_index(L, c));
+  w(f, n);
+  for (uint32_t i = 0; i < n; i++) w(f, var_reg(f, caps[i], e->span));
+}
+
+/* Pattern test + bindings of `p` against register r; failing tests jump to
+ * holes collected in `fails`. */
+typedef VEC(uint32_t) Holes;
+
+static void emit_pattern(F *f, Pattern *p, uint32_t r, Holes *fails) {
+  if (too_deep(f, p->span)) return;
+  switch (p->kind) {
+  case PAT_WILDCARD: return;
+  case PAT_VAR: {
+    uint32_t v = reg_alloc(f);
+    pm_put(&f->vars, p->var, v);
+    op(f, I_MOVE, p->span);
+    w(f, v);
+    w(f, r);
+    return;
+  }
+  case PAT_CTOR:
+  case PAT_TUPLE: {
+    Pattern **args = p->kind == PAT_CTOR ? p->ctor.args : p->tuple.fields;
+    uint32_t n = p->kind == PAT_CTOR ? p->ctor.nargs : p->tuple.n;
+    if (p->kind == PAT_CTOR && p->ctor.ctor->owner && p->ctor.ctor->owner->nctors != 1) {
+      op(f, I_TESTCTOR, p->span);
+      w(f, r);
+      w(f, add_ctor(f, p->ctor.ctor));
+      vec_push(*fails, hole(f));
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      Pattern *q = args[i];
+      if (q->kind == PAT_WILDCARD) continue;
+      uint32_t t = reg_alloc(f);
+      if (q->kind == PAT_VAR) pm_put(&f->vars, q->var, t);
+      op(f, I_FIELD, q->span);
+      w(f, t);
+      w(f, r);
+      w(f, i);
+      if (q->kind != PAT_VAR) emit_pattern(f, q, t, fails);
+    }
+    return;
+  }
+  }
+}
+
+static void emit_match(F *f, Expr *e, uint32_t dst, bool tail) {
+  uint32_t save = f->top;
+  uint32_t s = operand(f, e->match.scrut);
+  Holes ends = {0};
+  for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    Clause *cl = &e->match.clauses[i];
+    uint32_t inner = f->top;
+    Holes fails = {0};
+    emit_pattern(f, cl->pattern, s, &fails);
+    if (tail) {
+      emit_tail(f, cl->body);
+    } else {
+      emit_expr(f, cl->body, dst);
+      op(f, I_JMP, cl->span);
+      vec_push(ends, hole(f));
+    }
+    for (size_t k = 0; k < fails.len; k++) patch(f, fails.data[k]);
+    vec_free(fails);
+    f->top = inner;
+  }
+  op(f, I_MATCHFAIL, e->span);
+  for (size_t k = 0; k < ends.len; k++) patch(f, ends.data[k]);
+  vec_free(ends);
+  f->top = save;
+}
+
+static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
+  uint32_t save = f->top;
+  uint32_t c = operand(f, e->if_.cond);
+  f->top = save;
+  op(f, I_JMPF, e->span);
+  w(f, c);
+  uint32_t to_else = hole(f);
+  if (tail) {
+    emit_tail(f, e->if_.then_);
+    patch(f, to_else);
+    emit_tail(f, e->if_.else_);
+    return;
+  }
+  emit_expr(f, e->if_.then_, dst);
+  op(f, I_JMP, e->span);
+  uint32_t to_end = hole(f);
+  patch(f, to_else);
+  emit_expr(f, e->if_.else_, dst);
+  patch(f, to_end);
+}
+
+/* Binds a let chain's variables; returns the first non-let body. */
+static Expr *emit_lets(F *f, Expr *e) {
+  while (e->kind == EXPR_LET && !pm_get(&f->memo, e, NULL)) {
+    uint32_t r = reg_alloc(f);
+    Expr *v = e->let.value;
+    if (v->kind == EXPR_FN && !pm_get(&f->memo, v, NULL)) {
+      const char *nm = e->let.var->name;
+      char *name = arena_alloc(f->L->m->arena, strlen(nm) + 2);
+      name[0] = '%';
+      strcpy(name + 1, nm);
+      emit_fn(f, v, r, e->let.var, name);
+    } else {
+      emit_expr(f, v, r);
+    }
+    pm_put(&f->vars, e->let.var, r);
+    e = e->let.body;
+  }
+  return e;
+}
+
+/* Computes e (not consulting the memo table for e itself) into dst. */
+static void emit_compute(F *f, Expr *e, uint32_t dst) {
+  if (too_deep(f, e->span)) return;
+  uint32_t save = f->top;
+  switch (e->kind) {
+  case EXPR_CONST:
+    op(f, I_LOADK, e->span);
+    w(f, dst);
+    w(f, add_const(f, const_value(e->constant)));
+    break;
+  case EXPR_VAR:
+    op(f, I_MOVE, e->span);
+    w(f, dst);
+    w(f, var_reg(f, e->var.var, e->span));
+    break;
+  case EXPR_GLOBAL: {
+    int64_t g = 0;
+    if (!pm_get(&f->L->globals, e->global.def, &g)) fail(f, e->span, "internal error: unknown global");
+    op(f, I_LOADK, e->span);
+    w(f, dst);
+    w(f, add_const(f, f->L->global_vals[g]));
+    break;
+  }
+  case EXPR_OP: {
+    uint32_t k = op_code(f->L, e->op.id, e->span);
+    op(f, I_LOADK, e->span);
+    w(f, dst);
+    w(f, add_const(f, value_closure_immortal(f->L->codes.data[k])));
+    break;
+  }
+  case EXPR_CTOR: {
+    Value v;
+    if (e->ctor.ctor->nfields == 0) v = value_adt_new(e->ctor.ctor);
+    else v = value_closure_immortal(f->L->codes.data[ctor_code(f->L, e->ctor.ctor, e->span)]);
+    op(f, I_LOADK, e->span);
+    w(f, dst);
+    w(f, add_const(f, v));
+    break;
+  }
+  case EXPR_CALL: emit_call(f, e, dst, false); break;
+  case EXPR_TUPLE: {
+    uint32_t buf[8];
+    uint32_t *regs = operands(f, e->tuple.fields, e->tuple.n, buf, 8);
+    op(f, I_TUPLE, e->span);
+    w(f, dst);
+    emit_list(f, regs, e->tuple.n);
+    if (regs != buf) mem_free(regs);
+    break;
+  }
+  case EXPR_PROJ: {
+    uint32_t t = operand(f, e->proj.tuple);
+    op(f, I_PROJ, e->span);
+    w(f, dst);
+    w(f, t);
+    w(f, e->proj.index);
+    break;
+  }
+  case EXPR_FN: emit_fn(f, e, dst, NULL, NULL); break;
+  case EXPR_LET: {
+    Expr *body = emit_lets(f, e);
+    emit_expr(f, body, dst);
+    break;
+  }
+  case EXPR_IF: emit_if(f, e, dst, false); break;
+  case EXPR_MATCH: emit_match(f, e, dst, false); break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: {
+    uint32_t a = operand(f, e->ref.arg);
+    op(f, e->kind == EXPR_REF_NEW ? I_REFNEW : I_REFREAD, e->span);
+    w(f, dst);
+    w(f, a);
+    break;
+  }
+  case EXPR_REF_WRITE: {
+    uint32_t r = operand(f, e->ref_write.ref);
+    uint32_t v = operand(f, e->ref_write.value);
+    op(f, I_REFWRITE, e->span);
+    w(f, dst);
+    w(f, r);
+    w(f, v);
+    break;
+  }
+  default: fail(f, e->span, "internal error: unresolved expression reached the interpreter"); break;
+  }
+  f->top = save;
+}
+
+/* Shared node: makes sure its memo register holds the value; returns it. */
+static bool memo_reg(F *f, Expr *e, uint32_t *r) {
+  int64_t m;
+  if (!pm_get(&f->memo, e, &m)) return false;
+  *r = (uint32_t)m;
+  op(f, I_JSET, e->span);
+  w(f, *r);
+  uint32_t done = hole(f);
+  emit_compute(f, e, *r);
+  patch(f, done);
+  return true;
+}
+
+static void emit_expr(F *f, Expr *e, uint32_t dst) {
+  uint32_t r;
+  if (memo_reg(f, e, &r)) {
+    op(f, I_MOVE, e->span);
+    w(f, dst);
+    w(f, r);
+    return;
+  }
+  emit_compute(f, e, dst);
+}
+
+static uint32_t operand(F *f, Expr *e) {
+  uint32_t r;
+  if (e->kind == EXPR_VAR) return var_reg(f, e->var.var, e->span);
+  if (memo_reg(f, e, &r)) return r;
+  r = reg_alloc(f);
+  emit_compute(f, e, r);
+  return r;
+}
+
+static void emit_ret_of(F *f, Expr *e) {
+  uint32_t save = f->top;
+  uint32_t r = operand(f, e);
+  op(f, I_RET, e->span);
+  w(f, r);
+  f->top = save;
+}
+
+static void emit_tail(F *f, Expr *e) {
+  if (too_deep(f, e->span)) return;
+  if (pm_get(&f->memo, e, NULL)) {
+    emit_ret_of(f, e);
+    return;
+  }
+  uint32_t save = f->top;
+  switch (e->kind) {
+  case EXPR_CALL:
+    if (e->call.fn->kind == EXPR_OP || e->call.fn->kind == EXPR_CTOR) emit_ret_of(f, e);
+    else emit_call(f, e, UINT32_MAX, true);
+    break;
+  case EXPR_IF: emit_if(f, e, 0, true); break;
+  case EXPR_MATCH: emit_match(f, e, 0, true); break;
+  case EXPR_LET: emit_tail(f, emit_lets(f, e)); break;
+  default: emit_ret_of(f, e); break;
+  }
+  f->top = save;
+}
+
+/* ------------------------------------------------------------ liveness */
+
+/* Visits the register operands of the instruction at pc: reads get their
+ * word index, writes too (is_write). Returns the next pc. */
+typedef void (*OperandFn)(void *arg, uint32_t at, bool is_write);
+
+static uint32_t ins_operands(const uint32_t *ins, uint32_t pc, OperandFn fn, void *arg) {
+  const char *lay = code_layout((Opcode)ins[pc]);
+  uint32_t at = pc + 1;
+  for (; *lay; lay++) {
+    switch (*lay) {
+    case 'a': if (fn) fn(arg, at, true); at++; break;
+    case 'r': if (fn) fn(arg, at, false); at++; break;
+    case 'k':
+    case 'j': at++; break;
+    case 'L': {
+      uint32_t n = ins[at++];
+      for (uint32_t i = 0; i < n; i++, at++)
+        if (fn) fn(arg, at, false);
+      break;
+    }
+    }
+  }
+  return at;
+}
+
+typedef struct Live {
+  uint8_t *live;      /* current live set (one byte per register) */
+  uint32_t *ins;
+  VEC(uint32_t) reads; /* read operand positions of the current instruction */
+} Live;
+
+static void collect_read(void *arg, uint32_t at, bool is_write) {
+  Live *lv = arg;
+  if (!is_write && !(lv->ins[at] & ARG_K)) vec_push(lv->reads, at);
+}
+
+/* The rightmost read of a register that is dead afterwards becomes a move
+ * (the VM processes operands left to right). */
+static void mark_reads(Live *lv) {
+  for (size_t i = lv->reads.len; i-- > 0;) {
+    uint32_t at = lv->reads.data[i];
+    uint32_t r = ARG_REG(lv->ins[at]);
+    if (!lv->live[r]) {
+      lv->ins[at] |= ARG_MOVE;
+      lv->live[r] = 1;
+    }
+  }
+  lv->reads.len = 0;
+}
+
+static void kill_write(void *arg, uint32_t at, bool is_write) {
+  Live *lv = arg;
+  if (is_write) lv->live[lv->ins[at]] = 0;
+}
+
+/* Marks last uses. Instructions are processed in reverse; the live set at a
+ * jump's target is saved when the sweep passes that target. */
+static void liveness(F *f) {
+  uint32_t nregs = f->maxreg, n = (uint32_t)f->ins.len;
+  uint32_t *ins = f->ins.data;
+  VEC(uint32_t) starts = {0};
+  for (uint32_t pc = 0; pc < n;) {
+    vec_push(starts, pc);
+    pc = ins_operands(ins, pc, NULL, NULL);
+  }
+  /* live-in sets saved at jump targets, keyed by target pc */
+  PtrMap at_target = {0};
+  VEC(uint8_t *) saved = {0};
+  for (size_t i = 0; i < starts.len; i++) {
+    uint32_t pc = starts.data[i];
+    Opcode o = (Opcode)ins[pc];
+    const char *lay = code_layout(o);
+    uint32_t at = pc + 1;
+    for (; *lay; lay++) {
+      if (*lay == 'j' && !pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), NULL)) {
+        uint8_t *s = mem_calloc(nregs + 1, 1);
+        vec_push(saved, s);
+        pm_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), (int64_t)saved.len - 1);
+      }
+      if (*lay == 'L') at += ins[at] + 1;
+      else at++;
+    }
+  }
+  Live lv = {mem_calloc(nregs + 1, 1), ins, {0}};
+  for (size_t i = starts.len; i-- > 0;) {
+    uint32_t pc = starts.data[i];
+    Opcode o = (Opcode)ins[pc];
+    /* live-out */
+    bool falls = o != I_JMP && o != I_RET && o != I_TCALL && o != I_TCALLG && o != I_MATCHFAIL;
+    if (!falls) memset(lv.live, 0, nregs + 1);
+    const char *lay = code_layout(o);
+    uint32_t at = pc + 1;
+    for (; *lay; lay++) {
+      if (*lay == 'j') {
+        int64_t idx;
+        if (pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx))
+          for (uint32_t r = 0; r < nregs; r++) lv.live[r] |= saved.data[idx][r];
+      }
+      if (*lay == 'L') at += ins[at] + 1;
+      else at++;
+    }
+    /* JSET's register stays live on the jump path: the value is reused */
+    ins_operands(ins, pc, kill_write, &lv);
+    if (o == I_JSET) {
+      /* the test itself only peeks; never move */
+      lv.live[ARG_REG(ins[pc + 1])] = 1;
+    } else {
+      ins_operands(ins, pc, collect_read, &lv);
+      mark_reads(&lv);
+    }
+    int64_t idx;
+    if (pm_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx)) memcpy(saved.data[idx], lv.live, nregs + 1);
+  }
+  mem_free(lv.live);
+  vec_free(lv.reads);
+  for (size_t i = 0; i < saved.len; i++) mem_free(saved.data[i]);
+  vec_free(saved);
+  vec_free(starts);
+  pm_free(&at_target);
+}
+
+/* ------------------------------------------------------------ functions */
+
+static void f_finish(F *f) {
+  Code *c = f->code;
+  liveness(f);
+  c->nregs = f->maxreg;
+  c->nins = (uint32_t)f->ins.len;
+  c->ins = f->ins.data;
+  c->nconsts = (uint32_t)f->consts.len;
+  c->consts = f->consts.data;
+  c->nctors = (uint32_t)f->ctors.len;
+  c->ctors = f->ctors.data;
+  c->nops = (uint32_t)f->ops.len;
+  c->ops = f->ops.data;
+  c->nspans = (uint32_t)f->spans.len;
+  c->spans = f->spans.data;
+  pm_free(&f->vars);
+  pm_free(&f->uses);
+  pm_free(&f->memo);
+}
+
+static void lower_function(Lower *L, Pending *p) {
+  Function *fn = p->fn;
+  Code *c = p->code;
+  F f = {.L = L, .code = c};
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < fn->nparams; i++) pm_put(&f.vars, fn->params[i], r++);
+  for (uint32_t i = 0; i < p->ncaps; i++) pm_put(&f.vars, p->caps[i], r++);
+  c->nparams = fn->nparams;
+  c->ncaps = p->ncaps;
+  if (p->self) {
+    c->self_reg = (int32_t)r;
+    pm_put(&f.vars, p->self, r++);
+  }
+  /* memo registers for shared nodes */
+  count_uses(fn->body, &f.uses);
+  for (uint32_t i = 0; i < f.uses.cap; i++) {
+    const Expr *e = f.uses.keys[i];
+    if (e && f.uses.vals[i] > 1 && !trivial(e)) pm_put(&f.memo, e, r++);
+  }
+  f.top = f.maxreg = r;
+  emit_tail(&f, fn->body);
+  f_finish(&f);
+}
+
+static Program *lower_all(Lower *L, Expr *expr_body) {
+  Module *m = L->m;
+  L->global_vals = mem_calloc(m->ndefs + 1, sizeof(Value));
+  for (uint32_t i = 0; i < m->ndefs; i++) {
+    GlobalDef *g = m->defs[i];
+    char *name = arena_alloc(m->arena, strlen(g->name) + 2);
+    name[0] = '@';
+    strcpy(name + 1, g->name);
+    Code *c = code_new(L, name, g->fn ? g->fn->span : g->span);
+    pm_put(&L->globals, g, i);
+    L->global_vals[i] = value_closure_immortal(c);
+    Pending p = {g->fn, c, NULL, 0, NULL};
+    vec_push(L->pending, p);
+  }
+  Code *entry = NULL;
+  if (expr_body) {
+    Function *fn = arena_alloc(m->arena, sizeof *fn);
+    fn->span = expr_body->span;
+    fn->body = expr_body;
+    entry = code_new(L, "<expression>", expr_body->span);
+    Pending p = {fn, entry, NULL, 0, NULL};
+    vec_push(L->pending, p);
+  }
+  for (size_t i = 0; i < L->pending.len && !L->failed; i++) {
+    Pending p = L->pending.data[i];
+    lower_function(L, &p);
+  }
+  Program *prog = mem_calloc(1, sizeof *prog);
+  prog->m = m;
+  prog->codes = L->codes.data;
+  prog->ncodes = (uint32_t)L->codes.len;
+  prog->nglobals = m->ndefs;
+  prog->global_vals = L->global_vals;
+  prog->entry = entry;
+  vec_free(L->pending);
+  pm_free(&L->globals);
+  pm_free(&L->op_codes);
+  pm_free(&L->ctor_codes);
+  if (L->failed) {
+    program_free(prog);
+    return NULL;
+  }
+  return prog;
+}
+
+Program *lower_module(Module *m, Diag *d) {
+  Lower L = {.m = m, .d = d};
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (!m->defs[i]->fn) {
+      diag_error(d, m->defs[i]->span, "internal error: global without a body");
+      return NULL;
+    }
+  return lower_all(&L, NULL);
+}
+
+Program *lower_expression(Module *m, Diag *d) {
+  Lower L = {.m = m, .d = d};
+  if (!m->expr) {
+    diag_plain(d, DIAG_ERROR, "no expression to evaluate");
+    return NULL;
+  }
+  return lower_all(&L, m->expr);
+}
+
+void program_free(Program *p) {
+  if (!p) return;
+  for (uint32_t i = 0; i < p->ncodes; i++) {
+    Code *c = p->codes[i];
+    for (uint32_t k = 0; k < c->nconsts; k++) value_release(c->consts[k]);
+    mem_free(c->consts);
+    mem_free(c->ins);
+    mem_free(c->ctors);
+    mem_free(c->ops);
+    mem_free(c->spans);
+    mem_free(c);
+  }
+  mem_free(p->codes);
+  mem_free(p->global_vals);
+  mem_free(p);
+}
+
+int32_t program_global(const Program *p, const char *name) {
+  for (uint32_t i = 0; i < p->nglobals; i++)
+    if (strcmp(p->codes[i]->name + 1, name) == 0) return (int32_t)i;
+  return -1;
+}
+
+void program_dump(FILE *out, const Program *p) {
+  for (uint32_t i = 0; i < p->ncodes; i++) {
+    const Code *c = p->codes[i];
+    fprintf(out, "code %u %s: params %u caps %u self %d regs %u\n", i, c->name, c->nparams, c->ncaps,
+            c->self_reg, c->nregs);
+    for (uint32_t pc = 0; pc < c->nins;) {
+      Opcode o = (Opcode)c->ins[pc];
+      fprintf(out, "  %4u %-9s", pc, code_opname(o));
+      uint32_t next = ins_operands(c->ins, pc, NULL, NULL);
+      for (uint32_t k = pc + 1; k < next; k++) {
+        uint32_t wd = c->ins[k];
+        fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
+      }
+      fputc('\n', out);
+      pc = next;
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/* eval/main.c — eval_main: the glue between the CLI and the interpreter.
+ *
+ * Finds @main, binds --input files to its parameters (checking dtype and
+ * shape against the parameter types before running anything), lowers the
+ * module, runs it, prints the value and writes --output. Exit statuses and
+ * the --output convention are documented in eval/eval.h.
+ */
+#include "eval/eval.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/lower.h"
+#include "eval/vm.h"
+#include "ir/mem.h"
+#include "ir/print.h"
+#include "runtime/npy.h"
+#include "runtime/value.h"
+
+static const Type *param_type(const Var *v) {
+  const Type *t = v->type ? v->type : v->annot;
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+static char *type_text(Module *m, const Type *t) {
+  return t ? type_to_string(m->arena, t) : "_";
+}
+
+/* "Tensor[(2, 3), float32]" of a tensor, into buf. */
+static void tensor_type_text(const Tensor *t, char *buf, size_t cap) {
+  char dt[32];
+  size_t n = (size_t)snprintf(buf, cap, "Tensor[(");
+  for (int32_t i = 0; i < t->ndim && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? ", " : "", t->shape[i]);
+  if (t->ndim == 1 && n < cap) n += (size_t)snprintf(buf + n, cap - n, ",");
+  if (n < cap) snprintf(buf + n, cap - n, "), %s]", dtype_name(t->dtype, dt));
+}
+
+static bool tensor_fits(const Tensor *t, const Type *ty) {
+  if (!ty || ty->kind == TYPE_INCOMPLETE || ty->kind == TYPE_VAR) return true;
+  if (ty->kind != TYPE_TENSOR) return false;
+  if (!dtype_eq(t->dtype, ty->tensor.dtype) || (uint32_t)t->ndim != ty->tensor.ndim) return false;
+  for (uint32_t i = 0; i < ty->tensor.ndim; i++)
+    if (ty->tensor.dims[i].kind == DIM_INT && ty->tensor.dims[i].value != t->shape[i]) return false;
+  return true;
+}
+
+static void list_params(Module *m, const Function *fn, Diag *d) {
+  fprintf(d->out, "note: @main takes");
+  if (fn->nparams == 0) fprintf(d->out, " no parameters");
+  for (uint32_t i = 0; i < fn->nparams; i++)
+    fprintf(d->out, "%s %%%s: %s", i ? "," : "", fn->params[i]->name,
+            type_text(m, param_type(fn->params[i])));
+  fputc('\n', d->out);
+}
+
+/* Binds every parameter of @main from the --input list. Returns 0 or 2. */
+static int bind_inputs(Module *m, const Function *fn, const DriverOptions *o, Value *args, Diag *d) {
+  size_t ni = o->inputs.len;
+  const char **names = mem_calloc(ni + 1, sizeof *names);
+  const char **paths = mem_calloc(ni + 1, sizeof *paths);
+  int status = 0;
+  for (size_t i = 0; i < ni && status == 0; i++) {
+    const char *spec = o->inputs.data[i];
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+      diag_plain(d, DIAG_ERROR, "--input expects NAME=PATH.npy, got '%s'", spec);
+      status = 2;
+      break;
+    }
+    char *name = arena_strndup(m->arena, spec[0] == '%' ? spec + 1 : spec,
+                               (size_t)(eq - spec) - (spec[0] == '%'));
+    names[i] = name;
+    paths[i] = eq + 1;
+    bool found = false;
+    for (uint32_t k = 0; k < fn->nparams; k++) found |= strcmp(fn->params[k]->name, name) == 0;
+    if (!found) {
+      diag_plain(d, DIAG_ERROR, "--input %s: @main has no parameter %%%s", spec, name);
+      list_params(m, fn, d);
+      status = 2;
+    }
+  }
+  for (uint32_t k = 0; k < fn->nparams && status == 0; k++) {
+    const Var *p = fn->params[k];
+    size_t at = ni;
+    for (size_t i = 0; i < ni; i++)
+      if (strcmp(names[i], p->name) == 0) at = i;
+    if (at == ni) {
+      diag_plain(d, DIAG_ERROR, "missing --input for parameter %%%s of @main", p->name);
+      list_params(m, fn, d);
+      status = 2;
+      break;
+    }
+    char err[NPY_ERR_SIZE];
+    Tensor *t = npy_read_file(paths[at], err);
+    if (!t) {
+      diag_plain(d, DIAG_ERROR, "%s: %s", paths[at], err);
+      status = 2;
+      break;
+    }
+    const Type *ty = param_type(p);
+    if (!tensor_fits(t, ty)) {
+      char have[512];
+      tensor_type_text(t, have, sizeof have);
+      diag_plain(d, DIAG_ERROR, "input %%%s: %s holds %s but the parameter has type %s", p->name,
+                 paths[at], have, type_text(m, ty));
+      tensor_release(t);
+      status = 2;
+      break;
+    }
+    args[k] = value_from_tensor(t);
+  }
+  mem_free(names);
+  mem_free(paths);
+  return status;
+}
+
+static int write_output(const char *path, const Value *v, Diag *d) {
+  char err[NPY_ERR_SIZE];
+  ValueKind k = value_kind(*v);
+  if (k == VK_SCALAR || k == VK_TENSOR) {
+    Tensor *t = value_to_tensor(v);
+    bool ok = t && npy_write_file(path, t, err);
+    tensor_release(t);
+    if (!ok) {
+      diag_plain(d, DIAG_ERROR, "cannot write %s: %s", path, t ? err : "out of memory");
+      return 2;
+    }
+    return 0;
+  }
+  if (k == VK_TUPLE) {
+    TupleObj *tu = value_tuple(*v);
+    Tensor **ts = mem_calloc(tu->n + 1, sizeof *ts);
+    bool ok = true;
+    for (uint32_t i = 0; i < tu->n && ok; i++) {
+      ValueKind fk = value_kind(tu->f[i]);
+      ok = (fk == VK_SCALAR || fk == VK_TENSOR) && (ts[i] = value_to_tensor(&tu->f[i])) != NULL;
+    }
+    if (!ok) {
+      diag_plain(d, DIAG_ERROR, "--output: the result tuple holds a value that is not a tensor");
+    } else if (!npz_write_file(path, ts, NULL, tu->n, err)) {
+      diag_plain(d, DIAG_ERROR, "cannot write %s: %s", path, err);
+      ok = false;
+    }
+    for (uint32_t i = 0; i < tu->n; i++) tensor_release(ts[i]);
+    mem_free(ts);
+    return ok ? 0 : 2;
+  }
+  char buf[96];
+  diag_plain(d, DIAG_ERROR, "--output: cannot write a %s as .npy", value_describe(v, buf, sizeof buf));
+  return 2;
+}
+
+static VmLimits limits_from_env(void) {
+  VmLimits l = {0, 0};
+  const char *s = getenv("RELAYC_MAX_DEPTH");
+  if (s && *s) {
+    char *end;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (*end == 0 && n > 0) l.max_frames = n;
+  }
+  return l;
+}
+
+int eval_main(Module *m, const DriverOptions *o, Diag *d) {
+  const Function *fn = NULL;
+  if (!o->expr) {
+    for (uint32_t i = 0; i < m->ndefs; i++)
+      if (strcmp(m->defs[i]->name, "main") == 0) fn = m->defs[i]->fn;
+    if (!fn) {
+      diag_plain(d, DIAG_ERROR, "the module has no @main function to run");
+      return 2;
+    }
+  }
+  uint32_t nparams = fn ? fn->nparams : 0;
+  Value *args = mem_calloc(nparams + 1, sizeof *args);
+  int status = fn ? bind_inputs(m, fn, o, args, d) : 0;
+  Program *p = NULL;
+  if (status == 0) {
+    p = o->expr ? lower_expression(m, d) : lower_module(m, d);
+    if (!p) status = 3;
+  }
+  if (status == 0) {
+    const char *dump = getenv("RELAYC_DUMP_CODE");
+    if (dump && *dump == '1') program_dump(stderr, p);
+    const Code *entry = o->expr ? p->entry : p->codes[program_global(p, "main")];
+    VmLimits lim = limits_from_env();
+    Value result = value_none();
+    status = vm_run(p, entry, args, nparams, &result, d, &lim);
+    nparams = 0; /* consumed */
+    if (status == 0) {
+      if (o->json) value_print_json(stdout, &result);
+      else value_print(stdout, &result);
+      fputc('\n', stdout);
+      fflush(stdout);
+      if (o->output) status = write_output(o->output, &result, d);
+    }
+    value_release(result);
+  }
+  for (uint32_t i = 0; i < nparams; i++) value_release(args[i]);
+  mem_free(args);
+  program_free(p);
+  value_heap_shutdown();
+  return status;
+}

@@ -1,0 +1,139 @@
+/* ir/metadata_write.c — the metadata JSON writer (see metadata_write.h).
+ *
+ * A tiny layout engine reproduces the rules of TVM's JSON writer (§6.3):
+ * each open object/array is "multi-line" or "inline"; a member is preceded
+ * by ", " when it is not the first, then, in a multi-line scope, by a newline
+ * and 2 spaces per open scope. A closing bracket of a non-empty multi-line
+ * scope goes on a fresh line when the scope around it is multi-line too.
+ * The node graph is fixed (§6.5 minimal form), so the writer walks it
+ * directly instead of building JSON values.
+ */
+#include "ir/metadata_write.h"
+
+#include <inttypes.h>
+
+#include "ir/tensor_blob.h"
+
+#define MW_MAX_DEPTH 8
+
+typedef struct MwWriter {
+  FILE *out;
+  int depth;                      /* open scopes */
+  bool multi[MW_MAX_DEPTH];       /* per scope: members on their own lines */
+  uint32_t count[MW_MAX_DEPTH];   /* per scope: members written so far */
+} MwWriter;
+
+/* The line break before a member (or a closing bracket) in a multi-line scope. */
+static void mw_break(MwWriter *w) {
+  if (w->depth == 0 || w->multi[w->depth - 1]) {
+    fputc('\n', w->out);
+    for (int i = 0; i < w->depth; i++) fputs("  ", w->out);
+  }
+}
+
+static void mw_open(MwWriter *w, char bracket, bool multi) {
+  RELAYC_ASSERT(w->depth < MW_MAX_DEPTH);
+  fputc(bracket, w->out);
+  w->multi[w->depth] = multi;
+  w->count[w->depth] = 0;
+  w->depth++;
+}
+
+static void mw_close(MwWriter *w, char bracket) {
+  w->depth--;
+  if (w->multi[w->depth] && w->count[w->depth]) mw_break(w);
+  fputc(bracket, w->out);
+}
+
+/* Starts the next member of the current scope. */
+static void mw_member(MwWriter *w) {
+  if (w->count[w->depth - 1]++) fputs(", ", w->out);
+  mw_break(w);
+}
+
+static void mw_key(MwWriter *w, const char *key) {
+  mw_member(w);
+  fprintf(w->out, "\"%s\": ", key);
+}
+
+static void mw_key_str(MwWriter *w, const char *key, const char *value) {
+  mw_key(w, key);
+  fprintf(w->out, "\"%s\"", value);
+}
+
+/* `"data": [...]` of node indices first, first+1, ..., first+n-1 (omitted when empty). */
+static void mw_index_list(MwWriter *w, uint32_t first, uint32_t n) {
+  if (n == 0) return;
+  mw_key(w, "data");
+  mw_open(w, '[', n > 10);
+  for (uint32_t i = 0; i < n; i++) {
+    mw_member(w);
+    fprintf(w->out, "%" PRIu32, first + i);
+  }
+  mw_close(w, ']');
+}
+
+/* One relay.Constant node whose tensor is blob `blob`. */
+static void mw_constant_node(MwWriter *w, uint32_t blob) {
+  char idx[16];
+  snprintf(idx, sizeof idx, "%" PRIu32, blob);
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "relay.Constant");
+  mw_key(w, "attrs");
+  mw_open(w, '{', true); /* four entries: multi-line; keys in byte order */
+  mw_key_str(w, "_checked_type_", "0");
+  mw_key_str(w, "data", idx);
+  mw_key_str(w, "span", "0");
+  mw_key_str(w, "virtual_device_", "0");
+  mw_close(w, '}');
+  mw_close(w, '}');
+}
+
+static void mw_nodes(MwWriter *w, uint32_t n) {
+  mw_key(w, "nodes");
+  mw_open(w, '[', true);
+  mw_member(w); /* node 0: the null object */
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "");
+  mw_close(w, '}');
+  mw_member(w); /* node 1: the root map */
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "Map");
+  mw_key(w, "keys");
+  mw_open(w, '[', true);
+  mw_member(w);
+  fputs("\"relay.Constant\"", w->out);
+  mw_close(w, ']');
+  mw_index_list(w, 2, 1);
+  mw_close(w, '}');
+  mw_member(w); /* node 2: the list of constants */
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "Array");
+  mw_index_list(w, 3, n);
+  mw_close(w, '}');
+  for (uint32_t i = 0; i < n; i++) mw_constant_node(w, i);
+  mw_close(w, ']');
+}
+
+void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n) {
+  MwWriter w = {.out = out};
+  mw_open(&w, '{', true);
+  mw_key(&w, "root");
+  fputs("1", out);
+  mw_nodes(&w, n);
+  mw_key(&w, "b64ndarrays");
+  mw_open(&w, '[', true);
+  for (uint32_t i = 0; i < n; i++) {
+    mw_member(&w);
+    fputc('"', out);
+    tensor_blob_write_base64(out, consts[i]);
+    fputc('"', out);
+  }
+  mw_close(&w, ']');
+  mw_key(&w, "attrs");
+  mw_open(&w, '{', false);
+  mw_key_str(&w, "tvm_version", METADATA_TVM_VERSION);
+  mw_close(&w, '}');
+  mw_close(&w, '}');
+}

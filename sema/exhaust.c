@@ -1,0 +1,266 @@
+/* sema/exhaust.c — exhaustiveness and redundancy of `match` clauses.
+ *
+ * The classic pattern-matrix algorithm (usefulness of a pattern vector with
+ * respect to the rows above it): a clause is unreachable when its pattern is
+ * not useful after the clauses before it; the match is exhaustive when the
+ * wildcard vector is not useful after all clauses, and the search for
+ * usefulness yields a witness — a value shape no clause covers — which the
+ * error shows (`Cons(_, Nil)`). Variables count as wildcards; tuple patterns
+ * are the single constructor of their tuple type. Work is bounded by a step
+ * budget and the stack guard; when either runs out the match is accepted
+ * (no false errors). Scratch memory lives in a temporary arena.
+ */
+#include "sema/typing.h"
+
+#include <string.h>
+
+typedef enum { P_WILD, P_CTOR, P_TUPLE } PKind;
+
+typedef struct P {
+  PKind kind;
+  Ctor *ctor;       /* P_CTOR */
+  uint32_t n;       /* sub-patterns */
+  struct P **args;
+} P;
+
+typedef struct Ex {
+  Arena *a;
+  long budget;
+  bool gave_up;
+  P wild;
+} Ex;
+
+static P *simplify(Ex *x, const Pattern *p) {
+  if (!p) return &x->wild;
+  switch (p->kind) {
+  case PAT_CTOR: {
+    P *q = arena_alloc(x->a, sizeof *q);
+    q->kind = P_CTOR;
+    q->ctor = p->ctor.ctor;
+    q->n = q->ctor ? q->ctor->nfields : 0;
+    q->args = arena_alloc(x->a, (q->n ? q->n : 1) * sizeof *q->args);
+    for (uint32_t i = 0; i < q->n; i++)
+      q->args[i] = i < p->ctor.nargs ? simplify(x, p->ctor.args[i]) : &x->wild;
+    if (!q->ctor) return &x->wild;
+    return q;
+  }
+  case PAT_TUPLE: {
+    P *q = arena_alloc(x->a, sizeof *q);
+    q->kind = P_TUPLE;
+    q->n = p->tuple.n;
+    q->args = arena_alloc(x->a, (q->n ? q->n : 1) * sizeof *q->args);
+    for (uint32_t i = 0; i < q->n; i++) q->args[i] = simplify(x, p->tuple.fields[i]);
+    return q;
+  }
+  default:
+    return &x->wild;
+  }
+}
+
+typedef struct Mat {
+  P ***rows;
+  uint32_t m, n; /* rows, columns */
+} Mat;
+
+/* Row with its head replaced by `k` sub-patterns of `head` (or wildcards). */
+static P **spec_row(Ex *x, P **row, uint32_t n, P *head, uint32_t k) {
+  P **r = arena_alloc(x->a, (k + n) * sizeof *r);
+  for (uint32_t i = 0; i < k; i++) r[i] = head && head->kind != P_WILD && i < head->n ? head->args[i] : &x->wild;
+  for (uint32_t i = 1; i < n; i++) r[k + i - 1] = row[i];
+  return r;
+}
+
+/* Rows matching constructor c (NULL: the tuple constructor) of arity k. */
+static Mat specialize(Ex *x, Mat M, Ctor *c, uint32_t k) {
+  Mat S = {arena_alloc(x->a, (M.m ? M.m : 1) * sizeof *S.rows), 0, k + M.n - 1};
+  for (uint32_t i = 0; i < M.m; i++) {
+    P *h = M.rows[i][0];
+    if (h->kind == P_WILD) S.rows[S.m++] = spec_row(x, M.rows[i], M.n, NULL, k);
+    else if (h->kind == P_TUPLE || h->ctor == c) S.rows[S.m++] = spec_row(x, M.rows[i], M.n, h, k);
+  }
+  return S;
+}
+
+static Mat default_mat(Ex *x, Mat M) {
+  Mat D = {arena_alloc(x->a, (M.m ? M.m : 1) * sizeof *D.rows), 0, M.n - 1};
+  for (uint32_t i = 0; i < M.m; i++)
+    if (M.rows[i][0]->kind == P_WILD) D.rows[D.m++] = M.rows[i] + 1;
+  return D;
+}
+
+/* What the first column says about its type. */
+typedef struct Heads {
+  bool tuple;
+  uint32_t tuple_n;
+  TypeDef *adt;
+  bool *seen;      /* by ctor tag */
+  uint32_t nseen;
+} Heads;
+
+static Heads heads_of(Ex *x, Mat M) {
+  Heads h = {0};
+  for (uint32_t i = 0; i < M.m; i++) {
+    P *p = M.rows[i][0];
+    if (p->kind == P_TUPLE && !h.tuple) {
+      h.tuple = true;
+      h.tuple_n = p->n;
+    } else if (p->kind == P_CTOR) {
+      if (!h.adt) {
+        h.adt = p->ctor->owner;
+        h.seen = arena_alloc(x->a, (h.adt->nctors ? h.adt->nctors : 1) * sizeof *h.seen);
+      }
+      if (p->ctor->owner == h.adt && p->ctor->tag < h.adt->nctors && !h.seen[p->ctor->tag]) {
+        h.seen[p->ctor->tag] = true;
+        h.nseen++;
+      }
+    }
+  }
+  return h;
+}
+
+static bool tick(Ex *x) {
+  if (--x->budget < 0 || stack_exhausted()) {
+    x->gave_up = true;
+    return false;
+  }
+  return true;
+}
+
+static bool useful(Ex *x, Mat M, P **q) {
+  if (!tick(x)) return false;
+  if (M.n == 0) return M.m == 0;
+  P *h = q[0];
+  if (h->kind == P_TUPLE) return useful(x, specialize(x, M, NULL, h->n), spec_row(x, q, M.n, h, h->n));
+  if (h->kind == P_CTOR)
+    return useful(x, specialize(x, M, h->ctor, h->n), spec_row(x, q, M.n, h, h->n));
+  Heads hs = heads_of(x, M);
+  if (hs.tuple) return useful(x, specialize(x, M, NULL, hs.tuple_n), spec_row(x, q, M.n, NULL, hs.tuple_n));
+  if (hs.adt && hs.nseen == hs.adt->nctors) {
+    for (uint32_t t = 0; t < hs.adt->nctors; t++) {
+      Ctor *c = hs.adt->ctors[t];
+      if (useful(x, specialize(x, M, c, c->nfields), spec_row(x, q, M.n, NULL, c->nfields))) return true;
+      if (x->gave_up) return false;
+    }
+    return false;
+  }
+  return useful(x, default_mat(x, M), q + 1);
+}
+
+/* A witness vector of M.n patterns no row matches, or NULL. */
+static P **missing(Ex *x, Mat M) {
+  if (!tick(x)) return NULL;
+  if (M.n == 0) return M.m == 0 ? arena_alloc(x->a, sizeof(P *)) : NULL;
+  Heads hs = heads_of(x, M);
+  if (hs.tuple) {
+    uint32_t k = hs.tuple_n;
+    P **w = missing(x, specialize(x, M, NULL, k));
+    if (!w) return NULL;
+    P *t = arena_alloc(x->a, sizeof *t);
+    t->kind = P_TUPLE;
+    t->n = k;
+    t->args = w;
+    P **r = arena_alloc(x->a, M.n * sizeof *r);
+    r[0] = t;
+    for (uint32_t i = 1; i < M.n; i++) r[i] = w[k + i - 1];
+    return r;
+  }
+  if (hs.adt && hs.nseen == hs.adt->nctors) {
+    for (uint32_t tg = 0; tg < hs.adt->nctors; tg++) {
+      Ctor *c = hs.adt->ctors[tg];
+      uint32_t k = c->nfields;
+      P **w = missing(x, specialize(x, M, c, k));
+      if (x->gave_up) return NULL;
+      if (!w) continue;
+      P *t = arena_alloc(x->a, sizeof *t);
+      t->kind = P_CTOR;
+      t->ctor = c;
+      t->n = k;
+      t->args = w;
+      P **r = arena_alloc(x->a, M.n * sizeof *r);
+      r[0] = t;
+      for (uint32_t i = 1; i < M.n; i++) r[i] = w[k + i - 1];
+      return r;
+    }
+    return NULL;
+  }
+  P **w = missing(x, default_mat(x, M));
+  if (!w) return NULL;
+  P **r = arena_alloc(x->a, M.n * sizeof *r);
+  r[0] = &x->wild;
+  if (hs.adt) {
+    for (uint32_t tg = 0; tg < hs.adt->nctors; tg++)
+      if (!hs.seen[tg]) {
+        Ctor *c = hs.adt->ctors[tg];
+        P *t = arena_alloc(x->a, sizeof *t);
+        t->kind = P_CTOR;
+        t->ctor = c;
+        t->n = c->nfields;
+        t->args = arena_alloc(x->a, (t->n ? t->n : 1) * sizeof *t->args);
+        for (uint32_t i = 0; i < t->n; i++) t->args[i] = &x->wild;
+        r[0] = t;
+        break;
+      }
+  }
+  for (uint32_t i = 1; i < M.n; i++) r[i] = w[i - 1];
+  return r;
+}
+
+typedef struct Buf {
+  char s[256];
+  size_t len;
+} Buf;
+
+static void put(Buf *b, const char *t) {
+  size_t n = strlen(t);
+  if (b->len + n + 4 >= sizeof b->s) {
+    if (b->len + 4 < sizeof b->s) memcpy(b->s + b->len, "...", 4), b->len += 3;
+    return;
+  }
+  memcpy(b->s + b->len, t, n + 1);
+  b->len += n;
+}
+
+static void show(Buf *b, const P *p) {
+  if (stack_exhausted()) {
+    put(b, "...");
+    return;
+  }
+  switch (p->kind) {
+  case P_WILD: put(b, "_"); return;
+  case P_CTOR:
+    put(b, p->ctor->name);
+    if (p->n == 0) return;
+    break;
+  case P_TUPLE: break;
+  }
+  put(b, "(");
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (i) put(b, ", ");
+    show(b, p->args[i]);
+  }
+  if (p->kind == P_TUPLE && p->n == 1) put(b, ",");
+  put(b, ")");
+}
+
+void exhaust_check(TyCx *cx, Expr *e) {
+  Ex x = {arena_new(), 200000, false, {P_WILD, NULL, 0, NULL}};
+  uint32_t m = e->match.nclauses;
+  Mat M = {arena_alloc(x.a, (m ? m : 1) * sizeof *M.rows), 0, 1};
+  for (uint32_t i = 0; i < m && !x.gave_up; i++) {
+    P **q = arena_alloc(x.a, sizeof *q);
+    q[0] = simplify(&x, e->match.clauses[i].pattern);
+    if (!useful(&x, M, q) && !x.gave_up)
+      diag_warning(cx->d, e->match.clauses[i].pattern->span,
+                   "unreachable match clause: earlier clauses cover every value it matches");
+    M.rows[M.m++] = q;
+  }
+  if (!e->match.partial && !x.gave_up) {
+    P **w = missing(&x, M);
+    if (w && !x.gave_up) {
+      Buf b = {{0}, 0};
+      show(&b, w[0]);
+      diag_error(cx->d, e->span, "match is not exhaustive: pattern %s is not covered", b.s);
+    }
+  }
+  arena_free(x.a);
+}

@@ -1,0 +1,544 @@
+/* sema/infer.c — the inference walk over a resolved module.
+ *
+ * One TyCx for the whole module: every global first gets its signature
+ * (annotations, `_` and missing ones as uvars, so callers see the annotated
+ * signature and mutually recursive globals need nothing special), then the
+ * bodies are walked in textual order. A global or constructor with type
+ * parameters is instantiated freshly at each use; a global without them is
+ * monomorphic (not generalized). Operator calls add relation constraints to
+ * the solver, which runs them eagerly and wakes them when their inputs get
+ * bound. Each Expr is typed once (the resolved tree is a DAG: e->type set
+ * means visited). A failed node gets the error type, which unifies silently,
+ * so one mistake gives one message. At the end unsolved relations are
+ * reported and every recorded type is zonked in place.
+ */
+#include "sema/infer.h"
+
+#include <string.h>
+
+#include "ops/registry.h"
+#include "sema/typing.h"
+
+typedef struct Inf {
+  TyCx cx;
+  VEC(Expr *) exprs;       /* every typed expression, for zonking */
+  VEC(Var *) vars;
+  VEC(Function *) fns;
+  bool deep_reported;
+} Inf;
+
+static Type *infer(Inf *I, Expr *e);
+
+/* ------------------------------------------------------------------ helpers */
+
+static Type *err_at(Inf *I) { return I->cx.err; }
+
+static const char *tstr(Inf *I, Type *t) { return ty_str(&I->cx, t); }
+
+/* A variable's type: its annotation (with `_` as fresh uvars) on first use. */
+static Type *var_type(Inf *I, Var *v) {
+  if (!v->type) {
+    v->type = ty_from_annot(&I->cx, v->annot);
+    vec_push(I->vars, v);
+  }
+  return v->type;
+}
+
+static Expr *tail_of(Expr *e) {
+  while (e->kind == EXPR_LET) e = e->let.body;
+  return e;
+}
+
+/* Name of a callee for messages. */
+static const char *callee_name(Inf *I, Expr *f) {
+  Arena *a = I->cx.a;
+  char buf[256];
+  switch (f->kind) {
+  case EXPR_GLOBAL: snprintf(buf, sizeof buf, "@%s", f->global.name); break;
+  case EXPR_VAR: snprintf(buf, sizeof buf, "%%%s", f->var.var ? f->var.var->name : f->var.name); break;
+  case EXPR_CTOR: snprintf(buf, sizeof buf, "constructor %s", f->ctor.ctor->name); break;
+  case EXPR_OP: snprintf(buf, sizeof buf, "%s", f->op.name); break;
+  default: return "the function";
+  }
+  return arena_strdup(a, buf);
+}
+
+static Type *const_type(Inf *I, const ConstTensor *c) {
+  Type *t = type_new(I->cx.m, TYPE_TENSOR, (Span){0, 0});
+  t->tensor.dtype = c->dtype;
+  t->tensor.ndim = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
+  t->tensor.dims = arena_alloc(I->cx.a, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof(Dim));
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    t->tensor.dims[i] = (Dim){DIM_INT, DTYPE(DT_INT, 32), c->shape[i]};
+  return t;
+}
+
+/* fn[A..](fields) -> Owner[A..] */
+static Type *ctor_type(Inf *I, Ctor *c) {
+  TypeDef *td = c->owner;
+  Type *ret = type_new(I->cx.m, TYPE_ADT, c->span);
+  ret->adt.def = td;
+  ret->adt.nargs = td->ntparams;
+  ret->adt.args = arena_alloc(I->cx.a, (td->ntparams ? td->ntparams : 1) * sizeof(Type *));
+  for (uint32_t i = 0; i < td->ntparams; i++) {
+    Type *v = type_new(I->cx.m, TYPE_VAR, td->tparams[i]->span);
+    v->var.param = td->tparams[i];
+    ret->adt.args[i] = v;
+  }
+  Type *f = ty_func(&I->cx, c->fields, c->nfields, ret);
+  f->func.tparams = td->tparams;
+  f->func.ntparams = td->ntparams;
+  return f;
+}
+
+/* ------------------------------------------------------------------- calls */
+
+static Type *infer_op_value(Inf *I, Expr *e) {
+  const OpDef *op = e->op.id >= 0 ? op_get(e->op.id) : NULL;
+  if (!op) {
+    diag_error(I->cx.d, e->span, "unknown operator %s", e->op.name);
+    return err_at(I);
+  }
+  uint32_t n = op->num_inputs > 0 ? (uint32_t)op->num_inputs : 0;
+  Type **args = arena_alloc(I->cx.a, (n + 1) * sizeof *args);
+  for (uint32_t i = 0; i <= n; i++) args[i] = ty_fresh(&I->cx);
+  solver_add_rel(&I->cx, op, NULL, args, n, e->span);
+  return ty_func(&I->cx, args, n, args[n]);
+}
+
+static Type *infer_op_call(Inf *I, Expr *e) {
+  Expr *f = e->call.fn;
+  uint32_t n = e->call.nargs;
+  Type **args = arena_alloc(I->cx.a, (n + 1) * sizeof *args);
+  for (uint32_t i = 0; i < n; i++) args[i] = infer(I, e->call.args[i]);
+  const OpDef *op = f->op.id >= 0 ? op_get(f->op.id) : NULL;
+  if (!op) {
+    diag_error(I->cx.d, f->span, "unknown operator %s", f->op.name);
+    f->type = err_at(I);
+    vec_push(I->exprs, f);
+    return err_at(I);
+  }
+  if (op->num_inputs >= 0 && (uint32_t)op->num_inputs != n) {
+    diag_error(I->cx.d, e->span, "%s expects %d argument%s but %u %s given", op->name, op->num_inputs,
+               op->num_inputs == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+    f->type = err_at(I);
+    vec_push(I->exprs, f);
+    return err_at(I);
+  }
+  args[n] = ty_fresh(&I->cx);
+  f->type = ty_func(&I->cx, args, n, args[n]);
+  vec_push(I->exprs, f);
+  solver_add_rel(&I->cx, op, e->call.attrs, args, n, e->span);
+  return args[n];
+}
+
+static Type *infer_call(Inf *I, Expr *e) {
+  Expr *f = e->call.fn;
+  if (f->kind == EXPR_OP && !f->type) return infer_op_call(I, e);
+  TyCx *cx = &I->cx;
+  Type *ft = ty_instantiate(cx, infer(I, f));
+  uint32_t n = e->call.nargs;
+  Type **at = arena_alloc(cx->a, (n ? n : 1) * sizeof *at);
+  for (uint32_t i = 0; i < n; i++) at[i] = infer(I, e->call.args[i]);
+  Type *r = ty_find(ft);
+  if (r->kind == TYPE_UVAR) {
+    Type **ps = arena_alloc(cx->a, (n ? n : 1) * sizeof *ps);
+    for (uint32_t i = 0; i < n; i++) ps[i] = ty_fresh(cx);
+    Type *fn = ty_func(cx, ps, n, ty_fresh(cx));
+    ty_unify(cx, r, fn);
+    r = fn;
+  }
+  if (r == cx->err) return cx->err;
+  if (r->kind != TYPE_FUNC) {
+    diag_error(cx->d, f->span, "%s has type %s and cannot be called", callee_name(I, f), tstr(I, r));
+    return cx->err;
+  }
+  if (r->func.nargs != n) {
+    diag_error(cx->d, e->span, "%s expects %u argument%s but %u %s given", callee_name(I, f),
+               r->func.nargs, r->func.nargs == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+    return cx->err;
+  }
+  bool ok = true;
+  for (uint32_t i = 0; i < n; i++) {
+    if (ty_unify(cx, r->func.args[i], at[i])) continue;
+    diag_error(cx->d, e->call.args[i]->span, "argument %u of %s: expected %s, found %s", i + 1,
+               callee_name(I, f), tstr(I, r->func.args[i]), tstr(I, at[i]));
+    ok = false;
+  }
+  solver_drain(cx);
+  return ok ? r->func.ret : cx->err;
+}
+
+/* --------------------------------------------------------------- functions */
+
+/* Parameter and return types of fn, and its function type (fn->type). */
+static Type *fn_signature(Inf *I, Function *fn) {
+  Type **ps = arena_alloc(I->cx.a, (fn->nparams ? fn->nparams : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < fn->nparams; i++) ps[i] = var_type(I, fn->params[i]);
+  Type *ret = ty_from_annot(&I->cx, fn->ret_annot);
+  Type *ft = ty_func(&I->cx, ps, fn->nparams, ret);
+  ft->func.tparams = fn->tparams;
+  ft->func.ntparams = fn->ntparams;
+  fn->type = ft;
+  vec_push(I->fns, fn);
+  return ft;
+}
+
+/* A return-type mismatch is reported only when the body itself was clean:
+ * after an error inside, it is almost always a consequence of that error. */
+static void fn_body(Inf *I, Function *fn, const char *what) {
+  int before = I->cx.d->nerrors;
+  Type *bt = infer(I, fn->body);
+  Type *ret = fn->type->func.ret;
+  if (ty_unify(&I->cx, ret, bt)) {
+    solver_drain(&I->cx);
+    return;
+  }
+  if (I->cx.d->nerrors != before) return;
+  Expr *tail = tail_of(fn->body);
+  if (fn->ret_annot)
+    diag_error(I->cx.d, tail->span, "%s returns %s but its declared return type is %s", what, tstr(I, bt),
+               tstr(I, ret));
+  else
+    diag_error(I->cx.d, tail->span, "%s returns %s but %s is expected", what, tstr(I, bt), tstr(I, ret));
+}
+
+static Type *infer_fn(Inf *I, Expr *e, Var *self) {
+  Function *fn = e->fn;
+  Type *ft = fn_signature(I, fn);
+  if (self) {
+    e->type = ft; /* visible to recursive uses through the let variable */
+    if (!ty_unify(&I->cx, var_type(I, self), ft))
+      diag_error(I->cx.d, e->span, "%%%s is annotated %s but bound to a function of type %s", self->name,
+                 tstr(I, self->type), tstr(I, ft));
+  }
+  fn_body(I, fn, "the function");
+  return ft;
+}
+
+/* ---------------------------------------------------------------- patterns */
+
+static void pattern_vars_err(Inf *I, Pattern *p) {
+  if (stack_exhausted()) return;
+  switch (p->kind) {
+  case PAT_VAR:
+    if (!p->var->type) {
+      p->var->type = I->cx.err;
+      vec_push(I->vars, p->var);
+    }
+    break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) pattern_vars_err(I, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) pattern_vars_err(I, p->tuple.fields[i]);
+    break;
+  default:
+    break;
+  }
+}
+
+static void check_pattern(Inf *I, Pattern *p, Type *t) {
+  TyCx *cx = &I->cx;
+  if (stack_exhausted()) {
+    pattern_vars_err(I, p);
+    return;
+  }
+  switch (p->kind) {
+  case PAT_WILDCARD:
+    return;
+  case PAT_VAR: {
+    Var *v = p->var;
+    if (v->annot) {
+      Type *vt = var_type(I, v);
+      if (!ty_unify(cx, vt, t))
+        diag_error(cx->d, p->span, "%%%s is annotated %s but matches a value of type %s", v->name,
+                   tstr(I, vt), tstr(I, t));
+    } else if (!v->type) {
+      v->type = t;
+      vec_push(I->vars, v);
+    }
+    return;
+  }
+  case PAT_CTOR: {
+    Ctor *c = p->ctor.ctor;
+    if (!c) {
+      pattern_vars_err(I, p);
+      return;
+    }
+    TypeDef *td = c->owner;
+    Type **with = arena_alloc(cx->a, (td->ntparams ? td->ntparams : 1) * sizeof *with);
+    for (uint32_t i = 0; i < td->ntparams; i++) with[i] = ty_fresh(cx);
+    Type *adt = type_new(cx->m, TYPE_ADT, p->span);
+    adt->adt.def = td;
+    adt->adt.args = with;
+    adt->adt.nargs = td->ntparams;
+    if (!ty_unify(cx, t, adt)) {
+      diag_error(cx->d, p->span, "constructor pattern %s matches values of type %s, but the value has type %s",
+                 c->name, tstr(I, adt), tstr(I, t));
+      pattern_vars_err(I, p);
+      return;
+    }
+    if (p->ctor.nargs != c->nfields) {
+      diag_error(cx->d, p->span, "constructor %s has %u field%s but the pattern gives %u", c->name,
+                 c->nfields, c->nfields == 1 ? "" : "s", p->ctor.nargs);
+      pattern_vars_err(I, p);
+      return;
+    }
+    for (uint32_t i = 0; i < c->nfields; i++)
+      check_pattern(I, p->ctor.args[i], ty_subst(cx, c->fields[i], td->tparams, with, td->ntparams));
+    return;
+  }
+  case PAT_TUPLE: {
+    Type *r = ty_find(t);
+    uint32_t n = p->tuple.n;
+    if (r->kind == TYPE_UVAR) {
+      Type **fs = arena_alloc(cx->a, (n ? n : 1) * sizeof *fs);
+      for (uint32_t i = 0; i < n; i++) fs[i] = ty_fresh(cx);
+      r = ty_tuple(cx, fs, n);
+      ty_unify(cx, t, r);
+    }
+    if (r == cx->err) {
+      pattern_vars_err(I, p);
+      return;
+    }
+    if (r->kind != TYPE_TUPLE || r->tuple.n != n) {
+      diag_error(cx->d, p->span, "a tuple pattern with %u field%s cannot match a value of type %s", n,
+                 n == 1 ? "" : "s", tstr(I, r));
+      pattern_vars_err(I, p);
+      return;
+    }
+    for (uint32_t i = 0; i < n; i++) check_pattern(I, p->tuple.fields[i], r->tuple.fields[i]);
+    return;
+  }
+  }
+}
+
+static Type *infer_match(Inf *I, Expr *e) {
+  TyCx *cx = &I->cx;
+  Type *st = infer(I, e->match.scrut);
+  Type *res = ty_fresh(cx);
+  int before = cx->d->nerrors;
+  bool bad = false;
+  for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    Clause *cl = &e->match.clauses[i];
+    check_pattern(I, cl->pattern, st);
+    solver_drain(cx);
+    Type *bt = infer(I, cl->body);
+    if (!ty_unify(cx, res, bt)) {
+      bad = true;
+      diag_error(cx->d, tail_of(cl->body)->span, "this match clause has type %s but %s type %s", tstr(I, bt),
+                 i == 1 ? "the first clause has" : "the clauses before it have", tstr(I, res));
+    }
+  }
+  if (cx->d->nerrors == before) exhaust_check(cx, e);
+  return bad ? cx->err : res;
+}
+
+/* -------------------------------------------------------------- the walker */
+
+static Type *infer_let_chain(Inf *I, Expr *e) {
+  TyCx *cx = &I->cx;
+  VEC(Expr *) chain = {0};
+  while (e->kind == EXPR_LET && !e->type) {
+    vec_push(chain, e);
+    Var *v = e->let.var;
+    Expr *val = e->let.value;
+    Type *vt;
+    if (val->kind == EXPR_FN && !val->type) {
+      vt = infer_fn(I, val, v);
+      vec_push(I->exprs, val);
+    } else {
+      Type *want = var_type(I, v);
+      vt = infer(I, val);
+      if (!ty_unify(cx, want, vt)) {
+        if (v->annot)
+          diag_error(cx->d, val->span, "%%%s is annotated %s but its value has type %s", v->name,
+                     tstr(I, want), tstr(I, vt));
+        else
+          diag_error(cx->d, val->span, "the value of %%%s has type %s but %s is expected", v->name,
+                     tstr(I, vt), tstr(I, want));
+      }
+    }
+    solver_drain(cx);
+    e = e->let.body;
+  }
+  Type *t = infer(I, e);
+  for (size_t i = 0; i < chain.len; i++) {
+    chain.data[i]->type = t;
+    vec_push(I->exprs, chain.data[i]);
+  }
+  vec_free(chain);
+  return t;
+}
+
+static Type *infer_if(Inf *I, Expr *e) {
+  TyCx *cx = &I->cx;
+  Type *ct = infer(I, e->if_.cond);
+  Type *b = ty_tensor_scalar(cx, DT_BOOL_T);
+  if (!ty_unify(cx, ct, b))
+    diag_error(cx->d, e->if_.cond->span, "the condition of if must be bool (Tensor[(), bool]), found %s",
+               tstr(I, ct));
+  Type *tt = infer(I, e->if_.then_);
+  Type *et = infer(I, e->if_.else_);
+  if (!ty_unify(cx, tt, et)) {
+    diag_error(cx->d, tail_of(e->if_.else_)->span,
+               "the branches of if have different types: then-branch %s, else-branch %s", tstr(I, tt),
+               tstr(I, et));
+    return cx->err;
+  }
+  return tt;
+}
+
+static Type *infer_kind(Inf *I, Expr *e) {
+  TyCx *cx = &I->cx;
+  switch (e->kind) {
+  case EXPR_CONST:
+    return const_type(I, e->constant);
+  case EXPR_VAR: {
+    Var *v = e->var.var;
+    if (!v) {
+      diag_error(cx->d, e->span, "unbound variable %%%s", e->var.name);
+      return cx->err;
+    }
+    return ty_instantiate(cx, var_type(I, v));
+  }
+  case EXPR_GLOBAL: {
+    GlobalDef *g = e->global.def;
+    if (!g || !g->fn || !g->fn->type) {
+      diag_error(cx->d, e->span, "undefined global @%s", e->global.name);
+      return cx->err;
+    }
+    return ty_instantiate(cx, g->fn->type);
+  }
+  case EXPR_OP:
+    return infer_op_value(I, e);
+  case EXPR_CTOR:
+    return ty_instantiate(cx, ctor_type(I, e->ctor.ctor));
+  case EXPR_CALL:
+    return infer_call(I, e);
+  case EXPR_TUPLE: {
+    uint32_t n = e->tuple.n;
+    Type **fs = arena_alloc(cx->a, (n ? n : 1) * sizeof *fs);
+    for (uint32_t i = 0; i < n; i++) fs[i] = infer(I, e->tuple.fields[i]);
+    return ty_tuple(cx, fs, n);
+  }
+  case EXPR_PROJ: {
+    Type *tt = infer(I, e->proj.tuple);
+    Type *out = ty_fresh(cx);
+    solver_add_proj(cx, tt, e->proj.index, out, e->span);
+    return out;
+  }
+  case EXPR_FN:
+    return infer_fn(I, e, NULL);
+  case EXPR_LET:
+    return infer_let_chain(I, e);
+  case EXPR_IF:
+    return infer_if(I, e);
+  case EXPR_MATCH:
+    return infer_match(I, e);
+  case EXPR_REF_NEW: {
+    Type *r = type_new(cx->m, TYPE_REF, (Span){0, 0});
+    r->ref.inner = infer(I, e->ref.arg);
+    return r;
+  }
+  case EXPR_REF_READ: {
+    Type *rt = infer(I, e->ref.arg);
+    Type *inner = ty_fresh(cx);
+    Type *want = type_new(cx->m, TYPE_REF, (Span){0, 0});
+    want->ref.inner = inner;
+    if (!ty_unify(cx, rt, want)) {
+      diag_error(cx->d, e->ref.arg->span, "ref_read expects a reference, found %s", tstr(I, rt));
+      return cx->err;
+    }
+    return inner;
+  }
+  case EXPR_REF_WRITE: {
+    Type *rt = infer(I, e->ref_write.ref);
+    Type *vt = infer(I, e->ref_write.value);
+    Type *want = type_new(cx->m, TYPE_REF, (Span){0, 0});
+    want->ref.inner = ty_fresh(cx);
+    if (!ty_unify(cx, rt, want))
+      diag_error(cx->d, e->ref_write.ref->span, "ref_write expects a reference, found %s", tstr(I, rt));
+    else if (!ty_unify(cx, want->ref.inner, vt))
+      diag_error(cx->d, e->ref_write.value->span, "ref_write stores %s into a reference of type %s",
+                 tstr(I, vt), tstr(I, rt));
+    return ty_tuple(cx, NULL, 0);
+  }
+  default:
+    diag_error(cx->d, e->span, "internal: unresolved %s reached type inference", expr_kind_name(e->kind));
+    return cx->err;
+  }
+}
+
+static Type *infer(Inf *I, Expr *e) {
+  if (e->type) return e->type;
+  if (stack_exhausted()) {
+    if (!I->deep_reported) diag_error(I->cx.d, e->span, "expression nested too deeply");
+    I->deep_reported = true;
+    e->type = I->cx.err;
+    return e->type;
+  }
+  Type *t = infer_kind(I, e);
+  if (!e->type) vec_push(I->exprs, e);
+  e->type = t;
+  return t;
+}
+
+/* ------------------------------------------------------------------ driver */
+
+static void zonk_all(Inf *I) {
+  TyCx *cx = &I->cx;
+  for (size_t i = 0; i < I->exprs.len; i++) {
+    Expr *e = I->exprs.data[i];
+    e->type = ty_zonk(cx, e->type, true);
+  }
+  for (size_t i = 0; i < I->vars.len; i++) {
+    Var *v = I->vars.data[i];
+    v->type = ty_zonk(cx, v->type, true);
+  }
+  for (size_t i = 0; i < I->fns.len; i++) {
+    Function *f = I->fns.data[i];
+    f->type = ty_zonk(cx, f->type, true);
+  }
+}
+
+static bool finish(Inf *I, int before) {
+  solver_report_unsolved(&I->cx);
+  zonk_all(I);
+  bool ok = I->cx.d->nerrors == before;
+  ty_fini(&I->cx);
+  vec_free(I->exprs);
+  vec_free(I->vars);
+  vec_free(I->fns);
+  return ok;
+}
+
+bool infer_module(Module *m, Diag *d) {
+  Inf I;
+  memset(&I, 0, sizeof I);
+  ty_init(&I.cx, m, d);
+  int before = d->nerrors;
+  kind_check_typedefs(&I.cx);
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) fn_signature(&I, m->defs[i]->fn);
+  for (uint32_t i = 0; i < m->ndefs; i++) {
+    GlobalDef *g = m->defs[i];
+    if (!g->fn) continue;
+    char what[300];
+    snprintf(what, sizeof what, "@%s", g->name);
+    fn_body(&I, g->fn, what);
+  }
+  if (m->expr) infer(&I, m->expr);
+  return finish(&I, before);
+}
+
+bool infer_expression(Module *m, Diag *d) {
+  Inf I;
+  memset(&I, 0, sizeof I);
+  ty_init(&I.cx, m, d);
+  int before = d->nerrors;
+  kind_check_typedefs(&I.cx);
+  if (m->expr) infer(&I, m->expr);
+  return finish(&I, before);
+}

@@ -1,0 +1,23 @@
+/* sema/infer.h — type inference and checking of a resolved module.
+ *
+ * Fills Expr.type, Var.type and Function.type of every node with fully
+ * resolved types (no TYPE_UVAR left; a type nothing constrained stays `_`),
+ * following spec/ops.md §1 and spec/text-format.md §4-5: unification with
+ * union-find, operator relations solved by a work-list fixpoint, polymorphic
+ * globals/constructors/ops instantiated at each use, exhaustive `match`.
+ * Reports every independent error it finds (no cascades); returns false if
+ * any error was reported. Run only on a module resolve_module accepted.
+ *
+ *     if (resolve_module(m, &d) && infer_module(m, &d)) print_module(stdout, m, opts);
+ */
+#ifndef RELAYC_SEMA_INFER_H
+#define RELAYC_SEMA_INFER_H
+
+#include "ir/ast.h"
+
+bool infer_module(Module *m, Diag *d);
+
+/* A bare expression module (m->expr, after resolve_expression). */
+bool infer_expression(Module *m, Diag *d);
+
+#endif

@@ -1,0 +1,441 @@
+/* sema/unify.c — unification variables, unification, substitution, zonking.
+ *
+ * Invariants: a bound uvar is never rebound; ty_find returns a non-uvar or an
+ * unbound uvar; binding performs an occurs check so types stay finite; the
+ * error type (cx->err) unifies with anything without binding it, and a uvar
+ * unified with it becomes the error type. Tensor dims unify as TVM's solver
+ * does: equal extents, or `?` on either side (Any matches everything), and a
+ * symbolic size matches any extent. Walkers are bounded by stack_exhausted().
+ */
+#include "sema/typing.h"
+
+#include <string.h>
+
+#include "ir/print.h"
+
+void ty_init(TyCx *cx, Module *m, Diag *d) {
+  memset(cx, 0, sizeof *cx);
+  cx->m = m;
+  cx->d = d;
+  cx->a = m->arena;
+  cx->err = type_new(m, TYPE_INCOMPLETE, (Span){0, 0});
+  cx->unknown = type_new(m, TYPE_INCOMPLETE, (Span){0, 0});
+}
+
+void ty_fini(TyCx *cx) {
+  vec_free(cx->waits);
+  vec_free(cx->cons);
+  vec_free(cx->queue);
+}
+
+Type *ty_fresh(TyCx *cx) {
+  Type *t = type_new(cx->m, TYPE_UVAR, (Span){0, 0});
+  t->uvar.id = (uint32_t)cx->waits.len;
+  vec_push(cx->waits, NULL);
+  return t;
+}
+
+Type *ty_find(Type *t) {
+  Type *r = t;
+  while (r->kind == TYPE_UVAR && r->uvar.link) r = r->uvar.link;
+  while (t->kind == TYPE_UVAR && t->uvar.link && t->uvar.link != r) {
+    Type *next = t->uvar.link;
+    t->uvar.link = r;
+    t = next;
+  }
+  return r;
+}
+
+bool ty_is_err(TyCx *cx, Type *t) { return ty_find(t) == cx->err; }
+
+Type *ty_tensor_scalar(TyCx *cx, DType dt) { return type_scalar(cx->m, dt); }
+
+Type *ty_func(TyCx *cx, Type **args, uint32_t n, Type *ret) {
+  Type *t = type_new(cx->m, TYPE_FUNC, (Span){0, 0});
+  t->func.args = n ? arena_memdup(cx->a, args, n * sizeof *args) : NULL;
+  t->func.nargs = n;
+  t->func.ret = ret;
+  return t;
+}
+
+Type *ty_tuple(TyCx *cx, Type **fields, uint32_t n) {
+  Type *t = type_new(cx->m, TYPE_TUPLE, (Span){0, 0});
+  t->tuple.fields = n ? arena_memdup(cx->a, fields, n * sizeof *fields) : NULL;
+  t->tuple.n = n;
+  return t;
+}
+
+/* ------------------------------------------------------------ occurs check */
+
+static bool occurs(Type *u, Type *t) {
+  t = ty_find(t);
+  if (t == u) return true;
+  if (stack_exhausted()) return true;
+  switch (t->kind) {
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (occurs(u, t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (occurs(u, t->func.args[i])) return true;
+    return occurs(u, t->func.ret);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (occurs(u, t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF:
+    return occurs(u, t->ref.inner);
+  default:
+    return false;
+  }
+}
+
+static void bind(TyCx *cx, Type *u, Type *t) {
+  u->uvar.link = t;
+  if (u->uvar.id < cx->waits.len && cx->waits.data[u->uvar.id]) solver_wake(cx, u->uvar.id);
+}
+
+/* -------------------------------------------------------------- unification */
+
+static bool dims_unify(const Type *a, const Type *b) {
+  if (!dtype_eq(a->tensor.dtype, b->tensor.dtype)) return false;
+  if (a->tensor.ndim != b->tensor.ndim) return false;
+  for (uint32_t i = 0; i < a->tensor.ndim; i++) {
+    Dim x = a->tensor.dims[i], y = b->tensor.dims[i];
+    if (x.kind == DIM_ANY || y.kind == DIM_ANY) continue;
+    if (x.kind == DIM_SYM && y.kind == DIM_SYM) {
+      if (x.value != y.value) return false;
+      continue;
+    }
+    if (x.kind == DIM_SYM || y.kind == DIM_SYM) continue;
+    if (x.value != y.value) return false;
+  }
+  return true;
+}
+
+static bool unify_list(TyCx *cx, Type **a, Type **b, uint32_t n) {
+  bool ok = true;
+  for (uint32_t i = 0; i < n; i++)
+    if (!ty_unify(cx, a[i], b[i])) ok = false;
+  return ok;
+}
+
+static Type *var_type(TyCx *cx, TypeParam *p) {
+  Type *t = type_new(cx->m, TYPE_VAR, p->span);
+  t->var.param = p;
+  return t;
+}
+
+static bool unify_funcs(TyCx *cx, Type *a, Type *b) {
+  if (a->func.nargs != b->func.nargs || a->func.ntparams != b->func.ntparams) return false;
+  if (a->func.ntparams) {
+    /* alpha-rename b's parameters to a's */
+    uint32_t n = a->func.ntparams;
+    Type **with = arena_alloc(cx->a, n * sizeof *with);
+    for (uint32_t i = 0; i < n; i++) with[i] = var_type(cx, a->func.tparams[i]);
+    TypeParam **ps = b->func.tparams;
+    Type *nb = type_new(cx->m, TYPE_FUNC, b->span);
+    nb->func = b->func;
+    nb->func.tparams = NULL;
+    nb->func.ntparams = 0;
+    b = ty_subst(cx, nb, ps, with, n);
+  }
+  bool ok = unify_list(cx, a->func.args, b->func.args, a->func.nargs);
+  if (!ty_unify(cx, a->func.ret, b->func.ret)) ok = false;
+  return ok;
+}
+
+bool ty_unify(TyCx *cx, Type *a, Type *b) {
+  a = ty_find(a);
+  b = ty_find(b);
+  if (a == b) return true;
+  if (a == cx->err || b == cx->err) {
+    if (a->kind == TYPE_UVAR) bind(cx, a, cx->err);
+    if (b->kind == TYPE_UVAR) bind(cx, b, cx->err);
+    return true;
+  }
+  if (a->kind == TYPE_INCOMPLETE || b->kind == TYPE_INCOMPLETE) return true;
+  if (a->kind == TYPE_UVAR || b->kind == TYPE_UVAR) {
+    Type *u = a->kind == TYPE_UVAR ? a : b, *t = u == a ? b : a;
+    if (t->kind != TYPE_UVAR && t->kind != TYPE_TENSOR && occurs(u, t)) return false;
+    bind(cx, u, t);
+    return true;
+  }
+  if (a->kind != b->kind) return false;
+  if (stack_exhausted()) return false;
+  switch (a->kind) {
+  case TYPE_TENSOR:
+    return dims_unify(a, b);
+  case TYPE_TUPLE:
+    return a->tuple.n == b->tuple.n && unify_list(cx, a->tuple.fields, b->tuple.fields, a->tuple.n);
+  case TYPE_FUNC:
+    return unify_funcs(cx, a, b);
+  case TYPE_VAR:
+    return a->var.param == b->var.param;
+  case TYPE_ADT:
+    return a->adt.def == b->adt.def && a->adt.nargs == b->adt.nargs &&
+           unify_list(cx, a->adt.args, b->adt.args, a->adt.nargs);
+  case TYPE_REF:
+    return ty_unify(cx, a->ref.inner, b->ref.inner);
+  default:
+    return false;
+  }
+}
+
+/* ------------------------------------------------------------- substitution */
+
+static Type **subst_list(TyCx *cx, Type **xs, uint32_t n, TypeParam **ps, Type **with,
+                         uint32_t np, bool *changed) {
+  Type **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Type *x = ty_subst(cx, xs[i], ps, with, np);
+    if (x != xs[i] && !out) {
+      out = arena_alloc(cx->a, n * sizeof *out);
+      memcpy(out, xs, i * sizeof *out);
+    }
+    if (out) out[i] = x;
+  }
+  if (out) *changed = true;
+  return out ? out : xs;
+}
+
+Type *ty_subst(TyCx *cx, Type *t, TypeParam **ps, Type **with, uint32_t n) {
+  Type *r = ty_find(t);
+  if (n == 0 || stack_exhausted()) return r;
+  bool changed = false;
+  Type *c;
+  switch (r->kind) {
+  case TYPE_VAR:
+    for (uint32_t i = 0; i < n; i++)
+      if (ps[i] == r->var.param) return with[i];
+    return r;
+  case TYPE_TUPLE: {
+    Type **f = subst_list(cx, r->tuple.fields, r->tuple.n, ps, with, n, &changed);
+    if (!changed) return r;
+    c = type_new(cx->m, TYPE_TUPLE, r->span);
+    c->tuple.fields = f;
+    c->tuple.n = r->tuple.n;
+    return c;
+  }
+  case TYPE_FUNC: {
+    Type **as = subst_list(cx, r->func.args, r->func.nargs, ps, with, n, &changed);
+    Type *ret = ty_subst(cx, r->func.ret, ps, with, n);
+    if (!changed && ret == r->func.ret) return r;
+    c = type_new(cx->m, TYPE_FUNC, r->span);
+    c->func = r->func;
+    c->func.args = as;
+    c->func.ret = ret;
+    return c;
+  }
+  case TYPE_ADT: {
+    Type **as = subst_list(cx, r->adt.args, r->adt.nargs, ps, with, n, &changed);
+    if (!changed) return r;
+    c = type_new(cx->m, TYPE_ADT, r->span);
+    c->adt = r->adt;
+    c->adt.args = as;
+    return c;
+  }
+  case TYPE_REF: {
+    Type *in = ty_subst(cx, r->ref.inner, ps, with, n);
+    if (in == r->ref.inner) return r;
+    c = type_new(cx->m, TYPE_REF, r->span);
+    c->ref.inner = in;
+    return c;
+  }
+  default:
+    return r;
+  }
+}
+
+Type *ty_instantiate(TyCx *cx, Type *t) {
+  Type *r = ty_find(t);
+  if (r->kind != TYPE_FUNC || r->func.ntparams == 0) return r;
+  uint32_t n = r->func.ntparams;
+  Type **with = arena_alloc(cx->a, n * sizeof *with);
+  for (uint32_t i = 0; i < n; i++) with[i] = ty_fresh(cx);
+  Type *mono = type_new(cx->m, TYPE_FUNC, r->span);
+  mono->func = r->func;
+  mono->func.tparams = NULL;
+  mono->func.ntparams = 0;
+  return ty_subst(cx, mono, r->func.tparams, with, n);
+}
+
+/* -------------------------------------------------------------- annotations */
+
+static Type *from_annot(TyCx *cx, Type *t);
+
+static Type **annot_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
+  Type **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Type *x = from_annot(cx, xs[i]);
+    if (x != xs[i] && !out) {
+      out = arena_alloc(cx->a, n * sizeof *out);
+      memcpy(out, xs, i * sizeof *out);
+    }
+    if (out) out[i] = x;
+  }
+  if (out) *changed = true;
+  return out ? out : xs;
+}
+
+static Type *from_annot(TyCx *cx, Type *t) {
+  if (stack_exhausted()) return cx->err;
+  bool changed = false;
+  Type *c;
+  switch (t->kind) {
+  case TYPE_INCOMPLETE:
+    return t == cx->err ? t : ty_fresh(cx);
+  case TYPE_TUPLE: {
+    Type **f = annot_list(cx, t->tuple.fields, t->tuple.n, &changed);
+    if (!changed) return t;
+    c = type_new(cx->m, TYPE_TUPLE, t->span);
+    c->tuple.fields = f;
+    c->tuple.n = t->tuple.n;
+    return c;
+  }
+  case TYPE_FUNC: {
+    Type **as = annot_list(cx, t->func.args, t->func.nargs, &changed);
+    Type *ret = from_annot(cx, t->func.ret);
+    if (!changed && ret == t->func.ret) return t;
+    c = type_new(cx->m, TYPE_FUNC, t->span);
+    c->func = t->func;
+    c->func.args = as;
+    c->func.ret = ret;
+    return c;
+  }
+  case TYPE_ADT: {
+    Type **as = annot_list(cx, t->adt.args, t->adt.nargs, &changed);
+    if (!changed) return t;
+    c = type_new(cx->m, TYPE_ADT, t->span);
+    c->adt = t->adt;
+    c->adt.args = as;
+    return c;
+  }
+  case TYPE_REF: {
+    Type *in = from_annot(cx, t->ref.inner);
+    if (in == t->ref.inner) return t;
+    c = type_new(cx->m, TYPE_REF, t->span);
+    c->ref.inner = in;
+    return c;
+  }
+  default:
+    return t;
+  }
+}
+
+Type *ty_from_annot(TyCx *cx, Type *annot) {
+  if (!annot) return ty_fresh(cx);
+  if (!kind_check_type(cx, annot)) return cx->err;
+  return from_annot(cx, annot);
+}
+
+/* ------------------------------------------------------------------ zonking */
+
+static Type *zonk(TyCx *cx, Type *t);
+
+static Type **zonk_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
+  Type **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Type *x = zonk(cx, xs[i]);
+    if (x != xs[i] && !out) {
+      out = arena_alloc(cx->a, n * sizeof *out);
+      memcpy(out, xs, i * sizeof *out);
+    }
+    if (out) out[i] = x;
+  }
+  if (out) *changed = true;
+  return out ? out : xs;
+}
+
+/* Copying resolution for messages: nothing is mutated. */
+static Type *zonk(TyCx *cx, Type *t) {
+  Type *r = ty_find(t);
+  if (r->kind == TYPE_UVAR) return cx->unknown;
+  if (stack_exhausted()) return r;
+  bool changed = false;
+  Type *c = r;
+  switch (r->kind) {
+  case TYPE_TUPLE: {
+    Type **f = zonk_list(cx, r->tuple.fields, r->tuple.n, &changed);
+    if (changed) {
+      c = type_new(cx->m, TYPE_TUPLE, r->span);
+      c->tuple.fields = f;
+      c->tuple.n = r->tuple.n;
+    }
+    break;
+  }
+  case TYPE_FUNC: {
+    Type **as = zonk_list(cx, r->func.args, r->func.nargs, &changed);
+    Type *ret = zonk(cx, r->func.ret);
+    if (changed || ret != r->func.ret) {
+      c = type_new(cx->m, TYPE_FUNC, r->span);
+      c->func = r->func;
+      c->func.args = as;
+      c->func.ret = ret;
+    }
+    break;
+  }
+  case TYPE_ADT: {
+    Type **as = zonk_list(cx, r->adt.args, r->adt.nargs, &changed);
+    if (changed) {
+      c = type_new(cx->m, TYPE_ADT, r->span);
+      c->adt = r->adt;
+      c->adt.args = as;
+    }
+    break;
+  }
+  case TYPE_REF: {
+    Type *in = zonk(cx, r->ref.inner);
+    if (in != r->ref.inner) {
+      c = type_new(cx->m, TYPE_REF, r->span);
+      c->ref.inner = in;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  return c;
+}
+
+/* Final resolution, in place: every bound uvar inside a type is replaced by
+ * its resolution and every unbound one by `_`. Replacing a bound uvar by what
+ * it stands for changes no meaning, so sharing is harmless; each node is
+ * rewritten once (later visits find no uvar left). */
+static Type *zonk_final(TyCx *cx, Type *t) {
+  Type *r = ty_find(t);
+  if (r->kind == TYPE_UVAR) {
+    Type *inc = type_new(cx->m, TYPE_INCOMPLETE, (Span){0, 0});
+    r->uvar.link = inc;
+    return inc;
+  }
+  if (stack_exhausted()) return r;
+  switch (r->kind) {
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < r->tuple.n; i++)
+      r->tuple.fields[i] = zonk_final(cx, r->tuple.fields[i]);
+    break;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < r->func.nargs; i++) r->func.args[i] = zonk_final(cx, r->func.args[i]);
+    r->func.ret = zonk_final(cx, r->func.ret);
+    break;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < r->adt.nargs; i++) r->adt.args[i] = zonk_final(cx, r->adt.args[i]);
+    break;
+  case TYPE_REF:
+    r->ref.inner = zonk_final(cx, r->ref.inner);
+    break;
+  default:
+    break;
+  }
+  if (t != r && t->kind == TYPE_UVAR) t->uvar.link = r;
+  return r;
+}
+
+Type *ty_zonk(TyCx *cx, Type *t, bool final) {
+  if (!t) return NULL;
+  return final ? zonk_final(cx, t) : zonk(cx, t);
+}
+
+const char *ty_str(TyCx *cx, Type *t) { return type_to_string(cx->a, ty_zonk(cx, t, false)); }

@@ -1,0 +1,16 @@
+#!/bin/sh
+# `make fuzz FUZZ_SECONDS=N`: builds the front end with clang's libFuzzer +
+# ASan/UBSan and fuzzes it for N seconds (default 60), seeded with every
+# golden program and sample. Crashes are written to tests/fuzz/crash-*.
+set -e
+secs=${1:-60}
+cd "$(dirname "$0")/../.."
+make --no-print-directory build/gen/lexer.c build/gen/relay.tab.c >/dev/null
+out=build/fuzz
+mkdir -p $out tests/fuzz/corpus-out
+srcs="$(ls ir/*.c lexer/*.c parser/*.c sema/*.c ops/*.c 2>/dev/null) build/gen/lexer.c build/gen/relay.tab.c"
+clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -Ibuild/gen \
+  $(pkg-config --cflags jansson) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \
+  $(pkg-config --libs jansson) -lm -lpthread
+$out/fuzz_frontend -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix=tests/fuzz/ tests/fuzz/corpus-out $(find tests/golden -type d) samples

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Golden test runner for relayc.
+
+Each test is a `.relay` file whose header comments state the expected outcome:
+
+    // RUN: relayc --print %s        command line (default: `relayc %s`); several RUN lines allowed
+    // EXIT: 1                       expected exit status (default 0)
+    // ERR: prog.relay:3:5: error: unbound local variable %y
+    // ERR:     3 |   add(%x, %y)   stderr must contain these lines, in this order
+    // OUT: 42                       stdout must be exactly these lines (when any OUT line is given)
+    // NO-ROUNDTRIP                  skip the print/re-parse/re-print check
+
+`%s` is the test file, `%d` its directory. If `NAME.out` exists beside the test, stdout must equal
+its contents exactly. With EXIT 0 and no ERR lines, stderr must be empty (relayc is silent on
+success). Every test that exits 0 is also run with `--check-roundtrip` unless NO-ROUNDTRIP is given
+or the command used --expr/--emit=tokens. Files under samples/ are checked the same way
+(default: type-check, exit 0). Prints `N passed, N failed` at the end; exit 1 if anything failed.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+TIMEOUT = 120
+
+
+def parse_header(path):
+    runs, errs, outs = [], [], []
+    exit_code, roundtrip = 0, True
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    for line in text.splitlines():
+        m = re.match(r"\s*//\s?(RUN|EXIT|ERR|OUT|NO-ROUNDTRIP)(:?)(.*)$", line)
+        if not m:
+            continue
+        key, rest = m.group(1), m.group(3)
+        if rest.startswith(" "):
+            rest = rest[1:]
+        if key == "RUN":
+            runs.append(rest.strip())
+        elif key == "EXIT":
+            exit_code = int(rest.strip())
+        elif key == "ERR":
+            errs.append(rest)
+        elif key == "OUT":
+            outs.append(rest)
+        elif key == "NO-ROUNDTRIP":
+            roundtrip = False
+    if not runs:
+        runs = ["relayc %s"]
+    return runs, exit_code, errs, outs, roundtrip
+
+
+def command(run, relayc, path, valgrind):
+    argv = shlex.split(run.replace("%s", shlex.quote(path)).replace("%d", shlex.quote(os.path.dirname(path) or ".")))
+    if argv and argv[0] == "relayc":
+        argv[0] = relayc
+        if valgrind:
+            argv = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+                    "--errors-for-leak-kinds=definite"] + argv
+    return argv
+
+
+def run_test(path, relayc, valgrind):
+    """Returns a list of failure messages (empty on success)."""
+    runs, exit_code, errs, outs, roundtrip = parse_header(path)
+    failures = []
+    expected_out = None
+    out_file = os.path.splitext(path)[0] + ".out"
+    if os.path.exists(out_file):
+        with open(out_file, "rb") as f:
+            expected_out = f.read()
+    elif outs:
+        expected_out = ("\n".join(outs) + "\n").encode()
+    for run in runs:
+        argv = command(run, relayc, path, valgrind)
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
+                               env=dict(os.environ, NO_COLOR="1"))
+        except subprocess.TimeoutExpired:
+            failures.append(f"{run}: timed out after {TIMEOUT}s")
+            continue
+        err = p.stderr.decode("utf-8", "replace")
+        if p.returncode != exit_code:
+            failures.append(f"{run}: exit {p.returncode}, expected {exit_code}\n{err[:2000]}")
+            continue
+        if exit_code == 0 and not errs and err.strip():
+            failures.append(f"{run}: unexpected stderr:\n{err[:2000]}")
+        pos = 0
+        for e in errs:
+            i = err.find(e, pos)
+            if i < 0:
+                failures.append(f"{run}: stderr lacks (in order): {e!r}\n--- stderr ---\n{err[:2000]}")
+                break
+            pos = i + len(e)
+        if expected_out is not None and p.stdout != expected_out:
+            failures.append(f"{run}: stdout differs\n--- expected ---\n{expected_out.decode(errors='replace')[:2000]}"
+                            f"\n--- got ---\n{p.stdout.decode(errors='replace')[:2000]}")
+        if exit_code == 0 and roundtrip and "--expr" not in run and "--emit" not in run:
+            rt = subprocess.run(command(f"relayc --check-roundtrip %s", relayc, path, valgrind),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+            if rt.returncode != 0:
+                failures.append(f"round trip failed (exit {rt.returncode}):\n{rt.stderr.decode(errors='replace')[:2000]}")
+            roundtrip = False
+    return failures
+
+
+def collect(paths):
+    tests = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, files in os.walk(p):
+                tests += [os.path.join(root, f) for f in files if f.endswith(".relay")]
+        elif p.endswith(".relay"):
+            tests.append(p)
+    return sorted(tests)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--relayc", default="build/relayc")
+    ap.add_argument("--valgrind", action="store_true")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("paths", nargs="+")
+    a = ap.parse_args()
+    relayc = os.path.abspath(a.relayc)
+    tests = collect(a.paths)
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
+        results = list(ex.map(lambda t: (t, run_test(t, relayc, a.valgrind)), tests))
+    for t, fails in results:
+        if fails:
+            failed += 1
+            print(f"FAIL {t}")
+            for f in fails:
+                print("  " + f.replace("\n", "\n  "))
+        else:
+            passed += 1
+    print(f"golden: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

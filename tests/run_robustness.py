@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Bad-input tests for the front end: relayc must answer every input with exit 0 or 1
+(a diagnostic), never a crash (signal), a hang, or another status.
+
+  - an empty file, binary garbage, random bytes;
+  - every golden/sample program cut at every byte (prefixes), for files up to a size cap;
+  - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain.
+
+Prints `N passed, N failed`.
+"""
+import argparse
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 60
+
+
+class Runner:
+    def __init__(self, relayc):
+        self.relayc = relayc
+        self.passed = 0
+        self.failed = 0
+        self.tmp = tempfile.mkdtemp(prefix="relayc-robust-")
+
+    def check(self, label, data, allowed=(0, 1), args=()):
+        fd, path = tempfile.mkstemp(suffix=".relay", dir=self.tmp)
+        os.close(fd)
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            p = subprocess.run([self.relayc, *args, path], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.fail(label, "timed out", data)
+            os.unlink(path)
+            return
+        os.unlink(path)
+        if p.returncode not in allowed:
+            self.fail(label, f"exit {p.returncode}: {p.stderr.decode(errors='replace')[-600:]}", data)
+        elif p.returncode == 1 and b"error" not in p.stderr:
+            self.fail(label, "exit 1 without a diagnostic", data)
+        else:
+            self.passed += 1
+
+    def fail(self, label, why, data):
+        self.failed += 1
+        keep = os.path.join(self.tmp, f"fail-{self.failed}.relay")
+        with open(keep, "wb") as f:
+            f.write(data)
+        print(f"FAIL {label}: {why} (input kept in {keep})")
+
+
+def nested(n):
+    head = b'#[version = "0.0.5"]\ndef @main() -> int32 {\n'
+    yield "parens", head + b"(" * n + b"1" + b")" * n + b"\n}\n"
+    yield "lets", head + b"".join(b"let %%x%d = %d;\n" % (i, i) for i in range(n)) + b"%x0\n}\n"
+    yield "blocks", head + b"{" * n + b"1" + b"}" * n + b"\n}\n"
+    yield "tuples", head + b"(" * n + b"1," + b")." * 0 + b")" * n + b".0\n}\n"
+    yield "ifs", head + b"if (True) { " * n + b"1" + b" } else { 0 }" * n + b"\n}\n"
+    yield "calls", head + b"add(" * n + b"1" + b", 1)" * n + b"\n}\n"
+    yield "fns", head + b"fn () { " * n + b"1" + b" }" * n + b"\n}\n"
+    yield "unclosed parens", head + b"(" * n + b"\n}\n"
+    chain = [b'#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 {\n  %0 = add(%x, %x);\n']
+    chain += [b"  %%%d = add(%%%d, %%x);\n" % (i, i - 1) for i in range(1, 100000)]
+    chain.append(b"  %99999\n}\n")
+    yield "100k graph chain", b"".join(chain)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--relayc", default="build/relayc")
+    ap.add_argument("--every-byte", nargs="*", default=["samples/list.relay", "tests/golden/lib/functional.relay"],
+                    help="files cut at every byte; other files are cut every --stride bytes")
+    ap.add_argument("--stride", type=int, default=17)
+    ap.add_argument("paths", nargs="*", default=["tests/golden", "samples"])
+    a = ap.parse_args()
+    r = Runner(os.path.abspath(a.relayc))
+    r.check("empty file", b"")
+    r.check("only a comment", b"// nothing\n")
+    rnd = random.Random(1234)
+    for i in range(20):
+        r.check(f"random bytes #{i}", bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 400))))
+    r.check("NUL bytes", b'#[version = "0.0.5"]\ndef @main() { \0\0 }\n')
+    r.check("lone CR", b'#[version = "0.0.5"]\rdef @main() { 1 }\n')
+    for label, data in nested(10000):
+        r.check(f"deep nesting: {label}", data)
+    files = []
+    for p in a.paths:
+        for root, _, names in os.walk(p):
+            files += [os.path.join(root, n) for n in names if n.endswith(".relay")]
+    for path in sorted(files):
+        with open(path, "rb") as f:
+            data = f.read()
+        step = 1 if path in a.every_byte else a.stride
+        # prefixes, parsed and resolved (type checking adds little for syntax robustness but time)
+        cuts = [(f"{path} cut at byte {c}", data[:c]) for c in range(0, len(data), step)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+            list(ex.map(lambda lc: r.check(lc[0], lc[1], args=("--stop-after=resolve",)), cuts))
+    print(f"robustness: {r.passed} passed, {r.failed} failed")
+    sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,522 @@
+/* tests/unit/check_infer.c — type inference: unification, polymorphism,
+ * recursion, control flow, refs, kinds, exhaustiveness, diagnostics, the
+ * solver's incremental behaviour and the zonked result.
+ *
+ * Each case is Relay text run through parse → resolve → infer; accepting
+ * cases check the inferred types with print_type, rejecting cases check the
+ * diagnostic text.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/mem.h"
+#include "ir/print.h"
+#include "parser/parser.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+#include "sema/typing.h"
+
+typedef struct Run {
+  Module *m;
+  Source *src;
+  char *out;   /* diagnostics text */
+  int nerrors, nwarnings;
+  bool ok;
+} Run;
+
+static Run run(const char *text) {
+  Run r = {0};
+  size_t n = strlen(text);
+  char *copy = mem_malloc(n + 1);
+  memcpy(copy, text, n + 1);
+  r.src = source_new("t.relay", copy, n);
+  size_t len = 0;
+  FILE *f = open_memstream(&r.out, &len);
+  Diag d;
+  diag_init(&d, f, r.src);
+  d.max_errors = 0;
+  r.m = parse_module(r.src, &d);
+  if (d.nerrors == 0) resolve_module(r.m, &d);
+  if (d.nerrors == 0) r.ok = infer_module(r.m, &d);
+  fclose(f);
+  r.nerrors = d.nerrors;
+  r.nwarnings = d.nwarnings;
+  return r;
+}
+
+static void done(Run *r) {
+  module_free(r->m);
+  source_free(r->src);
+  free(r->out);
+}
+
+static char *tystr(const Type *t) {
+  static char buf[4096];
+  char *s = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&s, &len);
+  print_type(f, t);
+  fclose(f);
+  snprintf(buf, sizeof buf, "%s", s);
+  free(s);
+  return buf;
+}
+
+static GlobalDef *def(Module *m, const char *name) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, name) == 0) return m->defs[i];
+  return NULL;
+}
+
+/* The return type of @name. */
+static const char *ret_of(Run *r, const char *name) {
+  GlobalDef *g = def(r->m, name);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_nonnull(g->fn->type);
+  return tystr(g->fn->type->func.ret);
+}
+
+static const char *param_of(Run *r, const char *name, uint32_t i) {
+  GlobalDef *g = def(r->m, name);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_uint_lt(i, g->fn->nparams);
+  return tystr(g->fn->params[i]->type);
+}
+
+#define ACCEPT(r)                                                                       \
+  do {                                                                                  \
+    if (!(r).ok) ck_abort_msg("expected success, got:\n%s", (r).out ? (r).out : "");   \
+  } while (0)
+#define REJECT(r, text)                                                                    \
+  do {                                                                                     \
+    ck_assert_msg(!(r).ok, "expected an error");                                          \
+    ck_assert_msg((r).out && strstr((r).out, text), "missing '%s' in:\n%s", text, (r).out); \
+  } while (0)
+
+#define HDR "#[version = \"0.0.5\"]\n"
+#define LIST "type List[A] { Cons(A, List[A]), Nil }\n"
+
+/* ------------------------------------------------------------ basics */
+
+START_TEST(literals_and_annotations) {
+  Run r = run(HDR "def @f(%x: float32) -> (float32, int32, int64, bool, float16) { (%x, 1, 2i64, True, 1f16) }");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "f"), "(float32, int32, int64, bool, float16)");
+  done(&r);
+}
+END_TEST
+
+START_TEST(annotation_mismatch) {
+  Run r = run(HDR "def @f(%x: float32) -> int32 { %x }");
+  REJECT(r, "returns float32 but its declared return type is int32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(let_annotation_mismatch) {
+  Run r = run(HDR "def @f() { let %x: Tensor[(2), float32] = 1f; %x }");
+  REJECT(r, "%x is annotated Tensor[(2), float32] but its value has type float32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(incomplete_annotation_filled) {
+  Run r = run(HDR "def @f(%x: (float32, _)) -> _ { let %y: _ = %x.1; (%y, 1) }\n"
+                  "def @main() { @f((1f, True)) }");
+  ACCEPT(r);
+  ck_assert_str_eq(param_of(&r, "f", 0), "(float32, bool)");
+  ck_assert_str_eq(ret_of(&r, "f"), "(bool, int32)");
+  done(&r);
+}
+END_TEST
+
+START_TEST(unannotated_param_from_call_site) {
+  Run r = run(HDR "def @id(%x) { %x }\ndef @main() -> int32 { @id(3) }");
+  ACCEPT(r);
+  ck_assert_str_eq(param_of(&r, "id", 0), "int32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(monomorphic_global_not_generalized) {
+  Run r = run(HDR "def @id(%x) { %x }\ndef @main() { (@id(3), @id(True)) }");
+  REJECT(r, "argument 1 of @id: expected int32, found bool");
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ polymorphism */
+
+START_TEST(polymorphic_global_instantiated) {
+  Run r = run(HDR "def @id[A](%x: A) -> A { %x }\ndef @main() { (@id(3), @id(True), @id((1f, 2))) }");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "(int32, bool, (float32, int32))");
+  ck_assert_str_eq(tystr(def(r.m, "id")->fn->type), "fn [A](A) -> A");
+  done(&r);
+}
+END_TEST
+
+START_TEST(rigid_type_param) {
+  Run r = run(HDR "def @f[A](%x: A) -> A { 1 }");
+  REJECT(r, "returns int32 but its declared return type is A");
+  done(&r);
+}
+END_TEST
+
+START_TEST(list_library) {
+  Run r = run(HDR LIST
+              "def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {\n"
+              "  match (%l) { Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)), Nil => Nil }\n}\n"
+              "def @foldl[A, B](%f: fn (A, B) -> A, %acc: A, %l: List[B]) -> A {\n"
+              "  match (%l) { Cons(%h, %t) => @foldl(%f, %f(%acc, %h), %t), Nil => %acc }\n}\n"
+              "def @main() -> List[bool] {\n"
+              "  let %l = Cons(1, Cons(2, Nil));\n"
+              "  let %s = @foldl(fn (%a: int32, %b: int32) { %a }, 0, %l);\n"
+              "  @map(fn (%x: int32) { True }, %l)\n}");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "List[bool]");
+  done(&r);
+}
+END_TEST
+
+START_TEST(ctor_field_mismatch) {
+  Run r = run(HDR LIST "def @main() { Cons(1, Cons(True, Nil)) }");
+  REJECT(r, "argument 2 of constructor Cons: expected List[int32], found List[bool]");
+  done(&r);
+}
+END_TEST
+
+START_TEST(ctor_as_value) {
+  Run r = run(HDR LIST
+              "def @foldr[A, B](%f: fn (A, B) -> B, %acc: B, %l: List[A]) -> B {\n"
+              "  match (%l) { Cons(%h, %t) => %f(%h, @foldr(%f, %acc, %t)), Nil => %acc }\n}\n"
+              "def @main(%xs: List[int32]) { @foldr(Cons, Nil, %xs) }");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "List[int32]");
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ recursion */
+
+START_TEST(mutual_recursion) {
+  Run r = run(HDR "def @even(%n: int32) -> bool { if (%n == 0) { True } else { @odd(%n - 1) } }\n"
+                  "def @odd(%n: int32) -> bool { if (%n == 0) { False } else { @even(%n - 1) } }");
+  ACCEPT(r);
+  done(&r);
+}
+END_TEST
+
+START_TEST(recursive_let_closure) {
+  Run r = run(HDR "def @main(%k: int32) {\n"
+                  "  let %fact = fn (%n: int32) -> int32 { if (%n == 0) { 1 } else { %n * %fact(%n - 1) } };\n"
+                  "  let %add_k = fn (%x) { %x + %k };\n"
+                  "  %add_k(%fact(5))\n}");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "int32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(higher_order_compose) {
+  Run r = run(HDR "def @compose[A, B, C](%f: fn (B) -> C, %g: fn (A) -> B) -> fn (A) -> C {\n"
+                  "  fn (%x: A) -> C { %f(%g(%x)) }\n}\n"
+                  "def @main() { @compose(fn (%b: bool) { (%b,) }, fn (%i: int32) { %i == 1 })(3) }");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "(bool,)");
+  done(&r);
+}
+END_TEST
+
+START_TEST(occurs_check) {
+  Run r = run(HDR "def @main() { fn (%x) { %x(%x) } }");
+  REJECT(r, "argument 1 of %x");
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ control flow */
+
+START_TEST(if_condition_not_bool) {
+  Run r = run(HDR "def @f(%c: int32) { if (%c) { 1 } else { 2 } }");
+  REJECT(r, "the condition of if must be bool (Tensor[(), bool]), found int32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(if_branches_differ) {
+  Run r = run(HDR "def @f(%c: bool) { if (%c) { 1 } else { 2f } }");
+  REJECT(r, "then-branch int32, else-branch float32");
+  done(&r);
+}
+END_TEST
+
+START_TEST(refs) {
+  Run r = run(HDR "def @main(%x: float32) { let %r = ref(%x); let %u = ref_write(%r, 1f); (ref_read(%r), %u) }");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"), "(float32, ())");
+  done(&r);
+}
+END_TEST
+
+START_TEST(ref_write_wrong_type) {
+  Run r = run(HDR "def @main(%x: float32) { let %r = ref(%x); ref_write(%r, 1) }");
+  REJECT(r, "ref_write stores int32 into a reference of type ref(float32)");
+  done(&r);
+}
+END_TEST
+
+START_TEST(tuple_projection) {
+  Run r = run(HDR "def @f(%t: (int32, bool)) { %t.2 }");
+  REJECT(r, "tuple index .2 out of range");
+  done(&r);
+}
+END_TEST
+
+START_TEST(tuple_pattern) {
+  Run r = run(HDR LIST "def @f(%p: (int32, List[bool])) -> bool {\n"
+                       "  match (%p) { (_, Cons(%b, _)) => %b, (_, Nil) => False }\n}");
+  ACCEPT(r);
+  done(&r);
+}
+END_TEST
+
+START_TEST(pattern_type_mismatch) {
+  Run r = run(HDR LIST "type Option[A] { Some(A), None }\n"
+                       "def @f(%l: List[int32]) { match (%l) { Some(%x) => %x, _ => 0 } }");
+  REJECT(r, "constructor pattern Some matches values of type Option[");
+  done(&r);
+}
+END_TEST
+
+START_TEST(clause_types_differ) {
+  Run r = run(HDR LIST "def @f(%l: List[int32]) { match (%l) { Cons(%x, _) => %x, Nil => True } }");
+  REJECT(r, "this match clause has type bool but the first clause has type int32");
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ exhaustiveness */
+
+START_TEST(non_exhaustive) {
+  Run r = run(HDR LIST "def @f(%l: List[int32]) -> int32 {\n"
+                       "  match (%l) { Cons(%x, Cons(_, _)) => %x, Nil => 0 }\n}");
+  REJECT(r, "pattern Cons(_, Nil) is not covered");
+  done(&r);
+}
+END_TEST
+
+START_TEST(partial_match_allowed) {
+  Run r = run(HDR LIST "def @f(%l: List[int32]) -> int32 { match? (%l) { Cons(%x, _) => %x } }");
+  ACCEPT(r);
+  done(&r);
+}
+END_TEST
+
+START_TEST(unreachable_clause_warns) {
+  Run r = run(HDR LIST "def @f(%l: List[int32]) -> int32 { match (%l) { _ => 0, Nil => 1 } }");
+  ACCEPT(r);
+  ck_assert_int_eq(r.nwarnings, 1);
+  ck_assert_ptr_nonnull(strstr(r.out, "unreachable match clause"));
+  done(&r);
+}
+END_TEST
+
+START_TEST(tuple_exhaustive) {
+  Run r = run(HDR "type B { T, F }\n"
+                  "def @f(%p: (B, B)) -> int32 { match (%p) { (T, T) => 1, (F, _) => 2, (_, F) => 3 } }\n"
+                  "def @g(%p: (B, B)) -> int32 { match (%p) { (T, T) => 1, (F, F) => 2 } }");
+  REJECT(r, "pattern (T, F) is not covered");
+  ck_assert_int_eq(r.nerrors, 1);
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ kinds */
+
+START_TEST(kind_wrong_arity) {
+  Run r = run(HDR LIST "def @f(%l: List[int32, bool]) { 0 }");
+  REJECT(r, "type List expects 1 type argument but 2 were given");
+  done(&r);
+}
+END_TEST
+
+START_TEST(kind_missing_args) {
+  Run r = run(HDR LIST "def @f(%l: List) { 0 }");
+  REJECT(r, "type List expects 1 type argument but 0 were given");
+  done(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ diagnostics */
+
+START_TEST(several_errors_no_cascade) {
+  Run r = run(HDR "def @f(%x: float32) -> float32 { let %y = if (%x) { 1f } else { 2f }; %y }\n"
+                  "def @g(%c: bool) -> int32 { %c }\n"
+                  "def @h() { @g(1, 2) }");
+  ck_assert(!r.ok);
+  ck_assert_int_eq(r.nerrors, 3);
+  ck_assert_ptr_nonnull(strstr(r.out, "@g expects 1 argument but 2 were given"));
+  done(&r);
+}
+END_TEST
+
+START_TEST(call_non_function) {
+  Run r = run(HDR "def @f(%x: int32) { %x(1) }");
+  REJECT(r, "%x has type int32 and cannot be called");
+  done(&r);
+}
+END_TEST
+
+START_TEST(error_has_location) {
+  Run r = run(HDR "def @f(%x: float32) -> float32 {\n  @f(1)\n}");
+  REJECT(r, "t.relay:3:6: error: argument 1 of @f: expected float32, found int32");
+  done(&r);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------ unification (direct) */
+
+static Type *tensor2(Module *m, DType dt, DimKind k0, int64_t v0, int64_t v1) {
+  int64_t shape[2] = {v0, v1};
+  Type *t = type_tensor(m, dt, 2, shape);
+  t->tensor.dims[0].kind = k0;
+  return t;
+}
+
+START_TEST(unify_tensors_and_any) {
+  Module *m = module_new(NULL);
+  Diag d;
+  diag_init(&d, stderr, NULL);
+  TyCx cx;
+  ty_init(&cx, m, &d);
+  ck_assert(ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 4)));
+  ck_assert(ty_unify(&cx, tensor2(m, DT_F32, DIM_ANY, 0, 4), tensor2(m, DT_F32, DIM_INT, 7, 4)));
+  ck_assert(!ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 5)));
+  ck_assert(!ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F16, DIM_INT, 3, 4)));
+  ck_assert(!ty_unify(&cx, type_scalar(m, DT_F32), tensor2(m, DT_F32, DIM_INT, 3, 4)));
+  ty_fini(&cx);
+  module_free(m);
+}
+END_TEST
+
+START_TEST(unify_uvars_union_find) {
+  Module *m = module_new(NULL);
+  Diag d;
+  diag_init(&d, stderr, NULL);
+  TyCx cx;
+  ty_init(&cx, m, &d);
+  Type *u[100];
+  for (int i = 0; i < 100; i++) u[i] = ty_fresh(&cx);
+  for (int i = 0; i < 99; i++) ck_assert(ty_unify(&cx, u[i], u[i + 1]));
+  ck_assert(ty_unify(&cx, u[50], type_scalar(m, DT_I32)));
+  Type *r = ty_find(u[0]);
+  ck_assert_int_eq(r->kind, TYPE_TENSOR);
+  ck_assert_ptr_eq(u[0]->uvar.link, r); /* path compressed */
+  /* occurs check: u = (u,) is rejected */
+  Type *v = ty_fresh(&cx);
+  Type *fields[1] = {v};
+  ck_assert(!ty_unify(&cx, v, ty_tuple(&cx, fields, 1)));
+  /* the error type absorbs everything and poisons a uvar silently */
+  Type *w = ty_fresh(&cx);
+  ck_assert(ty_unify(&cx, w, cx.err));
+  ck_assert(ty_unify(&cx, w, type_scalar(m, DT_BOOL_T)));
+  ck_assert(ty_is_err(&cx, w));
+  ty_fini(&cx);
+  module_free(m);
+}
+END_TEST
+
+START_TEST(unify_polymorphic_functions_alpha) {
+  Module *m = module_new(NULL);
+  Diag d;
+  diag_init(&d, stderr, NULL);
+  TyCx cx;
+  ty_init(&cx, m, &d);
+  TypeParam *a = type_param_new(m, "A", (Span){0, 0}), *b = type_param_new(m, "B", (Span){0, 0});
+  Type *va = type_new(m, TYPE_VAR, (Span){0, 0}), *vb = type_new(m, TYPE_VAR, (Span){0, 0});
+  va->var.param = a;
+  vb->var.param = b;
+  Type *fa = ty_func(&cx, &va, 1, va), *fb = ty_func(&cx, &vb, 1, vb);
+  fa->func.tparams = &a;
+  fa->func.ntparams = 1;
+  fb->func.tparams = &b;
+  fb->func.ntparams = 1;
+  ck_assert(ty_unify(&cx, fa, fb));   /* fn[A](A) -> A  ~  fn[B](B) -> B */
+  ck_assert(!ty_unify(&cx, va, vb));  /* distinct rigid variables */
+  Type *inst = ty_instantiate(&cx, fa);
+  ck_assert_int_eq(inst->func.ntparams, 0);
+  ck_assert(ty_unify(&cx, inst->func.args[0], type_scalar(m, DT_I64)));
+  ck_assert_int_eq(ty_find(inst->func.ret)->kind, TYPE_TENSOR);
+  ty_fini(&cx);
+  module_free(m);
+}
+END_TEST
+
+static Suite *infer_suite(void) {
+  Suite *s = suite_create("infer");
+  TCase *u = tcase_create("unify");
+  tcase_add_test(u, unify_tensors_and_any);
+  tcase_add_test(u, unify_uvars_union_find);
+  tcase_add_test(u, unify_polymorphic_functions_alpha);
+  suite_add_tcase(s, u);
+  TCase *b = tcase_create("basics");
+  tcase_add_test(b, literals_and_annotations);
+  tcase_add_test(b, annotation_mismatch);
+  tcase_add_test(b, let_annotation_mismatch);
+  tcase_add_test(b, incomplete_annotation_filled);
+  tcase_add_test(b, unannotated_param_from_call_site);
+  tcase_add_test(b, monomorphic_global_not_generalized);
+  suite_add_tcase(s, b);
+  TCase *p = tcase_create("polymorphism");
+  tcase_add_test(p, polymorphic_global_instantiated);
+  tcase_add_test(p, rigid_type_param);
+  tcase_add_test(p, list_library);
+  tcase_add_test(p, ctor_field_mismatch);
+  tcase_add_test(p, ctor_as_value);
+  suite_add_tcase(s, p);
+  TCase *rc = tcase_create("recursion");
+  tcase_add_test(rc, mutual_recursion);
+  tcase_add_test(rc, recursive_let_closure);
+  tcase_add_test(rc, higher_order_compose);
+  tcase_add_test(rc, occurs_check);
+  suite_add_tcase(s, rc);
+  TCase *cf = tcase_create("control");
+  tcase_add_test(cf, if_condition_not_bool);
+  tcase_add_test(cf, if_branches_differ);
+  tcase_add_test(cf, refs);
+  tcase_add_test(cf, ref_write_wrong_type);
+  tcase_add_test(cf, tuple_projection);
+  tcase_add_test(cf, tuple_pattern);
+  tcase_add_test(cf, pattern_type_mismatch);
+  tcase_add_test(cf, clause_types_differ);
+  suite_add_tcase(s, cf);
+  TCase *ex = tcase_create("exhaustiveness");
+  tcase_add_test(ex, non_exhaustive);
+  tcase_add_test(ex, partial_match_allowed);
+  tcase_add_test(ex, unreachable_clause_warns);
+  tcase_add_test(ex, tuple_exhaustive);
+  suite_add_tcase(s, ex);
+  TCase *k = tcase_create("kinds");
+  tcase_add_test(k, kind_wrong_arity);
+  tcase_add_test(k, kind_missing_args);
+  suite_add_tcase(s, k);
+  TCase *dg = tcase_create("diagnostics");
+  tcase_add_test(dg, several_errors_no_cascade);
+  tcase_add_test(dg, call_non_function);
+  tcase_add_test(dg, error_has_location);
+  suite_add_tcase(s, dg);
+  return s;
+}
+
+int main(void) {
+  stack_guard_init(8u << 20);
+  SRunner *sr = srunner_create(infer_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,149 @@
+/* tests/unit/check_ir.c — the ir/ core: arena, mem hook, diagnostics, dtypes, AST helpers. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/arena.h"
+#include "ir/ast.h"
+#include "ir/diag.h"
+#include "ir/dtype.h"
+#include "ir/mem.h"
+
+START_TEST(arena_alignment_and_big_blocks) {
+  Arena *a = arena_new();
+  for (int i = 0; i < 1000; i++) {
+    char *p = arena_alloc(a, (size_t)(i % 37) + 1);
+    ck_assert_uint_eq((uintptr_t)p % 16, 0);
+    ck_assert_int_eq(p[0], 0);
+  }
+  void *q = arena_alloc_aligned(a, 100, 64);
+  ck_assert_uint_eq((uintptr_t)q % 64, 0);
+  void *big = arena_alloc_big(a, 1 << 20);
+  ck_assert_uint_eq((uintptr_t)big % 64, 0);
+  memset(big, 1, 1 << 20);
+  ck_assert_str_eq(arena_strndup(a, "hello world", 5), "hello");
+  ck_assert_uint_ge(arena_used(a), (1u << 20));
+  arena_free(a);
+}
+END_TEST
+
+START_TEST(dtype_names) {
+  DType t;
+  const char *ok[] = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint64", "float16",
+                      "float32", "float64", "bfloat16", "int8x4", "float16x4", "handle"};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    char buf[32];
+    ck_assert_msg(dtype_parse(ok[i], strlen(ok[i]), &t), "%s", ok[i]);
+    ck_assert_str_eq(dtype_name(t, buf), ok[i]);
+  }
+  ck_assert(dtype_parse("int", 3, &t) && dtype_eq(t, DT_I32));
+  ck_assert(dtype_parse("float", 5, &t) && dtype_eq(t, DT_F32));
+  const char *bad[] = {"int_t", "floaty", "integer", "boolean", "int0", "x", "", "uint8x", "handle64"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(!dtype_parse(bad[i], strlen(bad[i]), &t), "%s", bad[i]);
+}
+END_TEST
+
+START_TEST(half_conversions) {
+  ck_assert_float_eq(half_to_float(float_to_half(1.5f)), 1.5f);
+  ck_assert_float_eq(half_to_float(float_to_half(65504.f)), 65504.f);
+  ck_assert_uint_eq(float_to_half(1e6f), 0x7c00); /* overflow to +inf */
+  ck_assert_float_eq(half_to_float(0x0001), 5.9604645e-08f); /* smallest subnormal */
+  for (uint32_t h = 0; h < 0x7c00; h++) ck_assert_uint_eq(float_to_half(half_to_float((uint16_t)h)), h);
+}
+END_TEST
+
+/* Regression: the signed/unsigned ?: once made int32 -7 read back as 4294967289. */
+START_TEST(scalar_constants_read_back_signed) {
+  Module *m = module_new(NULL);
+  ck_assert_int_eq(const_scalar_as_int(expr_scalar_int(m, DT_I32, -7, span_make(0, 0))->constant), -7);
+  ck_assert_int_eq(const_scalar_as_int(expr_scalar_int(m, DT_I16, -3, span_make(0, 0))->constant), -3);
+  ck_assert_int_eq(const_scalar_as_int(expr_scalar_int(m, DT_I64, -1, span_make(0, 0))->constant), -1);
+  ck_assert_double_eq(const_scalar_as_double(expr_scalar_float(m, DT_F16, 2.5, span_make(0, 0))->constant), 2.5);
+  ck_assert_int_eq(const_scalar_as_int(expr_scalar_bool(m, true, span_make(0, 0))->constant), 1);
+  module_free(m);
+}
+END_TEST
+
+static char *diag_text(const char *src_text, Span sp, const char *msg) {
+  Source *src = source_new("t.relay", strdup(src_text), strlen(src_text));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  Diag d;
+  diag_init(&d, f, src);
+  diag_error(&d, sp, "%s", msg);
+  fclose(f);
+  source_free(src);
+  return buf;
+}
+
+START_TEST(diagnostic_layout) {
+  char *t = diag_text("line one\n  add(%x, %y)\n", span_make(19, 21), "unbound local variable %y");
+  ck_assert_str_eq(t, "t.relay:2:11: error: unbound local variable %y\n"
+                      "    2 |   add(%x, %y)\n"
+                      "      |           ^~\n");
+  free(t);
+  /* a point at the end of input, no trailing newline */
+  t = diag_text("abc", span_make(3, 3), "unexpected end of input");
+  ck_assert_str_eq(t, "t.relay:1:4: error: unexpected end of input\n    1 | abc\n      |    ^\n");
+  free(t);
+}
+END_TEST
+
+START_TEST(diagnostic_long_line_is_windowed) {
+  size_t n = 100000;
+  char *text = malloc(n + 1);
+  memset(text, 'A', n);
+  text[n] = 0;
+  char *t = diag_text(text, span_make(50000, 50001), "bad base64");
+  ck_assert_uint_lt(strlen(t), 700);
+  ck_assert_ptr_nonnull(strstr(t, "..."));
+  free(t);
+  free(text);
+}
+END_TEST
+
+START_TEST(error_cap) {
+  Source *src = source_new("t.relay", strdup("x"), 1);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  Diag d;
+  diag_init(&d, f, src);
+  d.max_errors = 3;
+  for (int i = 0; i < 10; i++) diag_error(&d, span_make(0, 1), "e%d", i);
+  fclose(f);
+  ck_assert_int_eq(d.nerrors, 10);
+  ck_assert_ptr_null(strstr(buf, "e3"));
+  ck_assert_ptr_nonnull(strstr(buf, "too many errors"));
+  free(buf);
+  source_free(src);
+}
+END_TEST
+
+START_TEST(edit_distances) {
+  ck_assert_uint_eq(edit_distance("add", "add", 3), 0);
+  ck_assert_uint_eq(edit_distance("nn.conv", "nn.conv2d", 3), 2);
+  ck_assert_uint_gt(edit_distance("softmax", "add", 2), 2);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ir");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, arena_alignment_and_big_blocks);
+  tcase_add_test(tc, dtype_names);
+  tcase_add_test(tc, half_conversions);
+  tcase_add_test(tc, scalar_constants_read_back_signed);
+  tcase_add_test(tc, diagnostic_layout);
+  tcase_add_test(tc, diagnostic_long_line_is_windowed);
+  tcase_add_test(tc, error_cap);
+  tcase_add_test(tc, edit_distances);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

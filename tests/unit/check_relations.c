@@ -1,0 +1,548 @@
+/* tests/unit/check_relations.c — every operator's type relation, through
+ * text: at least one accepting and one rejecting case per operator, plus the
+ * solver's behaviour (deferral, input refinement, Any dims, "cannot infer").
+ *
+ * A case is `def @main(PARAMS) { BODY }`; an accepting case states the
+ * printed type of @main's result, a rejecting case a substring of the
+ * diagnostics.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/mem.h"
+#include "ir/print.h"
+#include "ops/registry.h"
+#include "parser/parser.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+
+typedef struct Case {
+  const char *params;
+  const char *body;
+  const char *expect; /* result type (ok) or message substring (bad) */
+  bool ok;
+} Case;
+
+#define OK(p, b, t) {p, b, t, true}
+#define BAD(p, b, m) {p, b, m, false}
+
+static const Case cases[] = {
+    /* ---- broadcast family */
+    OK("%a: Tensor[(1, 8, 28, 28), float32], %b: Tensor[(8, 1, 1), float32]", "add(%a, %b)",
+       "Tensor[(1, 8, 28, 28), float32]"),
+    BAD("%a: float32", "add(%a, 1)", "add: operands have different dtypes: float32 and int32"),
+    BAD("%a: Tensor[(2, 3), float32], %b: Tensor[(4), float32]", "add(%a, %b)", "incompatible broadcast"),
+    OK("%a: Tensor[(?, 3), float32], %b: Tensor[(5, 1), float32]", "subtract(%a, %b)", "Tensor[(5, 3), float32]"),
+    BAD("%a: Tensor[(3), float32], %b: Tensor[(2), float32]", "subtract(%a, %b)", "incompatible broadcast"),
+    OK("%a: int32, %b: int32", "multiply(%a, %b)", "int32"),
+    BAD("%a: int32, %b: (int32,)", "multiply(%a, %b)", "multiply: argument 2 must be a tensor, found (int32,)"),
+    OK("%a: int32, %b: int32", "divide(%a, %b)", "int32"),
+    BAD("%a: int32, %b: int64", "divide(%a, %b)", "different dtypes"),
+    OK("%a: int32, %b: int32", "floor_divide(%a, %b)", "int32"),
+    BAD("%a: int32, %b: int16", "floor_divide(%a, %b)", "different dtypes"),
+    OK("%a: int32, %b: int32", "trunc_divide(%a, %b)", "int32"),
+    BAD("%a: int32, %b: int16", "trunc_divide(%a, %b)", "different dtypes"),
+    OK("%a: float32, %b: float32", "mod(%a, %b)", "float32"),
+    BAD("%a: float32, %b: float16", "mod(%a, %b)", "different dtypes"),
+    OK("%a: float32, %b: float32", "floor_mod(%a, %b)", "float32"),
+    BAD("%a: float32, %b: float16", "floor_mod(%a, %b)", "different dtypes"),
+    OK("%a: float32, %b: float32", "trunc_mod(%a, %b)", "float32"),
+    BAD("%a: float32, %b: float16", "trunc_mod(%a, %b)", "different dtypes"),
+    OK("%a: Tensor[(3), float32]", "power(%a, 2f)", "Tensor[(3), float32]"),
+    BAD("%a: int32", "power(%a, 2)", "power: argument 1 has dtype int32 but a floating-point dtype is required"),
+    OK("%a: float32", "maximum(%a, 1f)", "float32"),
+    BAD("%a: float32", "maximum(%a, 1)", "different dtypes"),
+    OK("%a: float32", "minimum(%a, 1f)", "float32"),
+    BAD("%a: float32", "minimum(%a, 1)", "different dtypes"),
+    OK("%a: int32", "left_shift(%a, 1)", "int32"),
+    BAD("%a: float32", "left_shift(%a, 1f)", "integer or bool dtype is required"),
+    OK("%a: int32", "right_shift(%a, 1)", "int32"),
+    BAD("%a: float32", "right_shift(%a, 1f)", "integer or bool dtype is required"),
+    OK("%a: bool", "bitwise_and(%a, True)", "bool"),
+    BAD("%a: float32", "bitwise_and(%a, 1f)", "integer or bool"),
+    OK("%a: int32", "bitwise_or(%a, 1)", "int32"),
+    BAD("%a: float32", "bitwise_or(%a, 1f)", "integer or bool"),
+    OK("%a: int32", "bitwise_xor(%a, 1)", "int32"),
+    BAD("%a: float32", "bitwise_xor(%a, 1f)", "integer or bool"),
+    OK("%a: bool", "logical_and(%a, True)", "bool"),
+    BAD("%a: int32", "logical_and(%a, 1)", "a bool dtype is required"),
+    OK("%a: bool", "logical_or(%a, True)", "bool"),
+    BAD("%a: int32", "logical_or(%a, 1)", "a bool dtype is required"),
+    OK("%a: bool", "logical_xor(%a, True)", "bool"),
+    BAD("%a: int32", "logical_xor(%a, 1)", "a bool dtype is required"),
+    OK("%a: Tensor[(2, 1), int64]", "equal(%a, 0i64)", "Tensor[(2, 1), bool]"),
+    BAD("%a: int64", "equal(%a, 0)", "equal: operands have different dtypes: int64 and int32"),
+    OK("%a: float32", "not_equal(%a, 0f)", "bool"),
+    BAD("%a: float32", "not_equal(%a, 0)", "different dtypes"),
+    OK("%a: Tensor[(4), int64]", "less(%a, 0i64)", "Tensor[(4), bool]"),
+    BAD("%a: Tensor[(4), int64]", "less(%a, 0)", "different dtypes"),
+    OK("%a: float32", "less_equal(%a, 0f)", "bool"),
+    BAD("%a: float32", "less_equal(%a, 0)", "different dtypes"),
+    OK("%a: float32", "greater(%a, 0f)", "bool"),
+    BAD("%a: float32", "greater(%a, 0)", "different dtypes"),
+    OK("%a: float32", "greater_equal(%a, 0f)", "bool"),
+    BAD("%a: float32", "greater_equal(%a, 0)", "different dtypes"),
+    /* ---- unary */
+    OK("%a: Tensor[(2), int32]", "negative(%a)", "Tensor[(2), int32]"),
+    BAD("%a: (int32,)", "negative(%a)", "negative: argument 1 must be a tensor"),
+    OK("%a: int8", "abs(%a)", "int8"),
+    BAD("%a: (int32,)", "abs(%a)", "must be a tensor"),
+    OK("%a: float32", "sign(%a)", "float32"),
+    BAD("%a: (int32,)", "sign(%a)", "must be a tensor"),
+    OK("%a: float32", "sqrt(%a)", "float32"),
+    BAD("%a: int32", "sqrt(%a)", "sqrt: argument 1 has dtype int32 but a floating-point dtype is required"),
+    OK("%a: float16", "rsqrt(%a)", "float16"),
+    BAD("%a: int32", "rsqrt(%a)", "floating-point"),
+    OK("%a: float32", "exp(%a)", "float32"),
+    BAD("%a: int32", "exp(%a)", "floating-point"),
+    OK("%a: float32", "log(%a)", "float32"),
+    BAD("%a: int32", "log(%a)", "floating-point"),
+    OK("%a: float32", "log2(%a)", "float32"),
+    BAD("%a: int32", "log2(%a)", "floating-point"),
+    OK("%a: float32", "log10(%a)", "float32"),
+    BAD("%a: int32", "log10(%a)", "floating-point"),
+    OK("%a: float32", "sin(%a)", "float32"),
+    BAD("%a: int32", "sin(%a)", "floating-point"),
+    OK("%a: float32", "cos(%a)", "float32"),
+    BAD("%a: int32", "cos(%a)", "floating-point"),
+    OK("%a: float32", "tan(%a)", "float32"),
+    BAD("%a: int32", "tan(%a)", "floating-point"),
+    OK("%a: float32", "asin(%a)", "float32"),
+    BAD("%a: int32", "asin(%a)", "floating-point"),
+    OK("%a: float32", "acos(%a)", "float32"),
+    BAD("%a: int32", "acos(%a)", "floating-point"),
+    OK("%a: float32", "atan(%a)", "float32"),
+    BAD("%a: int32", "atan(%a)", "floating-point"),
+    OK("%a: float32", "sinh(%a)", "float32"),
+    BAD("%a: int32", "sinh(%a)", "floating-point"),
+    OK("%a: float32", "cosh(%a)", "float32"),
+    BAD("%a: int32", "cosh(%a)", "floating-point"),
+    OK("%a: float32", "tanh(%a)", "float32"),
+    BAD("%a: int32", "tanh(%a)", "floating-point"),
+    OK("%a: float32", "asinh(%a)", "float32"),
+    BAD("%a: int32", "asinh(%a)", "floating-point"),
+    OK("%a: float32", "acosh(%a)", "float32"),
+    BAD("%a: int32", "acosh(%a)", "floating-point"),
+    OK("%a: float32", "atanh(%a)", "float32"),
+    BAD("%a: int32", "atanh(%a)", "floating-point"),
+    OK("%a: float32", "erf(%a)", "float32"),
+    BAD("%a: int32", "erf(%a)", "floating-point"),
+    OK("%a: float32", "sigmoid(%a)", "float32"),
+    BAD("%a: int32", "sigmoid(%a)", "floating-point"),
+    OK("%a: int32", "floor(%a)", "int32"),
+    BAD("%a: (int32,)", "floor(%a)", "must be a tensor"),
+    OK("%a: float32", "ceil(%a)", "float32"),
+    BAD("%a: (int32,)", "ceil(%a)", "must be a tensor"),
+    OK("%a: float32", "trunc(%a)", "float32"),
+    BAD("%a: (int32,)", "trunc(%a)", "must be a tensor"),
+    OK("%a: float32", "round(%a)", "float32"),
+    BAD("%a: (int32,)", "round(%a)", "must be a tensor"),
+    OK("%a: bool", "logical_not(%a)", "bool"),
+    BAD("%a: int32", "logical_not(%a)", "a bool dtype is required"),
+    OK("%a: int32", "bitwise_not(%a)", "int32"),
+    BAD("%a: float32", "bitwise_not(%a)", "integer or bool"),
+    OK("%a: Tensor[(3), float32]", "copy(%a)", "Tensor[(3), float32]"),
+    BAD("%a: (int32,)", "copy(%a)", "must be a tensor"),
+    OK("%a: Tensor[(3), float32]", "zeros_like(%a)", "Tensor[(3), float32]"),
+    BAD("%a: (int32,)", "zeros_like(%a)", "must be a tensor"),
+    OK("%a: Tensor[(3), float32]", "ones_like(%a)", "Tensor[(3), float32]"),
+    BAD("%a: (int32,)", "ones_like(%a)", "must be a tensor"),
+    OK("%a: float32", "fast_exp(%a)", "float32"),
+    BAD("%a: int32", "fast_exp(%a)", "floating-point"),
+    OK("%a: float32", "fast_tanh(%a)", "float32"),
+    BAD("%a: int32", "fast_tanh(%a)", "floating-point"),
+    OK("%a: float32", "fast_erf(%a)", "float32"),
+    BAD("%a: int32", "fast_erf(%a)", "floating-point"),
+    OK("%a: Tensor[(3), float32]", "isnan(%a)", "Tensor[(3), bool]"),
+    BAD("%a: (int32,)", "isnan(%a)", "must be a tensor"),
+    OK("%a: Tensor[(3), float32]", "isinf(%a)", "Tensor[(3), bool]"),
+    BAD("%a: (int32,)", "isinf(%a)", "must be a tensor"),
+    OK("%a: Tensor[(3), int32]", "isfinite(%a)", "Tensor[(3), bool]"),
+    BAD("%a: (int32,)", "isfinite(%a)", "must be a tensor"),
+    /* ---- activations, clamps, casts */
+    OK("%a: Tensor[(1, 2), float32]", "nn.relu(%a)", "Tensor[(1, 2), float32]"),
+    BAD("%a: (float32,)", "nn.relu(%a)", "nn.relu: argument 1 must be a tensor"),
+    OK("%a: Tensor[(1, 2), float32]", "nn.leaky_relu(%a, alpha=0.1f)", "Tensor[(1, 2), float32]"),
+    BAD("%a: (float32,)", "nn.leaky_relu(%a)", "must be a tensor"),
+    OK("%a: Tensor[(1, 3, 4), float32], %w", "nn.prelu(%a, %w)", "Tensor[(1, 3, 4), float32]"),
+    BAD("%a: Tensor[(1, 3, 4), float32], %w: Tensor[(4), float32]", "nn.prelu(%a, %w)",
+        "nn.prelu: argument 2 has type Tensor[(4), float32] but Tensor[(3), float32] is required"),
+    OK("%a: float32", "clip(%a, a_min=-inff, a_max=inff)", "float32"),
+    BAD("%a: (float32,)", "clip(%a, a_min=2f, a_max=1f)", "clip: argument 1 must be a tensor"),
+    OK("%a: Tensor[(2), float32]", "nn.dropout(%a)", "(Tensor[(2), float32], Tensor[(2), float32])"),
+    BAD("%a: (float32,)", "nn.dropout(%a)", "nn.dropout: argument 1 must be a tensor"),
+    OK("%a: int32", "fixed_point_multiply(%a, multiplier=1, shift=1)", "int32"),
+    BAD("%a: (int32,)", "fixed_point_multiply(%a, multiplier=1, shift=1)", "must be a tensor"),
+    OK("%a: Tensor[(2), float32]", "cast(%a, dtype=\"int8\")", "Tensor[(2), int8]"),
+    BAD("%a: Tensor[(2), float32]", "cast(%a, dtype=\"\")", "cast: the target dtype is not set"),
+    OK("%a: Tensor[(2), float32], %b: int64", "cast_like(%a, %b)", "Tensor[(2), int64]"),
+    BAD("%a: Tensor[(2), float32], %b: (int64,)", "cast_like(%a, %b)", "must be a tensor"),
+    OK("%a: Tensor[(2), float32]", "reinterpret(%a, dtype=\"int32\")", "Tensor[(2), int32]"),
+    BAD("%a: Tensor[(2), float32]", "reinterpret(%a, dtype=\"int8\")", "the bit widths differ"),
+    /* ---- reductions */
+    OK("%a: Tensor[(2, 3, 4), float32]", "sum(%a, axis=[1])", "Tensor[(2, 4), float32]"),
+    BAD("%a: Tensor[(2, 3, 4), float32]", "sum(%a, axis=[3])", "sum: axis 3 is out of range for a tensor of rank 3"),
+    OK("%a: Tensor[(1, 50, 768), float32]", "mean(%a, axis=[-1], keepdims=True)", "Tensor[(1, 50, 1), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "mean(%a, axis=[0, 0])", "axis 0 is listed twice"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "max(%a, axis=[1], exclude=True)", "Tensor[(3), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "max(%a, axis=[-3])", "out of range"),
+    OK("%a: Tensor[(2, 3), float32]", "min(%a)", "float32"),
+    BAD("%a: Tensor[(2, 3), float32]", "min(%a, axis=[5])", "out of range"),
+    OK("%a: Tensor[(2, 3), float32]", "prod(%a, axis=[], keepdims=True)", "Tensor[(1, 1), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "prod(%a, axis=[2])", "out of range"),
+    OK("%a: Tensor[(2, 3), bool]", "all(%a, axis=[0])", "Tensor[(3), bool]"),
+    BAD("%a: Tensor[(2, 3), bool]", "all(%a, axis=[2])", "out of range"),
+    OK("%a: Tensor[(2, 3), bool]", "any(%a, axis=[1])", "Tensor[(2), bool]"),
+    BAD("%a: Tensor[(2, 3), bool]", "any(%a, axis=[2])", "out of range"),
+    OK("%a: Tensor[(2, 3), float32]", "argmax(%a, axis=[1])", "Tensor[(2), int32]"),
+    BAD("%a: float32", "argmax(%a)", "argmax: cannot reduce a rank-0 tensor"),
+    OK("%a: Tensor[(2, 3), float32]", "argmin(%a, axis=[0], keepdims=True)", "Tensor[(1, 3), int32]"),
+    BAD("%a: float32", "argmin(%a)", "cannot reduce a rank-0 tensor"),
+    OK("%a: Tensor[(2, 3), float32], %m: Tensor[(2, 1), float32]", "variance(%a, %m, axis=[1])",
+       "Tensor[(2), float32]"),
+    BAD("%a: Tensor[(2, 3), float32], %m: Tensor[(2), float32]", "variance(%a, %m, axis=[1])",
+        "mean has rank 1 but data has rank 2"),
+    /* ---- reshape family */
+    OK("%a: Tensor[(1, 2048, 1, 1), float32]", "reshape(%a, newshape=[0, -1])", "Tensor[(1, 2048), float32]"),
+    OK("%a: Tensor[(1, 50, 32), float32]", "reshape(%a, newshape=[-1, 32])", "Tensor[(50, 32), float32]"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "reshape(%a, newshape=[-4, 1, 2, -2])", "Tensor[(1, 2, 3, 4), float32]"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "reshape(%a, newshape=[-3, 4])", "Tensor[(6, 4), float32]"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "reshape(%a, newshape=[-4, -1, 2, 3, 4])", "Tensor[(1, 2, 3, 4), float32]"),
+    OK("%a: Tensor[(?, 4), float32]", "reshape(%a, newshape=[-1, 2])", "Tensor[(?, 2), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "reshape(%a, newshape=[4, 2])", "reshape: cannot reshape Tensor[(2, 3), float32] (6 elements)"),
+    BAD("%a: Tensor[(2, 3), float32]", "reshape(%a, newshape=[-1, -1])", "only one -1"),
+    BAD("%a: Tensor[(2, 3), float32]", "reshape(%a, newshape=[-5])", "invalid value -5 in newshape"),
+    OK("%a: Tensor[(2, 3), float32], %b: Tensor[(3, 2), int8]", "reshape_like(%a, %b)", "Tensor[(3, 2), float32]"),
+    BAD("%a: Tensor[(2, 3), float32], %b: Tensor[(5), int8]", "reshape_like(%a, %b)", "element counts differ"),
+    OK("%a: Tensor[(2, 3), float32]", "expand_dims(%a, axis=0)", "Tensor[(1, 2, 3), float32]"),
+    OK("%a: Tensor[(2, 3), float32]", "expand_dims(%a, axis=-1, num_newaxis=2)", "Tensor[(2, 3, 1, 1), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "expand_dims(%a, axis=4)", "expand_dims: axis 4 is out of range [-3, 2]"),
+    OK("%a: Tensor[(1, 3, 1), float32]", "squeeze(%a)", "Tensor[(3), float32]"),
+    OK("%a: Tensor[(1, 3, 1), float32]", "squeeze(%a, axis=[2])", "Tensor[(1, 3), float32]"),
+    BAD("%a: Tensor[(1, 3, 1), float32]", "squeeze(%a, axis=[1])", "cannot squeeze axis 1 of extent 3"),
+    OK("%a: Tensor[(1, 50, 12, 64), float32]", "transpose(%a, axes=[0, 2, 1, 3])", "Tensor[(1, 12, 50, 64), float32]"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "transpose(%a, axes=None)", "Tensor[(4, 3, 2), float32]"),
+    BAD("%a: Tensor[(2, 3, 4), float32]", "transpose(%a, axes=[0, 0, 1])", "not a permutation"),
+    BAD("%a: Tensor[(2, 3, 4), float32]", "transpose(%a, axes=[0, 1])", "axes has 2 entries but the tensor has rank 3"),
+    OK("%a: Tensor[(2, 3, 4), float32]", "nn.batch_flatten(%a)", "Tensor[(2, 12), float32]"),
+    BAD("%a: float32", "nn.batch_flatten(%a)", "rank at least 1"),
+    OK("%a: Tensor[(1, 32, 8, 8), float32]", "layout_transform(%a, src_layout=\"NCHW\", dst_layout=\"NHWC\")",
+       "Tensor[(1, 8, 8, 32), float32]"),
+    OK("%a: Tensor[(1, 32, 8, 8), float32]", "layout_transform(%a, src_layout=\"NCHW\", dst_layout=\"NCHW16c\")",
+       "Tensor[(1, 2, 8, 8, 16), float32]"),
+    BAD("%a: Tensor[(1, 32, 8, 8), float32]", "layout_transform(%a, src_layout=\"NCHW\", dst_layout=\"NCDW\")",
+        "different primal axes"),
+    /* ---- joining, splitting */
+    OK("%a: Tensor[(1, 50, 64), float32], %b: Tensor[(2, 50, 64), float32]", "concatenate((%a, %b))",
+       "Tensor[(3, 50, 64), float32]"),
+    BAD("%a: Tensor[(1, 50), float32], %b: Tensor[(1, 49), float32]", "concatenate((%a, %b))",
+        "field 1 has extent 49 at axis 1 but field 0 has 50"),
+    BAD("%a: Tensor[(1, 50), float32], %b: Tensor[(1, 50), int32]", "concatenate((%a, %b), axis=1)", "field 1 is"),
+    OK("%a: Tensor[(2, 3), float32], %b: Tensor[(2, 3), float32]", "stack((%a, %b), axis=1)", "Tensor[(2, 2, 3), float32]"),
+    BAD("%a: Tensor[(2, 3), float32], %b: Tensor[(3, 3), float32]", "stack((%a, %b))", "all fields must have the same type"),
+    OK("%a: Tensor[(1, 50, 2304), float32]", "split(%a, indices_or_sections=[768, 1536], axis=2)",
+       "(Tensor[(1, 50, 768), float32], Tensor[(1, 50, 768), float32], Tensor[(1, 50, 768), float32])"),
+    OK("%a: Tensor[(4, 6), float32]", "(split(%a, indices_or_sections=2, axis=1)).1", "Tensor[(4, 3), float32]"),
+    BAD("%a: Tensor[(4, 6), float32]", "split(%a, indices_or_sections=4, axis=1)",
+        "axis 1 of extent 6 cannot be split into 4 equal sections"),
+    BAD("%a: Tensor[(4, 6), float32]", "split(%a, indices_or_sections=[2, 6], axis=1)", "split index 6 is not below"),
+    /* ---- slicing, gathering */
+    OK("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[1, 0], end=[3, 6], strides=[1, 2])",
+       "Tensor[(2, 3), float32]"),
+    OK("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[3], end=[-5], strides=[-1])", "Tensor[(4, 6), float32]"),
+    OK("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[1], end=[2], strides=[1], axes=[1])",
+       "Tensor[(4, 1), float32]"),
+    OK("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[1, 1], end=[-1, 2], strides=[1], slice_mode=\"size\")",
+       "Tensor[(3, 2), float32]"),
+    BAD("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[3], end=[1], strides=[1])", "begin 3 is after end 1"),
+    BAD("%a: Tensor[(4, 6), float32]", "strided_slice(%a, begin=[0], end=[1], strides=[0])", "stride 0"),
+    OK("%e: Tensor[(50257, 768), float32], %i: Tensor[(1, 50), int64]", "take(%e, %i, axis=0)",
+       "Tensor[(1, 50, 768), float32]"),
+    OK("%e: Tensor[(4, 5), float32], %i: Tensor[(3), int32]", "take(%e, %i)", "Tensor[(3), float32]"),
+    BAD("%e: Tensor[(4, 5), float32], %i: Tensor[(3), float32]", "take(%e, %i, axis=0)",
+        "take: indices must have an integer dtype, found float32"),
+    BAD("%e: Tensor[(4, 5), float32], %i: Tensor[(3), int32]", "take(%e, %i, axis=2)", "axis 2 is out of range"),
+    OK("%d: Tensor[(4, 5), float32], %i: Tensor[(4, 2), int32]", "gather(%d, %i, axis=1)", "Tensor[(4, 2), float32]"),
+    BAD("%d: Tensor[(4, 5), float32], %i: Tensor[(4), int32]", "gather(%d, %i, axis=1)", "indices have rank 1 but data has rank 2"),
+    OK("%d: Tensor[(4, 5, 6), float32], %i: Tensor[(2, 3), int32]", "gather_nd(%d, %i)", "Tensor[(3, 6), float32]"),
+    BAD("%d: Tensor[(4, 5), float32], %i: Tensor[(3, 7), int32]", "gather_nd(%d, %i)", "indices address 3 dimensions"),
+    OK("%c: Tensor[(1, 1, 50, 50), bool], %x: Tensor[(1, 12, 50, 50), float32]", "where(%c, %x, -10000f)",
+       "Tensor[(1, 12, 50, 50), float32]"),
+    BAD("%c: bool, %x: Tensor[(3), float32]", "where(%c, %x, 1)", "where: operands have different dtypes: Tensor[(3), float32] and int32"),
+    OK("%i: Tensor[(3), int32]", "one_hot(%i, 1f, 0f, depth=5)", "Tensor[(3, 5), float32]"),
+    BAD("%i: Tensor[(3), int32]", "one_hot(%i, 1f, 0f, depth=0)", "depth must be positive"),
+    OK("%a: Tensor[(4, 6), float32], %b: Tensor[(2, 3), int8]", "slice_like(%a, %b, axes=[1])", "Tensor[(4, 3), float32]"),
+    BAD("%a: Tensor[(4, 6), float32], %b: Tensor[(2, 3), int8]", "slice_like(%a, %b, axes=[2])", "axis 2 is out of range"),
+    /* ---- broadcasting, tiling */
+    OK("%a: Tensor[(3, 1), float32]", "broadcast_to(%a, shape=[2, 3, 4])", "Tensor[(2, 3, 4), float32]"),
+    BAD("%a: Tensor[(3, 2), float32]", "broadcast_to(%a, shape=[3, 4])", "incompatible broadcast"),
+    OK("%a: Tensor[(3, 1), float32], %b: Tensor[(3, 4), int8]", "broadcast_to_like(%a, %b)", "Tensor[(3, 4), float32]"),
+    BAD("%a: Tensor[(3, 2), float32], %b: Tensor[(3, 4), int8]", "broadcast_to_like(%a, %b)", "incompatible broadcast"),
+    OK("%a: Tensor[(2, 3), float32]", "tile(%a, reps=[2, 1, 2])", "Tensor[(2, 2, 6), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "tile(%a, reps=[-1])", "reps must be non-negative"),
+    OK("%a: Tensor[(2, 3), float32]", "repeat(%a, repeats=3, axis=1)", "Tensor[(2, 9), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "repeat(%a, repeats=3, axis=2)", "axis 2 is out of range"),
+    OK("%a: Tensor[(2, 3), float32]", "reverse(%a, axis=1)", "Tensor[(2, 3), float32]"),
+    BAD("%a: Tensor[(2, 3), float32]", "reverse(%a, axis=2)", "out of range"),
+    OK("%a: Tensor[(2, 3), int32]", "cumsum(%a)", "Tensor[(6), int32]"),
+    BAD("%a: Tensor[(2, 3), int32]", "cumsum(%a, axis=2)", "out of range"),
+    OK("%a: Tensor[(2, 3), int32]", "cumprod(%a, axis=0, dtype=\"int64\")", "Tensor[(2, 3), int64]"),
+    BAD("%a: Tensor[(2, 3), int32]", "cumprod(%a, axis=-3)", "out of range"),
+    /* ---- creation */
+    OK("", "zeros(shape=[2, 3], dtype=\"float32\")", "Tensor[(2, 3), float32]"),
+    BAD("", "zeros(shape=[2, 3])", "zeros: dtype is not set"),
+    OK("", "ones(shape=[4], dtype=\"int8\")", "Tensor[(4), int8]"),
+    BAD("", "ones(shape=[-2], dtype=\"int8\")", "invalid extent -2"),
+    OK("", "full(1f, shape=[10, 10])", "Tensor[(10, 10), float32]"),
+    BAD("%v: Tensor[(2), float32]", "full(%v, shape=[10, 10])", "full: fill_value must be a scalar"),
+    OK("%a: Tensor[(2, 3), int32]", "full_like(%a, 7)", "Tensor[(2, 3), int32]"),
+    BAD("%a: Tensor[(2, 3), int32], %v: Tensor[(2), int32]", "full_like(%a, %v)", "fill_value must be a scalar"),
+    OK("", "arange(0f, 10f, 2f, start=0f, stop=10f, step=2f, dtype=\"float32\")", "Tensor[(5), float32]"),
+    OK("%n: int32", "arange(0, %n, 1, dtype=\"int32\")", "Tensor[(?), int32]"),
+    BAD("", "arange(0, 10, 1, dtype=\"float32\")", "arange: argument 1 has type int32 but float32 is required"),
+    OK("%a: Tensor[(2, 3), float32]", "shape_of(%a)", "Tensor[(2), int32]"),
+    OK("%a: float32", "shape_of(%a, dtype=\"int64\")", "int64"),
+    BAD("%a: (float32,)", "shape_of(%a)", "must be a tensor"),
+    OK("%a: Tensor[(2, 3), float32]", "ndarray_size(%a)", "int32"),
+    BAD("%a: (float32,)", "ndarray_size(%a)", "must be a tensor"),
+    /* ---- dense algebra */
+    OK("%x: Tensor[(1, 50, 768), float32], %w: Tensor[(2304, 768), float32]", "nn.dense(%x, %w, units=None)",
+       "Tensor[(1, 50, 2304), float32]"),
+    OK("%x: Tensor[(1, 784), float32], %w", "(nn.dense(%x, %w, units=128), %w)",
+       "(Tensor[(1, 128), float32], Tensor[(128, 784), float32])"),
+    BAD("%x: Tensor[(1, 784), float32], %w: Tensor[(10, 700), float32]", "nn.dense(%x, %w, units=None)",
+        "nn.dense: data has 784 input features but weight expects 700"),
+    BAD("%x: Tensor[(1, 784), float32], %w: Tensor[(10, 784), float32]", "nn.dense(%x, %w, units=128)",
+        "nn.dense: argument 2 has type Tensor[(10, 784), float32] but Tensor[(128, 784), float32] is required"),
+    OK("%a: Tensor[(5, 3), float32], %b: Tensor[(3, 7), float32]", "nn.matmul(%a, %b, units=None)", "Tensor[(5, 7), float32]"),
+    BAD("%a: Tensor[(5, 3), float32], %b: Tensor[(4, 7), float32]", "nn.matmul(%a, %b, units=None)", "input features"),
+    OK("%q: Tensor[(600, 32, 64), float32], %k: Tensor[(600, 32, 64), float32]",
+       "nn.batch_matmul(%q, %k, out_dtype=\"float32\", transpose_b=True)", "Tensor[(600, 32, 32), float32]"),
+    OK("%q: Tensor[(1, 4, 5), float32], %k: Tensor[(6, 5, 2), float32]", "nn.batch_matmul(%q, %k)",
+       "Tensor[(6, 4, 2), float32]"),
+    BAD("%q: Tensor[(2, 4, 5), float32], %k: Tensor[(2, 4, 5), float32]", "nn.batch_matmul(%q, %k)",
+        "the reduction dimensions differ"),
+    BAD("%q: Tensor[(2, 4, 5), float32], %k: Tensor[(3, 5, 5), float32]", "nn.batch_matmul(%q, %k)",
+        "batch dimensions 2 and 3 differ"),
+    OK("%x: Tensor[(1, 10), float32], %b", "(nn.bias_add(%x, %b, axis=-1), %b)",
+       "(Tensor[(1, 10), float32], Tensor[(10), float32])"),
+    BAD("%x: Tensor[(1, 10), float32], %b: Tensor[(1), float32]", "nn.bias_add(%x, %b, axis=-1)", "nn.bias_add: argument 2"),
+    BAD("%x: Tensor[(1, 10), float32], %b", "nn.bias_add(%x, %b, axis=2)", "axis 2 is out of range"),
+    /* ---- convolution */
+    OK("%x: Tensor[(1, 3, 224, 224), float32], %w: Tensor[(64, 3, 7, 7), float32]",
+       "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3, 3, 3], channels=64, kernel_size=[7, 7])",
+       "Tensor[(1, 64, 112, 112), float32]"),
+    OK("%x: Tensor[(1, 32, 112, 112), float32], %w: Tensor[(32, 1, 3, 3), float32]",
+       "nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=32, channels=32, kernel_size=[3, 3])",
+       "Tensor[(1, 32, 112, 112), float32]"),
+    OK("%x: Tensor[(1, 256, 56, 56), float32], %w: Tensor[(256, 8, 3, 3), float32]",
+       "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=32)", "Tensor[(1, 256, 28, 28), float32]"),
+    OK("%x: Tensor[(1, 8, 8, 3), float32], %w: Tensor[(3, 3, 3, 16), float32]",
+       "nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")", "Tensor[(1, 8, 8, 16), float32]"),
+    OK("%x: Tensor[(1, 3, 32, 32), float32], %w", "(nn.conv2d(%x, %w, channels=8, kernel_size=[3, 3]), %w)",
+       "(Tensor[(1, 8, 30, 30), float32], Tensor[(8, 3, 3, 3), float32])"),
+    OK("%x: Tensor[(1, 4, 10, 10), float32], %w: Tensor[(4, 2, 3, 3), float32]", "nn.conv2d(%x, %w, groups=4)",
+       "Tensor[(1, 8, 8, 8), float32]"),
+    BAD("%x: Tensor[(1, 3, 32, 32), float32], %w: Tensor[(8, 4, 3, 3), float32]", "nn.conv2d(%x, %w)",
+        "nn.conv2d: data has 3 channels but weight expects 4 (groups=1)"),
+    BAD("%x: Tensor[(1, 3, 32, 32), float32], %w: Tensor[(8, 3, 3, 3), float32]", "nn.conv2d(%x, %w, kernel_size=[5, 5])",
+        "kernel_size (5, 5) does not match the weight's kernel (3, 3)"),
+    BAD("%x: Tensor[(1, 3, 32, 32), float32], %w: Tensor[(8, 3, 3, 3), float32]", "nn.conv2d(%x, %w, padding=[1, 1, 1])",
+        "padding must have 1, 2 or 4 values, got 3"),
+    BAD("%x: Tensor[(1, 3, 2, 2), float32], %w: Tensor[(8, 3, 3, 3), float32]", "nn.conv2d(%x, %w)",
+        "larger than the padded input"),
+    BAD("%x: Tensor[(1, 3, 32, 32), float32], %w: Tensor[(8, 3, 3, 3), float32]", "nn.conv2d(%x, %w, data_layout=\"NCHW4c\")",
+        "unsupported data_layout"),
+    OK("%x: Tensor[(1, 3, 32), float32], %w: Tensor[(8, 3, 5), float32]", "nn.conv1d(%x, %w, padding=[2, 2])",
+       "Tensor[(1, 8, 32), float32]"),
+    BAD("%x: Tensor[(1, 3, 32), float32], %w: Tensor[(8, 2, 5), float32]", "nn.conv1d(%x, %w)",
+        "data has 3 channels but weight expects 2 (groups=1)"),
+    OK("%x: Tensor[(1, 3, 8, 8, 8), float32], %w: Tensor[(4, 3, 3, 3, 3), float32]", "nn.conv3d(%x, %w, padding=[1])",
+       "Tensor[(1, 4, 8, 8, 8), float32]"),
+    BAD("%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3, 3), float32]", "nn.conv3d(%x, %w)",
+        "data must have rank 5"),
+    OK("%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 3, 2, 2), float32]", "nn.conv2d_transpose(%x, %w, strides=[2, 2])",
+       "Tensor[(1, 3, 8, 8), float32]"),
+    BAD("%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(6, 3, 2, 2), float32]", "nn.conv2d_transpose(%x, %w)",
+        "data has 8 channels but weight expects 6"),
+    /* ---- pooling */
+    OK("%x: Tensor[(1, 64, 112, 112), float32]", "nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])",
+       "Tensor[(1, 64, 56, 56), float32]"),
+    OK("%x: Tensor[(1, 1, 7, 7), float32]", "nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True)",
+       "Tensor[(1, 1, 4, 4), float32]"),
+    BAD("%x: Tensor[(1, 1, 2, 2), float32]", "nn.max_pool2d(%x, pool_size=[3, 3])", "pooling window (3) is larger"),
+    OK("%x: Tensor[(1, 8, 8, 3), float32]", "nn.avg_pool2d(%x, pool_size=[2, 2], strides=[2, 2], layout=\"NHWC\")",
+       "Tensor[(1, 4, 4, 3), float32]"),
+    BAD("%x: Tensor[(1, 8, 8), float32]", "nn.avg_pool2d(%x, pool_size=[2, 2])", "layout \"NCHW\" has 4 axes but the input has rank 3"),
+    OK("%x: Tensor[(1, 2048, 7, 7), float32]", "nn.global_avg_pool2d(%x)", "Tensor[(1, 2048, 1, 1), float32]"),
+    BAD("%x: Tensor[(1, 2048, 7), float32]", "nn.global_avg_pool2d(%x)", "has 4 axes but the input has rank 3"),
+    OK("%x: Tensor[(1, 16, 7, 7), float32]", "nn.global_max_pool2d(%x)", "Tensor[(1, 16, 1, 1), float32]"),
+    BAD("%x: (float32,)", "nn.global_max_pool2d(%x)", "must be a tensor"),
+    OK("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_avg_pool2d(%x, output_size=[3])", "Tensor[(1, 16, 3, 3), float32]"),
+    BAD("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_avg_pool2d(%x, output_size=[1, 2, 3])", "output_size must have 1 or 2 values"),
+    OK("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_max_pool2d(%x)", "Tensor[(1, 16, 9, 9), float32]"),
+    BAD("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_max_pool2d(%x, output_size=[0])", "must be positive"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.max_pool1d(%x, pool_size=[2], strides=[2])", "Tensor[(1, 4, 5), float32]"),
+    BAD("%x: Tensor[(1, 4, 1), float32]", "nn.max_pool1d(%x, pool_size=[2])", "larger than the padded input"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.avg_pool1d(%x, pool_size=[3], padding=[1])", "Tensor[(1, 4, 10), float32]"),
+    BAD("%x: Tensor[(1, 4, 10), float32]", "nn.avg_pool1d(%x, pool_size=[3], strides=[0])", "must be positive"),
+    OK("%x: Tensor[(1, 4, 4, 4, 4), float32]", "nn.max_pool3d(%x, pool_size=[2, 2, 2], strides=[2, 2, 2])",
+       "Tensor[(1, 4, 2, 2, 2), float32]"),
+    BAD("%x: Tensor[(1, 4, 4, 4), float32]", "nn.max_pool3d(%x, pool_size=[2, 2, 2])", "rank 4"),
+    OK("%x: Tensor[(1, 4, 4, 4, 4), float32]", "nn.avg_pool3d(%x, pool_size=[3, 3, 3], padding=[1, 1, 1])",
+       "Tensor[(1, 4, 4, 4, 4), float32]"),
+    BAD("%x: Tensor[(1, 4, 4, 4, 4), float32]", "nn.avg_pool3d(%x, pool_size=[3, 3])", "pool_size must have 1 or 3 values"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.global_avg_pool1d(%x)", "Tensor[(1, 4, 1), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.global_avg_pool1d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.global_max_pool1d(%x)", "Tensor[(1, 4, 1), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.global_max_pool1d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 3, 3, 3), float32]", "nn.global_avg_pool3d(%x)", "Tensor[(1, 4, 1, 1, 1), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.global_avg_pool3d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 3, 3, 3), float32]", "nn.global_max_pool3d(%x)", "Tensor[(1, 4, 1, 1, 1), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.global_max_pool3d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.adaptive_avg_pool1d(%x, output_size=[5])", "Tensor[(1, 4, 5), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.adaptive_avg_pool1d(%x, output_size=[5])", "rank 2"),
+    OK("%x: Tensor[(1, 4, 10), float32]", "nn.adaptive_max_pool1d(%x, output_size=[2])", "Tensor[(1, 4, 2), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.adaptive_max_pool1d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 6, 6, 6), float32]", "nn.adaptive_avg_pool3d(%x, output_size=[2])", "Tensor[(1, 4, 2, 2, 2), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.adaptive_avg_pool3d(%x)", "rank 2"),
+    OK("%x: Tensor[(1, 4, 6, 6, 6), float32]", "nn.adaptive_max_pool3d(%x, output_size=[1, 2, 3])", "Tensor[(1, 4, 1, 2, 3), float32]"),
+    BAD("%x: Tensor[(1, 4), float32]", "nn.adaptive_max_pool3d(%x)", "rank 2"),
+    /* ---- normalisation, softmax */
+    OK("%x: Tensor[(1, 64, 56, 56), float32], %g, %b, %m, %v", "((nn.batch_norm(%x, %g, %b, %m, %v)).0, %v)",
+       "(Tensor[(1, 64, 56, 56), float32], Tensor[(64), float32])"),
+    OK("%x: Tensor[(1, 64, 56, 56), float32], %g, %b, %m, %v", "nn.batch_norm(%x, %g, %b, %m, %v)",
+       "(Tensor[(1, 64, 56, 56), float32], Tensor[(64), float32], Tensor[(64), float32])"),
+    BAD("%x: Tensor[(1, 64, 56, 56), float32], %g: Tensor[(32), float32], %b, %m, %v", "nn.batch_norm(%x, %g, %b, %m, %v)",
+        "nn.batch_norm: argument 2 has type Tensor[(32), float32] but Tensor[(64), float32] is required"),
+    OK("%x: Tensor[(2, 5), float32], %g, %b", "nn.layer_norm(%x, %g, %b)", "Tensor[(2, 5), float32]"),
+    BAD("%x: Tensor[(2, 5), float32], %g: Tensor[(2), float32], %b", "nn.layer_norm(%x, %g, %b)", "argument 2"),
+    OK("%x: Tensor[(2, 5, 3), float32], %g, %b", "nn.instance_norm(%x, %g, %b)", "Tensor[(2, 5, 3), float32]"),
+    BAD("%x: Tensor[(2, 5, 3), float32], %g, %b", "nn.instance_norm(%x, %g, %b, axis=3)", "axis 3 is out of range"),
+    OK("%x: Tensor[(2, 6, 3), float32], %g, %b", "nn.group_norm(%x, %g, %b, num_groups=3)", "Tensor[(2, 6, 3), float32]"),
+    BAD("%x: Tensor[(2, 6, 3), float32], %g, %b", "nn.group_norm(%x, %g, %b, num_groups=4)",
+        "6 channels cannot be split into num_groups=4 groups"),
+    OK("%x: Tensor[(2, 6), float32]", "nn.l2_normalize(%x, eps=1e-05f, axis=[1])", "Tensor[(2, 6), float32]"),
+    BAD("%x: Tensor[(2, 6), float32]", "nn.l2_normalize(%x, eps=1e-05f, axis=[2])", "out of range"),
+    OK("%x: Tensor[(1, 6, 4, 4), float32]", "nn.lrn(%x)", "Tensor[(1, 6, 4, 4), float32]"),
+    BAD("%x: Tensor[(1, 6), float32]", "nn.lrn(%x, axis=3)", "out of range"),
+    OK("%x: Tensor[(1, 12, 50, 50), float32]", "nn.softmax(%x, axis=3)", "Tensor[(1, 12, 50, 50), float32]"),
+    BAD("%x: Tensor[(1, 12), float32]", "nn.softmax(%x, axis=2)", "nn.softmax: axis 2 is out of range"),
+    OK("%x: Tensor[(1, 12), float32]", "nn.log_softmax(%x)", "Tensor[(1, 12), float32]"),
+    BAD("%x: Tensor[(1, 12), float32]", "nn.log_softmax(%x, axis=-3)", "out of range"),
+    OK("%x: Tensor[(1, 12), float32]", "nn.fast_softmax(%x)", "Tensor[(1, 12), float32]"),
+    BAD("%x: float32", "nn.fast_softmax(%x)", "out of range"),
+    /* ---- padding, resizing, sorting */
+    OK("%x: Tensor[(1, 1, 28, 28), float32]", "nn.pad(%x, 0f, pad_width=[[0, 0], [0, 0], [2, 2], [2, 2]])",
+       "Tensor[(1, 1, 32, 32), float32]"),
+    BAD("%x: Tensor[(1, 1, 28, 28), float32]", "nn.pad(%x, 0f, pad_width=[[0, 0], [2, 2]])",
+        "nn.pad: pad_width has 2 entries but the input has rank 4"),
+    BAD("%x: Tensor[(4), float32], %v: Tensor[(1), float32]", "nn.pad(%x, %v, pad_width=[[1, 1]])", "pad_value must be a scalar"),
+    OK("%x: Tensor[(3, 3), float32]", "nn.mirror_pad(%x, pad_width=[[1, 1], [0, 2]])", "Tensor[(5, 5), float32]"),
+    BAD("%x: Tensor[(3, 3), float32]", "nn.mirror_pad(%x, pad_width=[[1, 1], [0, -2]])", "negative padding"),
+    OK("%x: Tensor[(1, 3, 8, 8), float32]", "image.resize2d(%x, size=[16, 12])", "Tensor[(1, 3, 16, 12), float32]"),
+    BAD("%x: Tensor[(1, 3, 8, 8), float32]", "image.resize2d(%x, size=[16])", "size must have 2 values"),
+    OK("%x: Tensor[(1, 3, 5, 8), float32]", "nn.upsampling(%x, scale_h=2f, scale_w=0.5f)", "Tensor[(1, 3, 10, 4), float32]"),
+    BAD("%x: Tensor[(1, 3, 5), float32]", "nn.upsampling(%x, scale_h=2f, scale_w=2f)", "does not fit the input"),
+    OK("%x: Tensor[(2, 5), float32]", "argsort(%x)", "Tensor[(2, 5), int32]"),
+    BAD("%x: Tensor[(2, 5), float32]", "argsort(%x, axis=2)", "out of range"),
+    OK("%x: Tensor[(2, 5), float32]", "sort(%x)", "Tensor[(2, 5), float32]"),
+    BAD("%x: (float32,)", "sort(%x)", "must be a tensor"),
+    OK("%x: Tensor[(2, 5), float32]", "topk(%x, k=3)", "(Tensor[(2, 3), float32], Tensor[(2, 3), int32])"),
+    OK("%x: Tensor[(2, 5), float32]", "topk(%x, k=2, axis=0, ret_type=\"values\")", "Tensor[(2, 5), float32]"),
+    BAD("%x: Tensor[(2, 5), float32]", "topk(%x, k=2, ret_type=\"all\")", "unknown ret_type \"all\""),
+    /* ---- solver behaviour */
+    OK("%x", "let %y = add(%x, %x); let %z: Tensor[(3), float32] = %x; %y", "Tensor[(3), float32]"),
+    BAD("%x", "add(%x, %x)", "cannot infer type: the input types of add are not known here"),
+    OK("", "let %f = fn (%a) { nn.relu(%a) }; %f(1f)", "float32"),
+    OK("%x: Tensor[(?, 3), float32], %y: Tensor[(7, 3), float32]", "add(%x, %y)", "Tensor[(7, 3), float32]"),
+    OK("%x: Tensor[(?, 3), float32]", "let %y: Tensor[(5, 3), float32] = %x; nn.relu(%y)", "Tensor[(5, 3), float32]"),
+    BAD("%x: Tensor[(2), float32]", "%x + 1f + 2", "different dtypes: Tensor[(2), float32] and int32"),
+};
+
+static char *run_case(const Case *k, char **result, bool *front_ok) {
+  char text[4096];
+  snprintf(text, sizeof text, "#[version = \"0.0.5\"]\ndef @main(%s) {\n  %s\n}\n", k->params, k->body);
+  size_t n = strlen(text);
+  char *copy = mem_malloc(n + 1);
+  memcpy(copy, text, n + 1);
+  Source *src = source_new("t.relay", copy, n);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  Diag d;
+  diag_init(&d, f, src);
+  Module *m = parse_module(src, &d);
+  if (d.nerrors == 0) resolve_module(m, &d);
+  bool parsed = d.nerrors == 0;
+  if (parsed) infer_module(m, &d);
+  fclose(f);
+  *result = NULL;
+  if (parsed && d.nerrors == 0) {
+    char *t = NULL;
+    size_t tl = 0;
+    FILE *g = open_memstream(&t, &tl);
+    print_type(g, m->defs[0]->fn->type->func.ret);
+    fclose(g);
+    *result = t;
+  }
+  *front_ok = parsed;
+  module_free(m);
+  source_free(src);
+  return out;
+}
+
+START_TEST(relation_case) {
+  const Case *k = &cases[_i];
+  char *res;
+  bool front_ok;
+  char *out = run_case(k, &res, &front_ok);
+  ck_assert_msg(front_ok, "case %d `%s`: parse/resolve failed:\n%s", _i, k->body, out);
+  if (k->ok) {
+    ck_assert_msg(res != NULL, "case %d `%s`: expected %s, got errors:\n%s", _i, k->body, k->expect, out);
+    ck_assert_msg(strcmp(res, k->expect) == 0, "case %d `%s`: expected %s, got %s", _i, k->body, k->expect, res);
+  } else {
+    ck_assert_msg(res == NULL, "case %d `%s`: expected an error, got %s", _i, k->body, res ? res : "");
+    ck_assert_msg(strstr(out, k->expect) != NULL,
+                  "case %d `%s`: missing '%s' in:\n%s", _i, k->body, k->expect, out);
+  }
+  free(res);
+  free(out);
+}
+END_TEST
+
+/* Every built-in operator has a relation and appears in an accepting and a
+ * rejecting case above. */
+START_TEST(every_op_covered) {
+  for (uint32_t id = 0; id < op_builtin_count(); id++) {
+    const OpDef *op = op_get((int32_t)id);
+    ck_assert_msg(op->relation != NULL, "%s has no relation", op->name);
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s(", op->name);
+    bool ok = false, bad = false;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      const char *p = strstr(cases[i].body, pat);
+      if (!p || (p > cases[i].body && (p[-1] == '_' || p[-1] == '.' || (p[-1] >= 'a' && p[-1] <= 'z')))) continue;
+      if (cases[i].ok) ok = true;
+      else bad = true;
+    }
+    ck_assert_msg(ok && bad, "%s lacks an %s case", op->name, ok ? "rejecting" : "accepting");
+  }
+}
+END_TEST
+
+int main(void) {
+  stack_guard_init(8u << 20);
+  Suite *s = suite_create("relations");
+  TCase *tc = tcase_create("ops");
+  tcase_add_loop_test(tc, relation_case, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_test(tc, every_op_covered);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
