@@ -63,16 +63,18 @@ $(BUILD)/obj/%.o: %.c
 # the --prelude library is compiled into eval/prelude.o with .incbin
 $(BUILD)/obj/eval/prelude.o: stdlib/prelude.relay
 
+# Objects are linked directly (the archive is only a convenience for tools):
+# kernels are found through weak references, which archives would not resolve.
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(BIN): $(MAIN_OBJ) $(LIB)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIB) $(LDLIBS)
+$(BIN): $(MAIN_OBJ) $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIB_OBJ) $(LDLIBS)
 
 # --- tests --------------------------------------------------------------------
-$(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB) $(UNIT_HELP_OBJ)
+$(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB_OBJ) $(UNIT_HELP_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(UNIT_HELP_OBJ) $(LIB) $(shell pkg-config --libs check) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(UNIT_HELP_OBJ) $(LIB_OBJ) $(shell pkg-config --libs check) $(LDLIBS)
 
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes $$t || fail=1; done; exit $$fail

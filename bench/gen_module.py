@@ -10,18 +10,21 @@ function holding an N-binding chain (the type-inference linearity benchmark).
 import argparse
 
 
-def function(out, idx, chain):
+def function(out, idx, chain, base):
+    """One def whose graph bindings are numbered from `base` (numbers are module-wide)."""
     out.append(f"def @f{idx}(%x: Tensor[(1, 16), float32], %y: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {{\n")
-    out.append("  %0 = add(%x, %y);\n")
+    out.append(f"  %{base} = add(%x, %y);\n")
     for i in range(1, chain):
+        n = base + i
         op = ("multiply", "add", "subtract", "maximum")[i % 4]
         if i % 7 == 3:
-            out.append(f"  %{i} = nn.relu(%{i - 1});\n")
+            out.append(f"  %{n} = nn.relu(%{n - 1});\n")
         elif i % 11 == 5:
-            out.append(f"  %{i} = nn.softmax(%{i - 1}, axis=1);\n")
+            out.append(f"  %{n} = nn.softmax(%{n - 1}, axis=1);\n")
         else:
-            out.append(f"  %{i} = {op}(%{i - 1}, %x);\n")
-    out.append(f"  add(%{chain - 1}, %y)\n}}\n\n")
+            out.append(f"  %{n} = {op}(%{n - 1}, %x);\n")
+    out.append(f"  add(%{base + chain - 1}, %y)\n}}\n\n")
+    return base + chain
 
 
 def main():
@@ -34,12 +37,12 @@ def main():
     parts = ['#[version = "0.0.5"]\n']
     size = len(parts[0])
     if a.single_chain:
-        function(parts, 0, a.single_chain)
+        function(parts, 0, a.single_chain, 0)
     else:
-        idx = 0
+        idx = base = 0
         while size < a.mb * 1e6:
             chunk = []
-            function(chunk, idx, a.chain)
+            base = function(chunk, idx, a.chain, base)
             idx += 1
             size += sum(len(c) for c in chunk)
             parts += chunk

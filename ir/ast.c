@@ -17,7 +17,7 @@ void module_free(Module *m) {
 }
 
 Expr *expr_new(Module *m, ExprKind kind, Span sp) {
-  Expr *e = arena_alloc(m->arena, sizeof *e);
+  Expr *e = arena_alloc_aligned(m->arena, sizeof *e, 8); /* 56 bytes: no padding to 64 */
   e->kind = kind;
   e->span = sp;
   return e;

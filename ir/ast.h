@@ -246,9 +246,9 @@ typedef enum {
 
 struct Expr {
   ExprKind kind;
+  uint32_t mark;    /* scratch for passes (visited flags, print numbers) */
   Span span;
   Type *type;       /* inferred type (sema/infer); NULL before */
-  uint32_t mark;    /* scratch for passes (visited flags, print numbers) */
   union {
     ConstTensor *constant;                                   /* EXPR_CONST */
     struct { const char *name; Var *var; } var;              /* EXPR_VAR */

@@ -572,11 +572,6 @@ int kernel_FULL(KernelCtx *c) {
   return fill_kernel(c, 0, tensor_get_i64(v, 0), false, dt);
 }
 
-/* Strong anchor: the interpreter references this table so that this file
- * (and with it every kernel_ID above) is linked from the static library; see
- * the WIRING note in ops/kernel.h. */
-const KernelFn kernel_anchor_elemwise[] = {kernel_ADD, kernel_NEGATIVE, kernel_ZEROS};
-
 /* cast: per-element conversion (spec/ops.md §2 "Casts"): float → int
  * truncates toward zero and saturates; anything → bool is x != 0 (NaN →
  * False); int → int wraps by the source's signedness. */

@@ -14,11 +14,11 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "runtime/threadpool.h"
 
 void kernel_ctx_init(KernelCtx *c, int32_t op_id, Tensor **inputs, uint32_t n, const Attrs *attrs,
                      const Type *out_type) {
   memset(c, 0, sizeof *c);
-  (void)kernel_anchors;
   c->op_id = op_id;
   c->op = op_get(op_id);
   c->inputs = inputs;
@@ -56,12 +56,6 @@ int kernel_fail(KernelCtx *c, const char *fmt, ...) {
   va_end(ap);
   return KERNEL_ERROR;
 }
-
-/* Keeps every kernel file linked (ops/kernel.h, WIRING): one entry per file. */
-const KernelFn *const kernel_anchors[] = {
-    kernel_anchor_elemwise,
-    NULL,
-};
 
 /* ------------------------------------------------------------ attributes */
 
@@ -167,8 +161,7 @@ void kernel_set_tuple(KernelCtx *c, Tensor **ts, uint32_t n) {
 
 void kernel_parallel_for(KernelCtx *c, int64_t n, int64_t grain, KernelRangeFn body, void *arg) {
   (void)c;
-  (void)grain;
-  if (n > 0) body(arg, 0, n);
+  threadpool_for(n, grain, body, arg); /* runtime/threadpool.h */
 }
 
 /* ------------------------------------------------------------ broadcasting */

@@ -20,11 +20,9 @@
  * WIRING: ops/registry.c declares, for every row OP(ID, ...) of
  * ops/op_table.def, a WEAK function `int kernel_ID(KernelCtx *)`, and the row's
  * kernel column is its address (NULL while nobody defines it). Adding a kernel
- * = defining `int kernel_ID(KernelCtx *c)` in some ops/k_*.c file. Caveat of
- * static archives: a weak reference does not pull an archive member in, so
- * each ops/k_*.c file defines an anchor table `kernel_anchor_<file>` listing
- * one or more of its kernels, and ops/kernel.c's kernel_anchors[] (always
- * linked: the interpreter uses it) lists every anchor — one line per file.
+ * = defining `int kernel_ID(KernelCtx *c)` in some ops/k_*.c file. The binary
+ * and the tests link every object file directly (not through an archive), so
+ * a definition anywhere is found; nothing else needs registering.
  *
  * OWNERSHIP (runtime/tensor.h's rule): inputs are BORROWED by the kernel;
  * kernel_take_input() hands a dying input (refcount 1, writable) to the
@@ -129,9 +127,5 @@ bool kernel_broadcast_shape(const Tensor *a, const Tensor *b, int32_t *ndim, int
  * no scalar path (the caller then goes through the tensor kernel). */
 int kscalar_binary(int32_t op_id, Value a, Value b, Value *out, char *err);
 int kscalar_unary(int32_t op_id, Value a, Value *out, char *err);
-
-/* Every kernel file's anchor (see WIRING). */
-extern const KernelFn kernel_anchor_elemwise[];
-extern const KernelFn *const kernel_anchors[];
 
 #endif

@@ -1,7 +1,7 @@
 /* parser/relay.y — the Bison grammar of the Relay 0.0.5 text format
  * (spec/text-format.md §3–4), building the pre-resolve AST of ir/ast.h.
  *
- * One LALR(1) grammar serves both entry points: the lexer hands out a
+ * One LALR(1) grammar serves both entry points: relay_lex hands out a
  * synthetic first token (START_MODULE or START_EXPR). Every list and every
  * binding chain is left-recursive, so the parser stack stays shallow however
  * long a module is; nesting depth is bounded only by YYMAXDEPTH (10 million
@@ -762,8 +762,9 @@ static Module *run_parser(Source *src, Diag *d, bool expr_mode) {
   p.m = m;
   p.d = d;
   p.expr_mode = expr_mode;
-  lexer_init(&p.lx, src->text, src->len, d, m->arena);
+  lexer_init(&p.lx, src->text ? src->text : "", src->len, d, m->arena);
   relay_parse(&p);
+  if (expr_mode && !m->expr) m->expr = pb_unit(&p, span_make(0, 0)); /* after errors only */
   if (p.defs.len) m->defs = arena_memdup(m->arena, p.defs.data, p.defs.len * sizeof *p.defs.data);
   m->ndefs = (uint32_t)p.defs.len;
   if (p.types.len)
@@ -804,7 +805,7 @@ bool dump_tokens(Source *src, FILE *out, Diag *d) {
   Arena *a = arena_new();
   Lexer lx;
   Token t;
-  lexer_init(&lx, src->text, src->len, d, a);
+  lexer_init(&lx, src->text ? src->text : "", src->len, d, a);
   TokKind k;
   do {
     k = lexer_next(&lx, &t);
@@ -813,7 +814,7 @@ bool dump_tokens(Source *src, FILE *out, Diag *d) {
     fprintf(out, "%u:%u %s", line, col, tok_kind_name(k));
     if (t.span.hi > t.span.lo) {
       fputc(' ', out);
-      dump_text(out, src->text + t.span.lo, t.span.hi - t.span.lo);
+      dump_text(out, lx.text + t.span.lo, t.span.hi - t.span.lo);
     }
     fputc('\n', out);
   } while (k != TK_EOF);

@@ -162,7 +162,42 @@ void tensor_release(Tensor *t) {
   RELAYC_ASSERT(t->refcount > 0);
   if (--t->refcount > 0) return;
   if (!(t->flags & TENSOR_BORROWED)) mem_free(t->data);
+  Tensor *base = t->base; /* never a view itself: no recursion */
   mem_free(t);
+  tensor_release(base);
+}
+
+Tensor *tensor_reshape(Tensor *t, int32_t ndim, const int64_t *shape) {
+  int64_t numel = 0;
+  if (!t) return NULL;
+  if (ndim < 0 || ndim > TENSOR_MAX_NDIM || (ndim > 0 && !shape) || !tensor_shape_numel(ndim, shape, &numel) ||
+      numel != t->numel) {
+    tensor_release(t);
+    return NULL;
+  }
+  if (t->refcount == 1 && ndim <= t->ndim) { /* the header has room: rewrite it */
+    t->ndim = ndim;
+    if (ndim > 0) memmove(t->dims, shape, (size_t)ndim * sizeof(int64_t));
+    return t;
+  }
+  Tensor *v = tensor_header(t->dtype, ndim, shape);
+  if (!v) {
+    tensor_release(t);
+    return NULL;
+  }
+  v->data = t->data;
+  v->numel = t->numel;
+  v->nbytes = t->nbytes;
+  v->flags = TENSOR_BORROWED | (t->flags & TENSOR_READONLY);
+  if (t->base) {
+    v->base = tensor_retain(t->base);
+    tensor_release(t);
+  } else if (t->flags & TENSOR_BORROWED) {
+    tensor_release(t); /* module constant: its data outlives every tensor */
+  } else {
+    v->base = t;
+  }
+  return v;
 }
 
 Tensor *tensor_make_writable(Tensor *t) {
@@ -175,7 +210,9 @@ Tensor *tensor_make_writable(Tensor *t) {
 /* ------------------------------------------------------------ queries */
 
 bool tensor_is_writable(const Tensor *t) { return !(t->flags & TENSOR_READONLY); }
-bool tensor_is_unique(const Tensor *t) { return t->refcount == 1 && tensor_is_writable(t); }
+bool tensor_is_unique(const Tensor *t) {
+  return t->refcount == 1 && tensor_is_writable(t) && (!t->base || t->base->refcount == 1);
+}
 int64_t tensor_numel(const Tensor *t) { return t->numel; }
 uint64_t tensor_nbytes(const Tensor *t) { return t->nbytes; }
 

@@ -75,6 +75,8 @@ typedef struct Tensor {
   uint64_t nbytes;   /* numel * dtype_size(dtype): bytes of data in use */
   uint64_t refcount; /* references alive; main thread only, not atomic */
   uint32_t flags;    /* TENSOR_BORROWED | TENSOR_READONLY */
+  struct Tensor *base; /* a view (tensor_reshape): the tensor owning `data`, held by
+                          this one (never itself a view); NULL otherwise */
   int64_t dims[];    /* storage behind `shape` */
 } Tensor;
 
@@ -111,6 +113,14 @@ Tensor *tensor_from_const(const ConstTensor *c);
 
 /* A deep, writable, owned copy (borrows `t`). NULL on failure. */
 Tensor *tensor_copy(const Tensor *t);
+
+/* The same elements under another shape, WITHOUT copying (CONSUMES `t`):
+ * numel must be unchanged (else NULL). When `t` is unique and the rank does
+ * not grow its header is rewritten in place; otherwise the result is a view
+ * holding a reference to the storage (its `base`). A view is unique (may be
+ * written in place) only while nothing else refers to that storage; a view of
+ * read-only data is read-only. NULL on allocation failure (`t` released). */
+Tensor *tensor_reshape(Tensor *t, int32_t ndim, const int64_t *shape);
 
 /* ------------------------------------------------------------- references */
 

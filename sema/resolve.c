@@ -31,18 +31,16 @@
 #include "ops/registry.h"
 #include "sema/scope.h"
 
-/* One `%N = value;` binding: the number, the resolved value, where it was bound. */
+/* A sparse graph number and its binding node (EXPR_GRAPH_BIND, whose value
+ * has been replaced by the resolved value); bind == NULL: empty slot. */
 typedef struct GraphSlot {
   uint32_t num;
-  bool used;   /* slot occupied */
-  Expr *value;
-  Span span;
+  Expr *bind;
 } GraphSlot;
 
 /* A let variable whose (non-function) value is being resolved. */
 typedef struct Pending {
   Var *var;
-  bool warned;
 } Pending;
 
 typedef struct Resolver {
@@ -55,8 +53,11 @@ typedef struct Resolver {
   ScopeMap *types;     /* TypeDef* */
   ScopeMap *all_ctors; /* Ctor*: every constructor of the text */
   ScopeMap *ctors;     /* Ctor*: constructors whose type definition was passed */
-  GraphSlot *graph;    /* open addressing on num, power-of-two size */
-  uint32_t graph_n, graph_cap;
+  Expr **dense;        /* binding nodes indexed by number, for dense numbers */
+  uint32_t dense_cap;
+  GraphSlot *graph;    /* sparse numbers: open addressing, power-of-two size */
+  uint32_t graph_cap, nsparse;
+  uint32_t graph_n;    /* graph bindings so far */
   Expr **meta_exprs;   /* the shared EXPR_CONST of each meta[relay.Constant][i] */
   VEC(Pending) pending;
   uint32_t next_group; /* group tags for parameter lists and patterns; 0 = lets */
@@ -220,52 +221,60 @@ static Expr *res_local(Resolver *r, Expr *e) {
     e->var.var = var_new(r->m, name, e->span, NULL);
     return e;
   }
-  if (hit.skipped_placeholder) {
-    Pending *p = res_find_pending(r, name);
-    if (p && !p->warned) {
-      p->warned = true;
-      diag_warning(r->d, e->span, "%%%s in the value of `let %%%s` refers to the outer %%%s",
-                   name, name, name);
-      diag_note(r->d, p->var->span,
-                "a let variable is visible in its own value only when the value is a function");
-    }
-  }
+  /* A non-function let value that mentions its own name sees the outer binding
+   * (relayc's lexical rule). TVM would read a self-reference there; we stay
+   * silent, since relayc is silent on success and TVM never prints such text. */
   e->var.var = v;
   return e;
 }
 
 /* ------------------------------------------------------------ graph table */
 
-static GraphSlot *res_graph_find(Resolver *r, uint32_t num) {
+/* Graph numbers are nearly always dense (TVM prints %0..%N-1), so a number
+ * close to the count seen so far indexes an array of binding nodes directly;
+ * a sparse one (%4000000000) goes to a small open-addressing hash table. The
+ * binding node keeps the resolved value and the position of `%N`. */
+
+static Expr *res_graph_find(Resolver *r, uint32_t num) {
+  if (num < r->dense_cap && r->dense[num]) return r->dense[num];
   if (!r->graph_cap) return NULL;
   uint32_t mask = r->graph_cap - 1;
-  for (uint32_t j = (num * 2654435761u) & mask; r->graph[j].used; j = (j + 1) & mask)
-    if (r->graph[j].num == num) return &r->graph[j];
+  for (uint32_t j = (num * 2654435761u) & mask; r->graph[j].bind; j = (j + 1) & mask)
+    if (r->graph[j].num == num) return r->graph[j].bind;
   return NULL;
 }
 
-static void res_graph_grow(Resolver *r) {
-  GraphSlot *old = r->graph;
-  uint32_t old_cap = r->graph_cap;
-  r->graph_cap = old_cap ? old_cap * 2 : 64;
-  r->graph = mem_calloc(r->graph_cap, sizeof *r->graph);
-  uint32_t mask = r->graph_cap - 1;
-  for (uint32_t i = 0; i < old_cap; i++) {
-    if (!old[i].used) continue;
-    uint32_t j = (old[i].num * 2654435761u) & mask;
-    while (r->graph[j].used) j = (j + 1) & mask;
-    r->graph[j] = old[i];
-  }
-  mem_free(old);
+static void res_sparse_put(GraphSlot *slots, uint32_t cap, GraphSlot g) {
+  uint32_t j = (g.num * 2654435761u) & (cap - 1);
+  while (slots[j].bind) j = (j + 1) & (cap - 1);
+  slots[j] = g;
 }
 
-static void res_graph_add(Resolver *r, uint32_t num, Expr *value, Span sp) {
-  if (2 * (r->graph_n + 1) > r->graph_cap) res_graph_grow(r);
-  uint32_t mask = r->graph_cap - 1;
-  uint32_t j = (num * 2654435761u) & mask;
-  while (r->graph[j].used) j = (j + 1) & mask;
-  r->graph[j] = (GraphSlot){num, true, value, sp};
-  r->graph_n++;
+static void res_sparse_add(Resolver *r, uint32_t num, Expr *bind) {
+  if (2 * (r->nsparse + 1) > r->graph_cap) {
+    GraphSlot *old = r->graph;
+    uint32_t old_cap = r->graph_cap;
+    r->graph_cap = old_cap ? old_cap * 2 : 64;
+    r->graph = mem_calloc(r->graph_cap, sizeof *r->graph);
+    for (uint32_t i = 0; i < old_cap; i++)
+      if (old[i].bind) res_sparse_put(r->graph, r->graph_cap, old[i]);
+    mem_free(old);
+  }
+  res_sparse_put(r->graph, r->graph_cap, (GraphSlot){num, bind});
+  r->nsparse++;
+}
+
+/* Makes the dense array cover `num` if that keeps it within about twice the
+ * number of bindings (plus slack); false when `num` is too sparse for it. */
+static bool res_dense_cover(Resolver *r, uint32_t num) {
+  if (num < r->dense_cap) return true;
+  if (num >= 2 * (uint64_t)r->graph_n + 4096) return false;
+  uint64_t cap = r->dense_cap ? 2 * (uint64_t)r->dense_cap : 256;
+  if (cap <= num) cap = (uint64_t)num + 1;
+  r->dense = mem_realloc(r->dense, cap * sizeof *r->dense);
+  memset(r->dense + r->dense_cap, 0, (cap - r->dense_cap) * sizeof *r->dense);
+  r->dense_cap = (uint32_t)cap;
+  return true;
 }
 
 /* Span of the `%N` that starts a graph binding (the node's span, narrowed to
@@ -281,20 +290,21 @@ static Span res_graph_name_span(Resolver *r, Expr *e) {
 
 static void res_graph_bind(Resolver *r, Expr *e) {
   uint32_t num = e->graph_bind.num;
-  Expr *value = res_expr(r, e->graph_bind.value);
-  Span sp = res_graph_name_span(r, e);
-  GraphSlot *old = res_graph_find(r, num);
+  e->graph_bind.value = res_expr(r, e->graph_bind.value);
+  Expr *old = res_graph_find(r, num);
   if (old) {
-    diag_error(r->d, sp, "graph variable %%%u is already bound", num);
-    diag_note(r->d, old->span, "%%%u is first bound here", num);
+    diag_error(r->d, res_graph_name_span(r, e), "graph variable %%%u is already bound", num);
+    diag_note(r->d, res_graph_name_span(r, old), "%%%u is first bound here", num);
     return;
   }
-  res_graph_add(r, num, value, sp);
+  if (res_dense_cover(r, num)) r->dense[num] = e;
+  else res_sparse_add(r, num, e);
+  r->graph_n++;
 }
 
 static Expr *res_graph_ref(Resolver *r, Expr *e) {
-  GraphSlot *s = res_graph_find(r, e->graph_ref.num);
-  if (s) return s->value;
+  Expr *bind = res_graph_find(r, e->graph_ref.num);
+  if (bind) return bind->graph_bind.value;
   diag_error(r->d, e->span, "graph variable %%%u is not bound", e->graph_ref.num);
   return res_poison(e);
 }
@@ -655,7 +665,7 @@ static void res_let_head(Resolver *r, Expr *e) {
     return;
   }
   uint32_t slot = scope_push(r->locals, v->name, NULL, 0);
-  vec_push(r->pending, ((Pending){v, false}));
+  vec_push(r->pending, ((Pending){v}));
   e->let.value = res_expr(r, e->let.value);
   r->pending.len--;
   scope_fill(r->locals, slot, v);
@@ -777,6 +787,7 @@ static void res_fini(Resolver *r) {
   scope_map_free(r->all_ctors);
   scope_map_free(r->ctors);
   mem_free(r->graph);
+  mem_free(r->dense);
   mem_free(r->meta_exprs);
   vec_free(r->pending);
 }

@@ -1,0 +1,189 @@
+/* ops/k_gemm.c — OpenBLAS set-up and pool-threaded GEMM panels (ops/k_gemm.h).
+ *
+ * Invariants: OpenBLAS runs single-threaded after kgemm_init (our pool does
+ * the splitting); a panel is a contiguous range of C's columns (or rows when
+ * C is tall and narrow), 16-aligned, computed by one cblas call; panels
+ * never overlap, so chunk bodies write disjoint memory.
+ */
+#include "ops/k_gemm.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/threadpool.h"
+
+/* OpenBLAS extras (weak: absent from other BLAS builds). */
+extern char *openblas_get_corename(void) __attribute__((weak));
+extern void openblas_set_num_threads(int) __attribute__((weak));
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+static bool kg_ready;
+
+static bool kg_cpu_has_avx512(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+/* Cores OpenBLAS 0.3.21 may fall back to on an unknown AVX-512 CPU. */
+static bool kg_core_is_weaker(const char *name) {
+  static const char *const weak_cores[] = {"Haswell", "Zen", "SandyBridge", "Nehalem", "Prescott",
+                                           "Core2", "Penryn", "Barcelona", "Excavator", NULL};
+  for (int i = 0; weak_cores[i]; i++)
+    if (strcmp(name, weak_cores[i]) == 0) return true;
+  return false;
+}
+
+static void kg_pick_core(void) {
+  const char *keep = getenv("RELAYC_BLAS_CORE");
+  if (keep && strcmp(keep, "keep") == 0) return;
+  if (getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
+  if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
+  const char *name = openblas_get_corename();
+  if (!name || !kg_core_is_weaker(name) || !kg_cpu_has_avx512()) return;
+  /* Re-run OpenBLAS's own selection: it verifies AVX-512 (and OS support)
+   * again and keeps a safe core otherwise. */
+  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  gotoblas_dynamic_quit();
+  gotoblas_dynamic_init();
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
+void kgemm_init(void) {
+  if (kg_ready) return;
+  kg_ready = true;
+  kg_pick_core();
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+  (void)threadpool_size();
+}
+
+const char *kgemm_core_name(void) {
+  kgemm_init();
+  return openblas_get_corename ? openblas_get_corename() : "unknown";
+}
+
+/* ------------------------------------------------------------ serial calls */
+
+static bool kg_fits(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
+  return M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
+         ldc <= INT_MAX;
+}
+
+#define KG_NAIVE(T)                                                                                \
+  for (int64_t i = 0; i < M; i++)                                                                  \
+    for (int64_t j = 0; j < N; j++) {                                                              \
+      T s = 0;                                                                                     \
+      for (int64_t k = 0; k < K; k++)                                                              \
+        s += (ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);      \
+      C[i * ldc + j] = (beta == 0 ? 0 : beta * C[i * ldc + j]) + s;                                \
+    }
+
+void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
+    return;
+  }
+  if (!kg_fits(M, N, K, lda, ldb, ldc)) {
+    KG_NAIVE(float)
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+              (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
+                      int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                      int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
+    return;
+  }
+  if (!kg_fits(M, N, K, lda, ldb, ldc)) {
+    KG_NAIVE(double)
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+              (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+/* ------------------------------------------------------------ panels */
+
+typedef struct {
+  bool ta, tb, f64, by_rows;
+  int64_t M, N, K, lda, ldb, ldc, step, npanels;
+  const void *A, *B;
+  void *C;
+  double beta;
+} KgJob;
+
+static void kg_panel(void *raw, int64_t lo, int64_t hi) {
+  const KgJob *j = raw;
+  for (int64_t p = lo; p < hi; p++) {
+    int64_t a = p * j->step, len = j->step;
+    int64_t ext = j->by_rows ? j->M : j->N;
+    if (a >= ext) continue;
+    if (a + len > ext) len = ext - a;
+    int64_t M = j->by_rows ? len : j->M, N = j->by_rows ? j->N : len;
+    /* offsets of the panel in A (rows), B (columns) and C */
+    int64_t offA = j->by_rows ? (j->ta ? a : a * j->lda) : 0;
+    int64_t offB = j->by_rows ? 0 : (j->tb ? a * j->ldb : a);
+    int64_t offC = j->by_rows ? a * j->ldc : a;
+    if (j->f64)
+      kgemm_f64_serial(j->ta, j->tb, M, N, j->K, (const double *)j->A + offA, j->lda,
+                       (const double *)j->B + offB, j->ldb, j->beta, (double *)j->C + offC, j->ldc);
+    else
+      kgemm_f32_serial(j->ta, j->tb, M, N, j->K, (const float *)j->A + offA, j->lda,
+                       (const float *)j->B + offB, j->ldb, (float)j->beta, (float *)j->C + offC,
+                       j->ldc);
+  }
+}
+
+/* Minimum work (multiply-adds) worth a second thread. */
+#define KG_PAR_MIN_MACS (1 << 18)
+
+static void kg_run(KgJob *j) {
+  kgemm_init();
+  int nt = threadpool_size();
+  double macs = (double)j->M * (double)j->N * (double)j->K;
+  if (nt <= 1 || macs < KG_PAR_MIN_MACS || (j->M < 32 && j->N < 32)) {
+    j->by_rows = false;
+    j->step = j->N;
+    kg_panel(j, 0, 1);
+    return;
+  }
+  j->by_rows = j->N < 2 * 16 * nt || (j->M > j->N && j->M >= 16 * nt);
+  int64_t ext = j->by_rows ? j->M : j->N;
+  int64_t step = (ext + nt - 1) / nt;
+  step = (step + 15) / 16 * 16;
+  j->step = step;
+  j->npanels = (ext + step - 1) / step;
+  threadpool_for(j->npanels, 1, kg_panel, j);
+}
+
+void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+               const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  KgJob j = {.ta = ta, .tb = tb, .f64 = false, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+             .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
+  kg_run(&j);
+}
+
+void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+               const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  KgJob j = {.ta = ta, .tb = tb, .f64 = true, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+             .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
+  kg_run(&j);
+}

@@ -1,0 +1,46 @@
+/* ops/k_gemm.h — the BLAS layer shared by the dense and convolution kernels.
+ *
+ * kgemm_f32 / kgemm_f64 compute C = op(A)·op(B) + beta·C (row-major, op =
+ * optional transpose) through OpenBLAS, spread over the kernel thread pool
+ * (runtime/threadpool.h): the problem is cut into column (or row) panels,
+ * each panel is one single-threaded cblas call on some pool thread.
+ * OpenBLAS's own threads are switched off once (kgemm_init), so the two
+ * pools never oversubscribe the cores.
+ *
+ * kgemm_init also works around OpenBLAS builds (0.3.21, Debian 12) that do
+ * not recognise recent AVX-512 CPUs (AMD Zen 4/5) and fall back to their
+ * AVX2 "Haswell" kernels at half speed: when the CPU and the OS support
+ * AVX-512 (F, DQ, BW, VL), OpenBLAS picked a non-AVX-512 core, and the user
+ * did not choose one with OPENBLAS_CORETYPE, it re-runs OpenBLAS's own core
+ * selection with OPENBLAS_CORETYPE=SkylakeX (which checks AVX-512 support
+ * itself). RELAYC_BLAS_CORE=keep disables this. All of it happens once, on
+ * the submitting thread, before the first BLAS call.
+ *
+ * The *_serial variants make exactly one single-threaded cblas call; they
+ * are safe inside threadpool chunk bodies (kgemm_init must have run).
+ */
+#ifndef RELAYC_OPS_K_GEMM_H
+#define RELAYC_OPS_K_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+void kgemm_init(void);
+/* OpenBLAS's core name after kgemm_init ("SkylakeX", "Haswell", ...). */
+const char *kgemm_core_name(void);
+
+/* C[M×N] = op(A)[M×K] · op(B)[K×N] + beta·C. lda/ldb/ldc are row strides
+ * of A, B, C as stored. Threaded over the pool (call from the submitting
+ * thread). Dimensions beyond INT32_MAX fall back to a plain loop. */
+void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+               const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+
+void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
+                      int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                      int64_t ldc);
+
+#endif
