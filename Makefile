@@ -35,7 +35,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden robustness lint asan-check valgrind-check fuzz bench clean
+.PHONY: all deps demo check unit golden robustness lint asan-check valgrind-check fuzz bench plugin clean
 all: $(BIN)
 
 # --- dependencies -------------------------------------------------------------
@@ -71,6 +71,18 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(MAIN_OBJ) $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIB_OBJ) $(LDLIBS)
 
+# --- foreign operators and plugins (issue 6) ---------------------------------------
+# Fixed paths under build/ (whatever BUILD is): the golden tests name them.
+FFI_LIBS := build/ffi/libffitest.so build/samples/libsample_plugin.so
+plugin: build/samples/libsample_plugin.so
+build/samples/libsample_plugin.so: samples/plugin/sample_plugin.c include/relayc/plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O2 -Wall -Wextra -fPIC -shared -Iinclude -o $@ $< -lm
+# the test library and the test plugins (tests/ffi/build.sh also rebuilds the sample)
+build/ffi/libffitest.so: tests/ffi/ffitest.c tests/ffi/test_plugin.c tests/ffi/build.sh \
+                         include/relayc/plugin.h | build/samples/libsample_plugin.so
+	sh tests/ffi/build.sh build
+
 # --- tests --------------------------------------------------------------------
 $(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB_OBJ) $(UNIT_HELP_OBJ)
 	@mkdir -p $(dir $@)
@@ -78,7 +90,7 @@ $(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB_OBJ) $(UNIT_HELP_OBJ)
 
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes $$t || fail=1; done; exit $$fail
-golden: $(BIN)
+golden: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
 robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
@@ -98,7 +110,7 @@ asan-check: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness
 
-valgrind-check: all
+valgrind-check: all $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples
 
 fuzz:

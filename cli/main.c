@@ -18,6 +18,8 @@
 #include "cli/driver.h"
 #include "ir/diag.h"
 #include "ir/mem.h"
+#include "ops/ffi.h"
+#include "ops/plugin.h"
 
 #define RELAYC_VERSION "0.1.0"
 
@@ -40,6 +42,10 @@ static const char usage_text[] =
     "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
     "      --max-errors=N    stop after N errors (default 20, 0 = no limit)\n"
     "      --stop-after=PHASE stop after parse or resolve (for benchmarks)\n"
+    "      --ffi FILE        declare foreign operators from FILE (see relayc(1))\n"
+    "      --ffi-decl DECL   declare foreign operators given as text, e.g.\n"
+    "                        'op my.erfc elementwise from libm.so.6: float erfcf(float)'\n"
+    "      --plugin PATH     load an operator plugin (.so built against relayc/plugin.h)\n"
     "  -h, --help            show this help and exit\n"
     "  -V, --version         show the version and exit\n"
     "  --                    end of options\n"
@@ -56,7 +62,7 @@ static int usage_error(const char *fmt, const char *arg) {
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
     "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile",
-    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--help", "--version", NULL,
+    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--help", "--version", NULL,
 };
 
 static int unknown_option(const char *arg) {
@@ -87,6 +93,17 @@ static bool is_opt(const char *arg, const char *lng, const char *shrt, size_t *n
   if (strncmp(arg, lng, n) == 0 && (arg[n] == 0 || arg[n] == '=')) { *namelen = n; return true; }
   if (shrt && strcmp(arg, shrt) == 0) { *namelen = strlen(shrt); return true; }
   return false;
+}
+
+/* --ffi, --ffi-decl, --plugin: declared or loaded at once, before any file is
+ * parsed (resolution checks operator names against the registry). */
+static bool load_extension(const char *opt, const char *arg, bool color) {
+  Diag d;
+  diag_init(&d, stderr, NULL);
+  d.color = color;
+  if (strncmp(opt, "--plugin", 8) == 0) return plugin_load(arg, &d);
+  if (strncmp(opt, "--ffi-decl", 10) == 0) return foreign_declare_text(arg, &d);
+  return foreign_declare_file(arg, &d);
 }
 
 static int parse_args(int argc, char **argv, DriverOptions *o) {
@@ -136,6 +153,12 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
       if (v && strcmp(v, "parse") == 0) o->stop_after = 1;
       else if (v && strcmp(v, "resolve") == 0) o->stop_after = 2;
       else return usage_error("--stop-after expects parse or resolve, got '%s'", v ? v : "");
+      continue;
+    }
+    if (is_opt(a, "--ffi", NULL, &nl) || is_opt(a, "--ffi-decl", NULL, &nl) || is_opt(a, "--plugin", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v) return usage_error("option '%s' needs an argument", a);
+      if (!load_extension(a, v, o->color)) return 2;
       continue;
     }
     if (is_opt(a, "--max-errors", NULL, &nl)) {

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/fold.h"
 #include "eval/lower.h"
+#include "eval/profile.h"
 #include "eval/vm.h"
 #include "ir/mem.h"
 #include "ir/print.h"
@@ -180,6 +182,7 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
   int status = fn ? bind_inputs(m, fn, o, args, d) : 0;
   Program *p = NULL;
   if (status == 0) {
+    fold_module(m); /* eval/fold.h: batch_norm folding, conv epilogue fusion */
     p = o->expr ? lower_expression(m, d) : lower_module(m, d);
     if (!p) status = 3;
   }
@@ -189,7 +192,12 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
     const Code *entry = o->expr ? p->entry : p->codes[program_global(p, "main")];
     VmLimits lim = limits_from_env();
     Value result = value_none();
+    if (o->profile) {
+      profile_enable();
+      profile_run_begin();
+    }
     status = vm_run(p, entry, args, nparams, &result, d, &lim);
+    if (o->profile) profile_run_end();
     nparams = 0; /* consumed */
     if (status == 0) {
       if (o->json) value_print_json(stdout, &result);
@@ -199,6 +207,10 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
       if (o->output) status = write_output(o->output, &result, d);
     }
     value_release(result);
+    if (o->profile) {
+      profile_report(stderr);
+      profile_disable();
+    }
   }
   for (uint32_t i = 0; i < nparams; i++) value_release(args[i]);
   mem_free(args);

@@ -18,6 +18,7 @@
  * calls the registry's kernel.
  */
 #include "eval/vm.h"
+#include "eval/profile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -176,7 +177,7 @@ static Value scalar_cast(Value v, DType from, DType to) {
 }
 
 /* Runs operator call `oc` on args (consumed). */
-static int op_call(const OpCall *oc, Value *args, uint32_t n, Value *out, char *err) {
+static int op_call_run(const OpCall *oc, Value *args, uint32_t n, Value *out, char *err) {
   bool all_scalar = true;
   for (uint32_t i = 0; i < n; i++) all_scalar &= value_kind(args[i]) == VK_SCALAR;
   if (all_scalar && n == 2 && args[0].tag == args[1].tag) {
@@ -249,6 +250,15 @@ static int op_call(const OpCall *oc, Value *args, uint32_t n, Value *out, char *
   }
   kernel_ctx_clear(&c);
   if (ins != small) mem_free(ins);
+  return rc;
+}
+
+/* op_call_run, timed per operator under --profile (eval/profile.h). */
+static int op_call(const OpCall *oc, Value *args, uint32_t n, Value *out, char *err) {
+  if (!profile_on) return op_call_run(oc, args, n, out, err);
+  uint64_t t0 = profile_now_ns();
+  int rc = op_call_run(oc, args, n, out, err);
+  profile_add(oc->op, profile_now_ns() - t0);
   return rc;
 }
 

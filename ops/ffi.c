@@ -447,9 +447,11 @@ static int run_elementwise(KernelCtx *c, const ForeignOp *op, const ForeignFn *f
 
 /* The value of count parameter `i` for element count n, into *slot. */
 static bool count_arg(KernelCtx *c, const ForeignFn *f, uint32_t i, int64_t n, int64_t *slot) {
-  if (f->params[i].base == FC_I32 && n > INT32_MAX)
-    return kernel_fail(c, "%s: %lld elements do not fit the int count of %s", op_get(c->op_id)->name, (long long)n,
-                       f->symbol) == KERNEL_OK;
+  if (f->params[i].base == FC_I32 && n > INT32_MAX) {
+    kernel_fail(c, "%s: %lld elements do not fit the int count of %s", op_get(c->op_id)->name, (long long)n,
+                f->symbol);
+    return false;
+  }
   if (f->params[i].base == FC_I32) {
     int32_t v = (int32_t)n;
     memcpy(slot, &v, sizeof v);

@@ -41,19 +41,30 @@ static bool kg_core_is_weaker(const char *name) {
   return false;
 }
 
-static void kg_pick_core(void) {
-  const char *keep = getenv("RELAYC_BLAS_CORE");
-  if (keep && strcmp(keep, "keep") == 0) return;
-  if (getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
-  if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
-  const char *name = openblas_get_corename();
-  if (!name || !kg_core_is_weaker(name) || !kg_cpu_has_avx512()) return;
-  /* Re-run OpenBLAS's own selection: it verifies AVX-512 (and OS support)
-   * again and keeps a safe core otherwise. */
-  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+/* Re-runs OpenBLAS's own core selection with OPENBLAS_CORETYPE=core: it
+ * verifies the CPU/OS support for that core itself and falls back to a safe
+ * one otherwise. The caller's environment is restored afterwards. */
+static void kg_reselect(const char *core) {
+  const char *old = getenv("OPENBLAS_CORETYPE");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("OPENBLAS_CORETYPE", core, 1);
   gotoblas_dynamic_quit();
   gotoblas_dynamic_init();
-  unsetenv("OPENBLAS_CORETYPE");
+  if (saved) setenv("OPENBLAS_CORETYPE", saved, 1);
+  else unsetenv("OPENBLAS_CORETYPE");
+  free(saved);
+}
+
+static void kg_pick_core(void) {
+  if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
+  const char *want = getenv("RELAYC_BLAS_CORE");
+  if (want && *want) {
+    if (strcmp(want, "keep") != 0) kg_reselect(want); /* explicit choice */
+    return;
+  }
+  if (getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
+  const char *name = openblas_get_corename();
+  if (name && kg_core_is_weaker(name) && kg_cpu_has_avx512()) kg_reselect("SkylakeX");
 }
 
 void kgemm_init(void) {

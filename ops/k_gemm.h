@@ -13,8 +13,10 @@
  * AVX-512 (F, DQ, BW, VL), OpenBLAS picked a non-AVX-512 core, and the user
  * did not choose one with OPENBLAS_CORETYPE, it re-runs OpenBLAS's own core
  * selection with OPENBLAS_CORETYPE=SkylakeX (which checks AVX-512 support
- * itself). RELAYC_BLAS_CORE=keep disables this. All of it happens once, on
- * the submitting thread, before the first BLAS call.
+ * itself). RELAYC_BLAS_CORE=keep disables this; RELAYC_BLAS_CORE=<core>
+ * (e.g. SkylakeX) asks OpenBLAS for that core even when OPENBLAS_CORETYPE is
+ * set. All of it happens once, on the submitting thread, before the first
+ * BLAS call.
  *
  * The *_serial variants make exactly one single-threaded cblas call; they
  * are safe inside threadpool chunk bodies (kgemm_init must have run).

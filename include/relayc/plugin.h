@@ -57,9 +57,15 @@ extern "C" {
 #define RELAYC_PLUGIN_EXPORT
 #endif
 
+#ifdef __cplusplus
+#define RELAYC_PLUGIN_LINKAGE extern "C"
+#else
+#define RELAYC_PLUGIN_LINKAGE
+#endif
+
 /* Defines the exported version symbol; write it once in a plugin. */
 #define RELAYC_PLUGIN_ABI_DEFINE \
-  RELAYC_PLUGIN_EXPORT const uint32_t relayc_plugin_abi_version = RELAYC_PLUGIN_ABI_VERSION
+  RELAYC_PLUGIN_LINKAGE RELAYC_PLUGIN_EXPORT const uint32_t relayc_plugin_abi_version = RELAYC_PLUGIN_ABI_VERSION
 
 /* ---- element types (DLPack) --------------------------------------------- */
 
@@ -171,7 +177,10 @@ typedef struct RelaycPluginApi {
   const char *(*attr_str)(const RelaycAttrs *attrs, const char *name, const char *dflt);
 } RelaycPluginApi;
 
-/* The entry point every plugin exports: register operators, return 0. */
+/* The two symbols every plugin exports: the ABI version it was built for
+ * (defined by RELAYC_PLUGIN_ABI_DEFINE) and the entry point, which registers
+ * operators and returns 0 (nonzero: relayc reports the failure, exit 2). */
+extern RELAYC_PLUGIN_EXPORT const uint32_t relayc_plugin_abi_version;
 RELAYC_PLUGIN_EXPORT int relayc_plugin_init(const RelaycPluginApi *api);
 
 #ifdef __cplusplus

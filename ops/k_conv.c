@@ -1,0 +1,875 @@
+/* ops/k_conv.c — nn.conv1d, nn.conv2d, nn.conv3d, nn.conv2d_transpose.
+ *
+ * Every convolution is brought to one canonical form: data N C D H W,
+ * weight O I D H W (transpose: I O D H W), result N O D H W, with 1-D and
+ * 2-D convolutions as 3-D ones whose leading spatial extents are 1 (ConvGeom).
+ * Other primal layouts (NHWC/HWIO, ...) are permuted into it and back, except
+ * NHWC + HWIO float32 without groups, which has its own GEMM path.
+ *
+ * Float32 engines (the hot path):
+ *  - GEMM: per (image, group), out[Og × P] = W[Og × Kg] · cols[Kg × P]
+ *    where cols is im2col of the input (Kg = Cg·kd·kh·kw, P = output
+ *    pixels). The P axis is cut into L2-sized column blocks; each pool task
+ *    builds its block of cols in a per-thread scratch and makes one
+ *    single-threaded sgemm (ops/k_gemm.h), then applies the epilogue on the
+ *    still-cached block. A 1×1, stride-1, unpadded convolution uses the input
+ *    itself as cols (no im2col). When there are few column blocks, the Og
+ *    axis is split too.
+ *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
+ *    plane over a zero-padded copy of the input plane split by column phase
+ *    (x mod stride), so every tap is a unit-stride, vectorisable row update.
+ * Float64 uses the same im2col + dgemm; integer results use plain loops in
+ * int64 with a single wrap on store (ops/k_cvt.h); float16 goes through
+ * float32.
+ *
+ * Fused epilogue (set by eval/fold.c, float32, canonical layouts only): the
+ * call attribute "relayc.epilogue" is a string of flags — 'b' (input 2 is a
+ * per-output-channel bias), 'a' (input 3, or input 2 without 'b', is a
+ * residual of the result's shape, added), 'r' (ReLU last). A dying residual
+ * becomes the output buffer and the GEMM accumulates into it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/mem.h"
+#include "ops/k_cvt.h"
+#include "ops/k_gemm.h"
+#include "ops/kernel.h"
+#include "runtime/threadpool.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define HOT __attribute__((optimize("O3")))
+#else
+#define HOT
+#endif
+
+/* ------------------------------------------------------------ geometry */
+
+typedef struct ConvGeom {
+  int nd;                    /* spatial dims: 1, 2 or 3 */
+  int64_t N, C, O, G, Cg, Og;
+  int64_t in[3], k[3], out[3], st[3], dil[3], plo[3], phi[3]; /* (D, H, W) */
+  int64_t isz, ksz, osz;     /* products of in, k, out */
+  int64_t Kg;                /* Cg · ksz */
+} ConvGeom;
+
+typedef struct Epi {
+  const float *bias;   /* per output channel, or NULL */
+  const float *res;    /* residual (canonical result layout), or NULL */
+  bool relu;
+  bool accumulate;     /* the output buffer already holds the residual */
+} Epi;
+
+/* Reads an int array attribute of nd values (1 value broadcasts). */
+static bool conv_ints(KernelCtx *c, const char *name, int nd, int64_t dflt, int64_t *out) {
+  int64_t v[8];
+  int32_t n = kernel_attr_ints(c, name, v, 8);
+  for (int i = 0; i < nd; i++) out[i] = dflt;
+  if (n < 0) return true;
+  if (n == 1) {
+    for (int i = 0; i < nd; i++) out[i] = v[0];
+    return true;
+  }
+  if (n != nd) return false;
+  for (int i = 0; i < nd; i++) out[i] = v[i];
+  return true;
+}
+
+/* padding: 1 value (all sides), nd (symmetric) or 2·nd (all befores, then afters). */
+static bool conv_padding(KernelCtx *c, int nd, int64_t *lo, int64_t *hi) {
+  int64_t v[8];
+  int32_t n = kernel_attr_ints(c, "padding", v, 8);
+  for (int i = 0; i < nd; i++) lo[i] = hi[i] = 0;
+  if (n <= 0) return true;
+  if (n == 1) {
+    for (int i = 0; i < nd; i++) lo[i] = hi[i] = v[0];
+  } else if (n == nd) {
+    for (int i = 0; i < nd; i++) lo[i] = hi[i] = v[i];
+  } else if (n == 2 * nd) {
+    for (int i = 0; i < nd; i++) {
+      lo[i] = v[i];
+      hi[i] = v[nd + i];
+    }
+  } else {
+    return false;
+  }
+  for (int i = 0; i < nd; i++)
+    if (lo[i] < 0 || hi[i] < 0) return false;
+  return true;
+}
+
+/* pos[j] = index in `layout` of the canonical letter canon[j]; false unless
+ * layout is a permutation of canon. */
+static bool layout_pos(const char *layout, const char *canon, int *pos) {
+  size_t n = strlen(canon);
+  if (!layout || strlen(layout) != n) return false;
+  for (size_t j = 0; j < n; j++) {
+    const char *at = strchr(layout, canon[j]);
+    if (!at) return false;
+    pos[j] = (int)(at - layout);
+  }
+  return true;
+}
+
+static bool pos_is_identity(const int *pos, int n) {
+  for (int i = 0; i < n; i++)
+    if (pos[i] != i) return false;
+  return true;
+}
+
+/* dst (canonical order: dim j = src dim pos[j]) <- src. */
+static void permute_to(const void *src, void *dst, int nd, const int64_t *sshape, const int *pos,
+                       size_t es) {
+  int64_t sstride[8] = {0}, dshape[8] = {0}, idx[8] = {0};
+  if (nd < 1 || nd > 8) return;
+  sstride[nd - 1] = 1;
+  for (int i = nd - 2; i >= 0; i--) sstride[i] = sstride[i + 1] * sshape[i + 1];
+  int64_t total = 1;
+  for (int j = 0; j < nd; j++) {
+    dshape[j] = sshape[pos[j]];
+    total *= dshape[j];
+  }
+  if (total == 0) return;
+  const char *s = src;
+  char *d = dst;
+  int64_t inner = dshape[nd - 1], istride = sstride[pos[nd - 1]];
+  for (int64_t done = 0; done < total; done += inner) {
+    int64_t off = 0;
+    for (int j = 0; j < nd - 1; j++) off += idx[j] * sstride[pos[j]];
+    for (int64_t k = 0; k < inner; k++)
+      memcpy(d + (size_t)(done + k) * es, s + (size_t)(off + k * istride) * es, es);
+    for (int j = nd - 2; j >= 0; j--) {
+      if (++idx[j] < dshape[j]) break;
+      idx[j] = 0;
+    }
+  }
+}
+
+/* src (canonical order) -> dst in a layout: dst dim pos[j] = canonical dim j. */
+static void permute_from(const void *src, void *dst, int nd, const int64_t *cshape, const int *pos,
+                         size_t es) {
+  int inv[8];
+  for (int j = 0; j < nd; j++) inv[pos[j]] = j;
+  permute_to(src, dst, nd, cshape, inv, es);
+}
+
+/* ------------------------------------------------------------ im2col */
+
+/* Fills cols[Kg × plen] (row stride plen) for output pixels [p0, p0+plen)
+ * of one (image, group) input block x (Cg planes of isz). */
+#define DEFINE_IM2COL(T, NAME)                                                                     \
+  static HOT void NAME(const ConvGeom *g, const T *restrict x, int64_t p0, int64_t plen,           \
+                       T *restrict cols) {                                                         \
+    const int64_t OH = g->out[1], OW = g->out[2], H = g->in[1], W = g->in[2];                     \
+    int64_t row = 0;                                                                               \
+    for (int64_t ci = 0; ci < g->Cg; ci++)                                                         \
+      for (int64_t a = 0; a < g->k[0]; a++)                                                        \
+        for (int64_t r = 0; r < g->k[1]; r++)                                                      \
+          for (int64_t s = 0; s < g->k[2]; s++, row++) {                                           \
+            T *dst = cols + row * plen;                                                            \
+            int64_t sw = g->st[2], offw = s * g->dil[2] - g->plo[2];                               \
+            /* valid ow: 0 <= ow*sw + offw < W */                                                  \
+            int64_t lo = offw >= 0 ? 0 : (-offw + sw - 1) / sw;                                    \
+            int64_t hi = W - offw <= 0 ? 0 : (W - offw + sw - 1) / sw;                             \
+            if (hi > OW) hi = OW;                                                                  \
+            int64_t p = p0, end = p0 + plen;                                                       \
+            while (p < end) {                                                                      \
+              int64_t ow0 = p % OW, rowi = p / OW;                                                 \
+              int64_t oh = rowi % OH, od = rowi / OH;                                              \
+              int64_t n = OW - ow0;                                                                \
+              if (n > end - p) n = end - p;                                                        \
+              int64_t id = od * g->st[0] + a * g->dil[0] - g->plo[0];                              \
+              int64_t ih = oh * g->st[1] + r * g->dil[1] - g->plo[1];                              \
+              T *o = dst + (p - p0);                                                               \
+              if (id < 0 || id >= g->in[0] || ih < 0 || ih >= H || lo >= hi) {                    \
+                for (int64_t i = 0; i < n; i++) o[i] = 0;                                          \
+              } else {                                                                             \
+                const T *src = x + ((ci * g->in[0] + id) * H + ih) * W + offw;                     \
+                int64_t a0 = lo > ow0 ? lo : ow0, a1 = hi < ow0 + n ? hi : ow0 + n;                \
+                int64_t i = ow0;                                                                   \
+                for (; i < a0 && i < ow0 + n; i++) o[i - ow0] = 0;                                 \
+                if (sw == 1) {                                                                     \
+                  if (a1 > a0) memcpy(o + (a0 - ow0), src + a0, (size_t)(a1 - a0) * sizeof(T));    \
+                  i = a1 > a0 ? a1 : i;                                                            \
+                } else {                                                                           \
+                  for (; i < a1; i++) o[i - ow0] = src[i * sw];                                    \
+                }                                                                                  \
+                for (; i < ow0 + n; i++) o[i - ow0] = 0;                                           \
+              }                                                                                    \
+              p += n;                                                                              \
+            }                                                                                      \
+          }                                                                                        \
+  }
+
+DEFINE_IM2COL(float, im2col_f32)
+DEFINE_IM2COL(double, im2col_f64)
+
+/* ------------------------------------------------------------ epilogue */
+
+static HOT void epi_row(const Epi *e, float *restrict y, const float *restrict res, float b,
+                        int64_t n) {
+  if (res) {
+    for (int64_t i = 0; i < n; i++) y[i] += res[i] + b;
+  } else if (b != 0) {
+    for (int64_t i = 0; i < n; i++) y[i] += b;
+  }
+  if (e->relu)
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
+}
+
+static bool epi_active(const Epi *e) { return e && (e->bias || e->res || e->relu); }
+
+/* Applies the epilogue to out channels [o0, o0+m) × pixels [p0, p0+plen) of image n. */
+static void epi_block(const ConvGeom *g, const Epi *e, float *y, int64_t n, int64_t o0, int64_t m,
+                      int64_t p0, int64_t plen) {
+  if (!epi_active(e)) return;
+  for (int64_t o = o0; o < o0 + m; o++) {
+    int64_t off = (n * g->O + o) * g->osz + p0;
+    epi_row(e, y + off, e->res ? e->res + off : NULL, e->bias ? e->bias[o] : 0.0f, plen);
+  }
+}
+
+/* ------------------------------------------------------------ GEMM engine */
+
+typedef struct GemmJob {
+  const ConvGeom *g;
+  const void *x, *w;
+  void *y;
+  const Epi *epi;
+  bool f64, direct;
+  int64_t pb, npb, mb, nmb;
+  void **scratch; /* one im2col block per pool thread */
+} GemmJob;
+
+static void gemm_task(void *raw, int64_t lo, int64_t hi) {
+  const GemmJob *j = raw;
+  const ConvGeom *g = j->g;
+  size_t es = j->f64 ? 8 : 4;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t u = t;
+    int64_t pbi = u % j->npb;
+    u /= j->npb;
+    int64_t mbi = u % j->nmb;
+    u /= j->nmb;
+    int64_t gi = u % g->G, n = u / g->G;
+    int64_t p0 = pbi * j->pb, plen = g->osz - p0 < j->pb ? g->osz - p0 : j->pb;
+    int64_t m0 = mbi * j->mb, mlen = g->Og - m0 < j->mb ? g->Og - m0 : j->mb;
+    if (plen <= 0 || mlen <= 0) continue;
+    const char *xg = (const char *)j->x + (size_t)((n * g->C + gi * g->Cg) * g->isz) * es;
+    const char *B;
+    int64_t ldb;
+    if (j->direct) {
+      B = xg + (size_t)p0 * es;
+      ldb = g->isz;
+    } else {
+      void *cols = j->scratch[threadpool_thread_index()];
+      if (j->f64) im2col_f64(g, (const double *)xg, p0, plen, cols);
+      else im2col_f32(g, (const float *)xg, p0, plen, cols);
+      B = cols;
+      ldb = plen;
+    }
+    int64_t o0 = gi * g->Og + m0;
+    const char *A = (const char *)j->w + (size_t)(o0 * g->Kg) * es;
+    char *C = (char *)j->y + (size_t)((n * g->O + o0) * g->osz + p0) * es;
+    bool acc = j->epi && j->epi->accumulate;
+    if (j->f64)
+      kgemm_f64_serial(false, false, mlen, plen, g->Kg, (const double *)A, g->Kg,
+                       (const double *)B, ldb, acc ? 1.0 : 0.0, (double *)C, g->osz);
+    else
+      kgemm_f32_serial(false, false, mlen, plen, g->Kg, (const float *)A, g->Kg, (const float *)B,
+                       ldb, acc ? 1.0f : 0.0f, (float *)C, g->osz);
+    if (!j->f64) epi_block(g, j->epi, j->y, n, o0, mlen, p0, plen);
+  }
+}
+
+/* Column-block budget: im2col block (Kg × pb) of about this many bytes. */
+#define CONV_BLOCK_BYTES (256 * 1024)
+
+static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y,
+                      bool f64, const Epi *epi) {
+  kgemm_init();
+  int nt = threadpool_size();
+  size_t es = f64 ? 8 : 4;
+  GemmJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi, .f64 = f64};
+  j.direct = g->ksz == 1 && g->st[0] == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[0] == 0 &&
+             g->plo[1] == 0 && g->plo[2] == 0 && g->phi[0] == 0 && g->phi[1] == 0 &&
+             g->phi[2] == 0 && g->isz == g->osz;
+  int64_t width = g->Kg > g->Og ? g->Kg : g->Og;
+  int64_t pb = CONV_BLOCK_BYTES / ((int64_t)es * (width > 0 ? width : 1));
+  pb = pb / 16 * 16;
+  if (pb < 64) pb = 64;
+  if (pb > g->osz) pb = g->osz;
+  if (pb < 1) pb = 1;
+  j.pb = pb;
+  j.npb = (g->osz + pb - 1) / pb;
+  int64_t tasks = g->N * g->G * j.npb;
+  j.mb = g->Og;
+  j.nmb = 1;
+  if (tasks < 2 * nt && g->Og >= 32) {
+    int64_t want = (2 * nt + tasks - 1) / tasks;
+    int64_t mb = (g->Og + want - 1) / want;
+    mb = (mb + 15) / 16 * 16;
+    if (mb < 16) mb = 16;
+    j.mb = mb;
+    j.nmb = (g->Og + mb - 1) / mb;
+  }
+  void *scr_ptrs[64];
+  void **scratch = nt <= 64 ? scr_ptrs : mem_malloc((size_t)nt * sizeof *scratch);
+  bool ok = true;
+  for (int i = 0; i < nt; i++) scratch[i] = NULL;
+  if (!j.direct) {
+    for (int i = 0; i < nt && ok; i++) {
+      scratch[i] = mem_aligned_try(64, (size_t)(g->Kg * pb) * es + 64);
+      ok = scratch[i] != NULL;
+    }
+  }
+  if (ok) {
+    j.scratch = scratch;
+    threadpool_for(g->N * g->G * j.nmb * j.npb, 1, gemm_task, &j);
+  } else {
+    kernel_fail(c, "%s: out of memory for the im2col buffer", c->op->name);
+  }
+  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
+  if (scratch != scr_ptrs) mem_free(scratch);
+  return ok;
+}
+
+/* ------------------------------------------------------------ depthwise engine */
+
+typedef struct DwJob {
+  const ConvGeom *g;
+  const float *x, *w;
+  float *y;
+  const Epi *epi;
+  int64_t Dp, Hp, Wq; /* padded depth/height, width per column phase */
+  float **scratch;    /* per thread: st[2] phases of Dp × Hp × Wq */
+} DwJob;
+
+static HOT void dw_row(float *restrict y, const float *restrict src, float wv, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += src[i] * wv;
+}
+
+static HOT void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad) {
+  const ConvGeom *g = j->g;
+  int64_t ci = o / g->Og; /* channel multiplier: out channel o reads input channel o / M */
+  const float *xp = j->x + (n * g->C + ci) * g->isz;
+  const float *wp = j->w + o * g->ksz;
+  int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+  int64_t sw = g->st[2], Dp = j->Dp, Hp = j->Hp, Wq = j->Wq;
+  int64_t phase = Dp * Hp * Wq;
+  /* zero-padded, phase-split copy: pad[q][d][h][i] = in[d-pd][h-pt][i*sw+q-pl] */
+  memset(pad, 0, (size_t)(phase * sw) * sizeof *pad);
+  for (int64_t d = 0; d < D; d++)
+    for (int64_t h = 0; h < H; h++) {
+      const float *src = xp + (d * H + h) * W;
+      int64_t base = ((d + g->plo[0]) * Hp + (h + g->plo[1])) * Wq;
+      if (sw == 1) {
+        memcpy(pad + base + g->plo[2], src, (size_t)W * sizeof *src);
+      } else {
+        for (int64_t x = 0; x < W; x++) {
+          int64_t xx = x + g->plo[2];
+          pad[(xx % sw) * phase + base + xx / sw] = src[x];
+        }
+      }
+    }
+  int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+  float *yp = j->y + (n * g->O + o) * g->osz;
+  const float *rp = j->epi && j->epi->res ? j->epi->res + (n * g->O + o) * g->osz : NULL;
+  float b = j->epi && j->epi->bias ? j->epi->bias[o] : 0.0f;
+  bool acc = j->epi && j->epi->accumulate;
+  for (int64_t od = 0; od < OD; od++)
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yr = yp + (od * OH + oh) * OW;
+      if (!acc)
+        for (int64_t i = 0; i < OW; i++) yr[i] = 0;
+      for (int64_t a = 0; a < g->k[0]; a++)
+        for (int64_t r = 0; r < g->k[1]; r++) {
+          int64_t d = od * g->st[0] + a * g->dil[0], h = oh * g->st[1] + r * g->dil[1];
+          const float *prow = pad + (d * Hp + h) * Wq;
+          for (int64_t s = 0; s < g->k[2]; s++) {
+            int64_t xs = s * g->dil[2];
+            dw_row(yr, prow + (xs % sw) * phase + xs / sw, wp[(a * g->k[1] + r) * g->k[2] + s], OW);
+          }
+        }
+      if (j->epi) epi_row(j->epi, yr, rp ? rp + (od * OH + oh) * OW : NULL, b, OW);
+    }
+}
+
+static void dw_task(void *raw, int64_t lo, int64_t hi) {
+  const DwJob *j = raw;
+  float *pad = j->scratch[threadpool_thread_index()];
+  for (int64_t t = lo; t < hi; t++) dw_plane(j, t / j->g->O, t % j->g->O, pad);
+}
+
+static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w,
+                           float *y, const Epi *epi) {
+  int nt = threadpool_size();
+  DwJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
+  j.Dp = g->in[0] + g->plo[0] + g->phi[0];
+  j.Hp = g->in[1] + g->plo[1] + g->phi[1];
+  int64_t Wp = g->in[2] + g->plo[2] + g->phi[2];
+  /* room for the furthest tap of the last output column in every phase */
+  int64_t need = (g->out[2] - 1) + ((g->k[2] - 1) * g->dil[2]) / g->st[2] + 1;
+  j.Wq = (Wp + g->st[2] - 1) / g->st[2];
+  if (j.Wq < need) j.Wq = need;
+  int64_t Dneed = (g->out[0] - 1) * g->st[0] + (g->k[0] - 1) * g->dil[0] + 1;
+  int64_t Hneed = (g->out[1] - 1) * g->st[1] + (g->k[1] - 1) * g->dil[1] + 1;
+  if (j.Dp < Dneed) j.Dp = Dneed;
+  if (j.Hp < Hneed) j.Hp = Hneed;
+  size_t bytes = (size_t)(j.Dp * j.Hp * j.Wq * g->st[2]) * sizeof(float) + 64;
+  float *ptrs[64];
+  float **scratch = nt <= 64 ? ptrs : mem_malloc((size_t)nt * sizeof *scratch);
+  bool ok = true;
+  for (int i = 0; i < nt; i++) scratch[i] = NULL;
+  for (int i = 0; i < nt && ok; i++) ok = (scratch[i] = mem_aligned_try(64, bytes)) != NULL;
+  if (ok) {
+    j.scratch = scratch;
+    threadpool_for(g->N * g->O, 1, dw_task, &j);
+  } else {
+    kernel_fail(c, "%s: out of memory for the padded plane", c->op->name);
+  }
+  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
+  if (scratch != ptrs) mem_free(scratch);
+  return ok;
+}
+
+/* ------------------------------------------------------------ plain loops */
+
+/* Direct convolution in double or int64 (two's-complement wrap through
+ * uint64), any groups: out[n,o,·] = Σ in[n, g·Cg + i, ·] · w[o, i, ·]. */
+#define DEFINE_DIRECT(T, NAME, MAC)                                                                \
+  typedef struct {                                                                                 \
+    const ConvGeom *g;                                                                             \
+    const T *x, *w;                                                                                \
+    T *y;                                                                                          \
+  } NAME##_job;                                                                                    \
+  static void NAME##_task(void *raw, int64_t lo, int64_t hi) {                                     \
+    const NAME##_job *j = raw;                                                                     \
+    const ConvGeom *g = j->g;                                                                      \
+    for (int64_t t = lo; t < hi; t++) {                                                            \
+      int64_t n = t / g->O, o = t % g->O, gi = o / g->Og;                                          \
+      T *yp = j->y + t * g->osz;                                                                   \
+      for (int64_t od = 0; od < g->out[0]; od++)                                                   \
+        for (int64_t oh = 0; oh < g->out[1]; oh++)                                                 \
+          for (int64_t ow = 0; ow < g->out[2]; ow++) {                                             \
+            T acc = 0;                                                                             \
+            for (int64_t i = 0; i < g->Cg; i++) {                                                  \
+              const T *xp = j->x + (n * g->C + gi * g->Cg + i) * g->isz;                           \
+              const T *wp = j->w + (o * g->Cg + i) * g->ksz;                                       \
+              for (int64_t a = 0; a < g->k[0]; a++) {                                              \
+                int64_t id = od * g->st[0] + a * g->dil[0] - g->plo[0];                            \
+                if (id < 0 || id >= g->in[0]) continue;                                            \
+                for (int64_t r = 0; r < g->k[1]; r++) {                                            \
+                  int64_t ih = oh * g->st[1] + r * g->dil[1] - g->plo[1];                          \
+                  if (ih < 0 || ih >= g->in[1]) continue;                                          \
+                  for (int64_t s = 0; s < g->k[2]; s++) {                                          \
+                    int64_t iw = ow * g->st[2] + s * g->dil[2] - g->plo[2];                        \
+                    if (iw < 0 || iw >= g->in[2]) continue;                                        \
+                    T xv = xp[(id * g->in[1] + ih) * g->in[2] + iw];                               \
+                    T wv = wp[(a * g->k[1] + r) * g->k[2] + s];                                    \
+                    acc = MAC(acc, xv, wv);                                                        \
+                  }                                                                                \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+            yp[(od * g->out[1] + oh) * g->out[2] + ow] = acc;                                      \
+          }                                                                                        \
+    }                                                                                              \
+  }
+
+static inline double mac_f64(double acc, double x, double w) { return acc + x * w; }
+static inline int64_t mac_i64(int64_t acc, int64_t x, int64_t w) {
+  return (int64_t)((uint64_t)acc + (uint64_t)x * (uint64_t)w);
+}
+DEFINE_DIRECT(int64_t, direct_i64, mac_i64)
+DEFINE_DIRECT(double, direct_f64, mac_f64)
+
+/* ------------------------------------------------------------ transposed */
+
+/* out[n, g·Og + o, y] += in[n, g·Cg + i, ih] · w[g·Cg + i, o, r] with
+ * y = ih·stride − pad_lo + r·dilation (cropped to the result). One task per
+ * output plane (n, o): it gathers every contribution to its own plane. */
+#define DEFINE_TRANSPOSED(T, NAME, MAC)                                                            \
+  typedef struct {                                                                                 \
+    const ConvGeom *g;                                                                             \
+    const T *x, *w;                                                                                \
+    T *y;                                                                                          \
+  } NAME##_job;                                                                                    \
+  static void NAME##_task(void *raw, int64_t lo, int64_t hi) {                                     \
+    const NAME##_job *j = raw;                                                                     \
+    const ConvGeom *g = j->g;                                                                      \
+    for (int64_t t = lo; t < hi; t++) {                                                            \
+      int64_t n = t / g->O, o = t % g->O, gi = o / g->Og, ol = o % g->Og;                          \
+      T *yp = j->y + t * g->osz;                                                                   \
+      for (int64_t q = 0; q < g->osz; q++) yp[q] = 0;                                              \
+      for (int64_t i = 0; i < g->Cg; i++) {                                                        \
+        int64_t ci = gi * g->Cg + i;                                                               \
+        const T *xp = j->x + (n * g->C + ci) * g->isz;                                             \
+        const T *wp = j->w + (ci * g->Og + ol) * g->ksz;                                           \
+        for (int64_t id = 0; id < g->in[0]; id++)                                                  \
+          for (int64_t ih = 0; ih < g->in[1]; ih++)                                                \
+            for (int64_t iw = 0; iw < g->in[2]; iw++) {                                            \
+              T xv = xp[(id * g->in[1] + ih) * g->in[2] + iw];                                     \
+              for (int64_t a = 0; a < g->k[0]; a++) {                                              \
+                int64_t yd = id * g->st[0] - g->plo[0] + a * g->dil[0];                            \
+                if (yd < 0 || yd >= g->out[0]) continue;                                           \
+                for (int64_t r = 0; r < g->k[1]; r++) {                                            \
+                  int64_t yh = ih * g->st[1] - g->plo[1] + r * g->dil[1];                          \
+                  if (yh < 0 || yh >= g->out[1]) continue;                                         \
+                  for (int64_t s = 0; s < g->k[2]; s++) {                                          \
+                    int64_t yw = iw * g->st[2] - g->plo[2] + s * g->dil[2];                        \
+                    if (yw < 0 || yw >= g->out[2]) continue;                                       \
+                    T *dst = yp + (yd * g->out[1] + yh) * g->out[2] + yw;                          \
+                    *dst = MAC(*dst, xv, wp[(a * g->k[1] + r) * g->k[2] + s]);                     \
+                  }                                                                                \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+static inline float mac_f32(float acc, float x, float w) { return acc + x * w; }
+DEFINE_TRANSPOSED(float, tconv_f32, mac_f32)
+DEFINE_TRANSPOSED(double, tconv_f64, mac_f64)
+DEFINE_TRANSPOSED(int64_t, tconv_i64, mac_i64)
+
+/* ------------------------------------------------------------ NHWC / HWIO */
+
+/* NHWC data, HWIO weight, NHWC result, float32, no groups:
+ * out[P × O] = cols[P × (kh·kw·C)] · W[(kh·kw·C) × O], rows of cols being
+ * the C-vectors under each tap (a 1×1 stride-1 unpadded conv uses the input). */
+typedef struct NhwcJob {
+  const ConvGeom *g;
+  const float *x, *w;
+  float *y;
+  int64_t pb, npb;
+  float **scratch;
+  bool direct;
+} NhwcJob;
+
+static void nhwc_task(void *raw, int64_t lo, int64_t hi) {
+  const NhwcJob *j = raw;
+  const ConvGeom *g = j->g;
+  int64_t H = g->in[1], W = g->in[2], C = g->C, OW = g->out[2], K = g->Kg;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t n = t / j->npb, p0 = (t % j->npb) * j->pb;
+    int64_t plen = g->osz - p0 < j->pb ? g->osz - p0 : j->pb;
+    const float *xn = j->x + n * g->isz * C;
+    const float *A;
+    int64_t lda;
+    if (j->direct) {
+      A = xn + p0 * C;
+      lda = C;
+    } else {
+      float *cols = j->scratch[threadpool_thread_index()];
+      for (int64_t p = p0; p < p0 + plen; p++) {
+        int64_t oh = p / OW, ow = p % OW;
+        float *dst = cols + (p - p0) * K;
+        for (int64_t r = 0; r < g->k[1]; r++) {
+          int64_t ih = oh * g->st[1] + r * g->dil[1] - g->plo[1];
+          for (int64_t s = 0; s < g->k[2]; s++, dst += C) {
+            int64_t iw = ow * g->st[2] + s * g->dil[2] - g->plo[2];
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) memset(dst, 0, (size_t)C * sizeof *dst);
+            else memcpy(dst, xn + (ih * W + iw) * C, (size_t)C * sizeof *dst);
+          }
+        }
+      }
+      A = cols;
+      lda = K;
+    }
+    kgemm_f32_serial(false, false, plen, g->O, K, A, lda, j->w, g->O, 0.0f,
+                     j->y + (n * g->osz + p0) * g->O, g->O);
+  }
+}
+
+static bool conv_nhwc(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
+  kgemm_init();
+  int nt = threadpool_size();
+  NhwcJob j = {.g = g, .x = x, .w = w, .y = y};
+  j.direct = g->ksz == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[1] == 0 && g->plo[2] == 0 &&
+             g->isz == g->osz;
+  int64_t width = g->Kg > g->O ? g->Kg : g->O;
+  int64_t pb = CONV_BLOCK_BYTES / (4 * (width > 0 ? width : 1));
+  if (pb < 16) pb = 16;
+  if (pb > g->osz) pb = g->osz;
+  if (pb < 1) pb = 1;
+  j.pb = pb;
+  j.npb = (g->osz + pb - 1) / pb;
+  float *ptrs[64];
+  float **scratch = nt <= 64 ? ptrs : mem_malloc((size_t)nt * sizeof *scratch);
+  bool ok = true;
+  for (int i = 0; i < nt; i++) scratch[i] = NULL;
+  if (!j.direct)
+    for (int i = 0; i < nt && ok; i++)
+      ok = (scratch[i] = mem_aligned_try(64, (size_t)(pb * g->Kg) * 4 + 64)) != NULL;
+  if (ok) {
+    j.scratch = scratch;
+    threadpool_for(g->N * j.npb, 1, nhwc_task, &j);
+  } else {
+    kernel_fail(c, "%s: out of memory for the im2col buffer", c->op->name);
+  }
+  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
+  if (scratch != ptrs) mem_free(scratch);
+  return ok;
+}
+
+/* ------------------------------------------------------------ driver */
+
+typedef struct ConvCall {
+  ConvGeom g;
+  bool transposed;
+  int xpos[5], wpos[5], ypos[5]; /* canonical dim j lives at layout dim pos[j] */
+  bool xcanon, wcanon, ycanon;
+  const char *dl, *kl, *ol;
+} ConvCall;
+
+static const char *const SPATIAL[4] = {"", "W", "HW", "DHW"};
+
+/* Reads attributes and shapes into cc; false after kernel_fail. */
+static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
+  ConvGeom *g = &cc->g;
+  memset(cc, 0, sizeof *cc);
+  cc->transposed = transposed;
+  g->nd = nd;
+  const char *name = c->op->name;
+  static const char *const dflt_data[4] = {"", "NCW", "NCHW", "NCDHW"};
+  static const char *const dflt_kern[4] = {"", "OIW", "OIHW", "OIDHW"};
+  cc->dl = kernel_attr_str(c, "data_layout", dflt_data[nd]);
+  cc->kl = kernel_attr_str(c, "kernel_layout", transposed ? "IOHW" : dflt_kern[nd]);
+  cc->ol = kernel_attr_str(c, "out_layout", "");
+  if (!cc->ol[0]) cc->ol = cc->dl;
+  char dcanon[8], kcanon[8];
+  snprintf(dcanon, sizeof dcanon, "NC%s", SPATIAL[nd]);
+  snprintf(kcanon, sizeof kcanon, "%s%s", transposed ? "IO" : "OI", SPATIAL[nd]);
+  if (!layout_pos(cc->dl, dcanon, cc->xpos) || !layout_pos(cc->ol, dcanon, cc->ypos))
+    return kernel_fail(c, "%s: unsupported data layout '%s' / '%s'", name, cc->dl, cc->ol), false;
+  if (!layout_pos(cc->kl, kcanon, cc->wpos))
+    return kernel_fail(c, "%s: unsupported kernel layout '%s'", name, cc->kl), false;
+  cc->xcanon = pos_is_identity(cc->xpos, nd + 2);
+  cc->wcanon = pos_is_identity(cc->wpos, nd + 2);
+  cc->ycanon = pos_is_identity(cc->ypos, nd + 2);
+  const Tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+  if (x->ndim != nd + 2 || w->ndim != nd + 2)
+    return kernel_fail(c, "%s: expected rank-%d data and weight", name, nd + 2), false;
+  int64_t st[3], dil[3], lo[3], hi[3];
+  if (!conv_ints(c, "strides", nd, 1, st) || !conv_ints(c, "dilation", nd, 1, dil))
+    return kernel_fail(c, "%s: strides/dilation need %d values", name, nd), false;
+  if (!conv_padding(c, nd, lo, hi)) return kernel_fail(c, "%s: invalid padding", name), false;
+  g->G = kernel_attr_int(c, "groups", 1);
+  g->N = x->shape[cc->xpos[0]];
+  g->C = x->shape[cc->xpos[1]];
+  int64_t w0 = w->shape[cc->wpos[0]], w1 = w->shape[cc->wpos[1]];
+  for (int i = 0; i < 3; i++) {
+    int s = i - (3 - nd); /* index among the nd spatial dims, < 0 for padding dims */
+    g->in[i] = s < 0 ? 1 : x->shape[cc->xpos[2 + s]];
+    g->k[i] = s < 0 ? 1 : w->shape[cc->wpos[2 + s]];
+    g->st[i] = s < 0 ? 1 : st[s];
+    g->dil[i] = s < 0 ? 1 : dil[s];
+    g->plo[i] = s < 0 ? 0 : lo[s];
+    g->phi[i] = s < 0 ? 0 : hi[s];
+    if (g->st[i] < 1 || g->dil[i] < 1)
+      return kernel_fail(c, "%s: strides and dilation must be positive", name), false;
+  }
+  if (g->G < 1 || g->C % g->G != 0)
+    return kernel_fail(c, "%s: groups=%lld does not divide %lld input channels", name,
+                       (long long)g->G, (long long)g->C), false;
+  g->Cg = g->C / g->G;
+  if (transposed) {
+    if (w0 != g->C)
+      return kernel_fail(c, "%s: weight has %lld input channels, data %lld", name, (long long)w0,
+                         (long long)g->C), false;
+    g->Og = w1;
+    g->O = w1 * g->G;
+  } else if (g->G > 1 && g->G == g->C && w0 == g->G && w1 != 1) {
+    /* depthwise weight (C, multiplier, k...): the same memory as (C·M, 1, k...) */
+    g->O = w0 * w1;
+    g->Og = w1;
+  } else {
+    g->O = w0;
+    if (g->O % g->G != 0 || w1 != g->Cg)
+      return kernel_fail(c, "%s: weight shape does not match %lld groups of %lld channels", name,
+                         (long long)g->G, (long long)g->Cg), false;
+    g->Og = g->O / g->G;
+  }
+  if (transposed && g->G > 1 && c->out_type && c->out_type->kind == TYPE_TENSOR &&
+      c->out_type->tensor.ndim == (uint32_t)(nd + 2)) {
+    const Dim *od = &c->out_type->tensor.dims[cc->ypos[1]];
+    if (od->kind == DIM_INT && od->value != g->O)
+      return kernel_fail(c, "%s: groups=%lld needs channels=%lld (the weight gives %lld per group)",
+                         name, (long long)g->G, (long long)g->O, (long long)g->Og), false;
+  }
+  int64_t opad[3] = {0, 0, 0};
+  if (transposed) {
+    int64_t v[4];
+    int32_t n = kernel_attr_ints(c, "output_padding", v, 4);
+    for (int s = 0; s < nd && n > 0; s++) opad[3 - nd + s] = n == 1 ? v[0] : s < n ? v[s] : 0;
+  }
+  g->isz = g->ksz = g->osz = 1;
+  for (int i = 0; i < 3; i++) {
+    int64_t dk = (g->k[i] - 1) * g->dil[i] + 1;
+    int64_t o = transposed ? g->st[i] * (g->in[i] - 1) + dk - g->plo[i] - g->phi[i] + opad[i]
+                           : (g->in[i] + g->plo[i] + g->phi[i] - dk) / g->st[i] + 1;
+    if (!transposed && g->in[i] + g->plo[i] + g->phi[i] < dk) o = 0;
+    if (o < 0) o = 0;
+    g->out[i] = o;
+    g->isz *= g->in[i];
+    g->ksz *= g->k[i];
+    g->osz *= o;
+  }
+  g->Kg = g->Cg * g->ksz;
+  return true;
+}
+
+/* The epilogue inputs and flags of a fused call (eval/fold.c). */
+static bool conv_epilogue(KernelCtx *c, const ConvCall *cc, Epi *e, int *bias_in, int *res_in) {
+  memset(e, 0, sizeof *e);
+  *bias_in = *res_in = -1;
+  const char *flags = kernel_attr_str(c, "relayc.epilogue", "");
+  if (!flags[0]) return true;
+  uint32_t next = 2;
+  if (strchr(flags, 'b')) *bias_in = (int)next++;
+  if (strchr(flags, 'a')) *res_in = (int)next++;
+  e->relu = strchr(flags, 'r') != NULL;
+  if (next > kernel_ninputs(c)) return kernel_fail(c, "%s: fused call lacks inputs", c->op->name), false;
+  if (!cc->ycanon) return kernel_fail(c, "%s: fused epilogue needs the canonical layout", c->op->name), false;
+  if (*bias_in >= 0) {
+    const Tensor *b = kernel_input(c, (uint32_t)*bias_in);
+    if (b->numel != cc->g.O || !dtype_eq(b->dtype, DTYPE(DT_FLOAT, 32)))
+      return kernel_fail(c, "%s: fused bias must be float32 (%lld,)", c->op->name, (long long)cc->g.O), false;
+    e->bias = b->data;
+  }
+  if (*res_in >= 0) {
+    const Tensor *r = kernel_input(c, (uint32_t)*res_in);
+    if (r->numel != cc->g.N * cc->g.O * cc->g.osz || !dtype_eq(r->dtype, DTYPE(DT_FLOAT, 32)))
+      return kernel_fail(c, "%s: fused residual has the wrong shape", c->op->name), false;
+    e->res = r->data;
+  }
+  return true;
+}
+
+/* Canonical compute-type copy of input i (converted, permuted), or its data. */
+static void *conv_operand(KernelCtx *c, uint32_t i, const int *pos, bool canon, DType as, KCompute k,
+                          bool *owned) {
+  const Tensor *t = kernel_input(c, i);
+  bool conv_owned;
+  void *buf = kcvt_load(t, as, k, &conv_owned);
+  if (!buf) return NULL;
+  if (canon) {
+    *owned = conv_owned;
+    return buf;
+  }
+  void *p = kcvt_alloc(k, t->numel);
+  if (p) permute_to(buf, p, t->ndim, t->shape, pos, kcvt_size(k));
+  if (conv_owned) mem_free(buf);
+  *owned = true;
+  return p;
+}
+
+static int conv_run(KernelCtx *c, int nd, bool transposed) {
+  ConvCall cc;
+  if (!conv_setup(c, nd, transposed, &cc)) return KERNEL_ERROR;
+  const ConvGeom *g = &cc.g;
+  const Tensor *x = kernel_input(c, 0);
+  DType odt = x->dtype;
+  kernel_attr_dtype(c, "out_dtype", &odt);
+  KCompute k = kcvt_kind(odt);
+  Epi epi;
+  int bias_in, res_in;
+  if (!conv_epilogue(c, &cc, &epi, &bias_in, &res_in)) return KERNEL_ERROR;
+  bool fused = epi_active(&epi);
+  if (fused && k != KC_F32) return kernel_fail(c, "%s: fused epilogue needs float32", c->op->name);
+
+  /* result tensor in the output layout */
+  int64_t cshape[5], oshape[5];
+  cshape[0] = g->N;
+  cshape[1] = g->O;
+  for (int s = 0; s < nd; s++) cshape[2 + s] = g->out[3 - nd + s];
+  for (int j = 0; j < nd + 2; j++) oshape[cc.ypos[j]] = cshape[j];
+  Tensor *out = NULL;
+  if (res_in >= 0 && dtype_eq(odt, DTYPE(DT_FLOAT, 32))) {
+    out = kernel_take_input(c, (uint32_t)res_in);
+    if (out) {
+      kernel_set_output(c, out);
+      epi.res = NULL;
+      epi.accumulate = true;
+    }
+  }
+  if (!out) out = kernel_output(c, odt, nd + 2, oshape);
+  if (!out) return KERNEL_ERROR;
+
+  bool f32 = k == KC_F32;
+  /* NHWC + HWIO float32 fast path (no groups, no epilogue) */
+  if (!transposed && f32 && !fused && nd == 2 && g->G == 1 && strcmp(cc.dl, "NHWC") == 0 &&
+      strcmp(cc.kl, "HWIO") == 0 && strcmp(cc.ol, "NHWC") == 0 && kcvt_is_native(x->dtype, k) &&
+      kcvt_is_native(kernel_input(c, 1)->dtype, k) && kcvt_is_native(odt, k)) {
+    return conv_nhwc(c, g, x->data, kernel_input(c, 1)->data, out->data) ? KERNEL_OK : KERNEL_ERROR;
+  }
+
+  bool xo = false, wo = false;
+  void *xb = conv_operand(c, 0, cc.xpos, cc.xcanon, odt, k, &xo);
+  void *wb = xb ? conv_operand(c, 1, cc.wpos, cc.wcanon, odt, k, &wo) : NULL;
+  bool direct_out = cc.ycanon && kcvt_is_native(odt, k);
+  void *yb = direct_out ? out->data : kcvt_alloc(k, out->numel);
+  bool ok = xb && wb && yb;
+  if (!ok) kernel_fail(c, "%s: out of memory", c->op->name);
+  if (ok && out->numel > 0) {
+    bool depthwise = g->Cg == 1 && g->G > 1;
+    if (transposed) {
+      if (k == KC_F32) {
+        tconv_f32_job j = {g, xb, wb, yb};
+        threadpool_for(g->N * g->O, 1, tconv_f32_task, &j);
+      } else if (k == KC_F64) {
+        tconv_f64_job j = {g, xb, wb, yb};
+        threadpool_for(g->N * g->O, 1, tconv_f64_task, &j);
+      } else {
+        tconv_i64_job j = {g, xb, wb, yb};
+        threadpool_for(g->N * g->O, 1, tconv_i64_task, &j);
+      }
+    } else if (k == KC_F32 && depthwise) {
+      ok = conv_depthwise(c, g, xb, wb, yb, fused ? &epi : NULL);
+      fused = false; /* applied inside */
+    } else if (k == KC_F32 || (k == KC_F64 && !depthwise)) {
+      ok = conv_gemm(c, g, xb, wb, yb, k == KC_F64, fused ? &epi : NULL);
+      fused = false;
+    } else if (k == KC_F64) {
+      direct_f64_job j = {g, xb, wb, yb};
+      threadpool_for(g->N * g->O, 1, direct_f64_task, &j);
+    } else {
+      direct_i64_job j = {g, xb, wb, yb};
+      threadpool_for(g->N * g->O, 1, direct_i64_task, &j);
+    }
+    if (ok && fused) /* transposed convolutions reach here only unfused; keep it general */
+      for (int64_t n = 0; n < g->N; n++) epi_block(g, &epi, yb, n, 0, g->O, 0, g->osz);
+  }
+  if (ok && !direct_out) {
+    if (cc.ycanon) {
+      kcvt_store(out, yb, k);
+    } else {
+      void *tmp = kcvt_alloc(k, out->numel);
+      if (!tmp) {
+        ok = false;
+        kernel_fail(c, "%s: out of memory", c->op->name);
+      } else {
+        permute_from(yb, tmp, nd + 2, cshape, cc.ypos, kcvt_size(k));
+        kcvt_store(out, tmp, k);
+        mem_free(tmp);
+      }
+    }
+  }
+  if (xo) mem_free(xb);
+  if (wo) mem_free(wb);
+  if (!direct_out) mem_free(yb);
+  return ok ? KERNEL_OK : KERNEL_ERROR;
+}
+
+int kernel_NN_CONV1D(KernelCtx *c);
+int kernel_NN_CONV2D(KernelCtx *c);
+int kernel_NN_CONV3D(KernelCtx *c);
+int kernel_NN_CONV2D_TRANSPOSE(KernelCtx *c);
+
+int kernel_NN_CONV1D(KernelCtx *c) { return conv_run(c, 1, false); }
+int kernel_NN_CONV2D(KernelCtx *c) { return conv_run(c, 2, false); }
+int kernel_NN_CONV3D(KernelCtx *c) { return conv_run(c, 3, false); }
+int kernel_NN_CONV2D_TRANSPOSE(KernelCtx *c) { return conv_run(c, 2, true); }
