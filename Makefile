@@ -89,7 +89,7 @@ $(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB_OBJ) $(UNIT_HELP_OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(UNIT_HELP_OBJ) $(LIB_OBJ) $(shell pkg-config --libs check) $(LDLIBS)
 
 unit: $(UNIT_BIN)
-	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes $$t || fail=1; done; exit $$fail
+	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} $$t || fail=1; done; exit $$fail
 golden: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
 robustness: $(BIN)

@@ -27,16 +27,37 @@ def function(out, idx, chain, base):
     return base + chain
 
 
+def polymorphic(out, n):
+    """N generic functions over List[A], each instantiated at a new type by the next."""
+    out.append("type List[A] {\n  Cons(A, List[A]),\n  Nil,\n}\n\n")
+    out.append("type Pair[A, B] {\n  MkPair(A, B),\n}\n\n")
+    out.append("def @g0[A](%x: A, %xs: List[A]) -> List[A] {\n  Cons(%x, %xs)\n}\n\n")
+    for i in range(1, n):
+        out.append(f"def @g{i}[A, B](%f: fn (A) -> B, %x: A, %xs: List[B]) -> List[B] {{\n"
+                   f"  let %y = %f(%x);\n"
+                   f"  match (%xs) {{\n"
+                   + (f"    Cons(_, %rest) => @g0(%y, %rest),\n" if i == 1 else
+                      f"    Cons(_, %rest) => @g{i - 1}(%f, %x, %rest),\n") +
+                   f"    Nil => @g0(%y, Nil),\n"
+                   f"  }}\n}}\n\n")
+    out.append(f"def @main() -> List[int32] {{\n"
+               f"  @g{n - 1}(fn (%v: int32) -> int32 {{ %v }}, 1, Cons(2, Nil))\n}}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--mb", type=float, default=20)
     ap.add_argument("--chain", type=int, default=200)
     ap.add_argument("--single-chain", type=int, default=0)
+    ap.add_argument("--poly", type=int, default=0,
+                    help="N small polymorphic functions over a List ADT, each calling the previous")
     a = ap.parse_args()
     parts = ['#[version = "0.0.5"]\n']
     size = len(parts[0])
-    if a.single_chain:
+    if a.poly:
+        polymorphic(parts, a.poly)
+    elif a.single_chain:
         function(parts, 0, a.single_chain, 0)
     else:
         idx = base = 0

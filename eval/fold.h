@@ -18,7 +18,10 @@
  * the attribute relayc.epilogue = "b" / "a" / "r" flags (ops/k_conv.c reads
  * them; ops/k_batchnorm.c reads "r"). Nothing is printed after this pass.
  *
- * RELAYC_NO_FOLD=1 disables the pass (for comparisons).
+ * RELAYC_NO_FOLD=1 disables the pass (for comparisons). fold_module also
+ * tunes glibc malloc for the run that follows (freed tensors stay in the
+ * heap for reuse instead of being unmapped; RELAYC_MALLOC_DEFAULT=1 keeps
+ * the defaults).
  */
 #ifndef RELAYC_EVAL_FOLD_H
 #define RELAYC_EVAL_FOLD_H

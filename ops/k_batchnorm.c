@@ -18,14 +18,10 @@
 
 #include "ir/mem.h"
 #include "ops/k_cvt.h"
+#include "ops/k_simd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define HOT __attribute__((optimize("O3")))
-#else
-#define HOT
-#endif
 
 typedef struct BnJob {
   int64_t C, inner;
@@ -35,11 +31,11 @@ typedef struct BnJob {
   bool f64, relu;
 } BnJob;
 
-static HOT void bn_row_f32(float *restrict y, const float *restrict x, float s, float t, int64_t n) {
+static KHOT void bn_row_f32(float *restrict y, const float *restrict x, float s, float t, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
 }
 
-static HOT void bn_row_f32_relu(float *restrict y, const float *restrict x, float s, float t,
+static KHOT void bn_row_f32_relu(float *restrict y, const float *restrict x, float s, float t,
                                 int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float v = x[i] * s + t;

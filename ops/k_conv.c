@@ -35,14 +35,10 @@
 #include "ir/mem.h"
 #include "ops/k_cvt.h"
 #include "ops/k_gemm.h"
+#include "ops/k_simd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define HOT __attribute__((optimize("O3")))
-#else
-#define HOT
-#endif
 
 /* ------------------------------------------------------------ geometry */
 
@@ -159,7 +155,7 @@ static void permute_from(const void *src, void *dst, int nd, const int64_t *csha
 /* Fills cols[Kg × plen] (row stride plen) for output pixels [p0, p0+plen)
  * of one (image, group) input block x (Cg planes of isz). */
 #define DEFINE_IM2COL(T, NAME)                                                                     \
-  static HOT void NAME(const ConvGeom *g, const T *restrict x, int64_t p0, int64_t plen,           \
+  static KHOT void NAME(const ConvGeom *g, const T *restrict x, int64_t p0, int64_t plen,           \
                        T *restrict cols) {                                                         \
     const int64_t OH = g->out[1], OW = g->out[2], H = g->in[1], W = g->in[2];                     \
     int64_t row = 0;                                                                               \
@@ -207,7 +203,7 @@ DEFINE_IM2COL(double, im2col_f64)
 
 /* ------------------------------------------------------------ epilogue */
 
-static HOT void epi_row(const Epi *e, float *restrict y, const float *restrict res, float b,
+static KHOT void epi_row(const Epi *e, float *restrict y, const float *restrict res, float b,
                         int64_t n) {
   if (res) {
     for (int64_t i = 0; i < n; i++) y[i] += res[i] + b;
@@ -283,8 +279,10 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
   }
 }
 
-/* Column-block budget: im2col block (Kg × pb) of about this many bytes. */
-#define CONV_BLOCK_BYTES (256 * 1024)
+/* Column-block budget: an im2col block (Kg × pb) of at most this many bytes
+ * (large blocks let OpenBLAS block for its caches itself; measured best
+ * between 1 and 4 MiB on ResNet-50 layers). */
+#define CONV_BLOCK_BYTES (2048 * 1024)
 
 static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y,
                       bool f64, const Epi *epi) {
@@ -295,9 +293,13 @@ static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void
   j.direct = g->ksz == 1 && g->st[0] == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[0] == 0 &&
              g->plo[1] == 0 && g->plo[2] == 0 && g->phi[0] == 0 && g->phi[1] == 0 &&
              g->phi[2] == 0 && g->isz == g->osz;
+  /* column blocks: within the byte budget, and at least two tasks per thread
+   * when the pixels allow it (dynamic balance across the pool) */
   int64_t width = g->Kg > g->Og ? g->Kg : g->Og;
   int64_t pb = CONV_BLOCK_BYTES / ((int64_t)es * (width > 0 ? width : 1));
-  pb = pb / 16 * 16;
+  int64_t per_task = (g->N * g->G * g->osz + 2 * nt - 1) / (2 * nt);
+  if (nt > 1 && pb > per_task) pb = per_task;
+  pb = (pb + 15) / 16 * 16;
   if (pb < 64) pb = 64;
   if (pb > g->osz) pb = g->osz;
   if (pb < 1) pb = 1;
@@ -314,15 +316,11 @@ static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void
     j.mb = mb;
     j.nmb = (g->Og + mb - 1) / mb;
   }
-  void *scr_ptrs[64];
-  void **scratch = nt <= 64 ? scr_ptrs : mem_malloc((size_t)nt * sizeof *scratch);
   bool ok = true;
-  for (int i = 0; i < nt; i++) scratch[i] = NULL;
+  void **scratch = NULL;
   if (!j.direct) {
-    for (int i = 0; i < nt && ok; i++) {
-      scratch[i] = mem_aligned_try(64, (size_t)(g->Kg * pb) * es + 64);
-      ok = scratch[i] != NULL;
-    }
+    scratch = kscratch(0, (size_t)(g->Kg * pb) * es + 64);
+    ok = scratch != NULL;
   }
   if (ok) {
     j.scratch = scratch;
@@ -330,107 +328,158 @@ static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void
   } else {
     kernel_fail(c, "%s: out of memory for the im2col buffer", c->op->name);
   }
-  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
-  if (scratch != scr_ptrs) mem_free(scratch);
   return ok;
 }
 
 /* ------------------------------------------------------------ depthwise engine */
 
+/* The input plane is copied, zero-padded, into st[0]·st[1]·st[2] "phase"
+ * planes of Dq × Hq × Wq: padded position (d, h, w) goes to phase
+ * (d mod sd, h mod sh, w mod sw) at (d / sd, h / sh, w / sw). Then for
+ * output (od, oh, ow) every tap is a CONSTANT offset from the virtual index
+ * v = (od·Hq + oh)·Wq + ow, so the whole plane is one unit-stride 1-D
+ * convolution over v (columns ow ≥ OW and rows oh ≥ OH are computed and
+ * dropped). This keeps small planes (7×7, 14×14) vectorised too. */
 typedef struct DwJob {
   const ConvGeom *g;
   const float *x, *w;
   float *y;
   const Epi *epi;
-  int64_t Dp, Hp, Wq; /* padded depth/height, width per column phase */
-  float **scratch;    /* per thread: st[2] phases of Dp × Hp × Wq */
+  int64_t Dq, Hq, Wq, phase, vlen;
+  int64_t *toff;      /* per tap: offset from v (shared, read-only) */
+  float **pad;        /* per thread: phase planes (borders stay 0) */
+  float **vout;       /* per thread: virtual output, vlen floats */
 } DwJob;
 
-static HOT void dw_row(float *restrict y, const float *restrict src, float wv, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] += src[i] * wv;
+/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (len a multiple of 16;
+ * the scratch has slack for the over-read). 64 outputs per step in 4
+ * independent accumulators, so the FMA chains overlap. */
+static KHOT void dw_flat(float *restrict out, const float *restrict base,
+                         const int64_t *restrict toff, const float *restrict wt, int64_t ntaps,
+                         int64_t len) {
+  int64_t v = 0;
+  for (; v + 64 <= len; v += 64) {
+    kv16 a0 = kv_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      const float *src = base + toff[t] + v;
+      kv16 w = kv_splat(wt[t]);
+      a0 += kv_load(src) * w;
+      a1 += kv_load(src + 16) * w;
+      a2 += kv_load(src + 32) * w;
+      a3 += kv_load(src + 48) * w;
+    }
+    kv_store(out + v, a0);
+    kv_store(out + v + 16, a1);
+    kv_store(out + v + 32, a2);
+    kv_store(out + v + 48, a3);
+  }
+  for (; v < len; v += 16) {
+    kv16 a0 = kv_splat(0);
+    for (int64_t t = 0; t < ntaps; t++) a0 += kv_load(base + toff[t] + v) * kv_splat(wt[t]);
+    kv_store(out + v, a0);
+  }
 }
 
-static HOT void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad) {
+static KHOT void dw_store_row(float *restrict y, const float *restrict v, const float *restrict res,
+                              float b, bool relu, bool acc_in, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float x = v[i] + b + (acc_in ? y[i] : 0.0f) + (res ? res[i] : 0.0f);
+    y[i] = relu ? (x > 0 ? x : 0.0f) : x;
+  }
+}
+
+/* Copies input plane xp (padded) into the phase planes. */
+static void dw_fill(const DwJob *j, const float *xp, float *pad) {
   const ConvGeom *g = j->g;
-  int64_t ci = o / g->Og; /* channel multiplier: out channel o reads input channel o / M */
-  const float *xp = j->x + (n * g->C + ci) * g->isz;
-  const float *wp = j->w + o * g->ksz;
-  int64_t D = g->in[0], H = g->in[1], W = g->in[2];
-  int64_t sw = g->st[2], Dp = j->Dp, Hp = j->Hp, Wq = j->Wq;
-  int64_t phase = Dp * Hp * Wq;
-  /* zero-padded, phase-split copy: pad[q][d][h][i] = in[d-pd][h-pt][i*sw+q-pl] */
-  memset(pad, 0, (size_t)(phase * sw) * sizeof *pad);
-  for (int64_t d = 0; d < D; d++)
+  int64_t H = g->in[1], W = g->in[2], sd = g->st[0], sh = g->st[1], sw = g->st[2];
+  for (int64_t d = 0; d < g->in[0]; d++)
     for (int64_t h = 0; h < H; h++) {
       const float *src = xp + (d * H + h) * W;
-      int64_t base = ((d + g->plo[0]) * Hp + (h + g->plo[1])) * Wq;
-      if (sw == 1) {
-        memcpy(pad + base + g->plo[2], src, (size_t)W * sizeof *src);
-      } else {
-        for (int64_t x = 0; x < W; x++) {
-          int64_t xx = x + g->plo[2];
-          pad[(xx % sw) * phase + base + xx / sw] = src[x];
+      int64_t pd = d + g->plo[0], ph = h + g->plo[1];
+      int64_t rowbase = ((pd % sd) * sh + ph % sh) * sw;
+      int64_t rowoff = ((pd / sd) * j->Hq + ph / sh) * j->Wq;
+      for (int64_t q = 0; q < sw; q++) {
+        /* columns i with 0 <= i·sw + q − pl < W */
+        int64_t off = q - g->plo[2];
+        int64_t i0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        float *dst = pad + (rowbase + q) * j->phase + rowoff;
+        if (sw == 1) {
+          memcpy(dst + g->plo[2], src, (size_t)W * sizeof *src);
+          continue;
         }
+        for (int64_t i = i0, x = i0 * sw + off; x < W; i++, x += sw) dst[i] = src[x];
       }
     }
+}
+
+static void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad, float *vout) {
+  const ConvGeom *g = j->g;
+  int64_t ci = o / g->Og; /* channel multiplier: out channel o reads input channel o / M */
+  dw_fill(j, j->x + (n * g->C + ci) * g->isz, pad);
+  dw_flat(vout, pad, j->toff, j->w + o * g->ksz, g->ksz, (j->vlen + 15) / 16 * 16);
   int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
   float *yp = j->y + (n * g->O + o) * g->osz;
-  const float *rp = j->epi && j->epi->res ? j->epi->res + (n * g->O + o) * g->osz : NULL;
-  float b = j->epi && j->epi->bias ? j->epi->bias[o] : 0.0f;
-  bool acc = j->epi && j->epi->accumulate;
+  const Epi *e = j->epi;
+  const float *rp = e && e->res ? e->res + (n * g->O + o) * g->osz : NULL;
+  float b = e && e->bias ? e->bias[o] : 0.0f;
+  bool relu = e && e->relu, acc = e && e->accumulate;
   for (int64_t od = 0; od < OD; od++)
     for (int64_t oh = 0; oh < OH; oh++) {
-      float *yr = yp + (od * OH + oh) * OW;
-      if (!acc)
-        for (int64_t i = 0; i < OW; i++) yr[i] = 0;
-      for (int64_t a = 0; a < g->k[0]; a++)
-        for (int64_t r = 0; r < g->k[1]; r++) {
-          int64_t d = od * g->st[0] + a * g->dil[0], h = oh * g->st[1] + r * g->dil[1];
-          const float *prow = pad + (d * Hp + h) * Wq;
-          for (int64_t s = 0; s < g->k[2]; s++) {
-            int64_t xs = s * g->dil[2];
-            dw_row(yr, prow + (xs % sw) * phase + xs / sw, wp[(a * g->k[1] + r) * g->k[2] + s], OW);
-          }
-        }
-      if (j->epi) epi_row(j->epi, yr, rp ? rp + (od * OH + oh) * OW : NULL, b, OW);
+      int64_t row = (od * OH + oh) * OW;
+      dw_store_row(yp + row, vout + (od * j->Hq + oh) * j->Wq, rp ? rp + row : NULL, b, relu, acc,
+                   OW);
     }
 }
 
 static void dw_task(void *raw, int64_t lo, int64_t hi) {
   const DwJob *j = raw;
-  float *pad = j->scratch[threadpool_thread_index()];
-  for (int64_t t = lo; t < hi; t++) dw_plane(j, t / j->g->O, t % j->g->O, pad);
+  int ti = threadpool_thread_index();
+  for (int64_t t = lo; t < hi; t++) dw_plane(j, t / j->g->O, t % j->g->O, j->pad[ti], j->vout[ti]);
 }
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w,
                            float *y, const Epi *epi) {
   int nt = threadpool_size();
   DwJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
-  j.Dp = g->in[0] + g->plo[0] + g->phi[0];
-  j.Hp = g->in[1] + g->plo[1] + g->phi[1];
-  int64_t Wp = g->in[2] + g->plo[2] + g->phi[2];
-  /* room for the furthest tap of the last output column in every phase */
-  int64_t need = (g->out[2] - 1) + ((g->k[2] - 1) * g->dil[2]) / g->st[2] + 1;
-  j.Wq = (Wp + g->st[2] - 1) / g->st[2];
-  if (j.Wq < need) j.Wq = need;
-  int64_t Dneed = (g->out[0] - 1) * g->st[0] + (g->k[0] - 1) * g->dil[0] + 1;
-  int64_t Hneed = (g->out[1] - 1) * g->st[1] + (g->k[1] - 1) * g->dil[1] + 1;
-  if (j.Dp < Dneed) j.Dp = Dneed;
-  if (j.Hp < Hneed) j.Hp = Hneed;
-  size_t bytes = (size_t)(j.Dp * j.Hp * j.Wq * g->st[2]) * sizeof(float) + 64;
-  float *ptrs[64];
-  float **scratch = nt <= 64 ? ptrs : mem_malloc((size_t)nt * sizeof *scratch);
-  bool ok = true;
-  for (int i = 0; i < nt; i++) scratch[i] = NULL;
-  for (int i = 0; i < nt && ok; i++) ok = (scratch[i] = mem_aligned_try(64, bytes)) != NULL;
+  int64_t q[3], maxoff[3];
+  for (int a = 0; a < 3; a++) {
+    maxoff[a] = (g->k[a] - 1) * g->dil[a] / g->st[a];
+    int64_t padded = g->in[a] + g->plo[a] + g->phi[a];
+    q[a] = ceil_div(padded, g->st[a]);
+    if (q[a] < g->out[a] + maxoff[a]) q[a] = g->out[a] + maxoff[a];
+  }
+  j.Dq = q[0];
+  j.Hq = q[1];
+  j.Wq = q[2];
+  j.phase = j.Dq * j.Hq * j.Wq;
+  j.vlen = ((g->out[0] - 1) * j.Hq + (g->out[1] - 1)) * j.Wq + g->out[2];
+  int64_t nph = g->st[0] * g->st[1] * g->st[2];
+  j.toff = mem_malloc((size_t)g->ksz * sizeof *j.toff);
+  int64_t t = 0;
+  for (int64_t a = 0; a < g->k[0]; a++)
+    for (int64_t r = 0; r < g->k[1]; r++)
+      for (int64_t s = 0; s < g->k[2]; s++, t++) {
+        int64_t dd = a * g->dil[0], dh = r * g->dil[1], dw = s * g->dil[2];
+        int64_t ph = ((dd % g->st[0]) * g->st[1] + dh % g->st[1]) * g->st[2] + dw % g->st[2];
+        j.toff[t] = ph * j.phase + ((dd / g->st[0]) * j.Hq + dh / g->st[1]) * j.Wq + dw / g->st[2];
+      }
+  /* slack: dw_flat runs v up to vlen rounded to 16, reading at most 15
+   * floats past the last phase plane */
+  size_t pbytes = (size_t)(nph * j.phase + 16) * sizeof(float) + 64;
+  size_t vbytes = (size_t)((j.vlen + 15) / 16 * 16) * sizeof(float) + 64;
+  void **pads = kscratch(0, pbytes), **vouts = pads ? kscratch(1, vbytes) : NULL;
+  bool ok = pads && vouts;
   if (ok) {
-    j.scratch = scratch;
+    for (int i = 0; i < nt; i++) memset(pads[i], 0, pbytes); /* borders stay 0 for every plane */
+    j.pad = (float **)pads;
+    j.vout = (float **)vouts;
     threadpool_for(g->N * g->O, 1, dw_task, &j);
   } else {
     kernel_fail(c, "%s: out of memory for the padded plane", c->op->name);
   }
-  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
-  if (scratch != ptrs) mem_free(scratch);
+  mem_free(j.toff);
   return ok;
 }
 
@@ -586,7 +635,6 @@ static void nhwc_task(void *raw, int64_t lo, int64_t hi) {
 
 static bool conv_nhwc(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
   kgemm_init();
-  int nt = threadpool_size();
   NhwcJob j = {.g = g, .x = x, .w = w, .y = y};
   j.direct = g->ksz == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[1] == 0 && g->plo[2] == 0 &&
              g->isz == g->osz;
@@ -597,21 +645,18 @@ static bool conv_nhwc(KernelCtx *c, const ConvGeom *g, const float *x, const flo
   if (pb < 1) pb = 1;
   j.pb = pb;
   j.npb = (g->osz + pb - 1) / pb;
-  float *ptrs[64];
-  float **scratch = nt <= 64 ? ptrs : mem_malloc((size_t)nt * sizeof *scratch);
   bool ok = true;
-  for (int i = 0; i < nt; i++) scratch[i] = NULL;
-  if (!j.direct)
-    for (int i = 0; i < nt && ok; i++)
-      ok = (scratch[i] = mem_aligned_try(64, (size_t)(pb * g->Kg) * 4 + 64)) != NULL;
+  void **scratch = NULL;
+  if (!j.direct) {
+    scratch = kscratch(0, (size_t)(pb * g->Kg) * 4 + 64);
+    ok = scratch != NULL;
+  }
   if (ok) {
-    j.scratch = scratch;
+    j.scratch = (float **)scratch;
     threadpool_for(g->N * j.npb, 1, nhwc_task, &j);
   } else {
     kernel_fail(c, "%s: out of memory for the im2col buffer", c->op->name);
   }
-  for (int i = 0; i < nt; i++) mem_free(scratch[i]);
-  if (scratch != ptrs) mem_free(scratch);
   return ok;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/mem.h"
 #include "runtime/threadpool.h"
 
 /* OpenBLAS extras (weak: absent from other BLAS builds). */
@@ -197,4 +198,43 @@ void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *
   KgJob j = {.ta = ta, .tb = tb, .f64 = true, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
              .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
   kg_run(&j);
+}
+
+/* ------------------------------------------------------------ scratch */
+
+static struct {
+  void **bufs;   /* per thread */
+  size_t *sizes; /* per thread */
+  int n;
+} kg_scratch[KSCRATCH_SLOTS];
+
+void **kscratch(int slot, size_t bytes) {
+  if (slot < 0 || slot >= KSCRATCH_SLOTS) return NULL;
+  int nt = threadpool_size();
+  if (kg_scratch[slot].n != nt) {
+    for (int i = 0; i < kg_scratch[slot].n; i++) mem_free(kg_scratch[slot].bufs[i]);
+    mem_free(kg_scratch[slot].bufs);
+    mem_free(kg_scratch[slot].sizes);
+    kg_scratch[slot].bufs = mem_calloc((size_t)nt, sizeof(void *));
+    kg_scratch[slot].sizes = mem_calloc((size_t)nt, sizeof(size_t));
+    kg_scratch[slot].n = nt;
+  }
+  bytes = (bytes + 4095) / 4096 * 4096;
+  for (int i = 0; i < nt; i++) {
+    if (kg_scratch[slot].sizes[i] >= bytes) continue;
+    mem_free(kg_scratch[slot].bufs[i]);
+    kg_scratch[slot].bufs[i] = mem_aligned_try(64, bytes);
+    kg_scratch[slot].sizes[i] = kg_scratch[slot].bufs[i] ? bytes : 0;
+    if (!kg_scratch[slot].bufs[i]) return NULL;
+  }
+  return kg_scratch[slot].bufs;
+}
+
+void kscratch_free(void) {
+  for (int s = 0; s < KSCRATCH_SLOTS; s++) {
+    for (int i = 0; i < kg_scratch[s].n; i++) mem_free(kg_scratch[s].bufs[i]);
+    mem_free(kg_scratch[s].bufs);
+    mem_free(kg_scratch[s].sizes);
+    memset(&kg_scratch[s], 0, sizeof kg_scratch[s]);
+  }
 }

@@ -25,6 +25,7 @@
 #define RELAYC_OPS_K_GEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 void kgemm_init(void);
@@ -44,5 +45,18 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
 void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
                       int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                       int64_t ldc);
+
+/* Per-thread scratch kept between kernel calls (no malloc/free — and no
+ * fresh page faults — per call): kscratch(slot, bytes) returns an array of
+ * threadpool_size() buffers of at least `bytes` each, 64-byte aligned,
+ * contents undefined; index it with threadpool_thread_index(). Buffers of
+ * one slot are reused by the next call that asks for the same slot, so a
+ * kernel uses distinct slots for buffers it needs at the same time
+ * (KSCRATCH_SLOTS of them). Call only from the submitting thread, outside
+ * chunk bodies. NULL when an allocation fails. */
+enum { KSCRATCH_SLOTS = 4 };
+void **kscratch(int slot, size_t bytes);
+/* Frees every scratch buffer (tests, exit). */
+void kscratch_free(void);
 
 #endif

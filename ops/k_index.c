@@ -239,7 +239,7 @@ int kernel_TAKE(KernelCtx *c) {
   if (o->numel == 0) return KERNEL_OK;
   if (j.n == 0) return kernel_fail(c, "take: cannot take from an empty axis");
   j.dst = o->data;
-  kernel_parallel_for(c, outer * nidx, 1 + (int64_t)(16384 / (j.blk + 1)), take_range, &j);
+  kernel_parallel_for(c, outer * nidx, 1 + (int64_t)(65536 / j.blk), take_range, &j);
   return KERNEL_OK;
 }
 
@@ -398,7 +398,7 @@ int kernel_WHERE(KernelCtx *c) {
   bstrides(cd, nd, j.sc);
   bstrides(x, nd, j.sx);
   bstrides(y, nd, j.sy);
-  kernel_parallel_for(c, o->numel, 4096, where_range, &j);
+  kernel_parallel_for(c, o->numel, 32768, where_range, &j);
   return KERNEL_OK;
 }
 

@@ -147,7 +147,7 @@ static int act_native(KernelCtx *c, const Tensor *x, Tensor *o) {
       j.b = (float)j.b;
     }
   }
-  kernel_parallel_for(c, x->numel, 16384, act_range, &j);
+  kernel_parallel_for(c, x->numel, 32768, act_range, &j);
   return KERNEL_OK;
 }
 
@@ -224,7 +224,7 @@ static int chan_native(KernelCtx *c, const Tensor *x, Tensor *o) {
     v = vt;
   }
   ChanJob j = {.x = x->data, .v = v->data, .y = o->data, .op = c->op_id, .kt = ku_type(x->dtype), .n = n, .inner = inner};
-  kernel_parallel_for(c, outer * n, 1 + 16384 / (inner + 1), chan_range, &j);
+  kernel_parallel_for(c, outer * n, 1 + 32768 / (inner + 1), chan_range, &j);
   tensor_release(vt);
   return KERNEL_OK;
 }
@@ -345,10 +345,10 @@ static int softmax_native(KernelCtx *c, const Tensor *x, Tensor *o) {
   SmJob j = {.x = x->data, .y = o->data, .n = n, .inner = inner, .log = c->op_id == OP_NN_LOG_SOFTMAX};
   bool f64 = ku_type(x->dtype) == KU_F64;
   if (inner == 1) {
-    kernel_parallel_for(c, outer, 1 + 8192 / n, f64 ? sm_rows_f64 : sm_rows_f32, &j);
+    kernel_parallel_for(c, outer, 1 + 16384 / n, f64 ? sm_rows_f64 : sm_rows_f32, &j);
   } else {
     j.ntiles = (inner + SM_TILE - 1) / SM_TILE;
-    kernel_parallel_for(c, outer * j.ntiles, 1, f64 ? sm_cols_f64 : sm_cols_f32, &j);
+    kernel_parallel_for(c, outer * j.ntiles, 1 + 16384 / (SM_TILE * n), f64 ? sm_cols_f64 : sm_cols_f32, &j);
   }
   return KERNEL_OK;
 }
@@ -430,7 +430,7 @@ static int layer_norm_native(KernelCtx *c, const Tensor *x, Tensor *o) {
   if (rc == KERNEL_OK && n > 0) {
     LnJob j = {.x = x->data, .y = o->data, .f64 = ku_type(x->dtype) == KU_F64, .n = n, .inner = inner,
                .eps = kernel_attr_double(c, "epsilon", 1e-5), .gamma = g, .beta = b};
-    kernel_parallel_for(c, outer * inner, 1 + 4096 / n, ln_range, &j);
+    kernel_parallel_for(c, outer * inner, 1 + 16384 / n, ln_range, &j);
   }
   mem_free(g);
   mem_free(b);
@@ -679,7 +679,7 @@ static int pad_common(KernelCtx *c, PadMode mode, const Tensor *value) {
     s *= x->shape[i];
   }
   int64_t rows = o->numel / shape[nd - 1];
-  kernel_parallel_for(c, rows, 1 + 8192 / (shape[nd - 1] + 1), pad_range, &j);
+  kernel_parallel_for(c, rows, 1 + 32768 / (shape[nd - 1] + 1), pad_range, &j);
   return KERNEL_OK;
 }
 

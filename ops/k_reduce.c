@@ -84,7 +84,14 @@ static inline bool igt(KuType k, int64_t a, int64_t b) { return k == KU_U64 ? (u
     switch (j->op) {                                                                          \
     case R_SUM: case R_MEAN: {                                                                \
       double s = 0;                                                                           \
-      for (int64_t t = 0; t < cnt; t++) s += q[t * st];                                       \
+      int64_t t = 0;                                                                          \
+      if (st == 1) { /* independent partial sums: no serial dependency */                     \
+        double ps[8] = {0};                                                                    \
+        for (; t + 8 <= cnt; t += 8)                                                          \
+          for (int u = 0; u < 8; u++) ps[u] += q[t + u];                                       \
+        s = ((ps[0] + ps[1]) + (ps[2] + ps[3])) + ((ps[4] + ps[5]) + (ps[6] + ps[7]));                \
+      }                                                                                       \
+      for (; t < cnt; t++) s += q[t * st];                                                    \
       a->f += s;                                                                              \
     } break;                                                                                  \
     case R_PROD: for (int64_t t = 0; t < cnt; t++) a->f *= q[t * st]; break;                  \
@@ -216,6 +223,60 @@ static void red_range(void *arg, int64_t lo, int64_t hi) {
       if (fl) j->fout[o] = a.f;
       else j->iout[o] = (int64_t)a.u;
     }
+  }
+}
+
+/* Column path: the innermost input dim is kept (stride 1) and the reduction
+ * runs over outer dims, e.g. sum over axis 0 of (R, I). Each work item is
+ * (outer kept position, tile of COLS inner columns); accumulators for the
+ * tile live on the stack and the inner loop walks memory contiguously. Float
+ * sum/mean/prod/max/min only. */
+enum { COLS = 256 };
+
+static bool red_cols_ok(const RedJob *j) {
+  bool fl = j->kt == KU_F32 || j->kt == KU_F64;
+  bool op = j->op == R_SUM || j->op == R_MEAN || j->op == R_PROD || j->op == R_MAX || j->op == R_MIN;
+  return fl && op && j->nk >= 1 && j->nr >= 1 && j->ks[j->nk - 1] == 1 && j->n > 0;
+}
+
+#define COL_STEP(T)                                                                           \
+  do {                                                                                        \
+    const T *q = (const T *)j->src + base;                                                    \
+    switch (j->op) {                                                                          \
+    case R_SUM: case R_MEAN: for (int64_t i = 0; i < w; i++) acc[i] += q[i]; break;           \
+    case R_PROD: for (int64_t i = 0; i < w; i++) acc[i] *= q[i]; break;                       \
+    case R_MAX: for (int64_t i = 0; i < w; i++) { double x = q[i]; acc[i] = acc[i] > x ? acc[i] : x; } break; \
+    default: for (int64_t i = 0; i < w; i++) { double x = q[i]; acc[i] = acc[i] < x ? acc[i] : x; } break; \
+    }                                                                                         \
+  } while (0)
+
+static void red_cols_range(void *arg, int64_t lo, int64_t hi) {
+  const RedJob *j = arg;
+  int32_t nk = j->nk, nr = j->nr;
+  int64_t I = j->kd[nk - 1], tiles = (I + COLS - 1) / COLS;
+  double init = j->op == R_PROD ? 1 : j->op == R_MAX ? j->flo : j->op == R_MIN ? j->fhi : 0;
+  for (int64_t wi = lo; wi < hi; wi++) {
+    int64_t oo = wi / tiles, c0 = (wi % tiles) * COLS, w = I - c0 < COLS ? I - c0 : COLS;
+    int64_t rem = oo, koff = c0;
+    for (int32_t k = nk - 1; k-- > 0;) {
+      koff += (rem % j->kd[k]) * j->ks[k];
+      rem /= j->kd[k];
+    }
+    double acc[COLS];
+    for (int64_t i = 0; i < w; i++) acc[i] = init;
+    int64_t idx[MAXR] = {0}, roff = 0;
+    for (int64_t r = 0; r < j->n; r++) {
+      int64_t base = koff + roff;
+      if (j->kt == KU_F32) COL_STEP(float);
+      else COL_STEP(double);
+      for (int32_t k = nr; k-- > 0;) {
+        roff += j->rs[k];
+        if (++idx[k] < j->rd[k]) break;
+        roff -= j->rs[k] * j->rd[k];
+        idx[k] = 0;
+      }
+    }
+    memcpy(j->fout + oo * I + c0, acc, (size_t)w * sizeof *acc);
   }
 }
 
@@ -356,7 +417,12 @@ static int reduce(KernelCtx *c, RedOp op) {
   j.fout = fo;
   j.iout = io;
   int64_t work = j.n > 0 ? j.n : 1;
-  kernel_parallel_for(c, on, 1 + 65536 / work, red_range, &j);
+  if (red_cols_ok(&j) && on > 0) {
+    int64_t I = j.kd[j.nk - 1], items = (on / I) * ((I + COLS - 1) / COLS);
+    kernel_parallel_for(c, items, 1 + 65536 / (work * COLS), red_cols_range, &j);
+  } else {
+    kernel_parallel_for(c, on, 1 + 65536 / work, red_range, &j);
+  }
   DType odt = arg ? DT_I32 : dt;
   Tensor *o = tensor_new(arg ? DT_I32 : fl ? x->dtype : dt, ond, oshape);
   if (!o) {

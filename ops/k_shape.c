@@ -78,7 +78,8 @@ static bool reshape_shape(const Tensor *x, const int64_t *ns, int32_t nn, bool a
       }
       if (a == -1) a = d / b;
       if (b == -1) b = d / a;
-      if (a * b != d) {
+      int64_t ab;
+      if (__builtin_mul_overflow(a, b, &ab) || ab != d) {
         snprintf(err, errn, "cannot split dimension %lld into %lld x %lld", (long long)d, (long long)a, (long long)b);
         return false;
       }
@@ -313,7 +314,7 @@ static void transpose_into(KernelCtx *c, const Tensor *x, const int64_t *perm, T
   }
   if (t.s[r - 1] == 1) {
     int64_t rows = o->numel / t.d[r - 1];
-    kernel_parallel_for(c, rows, 1 + 4096 / (t.d[r - 1] + 1), tr_rows, &t);
+    kernel_parallel_for(c, rows, 1 + 32768 / t.d[r - 1], tr_rows, &t);
     return;
   }
   t.j = 0;
@@ -321,7 +322,7 @@ static void transpose_into(KernelCtx *c, const Tensor *x, const int64_t *perm, T
     if (t.s[i] == 1) t.j = i;
   t.ntile_a = (t.d[t.j] + TILE - 1) / TILE;
   int64_t outer = o->numel / (t.d[t.j] * t.d[r - 1]);
-  kernel_parallel_for(c, outer * t.ntile_a, 1, tr_tiles, &t);
+  kernel_parallel_for(c, outer * t.ntile_a, 1 + 32768 / (TILE * t.d[r - 1]), tr_tiles, &t);
 }
 
 int kernel_TRANSPOSE(KernelCtx *c);
@@ -674,7 +675,7 @@ int kernel_TILE(KernelCtx *c) {
     r[i] = i + n >= nd ? reps[i + n - nd] : 1;
     in[i] = i + x->ndim >= nd ? x->shape[i + x->ndim - nd] : 1;
     if (r[i] < 0) return kernel_fail(c, "tile: reps must be non-negative");
-    shape[i] = in[i] * r[i];
+    if (__builtin_mul_overflow(in[i], r[i], &shape[i])) return kernel_fail(c, "tile: the result is too large");
   }
   Tensor *o = kernel_output(c, x->dtype, nd, shape);
   if (!o) return KERNEL_ERROR;
@@ -711,7 +712,7 @@ int kernel_REPEAT(KernelCtx *c) {
   if (axis == INT64_MIN || !ku_axis(&axis, x->ndim)) return kernel_fail(c, "repeat: axis is missing or out of range");
   int64_t shape[MAXR];
   memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
-  shape[axis] *= rep;
+  if (__builtin_mul_overflow(shape[axis], rep, &shape[axis])) return kernel_fail(c, "repeat: the result is too large");
   Tensor *o = kernel_output(c, x->dtype, x->ndim, shape);
   if (!o) return KERNEL_ERROR;
   size_t es = dtype_size(x->dtype);

@@ -4,6 +4,8 @@
  * (normalised, each in [-ndim, ndim), no duplicates), complemented when
  * `exclude`. Output: the input shape without the axes in R, or with 1 there
  * when `keepdims`. A rank-0 input is returned unchanged (argmax/argmin reject it).
+ * argmax/argmin results take the dtype of the input's first dimension, as in
+ * TVM's ArgReduce relation: int32 for ordinary shapes, int64 for `1i64` dims.
  */
 #include "ops/rel_util.h"
 
@@ -52,7 +54,8 @@ static int reduce(TypeRelCtx *c, bool arg) {
   if (nd > 64) return rel_fail(c, "rank %u is too large", nd);
   bool red[64];
   if (reduced_axes(c, a, red)) return REL_FAIL;
-  Type *o = reduced_type(c, a, red, arg ? DTYPE(DT_INT, 32) : a->tensor.dtype);
+  DType idx = a->tensor.dims[0].kind == DIM_INT ? a->tensor.dims[0].dtype : DT_I32;
+  Type *o = reduced_type(c, a, red, arg ? idx : a->tensor.dtype);
   return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL;
 }
 

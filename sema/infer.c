@@ -372,6 +372,16 @@ static Type *infer_let_chain(Inf *I, Expr *e) {
   return t;
 }
 
+/* Of two unified types, the one to use as the result: when both are function
+ * types, the one with fewer type parameters (TVM's unifier returns the
+ * less polymorphic side, so `if (c) { fn [a](%x: a) { %x } } else { fn (%z) { %z } }`
+ * has the monomorphic type of the else-branch). */
+static Type *less_generic(Type *a, Type *b) {
+  Type *fa = ty_find(a), *fb = ty_find(b);
+  if (fa->kind == TYPE_FUNC && fb->kind == TYPE_FUNC && fb->func.ntparams < fa->func.ntparams) return b;
+  return a;
+}
+
 static Type *infer_if(Inf *I, Expr *e) {
   TyCx *cx = &I->cx;
   Type *ct = infer(I, e->if_.cond);
@@ -387,7 +397,7 @@ static Type *infer_if(Inf *I, Expr *e) {
                tstr(I, et));
     return cx->err;
   }
-  return tt;
+  return less_generic(tt, et);
 }
 
 static Type *infer_kind(Inf *I, Expr *e) {

@@ -63,6 +63,7 @@ typedef struct Resolver {
   uint32_t next_group; /* group tags for parameter lists and patterns; 0 = lets */
   bool attr_name;      /* resolving a bare name given as an attribute value */
   bool too_deep;       /* "nested too deeply" already reported */
+  bool expr_mode;      /* a bare expression: undefined globals are left to inference */
 } Resolver;
 
 static Expr *res_expr_at(Resolver *r, Expr *e, bool callee);
@@ -472,6 +473,9 @@ static Expr *res_global(Resolver *r, Expr *e) {
     e->global.def = g;
     return e;
   }
+  /* Like TVM's parse_expr, a bare expression may mention a global that no
+   * definition provides; only type inference rejects it (spec §5.3). */
+  if (r->expr_mode) return e;
   diag_error(r->d, e->span, "undefined global @%s", name);
   if (r->d->suppressed) return e;
   void *val = NULL;
@@ -793,9 +797,10 @@ static void res_fini(Resolver *r) {
 }
 
 /* Resolves the definitions of `m` and then its bare expression, if any. */
-static bool res_run(Module *m, Diag *d) {
+static bool res_run(Module *m, Diag *d, bool expr_mode) {
   Resolver r;
   res_init(&r, m, d);
+  r.expr_mode = expr_mode;
   int before = d->nerrors;
   uint32_t n;
   Item *items = res_items(m, &n);
@@ -813,9 +818,9 @@ static bool res_run(Module *m, Diag *d) {
   return d->nerrors == before;
 }
 
-bool resolve_module(Module *m, Diag *d) { return res_run(m, d); }
+bool resolve_module(Module *m, Diag *d) { return res_run(m, d, false); }
 
-bool resolve_expression(Module *m, Diag *d) { return res_run(m, d); }
+bool resolve_expression(Module *m, Diag *d) { return res_run(m, d, true); }
 
 GlobalDef *module_find_def(Module *m, const char *name) {
   for (uint32_t i = 0; i < m->ndefs; i++)

@@ -127,19 +127,27 @@ static Type *var_type(TyCx *cx, TypeParam *p) {
   return t;
 }
 
+/* Function types unify as in TVM: with a the side with more type parameters,
+ * a's first parameters are renamed to b's and its extra ones instantiated with
+ * fresh unknowns, so `fn [a](a) -> a` is accepted where `fn (b) -> b` is
+ * expected (a polymorphic function passed or returned as a monomorphic one). */
 static bool unify_funcs(TyCx *cx, Type *a, Type *b) {
-  if (a->func.nargs != b->func.nargs || a->func.ntparams != b->func.ntparams) return false;
-  if (a->func.ntparams) {
-    /* alpha-rename b's parameters to a's */
-    uint32_t n = a->func.ntparams;
+  if (a->func.nargs != b->func.nargs) return false;
+  if (a->func.ntparams < b->func.ntparams) {
+    Type *t = a;
+    a = b;
+    b = t;
+  }
+  uint32_t n = a->func.ntparams;
+  if (n) {
     Type **with = arena_alloc(cx->a, n * sizeof *with);
-    for (uint32_t i = 0; i < n; i++) with[i] = var_type(cx, a->func.tparams[i]);
-    TypeParam **ps = b->func.tparams;
-    Type *nb = type_new(cx->m, TYPE_FUNC, b->span);
-    nb->func = b->func;
-    nb->func.tparams = NULL;
-    nb->func.ntparams = 0;
-    b = ty_subst(cx, nb, ps, with, n);
+    for (uint32_t i = 0; i < n; i++)
+      with[i] = i < b->func.ntparams ? var_type(cx, b->func.tparams[i]) : ty_fresh(cx);
+    Type *na = type_new(cx->m, TYPE_FUNC, a->span);
+    na->func = a->func;
+    na->func.tparams = NULL;
+    na->func.ntparams = 0;
+    a = ty_subst(cx, na, a->func.tparams, with, n);
   }
   bool ok = unify_list(cx, a->func.args, b->func.args, a->func.nargs);
   if (!ty_unify(cx, a->func.ret, b->func.ret)) ok = false;

@@ -11,6 +11,7 @@ For each NET (default resnet50 mobilenet_v2 gpt2), all in the same run, medians 
   torch      PyTorch eager forward (bench/nets/torch_ref.py on the same graph and weights,
              torch.set_num_threads(--threads), inference mode, after one warm-up pass)
   ratio      forward / torch (<= 1.0: relayc is at least as fast)
+  --run wall the whole `relayc --run --profile` process (start-up, lowering, run, printing)
   RSS        peak resident memory of `relayc --run` against the size of the weights
 and the max relative error of relayc's output against PyTorch's (unless --no-verify).
 For ResNet-50 also: achieved GFLOP/s (conv/dense multiply-adds ÷ forward time) against the
@@ -100,7 +101,7 @@ def main():
     ap.add_argument("--relayc", default=os.path.join(HERE, "..", "..", "build", "relayc"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--layers", type=int, help="gpt2 blocks (default 4)")
+    ap.add_argument("--layers", type=int, help="gpt2 blocks (default 2)")
     ap.add_argument("--dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "relayc-nets"))
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--profile", action="store_true", help="also print relayc's operator table")
@@ -114,7 +115,7 @@ def main():
     print(f"relayc vs PyTorch {torch.__version__} eager, batch 1, float32, {a.threads} threads, "
           f"medians of {a.runs} runs")
     print(f"{'network':14s} {'start-up':>10s} {'forward':>10s} {'torch':>10s} {'ratio':>7s} "
-          f"{'peak RSS':>10s} {'weights':>9s} {'RSS/w':>6s} {'max rel err':>12s}")
+          f"{'--run wall':>10s} {'peak RSS':>10s} {'weights':>9s} {'RSS/w':>6s} {'max rel err':>12s}")
     resnet = None
     failed = False
     for net in a.nets:
@@ -136,7 +137,7 @@ def main():
             err = f"{e:.2e}" + ("" if e <= 1e-4 else " FAIL")
             failed |= e > 1e-4
         print(f"{net:14s} {st * 1e3:8.0f}ms {fw * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {fw / tt:6.2f}x "
-              f"{rss / 1e6:8.0f}MB {wbytes / 1e6:7.1f}MB {rss / wbytes:5.2f}x {err:>12s}")
+              f"{wall * 1e3:8.0f}ms {rss / 1e6:8.0f}MB {wbytes / 1e6:7.1f}MB {rss / wbytes:5.2f}x {err:>12s}")
         if a.profile:
             print(table.split("@@RSS")[0].rstrip())
         if net == "resnet50":

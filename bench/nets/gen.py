@@ -34,7 +34,7 @@ def build(name, seed=0, layers=None, vocab=None, exact=False):
 
 def stem(name, layers=None, vocab=None):
     if name == "gpt2" and (layers is not None or vocab is not None):
-        return f"gpt2_l{layers if layers is not None else 4}" + (f"_v{vocab}" if vocab else "")
+        return f"gpt2_l{layers if layers is not None else 2}" + (f"_v{vocab}" if vocab else "")
     return name
 
 
@@ -55,7 +55,7 @@ def main():
     ap.add_argument("net", choices=sorted(models.NETS))
     ap.add_argument("-o", "--out-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "relayc-nets"))
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--layers", type=int, help="gpt2: number of blocks (default 4)")
+    ap.add_argument("--layers", type=int, help="gpt2: number of blocks (default 2)")
     ap.add_argument("--vocab", type=int, help="gpt2: vocabulary size (default 50257)")
     ap.add_argument("--exact", action="store_true", help="mnist: dyadic weights, exact arithmetic")
     a = ap.parse_args()

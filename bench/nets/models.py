@@ -176,7 +176,7 @@ def _linear(g, x, w, din, dout, out_shape):
     return g.call("reshape", x, newshape=out_shape)
 
 
-def gpt2(seed=0, layers=4, batch=50, seq=32, hidden=768, heads=12, vocab=50257):
+def gpt2(seed=0, layers=2, batch=50, seq=32, hidden=768, heads=12, vocab=50257):
     g, w = Graph(), Init(seed)
     hd = hidden // heads
     ids = g.var("x", (1, batch, seq), "int64")

@@ -89,7 +89,7 @@ def main():
     ap.add_argument("nets", nargs="*", default=ALL)
     ap.add_argument("--relayc", default=os.path.join(HERE, "..", "..", "build", "relayc"))
     ap.add_argument("--dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "relayc-nets"))
-    ap.add_argument("--layers", type=int, help="gpt2 blocks (default 4)")
+    ap.add_argument("--layers", type=int, help="gpt2 blocks (default 2)")
     ap.add_argument("--tol", type=float, default=1e-4)
     a = ap.parse_args()
     import torch

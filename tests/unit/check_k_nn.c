@@ -184,6 +184,18 @@ START_TEST(softmax_any_axis) {
     ck_assert(!kr_run(OP_NN_SOFTMAX, "axis=3", &x, 1));
     tensor_release(x);
   }
+  /* big enough to be split across threads: rows and column tiles */
+  Tensor *big = kr_iota(DT_F32, 3, (int64_t[]){40, 300, 70});
+  kt_fill(big, 17, -5, 5);
+  for (int axis = 1; axis <= 2; axis++) {
+    Tensor *o = kr_run(OP_NN_SOFTMAX, axis == 1 ? "axis=1" : "axis=2", &big, 1), *r = tensor_new(DT_F64, 3, big->shape);
+    ref_softmax(big, axis, false, r);
+    ck_assert_msg(kt_rel_err(o, r) < 1e-6, "large softmax axis %d", axis);
+    kr_free(o, r, NULL, NULL);
+  }
+  Tensor *rl = kr_run(OP_NN_RELU, "", &big, 1);
+  for (int64_t e = 0; e < big->numel; e += 97) ck_assert_double_eq(tensor_get_f64(rl, e), fmax(tensor_get_f64(big, e), 0));
+  kr_free(rl, big, NULL, NULL);
   /* large inputs stay finite (max subtracted); an int tensor is rejected */
   Tensor *x = kr_make(DT_F32, 1, (int64_t[]){3}, (double[]){1000, 1000, -1000});
   Tensor *o = kr_run(OP_NN_SOFTMAX, "", &x, 1);

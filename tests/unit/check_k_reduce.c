@@ -159,6 +159,23 @@ START_TEST(int_reductions_match_reference) {
 }
 END_TEST
 
+START_TEST(large_reductions_split_across_threads) {
+  Tensor *x = kr_iota(DT_F32, 3, (int64_t[]){64, 70, 90});
+  kt_fill(x, 21, -1, 1);
+  bool rows[3] = {0, 0, 1}, cols[3] = {1, 0, 0}, mid[3] = {0, 1, 0};
+  const bool *masks[3] = {rows, cols, mid};
+  const char *attrs[3] = {"axis=[2]", "axis=[0]", "axis=[1]"};
+  int32_t ops[4] = {OP_SUM, OP_MEAN, OP_MAX, OP_ARGMIN};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < 4; i++) {
+      Tensor *o = kr_run(ops[i], attrs[k], &x, 1), *r = ref_reduce(x, ops[i], masks[k], false, false);
+      ck_assert_msg(o && kt_rel_err(o, r) < 1e-5, "%s %s", op_get(ops[i])->name, attrs[k]);
+      kr_free(o, r, NULL, NULL);
+    }
+  tensor_release(x);
+}
+END_TEST
+
 START_TEST(int_wrap_and_truncating_mean) {
   Tensor *x = kr_make(DT_I8, 1, (int64_t[]){3}, (double[]){100, 100, 1});
   Tensor *o = kr_run(OP_SUM, "", &x, 1);
@@ -293,6 +310,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 120);
   tcase_add_test(t, float_reductions_match_reference);
   tcase_add_test(t, int_reductions_match_reference);
+  tcase_add_test(t, large_reductions_split_across_threads);
   tcase_add_test(t, int_wrap_and_truncating_mean);
   tcase_add_test(t, bool_all_any);
   tcase_add_test(t, argmax_ties_and_dtype);

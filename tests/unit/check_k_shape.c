@@ -91,6 +91,18 @@ START_TEST(reshape_view_ownership) {
   Tensor *o2 = kr_run(OP_RESHAPE, "newshape=[-1]", &o, 1);
   ck_assert(o2 && o2->data == o->data && o2->base && !o2->base->base);
   kr_free(o, o2, NULL, NULL);
+  /* a module constant: the view borrows its data and stays read-only */
+  float data[6] = {0, 1, 2, 3, 4, 5};
+  int64_t cshape[2] = {2, 3};
+  ConstTensor ct = {.dtype = DT_F32, .ndim = 2, .shape = cshape, .data = data, .nbytes = sizeof data, .meta_index = -1};
+  Tensor *k = tensor_from_const(&ct);
+  o = kr_run(OP_RESHAPE, "newshape=[3, 1, 2]", &k, 1);
+  ck_assert(o && o->data == (void *)data && !tensor_is_writable(o) && !o->base);
+  tensor_release(k);
+  ck_assert(!tensor_is_unique(o)); /* never written in place */
+  Tensor *r = kr_run(OP_NN_RELU, "", &o, 1);
+  ck_assert(r && r->data != (void *)data && tensor_get_f64(r, 5) == 5);
+  kr_free(o, r, NULL, NULL);
 }
 END_TEST
 
@@ -160,6 +172,9 @@ START_TEST(transpose_matches_reference) {
     check_transpose(dts[k], 4, (int64_t[]){2, 1, 33, 1}, (int64_t[]){3, 2, 1, 0});
     check_transpose(dts[k], 1, (int64_t[]){9}, (int64_t[]){0});
   }
+  /* large enough to be split across threads (rows and tiles) */
+  check_transpose(DT_F32, 3, (int64_t[]){4, 300, 257}, (int64_t[]){0, 2, 1});
+  check_transpose(DT_F32, 4, (int64_t[]){2, 130, 12, 64}, (int64_t[]){0, 2, 1, 3});
   /* default axes reverse; rank 0; empty */
   Tensor *x = kr_iota(DT_F32, 3, (int64_t[]){2, 3, 4}), *o = kr_run(OP_TRANSPOSE, "axes=None", &x, 1);
   Tensor *r = ref_permute(x, (int64_t[]){2, 1, 0});
