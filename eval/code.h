@@ -34,7 +34,7 @@
 
 /* X-macro: name, operand layout. Layout letters: a = written register,
  * r = read register, k = constant/table index or count, j = jump target,
- * L = count n followed by n read registers. */
+ * L = count n followed by n read registers, i = immediate operand (see below). */
 #define EVAL_OPCODES(X)                                                                       \
   X(MOVE, "ar")      /* R[a] = R[b] */                                                        \
   X(LOADK, "ak")     /* R[a] = K[k] */                                                        \
@@ -66,7 +66,32 @@
   X(GE, "akrr")                                                                               \
   X(EQ, "akrr")                                                                               \
   X(NE, "akrr")                                                                               \
-  X(BIN, "akrr")     /* any other binary operator with a scalar path */
+  X(BIN, "akrr")     /* any other binary operator with a scalar path */                         \
+  EVAL_TYPED_ARITH(X, ADD)                                                                    \
+  EVAL_TYPED_ARITH(X, SUB)                                                                    \
+  EVAL_TYPED_ARITH(X, MUL)                                                                    \
+  EVAL_TYPED_CMP(X, LT)                                                                       \
+  EVAL_TYPED_CMP(X, LE)                                                                       \
+  EVAL_TYPED_CMP(X, GT)                                                                       \
+  EVAL_TYPED_CMP(X, GE)                                                                       \
+  EVAL_TYPED_CMP(X, EQ)                                                                       \
+  EVAL_TYPED_CMP(X, NE)
+
+/* Typed variants of ADD..NE, chosen by the lowering from the operands' inferred
+ * types (rank-0 int32 / float32): <op>II (int32 registers), <op>IK (int32
+ * register, immediate: the operand word IS the int32), <op>FF, <op>FK (float32,
+ * the word holds the float's bits). Layout letter `i` = immediate word. They
+ * check the tags at run time and fall back to the generic operator call (the
+ * same OpCall `k`) when a value is not the expected immediate. J<cmp>..: a
+ * comparison fused with the JMPF that directly follows it and consumes its
+ * result (same words; the JMPF stays in place): jumps to the JMPF's target
+ * when the comparison is false, else continues after the JMPF; R[a] is not
+ * written (on the fallback path the comparison runs unfused, then the JMPF). */
+#define EVAL_TYPED_ARITH(X, op)                                                               \
+  X(op##II, "akrr") X(op##IK, "akri") X(op##FF, "akrr") X(op##FK, "akri")
+#define EVAL_TYPED_CMP(X, op)                                                                 \
+  EVAL_TYPED_ARITH(X, op)                                                                     \
+  X(J##op##II, "akrr") X(J##op##IK, "akri") X(J##op##FF, "akrr") X(J##op##FK, "akri")
 
 typedef enum {
 #define X(name, layout) I_##name,

@@ -444,6 +444,74 @@ static Opcode fast_binop(int32_t id) {
   }
 }
 
+/* Rank-0 int32 / float32 inferred type of e: 'I', 'F', or 0 (other or unknown). */
+static char scalar_kind(const Expr *e) {
+  const Type *t = e->type;
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  if (!t || t->kind != TYPE_TENSOR || t->tensor.ndim != 0 || t->tensor.dtype.lanes != 1) return 0;
+  DType dt = t->tensor.dtype;
+  if (dt.code == DT_INT && dt.bits == 32) return 'I';
+  if (dt.code == DT_FLOAT && dt.bits == 32) return 'F';
+  return 0;
+}
+
+/* The immediate word of constant operand K[word] of kind `kind`, if it is one. */
+static bool imm_word(F *f, uint32_t word, char kind, uint32_t *out) {
+  const Value *v = &f->consts.data[ARG_REG(word)];
+  if (kind == 'I' && v->tag == TAG_I32) {
+    *out = (uint32_t)(int32_t)v->i;
+    return true;
+  }
+  if (kind == 'F' && v->tag == TAG_F32) {
+    float x = (float)v->f;
+    memcpy(out, &x, sizeof x);
+    return true;
+  }
+  return false;
+}
+
+/* The comparison with its operands swapped: a < b  <=>  b > a. */
+static Opcode swapped_cmp(Opcode o) {
+  switch (o) {
+  case I_LT: return I_GT;
+  case I_LE: return I_GE;
+  case I_GT: return I_LT;
+  case I_GE: return I_LE;
+  default: return o; /* ADD MUL EQ NE commute */
+  }
+}
+
+/* Picks the typed variant (eval/code.h) of fast binary opcode o (ADD..NE)
+ * for operands `args` whose words are regs[0..1] (ARG_K for constants);
+ * rewrites regs for it (immediate word, operands swapped so the immediate
+ * is on the right). Returns o itself when no variant applies. */
+static Opcode typed_binop(F *f, Opcode o, Expr **args, uint32_t *regs) {
+  if (o == I_BIN) return o;
+  char k0 = scalar_kind(args[0]), k1 = scalar_kind(args[1]);
+  if (!k0 || k0 != k1) return o;
+  bool c0 = regs[0] & ARG_K, c1 = regs[1] & ARG_K;
+  uint32_t imm;
+  uint32_t base = (uint32_t)(o - I_ADD); /* index in ADD SUB MUL LT LE GT GE EQ NE */
+  if (c0 && c1) return o;
+  if (c0) { /* constant on the left: swap when the operator allows it */
+    if (o == I_SUB) return o;
+    o = swapped_cmp(o);
+    base = (uint32_t)(o - I_ADD);
+    uint32_t t = regs[0];
+    regs[0] = regs[1];
+    regs[1] = t;
+    c1 = true;
+  }
+  /* opcode blocks: ADD SUB MUL have 4 variants, each comparison 8 */
+  uint32_t first = base < 3 ? I_ADDII + 4 * base : I_LTII + 8 * (base - 3);
+  uint32_t variant = (k0 == 'F' ? 2 : 0) + (c1 ? 1 : 0);
+  if (c1) {
+    if (!imm_word(f, regs[1], k0, &imm)) return o;
+    regs[1] = imm;
+  }
+  return (Opcode)(first + variant);
+}
+
 /* The call of an operator, constructor, global or closure into dst, or as
  * a tail call when dst is UINT32_MAX. */
 static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
@@ -478,6 +546,7 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
             value_dtype_is_immediate(a->constant->dtype))
           regs[i] = ARG_K | add_const(f, const_value(a->constant));
       }
+      o = typed_binop(f, o, e->call.args, regs);
       op(f, o, e->span);
       w(f, dst);
       w(f, k);
@@ -815,6 +884,7 @@ static uint32_t ins_operands(const uint32_t *ins, uint32_t pc, OperandFn fn, voi
     case 'a': if (fn) fn(arg, at, true); at++; break;
     case 'r': if (fn) fn(arg, at, false); at++; break;
     case 'k':
+    case 'i':
     case 'j': at++; break;
     case 'L': {
       uint32_t n = ins[at++];
@@ -923,11 +993,52 @@ static void liveness(F *f) {
   pm_free(&at_target);
 }
 
+/* ------------------------------------------------------------ fusion */
+
+_Static_assert(I_SUB == I_ADD + 1 && I_NE == I_ADD + 8, "ADD..NE are contiguous");
+_Static_assert(I_LTII == I_ADDII + 12 && I_JNEFK == I_LTII + 47 && I_JLTII == I_LTII + 4,
+               "typed opcode blocks: 3 x 4 arithmetic, 6 x 8 comparisons");
+
+static bool typed_cmp_unfused(Opcode o) { return o >= I_LTII && o <= I_JNEFK && (o - I_LTII) % 8 < 4; }
+
+/* Whether the immediate operand of typed opcode o is a float32's bits. */
+static bool imm_is_float(Opcode o) {
+  uint32_t i = o < I_LTII ? (uint32_t)(o - I_ADDII) : (uint32_t)(o - I_LTII);
+  return i % 4 >= 2;
+}
+
+/* Runs after liveness: each typed comparison directly followed by the JMPF
+ * that consumes (moves) its result becomes its fused J-form, unless some
+ * jump lands on that JMPF (then the comparison's register must be written). */
+static void fuse_branches(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  uint8_t *target = mem_calloc(n + 1, 1);
+  for (uint32_t pc = 0; pc < n;) {
+    const char *lay = code_layout((Opcode)ins[pc]);
+    uint32_t at = pc + 1;
+    for (; *lay; lay++) {
+      if (*lay == 'j') target[ins[at]] = 1;
+      at += *lay == 'L' ? ins[at] + 1 : 1;
+    }
+    pc = at;
+  }
+  for (uint32_t pc = 0; pc < n;) {
+    uint32_t next = ins_operands(ins, pc, NULL, NULL);
+    Opcode o = (Opcode)ins[pc];
+    if (typed_cmp_unfused(o) && next < n && ins[next] == I_JMPF && !target[next] &&
+        (ins[next + 1] & ARG_MOVE) && ARG_REG(ins[next + 1]) == ins[pc + 1])
+      ins[pc] = (uint32_t)(o + 4);
+    pc = next;
+  }
+  mem_free(target);
+}
+
 /* ------------------------------------------------------------ functions */
 
 static void f_finish(F *f) {
   Code *c = f->code;
   liveness(f);
+  fuse_branches(f);
   c->nregs = f->maxreg;
   c->nins = (uint32_t)f->ins.len;
   c->ins = f->ins.data;
@@ -1064,9 +1175,19 @@ void program_dump(FILE *out, const Program *p) {
       Opcode o = (Opcode)c->ins[pc];
       fprintf(out, "  %4u %-9s", pc, code_opname(o));
       uint32_t next = ins_operands(c->ins, pc, NULL, NULL);
+      const char *lay = code_layout(o);
       for (uint32_t k = pc + 1; k < next; k++) {
         uint32_t wd = c->ins[k];
-        fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
+        if (*lay == 'i' && imm_is_float(o)) {
+          float x;
+          memcpy(&x, &wd, sizeof x);
+          fprintf(out, " #%g", (double)x);
+        } else if (*lay == 'i') {
+          fprintf(out, " #%d", (int32_t)wd);
+        } else {
+          fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
+        }
+        if (*lay && *lay != 'L') lay++;
       }
       fputc('\n', out);
       pc = next;

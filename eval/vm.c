@@ -33,9 +33,9 @@
 
 typedef struct Frame {
   const Code *code;
-  uint32_t pc;   /* resume word index (saved while a callee runs) */
-  uint32_t base; /* first register in the value stack */
-  uint32_t ret;  /* absolute stack index of the caller's destination register */
+  const uint32_t *ip; /* resume point (saved while a callee runs) */
+  uint32_t base;      /* first register in the value stack */
+  uint32_t ret;       /* absolute stack index of the caller's destination register */
 } Frame;
 
 typedef struct VM {
@@ -45,7 +45,8 @@ typedef struct VM {
   size_t cap;          /* Values */
   size_t max_values;
   Frame *frames;
-  size_t nframes, capf;
+  size_t nframes, capf; /* nframes is kept up to date only outside run() and on errors */
+  Frame *flimit;        /* frames + min(capf, max_frames) */
   uint64_t max_frames;
 } VM;
 
@@ -70,8 +71,9 @@ static void frame_line(VM *vm, size_t k, char *buf, size_t cap) {
     return;
   }
   const Frame *caller = &vm->frames[k - 1];
+  uint32_t pc = (uint32_t)(caller->ip - caller->code->ins);
   char loc[400];
-  print_loc(vm, code_span_at(caller->code, caller->pc ? caller->pc - 1 : 0), loc, sizeof loc);
+  print_loc(vm, code_span_at(caller->code, pc ? pc - 1 : 0), loc, sizeof loc);
   snprintf(buf, cap, "in %s called from %s at %s", fr->code->name, caller->code->name, loc);
 }
 
@@ -87,7 +89,7 @@ static void backtrace(VM *vm) {
     size_t run = 1;
     while (k > 1 && vm->frames[k - 1].code == vm->frames[k].code &&
            vm->frames[k - 2].code == vm->frames[k - 1].code &&
-           vm->frames[k - 2].pc == vm->frames[k - 1].pc) {
+           vm->frames[k - 2].ip == vm->frames[k - 1].ip) {
       run++;
       k--;
     }
@@ -132,7 +134,10 @@ static void unwind(VM *vm) {
 
 /* ------------------------------------------------------------ stack */
 
-/* Makes room for `need` registers; false when over the limit. */
+/* Makes room for `need` registers; false when over the limit. New slots are
+ * empty: every slot above the top frame's window is VK_NONE (the clean-stack
+ * invariant: returns and tail calls empty the registers they leave), so a
+ * call need not clear its callee's registers. */
 static bool ensure_stack(VM *vm, size_t need) {
   if (need <= vm->cap) return true;
   if (need > vm->max_values) return false;
@@ -140,6 +145,7 @@ static bool ensure_stack(VM *vm, size_t need) {
   while (cap < need) cap *= 2;
   if (cap > vm->max_values) cap = vm->max_values;
   vm->stack = mem_realloc(vm->stack, cap * sizeof(Value));
+  memset(vm->stack + vm->cap, 0, (cap - vm->cap) * sizeof(Value));
   vm->cap = cap;
   return true;
 }
@@ -264,18 +270,21 @@ static int op_call(const OpCall *oc, Value *args, uint32_t n, Value *out, char *
 
 /* ------------------------------------------------------------ the loop */
 
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 #define TAKE(wd)                                                                                   \
   (((wd) & ARG_MOVE) ? take_reg(&R[ARG_REG(wd)]) : value_retain(R[(wd)]))
 
 static inline Value take_reg(Value *r) {
   Value v = *r;
-  *r = value_none();
+  r->tag = VK_NONE;
   return v;
 }
 
 static inline void set_reg(Value *r, Value v) {
   uint32_t k = r->tag & 0xff;
-  if (k >= VK_TENSOR) value_release(*r);
+  if (UNLIKELY(k >= VK_TENSOR)) value_release(*r);
   *r = v;
 }
 
@@ -283,325 +292,412 @@ static inline void drop_if_moved(Value *R, uint32_t wd) {
   if (wd & ARG_MOVE) set_reg(&R[ARG_REG(wd)], value_none());
 }
 
+/* Releases registers [0, n) and leaves them empty (the clean-stack invariant). */
+static inline void clear_regs(Value *R, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (UNLIKELY((R[i].tag & 0xff) >= VK_TENSOR)) value_release(R[i]);
+    R[i].tag = VK_NONE;
+  }
+}
+
 static inline bool ord_ne(double a, double b) { return a < b || a > b; }
 
+static inline float imm_f32(uint32_t w) {
+  float x;
+  memcpy(&x, &w, sizeof x);
+  return x;
+}
+
+/* Position of a typed opcode within its block of 4 (II IK FF FK), or -1. */
+static inline int typed_variant(Opcode o) {
+  if (o < I_ADDII) return -1;
+  return (int)(o < I_LTII ? (o - I_ADDII) % 4 : (o - I_LTII) % 4);
+}
+
+/* Operand word `wd` of a binary instruction as a value: K[i], or the register (moved or copied). */
+static inline Value bin_operand(const Code *code, Value *R, uint32_t wd) {
+  if (wd & ARG_K) return value_retain(code->consts[ARG_REG(wd)]);
+  return TAKE(wd);
+}
+
+/* The generic path of every binary instruction (ADD..BIN and the typed
+ * variants, whose immediate is rebuilt from the word): the operator call. */
+static int binop_generic(const Code *code, Value *R, const uint32_t *ip, Value *out, char *err) {
+  Opcode o = (Opcode)ip[0];
+  Value args[2];
+  args[0] = bin_operand(code, R, ip[3]);
+  int v = typed_variant(o);
+  if (v == 1) args[1] = value_i32((int32_t)ip[4]);
+  else if (v == 3) args[1] = value_f32(imm_f32(ip[4]));
+  else args[1] = bin_operand(code, R, ip[4]);
+  return op_call(&code->ops[ip[2]], args, 2, out, err);
+}
+
+/* Room for one more frame whose registers end at stack index `top`. False on
+ * overflow (depth or memory limit). May move vm->frames and vm->stack. */
+static bool call_room(VM *vm, size_t nframes, size_t top) {
+  if (nframes >= vm->max_frames) return false;
+  if (nframes == vm->capf) {
+    vm->capf = vm->capf ? vm->capf * 2 : 256;
+    vm->frames = mem_realloc(vm->frames, vm->capf * sizeof(Frame));
+  }
+  vm->flimit = vm->frames + (vm->capf < vm->max_frames ? vm->capf : vm->max_frames);
+  return ensure_stack(vm, top);
+}
+
 static int run(VM *vm, Value *result) {
+  static const void *const labels[I_COUNT] = {
+#define X(name, layout) [I_##name] = &&L_##name,
+      EVAL_OPCODES(X)
+#undef X
+  };
   const Program *prog = vm->prog;
   Frame *fr = &vm->frames[vm->nframes - 1];
   const Code *code = fr->code;
   const uint32_t *ins = code->ins;
-  uint32_t pc = 0;
+  const uint32_t *ip = ins;
   Value *R = vm->stack + fr->base;
   char err[KERNEL_ERR_SIZE];
   Span fail_span;
 
-#define SPAN_HERE() code_span_at(code, pc)
-#define REFRESH() (R = vm->stack + fr->base)
+#define SPAN_HERE() code_span_at(code, (uint32_t)(ip - ins))
+#define DISPATCH() goto *labels[*ip]
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    fail_span = SPAN_HERE();                                                                       \
+    snprintf(err, sizeof err, __VA_ARGS__);                                                        \
+    goto error;                                                                                    \
+  } while (0)
 
-  for (;;) {
-    const uint32_t *ip = ins + pc;
-    switch ((Opcode)ip[0]) {
-    case I_MOVE: {
-      Value v = TAKE(ip[2]);
-      set_reg(&R[ip[1]], v);
-      pc += 3;
-      break;
+  DISPATCH();
+
+L_MOVE: {
+  Value v = TAKE(ip[2]);
+  set_reg(&R[ip[1]], v);
+  ip += 3;
+  DISPATCH();
+}
+L_LOADK:
+  set_reg(&R[ip[1]], value_retain(code->consts[ip[2]]));
+  ip += 3;
+  DISPATCH();
+L_JMP:
+  ip = ins + ip[1];
+  DISPATCH();
+L_JMPF: {
+  const Value *c = &R[ARG_REG(ip[1])];
+  bool b = false;
+  if (LIKELY(c->tag == TAG_BOOL)) b = c->i != 0;
+  else if (!value_truthy(c, &b)) FAIL("if condition is not a scalar");
+  drop_if_moved(R, ip[1]);
+  ip = b ? ip + 3 : ins + ip[2];
+  DISPATCH();
+}
+L_JSET:
+  ip = (R[ip[1]].tag & 0xff) != VK_NONE ? ins + ip[2] : ip + 3;
+  DISPATCH();
+L_TUPLE: {
+  uint32_t n = ip[2];
+  Value t = value_tuple_new(n);
+  for (uint32_t i = 0; i < n; i++) value_tuple(t)->f[i] = TAKE(ip[3 + i]);
+  set_reg(&R[ip[1]], t);
+  ip += 3 + n;
+  DISPATCH();
+}
+L_PROJ:
+L_FIELD: {
+  Value s = R[ARG_REG(ip[2])];
+  Value v;
+  if (value_kind(s) == VK_ADT) v = value_retain(value_adt(s)->f[ip[3]]);
+  else if (value_kind(s) == VK_TUPLE) v = value_retain(value_tuple(s)->f[ip[3]]);
+  else FAIL("projection from a value that is not a tuple");
+  drop_if_moved(R, ip[2]);
+  set_reg(&R[ip[1]], v);
+  ip += 4;
+  DISPATCH();
+}
+L_ADT: {
+  const Ctor *ctor = code->ctors[ip[2]];
+  uint32_t n = ip[3];
+  Value a = value_adt_new(ctor);
+  for (uint32_t i = 0; i < n; i++) value_adt(a)->f[i] = TAKE(ip[4 + i]);
+  set_reg(&R[ip[1]], a);
+  ip += 4 + n;
+  DISPATCH();
+}
+L_CLOSURE: {
+  uint32_t n = ip[3];
+  Value c = value_closure_new(prog->codes[ip[2]], n);
+  for (uint32_t i = 0; i < n; i++) value_closure(c)->cap[i] = TAKE(ip[4 + i]);
+  set_reg(&R[ip[1]], c);
+  ip += 4 + n;
+  DISPATCH();
+}
+L_REFNEW: {
+  Value v = TAKE(ip[2]);
+  set_reg(&R[ip[1]], value_ref_new(v));
+  ip += 3;
+  DISPATCH();
+}
+L_REFREAD: {
+  Value r = R[ARG_REG(ip[2])];
+  Value v = value_retain(value_ref(r)->v);
+  drop_if_moved(R, ip[2]);
+  set_reg(&R[ip[1]], v);
+  ip += 3;
+  DISPATCH();
+}
+L_REFWRITE: {
+  Value r = TAKE(ip[2]);
+  Value v = TAKE(ip[3]);
+  set_reg(&value_ref(r)->v, v);
+  value_release(r);
+  set_reg(&R[ip[1]], value_unit());
+  ip += 4;
+  DISPATCH();
+}
+L_TESTCTOR: {
+  Value s = R[ARG_REG(ip[1])];
+  bool ok = value_kind(s) == VK_ADT && value_adt(s)->ctor == code->ctors[ip[2]];
+  drop_if_moved(R, ip[1]);
+  ip = ok ? ip + 4 : ins + ip[3];
+  DISPATCH();
+}
+L_MATCHFAIL:
+  FAIL("no clause of the match matches the value");
+
+  /* Calls. The callee's window starts right after the caller's; by the
+   * clean-stack invariant its registers are already empty. */
+L_CALL:
+L_CALLG: {
+  uint32_t n = ip[3];
+  Value fv = value_none();
+  const Code *callee;
+  if (*ip == I_CALL) {
+    fv = TAKE(ip[2]);
+    if (UNLIKELY(value_kind(fv) != VK_CLOSURE)) {
+      value_release(fv);
+      FAIL("call of a value that is not a function");
     }
-    case I_LOADK:
-      set_reg(&R[ip[1]], value_retain(code->consts[ip[2]]));
-      pc += 3;
-      break;
-    case I_JMP: pc = ip[1]; break;
-    case I_JMPF: {
-      const Value *c = &R[ARG_REG(ip[1])];
-      bool b = false;
-      if (c->tag == TAG_BOOL) b = c->i != 0;
-      else if (!value_truthy(c, &b)) {
-        fail_span = SPAN_HERE();
-        snprintf(err, sizeof err, "if condition is not a scalar");
-        goto error;
-      }
-      drop_if_moved(R, ip[1]);
-      pc = b ? pc + 3 : ip[2];
-      break;
-    }
-    case I_JSET: pc = (R[ip[1]].tag & 0xff) != VK_NONE ? ip[2] : pc + 3; break;
-    case I_TUPLE: {
-      uint32_t n = ip[2];
-      Value t = value_tuple_new(n);
-      for (uint32_t i = 0; i < n; i++) value_tuple(t)->f[i] = TAKE(ip[3 + i]);
-      set_reg(&R[ip[1]], t);
-      pc += 3 + n;
-      break;
-    }
-    case I_PROJ:
-    case I_FIELD: {
-      Value s = R[ARG_REG(ip[2])];
-      Value v;
-      if (value_kind(s) == VK_TUPLE) v = value_retain(value_tuple(s)->f[ip[3]]);
-      else if (value_kind(s) == VK_ADT) v = value_retain(value_adt(s)->f[ip[3]]);
-      else {
-        fail_span = SPAN_HERE();
-        snprintf(err, sizeof err, "projection from a value that is not a tuple");
-        goto error;
-      }
-      drop_if_moved(R, ip[2]);
-      set_reg(&R[ip[1]], v);
-      pc += 4;
-      break;
-    }
-    case I_ADT: {
-      const Ctor *ctor = code->ctors[ip[2]];
-      uint32_t n = ip[3];
-      Value a = value_adt_new(ctor);
-      for (uint32_t i = 0; i < n; i++) value_adt(a)->f[i] = TAKE(ip[4 + i]);
-      set_reg(&R[ip[1]], a);
-      pc += 4 + n;
-      break;
-    }
-    case I_CLOSURE: {
-      uint32_t n = ip[3];
-      Value c = value_closure_new(prog->codes[ip[2]], n);
-      for (uint32_t i = 0; i < n; i++) value_closure(c)->cap[i] = TAKE(ip[4 + i]);
-      set_reg(&R[ip[1]], c);
-      pc += 4 + n;
-      break;
-    }
-    case I_REFNEW: {
-      Value v = TAKE(ip[2]);
-      set_reg(&R[ip[1]], value_ref_new(v));
-      pc += 3;
-      break;
-    }
-    case I_REFREAD: {
-      Value r = R[ARG_REG(ip[2])];
-      Value v = value_retain(value_ref(r)->v);
-      drop_if_moved(R, ip[2]);
-      set_reg(&R[ip[1]], v);
-      pc += 3;
-      break;
-    }
-    case I_REFWRITE: {
-      Value r = TAKE(ip[2]);
-      Value v = TAKE(ip[3]);
-      set_reg(&value_ref(r)->v, v);
-      value_release(r);
-      set_reg(&R[ip[1]], value_unit());
-      pc += 4;
-      break;
-    }
-    case I_TESTCTOR: {
-      Value s = R[ARG_REG(ip[1])];
-      bool ok = value_kind(s) == VK_ADT && value_adt(s)->ctor == code->ctors[ip[2]];
-      drop_if_moved(R, ip[1]);
-      pc = ok ? pc + 4 : ip[3];
-      break;
-    }
-    case I_MATCHFAIL:
-      fail_span = SPAN_HERE();
-      snprintf(err, sizeof err, "no clause of the match matches the value");
-      goto error;
-    case I_CALL:
-    case I_CALLG: {
-      bool closure = ip[0] == I_CALL;
-      uint32_t a = ip[1], n = ip[3];
-      const uint32_t *argw = ip + 4;
-      Value fv = value_none();
-      const Code *callee;
-      if (closure) {
-        fv = TAKE(ip[2]);
-        if (value_kind(fv) != VK_CLOSURE) {
-          value_release(fv);
-          fail_span = SPAN_HERE();
-          snprintf(err, sizeof err, "call of a value that is not a function");
-          goto error;
-        }
-        callee = value_closure(fv)->code;
-      } else {
-        callee = prog->codes[ip[2]];
-      }
-      size_t nb = fr->base + code->nregs;
-      if (vm->nframes >= vm->max_frames || !ensure_stack(vm, nb + callee->nregs)) {
-        value_release(fv);
-        fail_span = SPAN_HERE();
-        snprintf(err, sizeof err, "stack overflow: recursion deeper than %" PRIu64 " calls", vm->max_frames);
-        goto error;
-      }
-      push_frame_slot(vm);
-      fr = &vm->frames[vm->nframes - 2];
-      REFRESH();
-      Value *NR = vm->stack + nb;
-      for (uint32_t i = 0; i < n; i++) NR[i] = TAKE(argw[i]);
-      memset(NR + n, 0, (callee->nregs - n) * sizeof(Value));
-      if (closure) {
-        ClosureObj *clo = value_closure(fv);
-        for (uint32_t i = 0; i < clo->n; i++) NR[n + i] = value_retain(clo->cap[i]);
-        if (callee->self_reg >= 0) NR[callee->self_reg] = fv;
-        else value_release(fv);
-      }
-      fr->pc = pc + 4 + n;
-      Frame *nf = &vm->frames[vm->nframes - 1];
-      nf->code = callee;
-      nf->pc = 0;
-      nf->base = (uint32_t)nb;
-      nf->ret = fr->base + a;
-      fr = nf;
-      code = callee;
-      ins = code->ins;
-      pc = 0;
-      R = NR;
-      break;
-    }
-    case I_TCALL:
-    case I_TCALLG: {
-      bool closure = ip[0] == I_TCALL;
-      uint32_t n = ip[2];
-      const uint32_t *argw = ip + 3;
-      Value fv = value_none();
-      const Code *callee;
-      if (closure) {
-        fv = TAKE(ip[1]);
-        if (value_kind(fv) != VK_CLOSURE) {
-          value_release(fv);
-          fail_span = SPAN_HERE();
-          snprintf(err, sizeof err, "call of a value that is not a function");
-          goto error;
-        }
-        callee = value_closure(fv)->code;
-      } else {
-        callee = prog->codes[ip[1]];
-      }
-      size_t need = code->nregs + n > callee->nregs ? code->nregs + n : callee->nregs;
-      if (!ensure_stack(vm, fr->base + need)) {
-        value_release(fv);
-        fail_span = SPAN_HERE();
-        snprintf(err, sizeof err, "stack overflow: recursion deeper than %" PRIu64 " calls", vm->max_frames);
-        goto error;
-      }
-      REFRESH();
-      Value *scratch = R + code->nregs;
-      for (uint32_t i = 0; i < n; i++) scratch[i] = TAKE(argw[i]);
-      for (uint32_t i = 0; i < code->nregs; i++) value_release(R[i]);
-      for (uint32_t i = 0; i < n; i++) R[i] = scratch[i];
-      memset(R + n, 0, (callee->nregs - n) * sizeof(Value));
-      if (closure) {
-        ClosureObj *clo = value_closure(fv);
-        for (uint32_t i = 0; i < clo->n; i++) R[n + i] = value_retain(clo->cap[i]);
-        if (callee->self_reg >= 0) R[callee->self_reg] = fv;
-        else value_release(fv);
-      }
-      fr->code = callee;
-      code = callee;
-      ins = code->ins;
-      pc = 0;
-      break;
-    }
-    case I_RET: {
-      Value v = TAKE(ip[1]);
-      for (uint32_t i = 0; i < code->nregs; i++) value_release(R[i]);
-      uint32_t ret = fr->ret;
-      if (--vm->nframes == 0) {
-        *result = v;
-        return VM_OK;
-      }
-      fr = &vm->frames[vm->nframes - 1];
-      code = fr->code;
-      ins = code->ins;
-      pc = fr->pc;
-      REFRESH();
-      set_reg(&vm->stack[ret], v);
-      break;
-    }
-    case I_ADD:
-    case I_SUB:
-    case I_MUL:
-    case I_LT:
-    case I_LE:
-    case I_GT:
-    case I_GE:
-    case I_EQ:
-    case I_NE: {
-      const Value *xp = (ip[3] & ARG_K) ? &code->consts[ARG_REG(ip[3])] : &R[ARG_REG(ip[3])];
-      const Value *yp = (ip[4] & ARG_K) ? &code->consts[ARG_REG(ip[4])] : &R[ARG_REG(ip[4])];
-      uint32_t xt = xp->tag, yt = yp->tag;
-      Value r;
-      if (xt == TAG_I32 && yt == TAG_I32) {
-        uint32_t p = (uint32_t)xp->i, q = (uint32_t)yp->i;
-        int32_t s = (int32_t)xp->i, t = (int32_t)yp->i;
-        switch ((Opcode)ip[0]) {
-        case I_ADD: r = value_i32((int32_t)(p + q)); break;
-        case I_SUB: r = value_i32((int32_t)(p - q)); break;
-        case I_MUL: r = value_i32((int32_t)(p * q)); break;
-        case I_LT: r = value_bool(s < t); break;
-        case I_LE: r = value_bool(s <= t); break;
-        case I_GT: r = value_bool(s > t); break;
-        case I_GE: r = value_bool(s >= t); break;
-        case I_EQ: r = value_bool(s == t); break;
-        default: r = value_bool(s != t); break;
-        }
-      } else if (xt == TAG_F32 && yt == TAG_F32) {
-        float s = (float)xp->f, t = (float)yp->f;
-        switch ((Opcode)ip[0]) {
-        case I_ADD: r = value_f32(s + t); break;
-        case I_SUB: r = value_f32(s - t); break;
-        case I_MUL: r = value_f32(s * t); break;
-        case I_LT: r = value_bool(s < t); break;
-        case I_LE: r = value_bool(s <= t); break;
-        case I_GT: r = value_bool(s > t); break;
-        case I_GE: r = value_bool(s >= t); break;
-        case I_EQ: r = value_bool(s == t); break;
-        default: r = value_bool(ord_ne(s, t)); break;
-        }
-      } else {
-        goto slow_binop;
-      }
-      set_reg(&R[ip[1]], r);
-      pc += 5;
-      break;
-    }
-    case I_BIN:
-    slow_binop: {
-      Value args[2];
-      for (int i = 0; i < 2; i++) {
-        uint32_t wd = ip[3 + i];
-        args[i] = (wd & ARG_K) ? value_retain(code->consts[ARG_REG(wd)]) : TAKE(wd);
-      }
-      Value r = value_none();
-      if (op_call(&code->ops[ip[2]], args, 2, &r, err) != KERNEL_OK) {
-        fail_span = SPAN_HERE();
-        goto error;
-      }
-      set_reg(&R[ip[1]], r);
-      pc += 5;
-      break;
-    }
-    case I_KOP: {
-      uint32_t n = ip[3];
-      Value small[8];
-      Value *args = n <= 8 ? small : mem_malloc(n * sizeof *args);
-      for (uint32_t i = 0; i < n; i++) args[i] = TAKE(ip[4 + i]);
-      Value r = value_none();
-      int rc = op_call(&code->ops[ip[2]], args, n, &r, err);
-      if (args != small) mem_free(args);
-      if (rc != KERNEL_OK) {
-        fail_span = SPAN_HERE();
-        goto error;
-      }
-      set_reg(&R[ip[1]], r);
-      pc += 4 + n;
-      break;
-    }
-    default: UNREACHABLE();
-    }
+    callee = value_closure(fv)->code;
+  } else {
+    callee = prog->codes[ip[2]];
   }
+  Value *NR = R + code->nregs;
+  if (UNLIKELY(fr + 1 >= vm->flimit || NR + callee->nregs > vm->stack + vm->cap)) {
+    size_t k = (size_t)(fr - vm->frames);
+    if (!call_room(vm, k + 1, fr->base + code->nregs + callee->nregs)) {
+      value_release(fv);
+      FAIL("stack overflow: recursion deeper than %" PRIu64 " calls", vm->max_frames);
+    }
+    fr = vm->frames + k;
+    R = vm->stack + fr->base;
+    NR = R + code->nregs;
+  }
+  for (uint32_t i = 0; i < n; i++) NR[i] = TAKE(ip[4 + i]);
+  if (*ip == I_CALL) {
+    ClosureObj *clo = value_closure(fv);
+    for (uint32_t i = 0; i < clo->n; i++) NR[n + i] = value_retain(clo->cap[i]);
+    if (callee->self_reg >= 0) NR[callee->self_reg] = fv;
+    else value_release(fv);
+  }
+  Frame *nf = fr + 1;
+  nf->code = callee;
+  nf->base = fr->base + code->nregs;
+  nf->ret = fr->base + ip[1];
+  fr->ip = ip + 4 + n;
+  fr = nf;
+  code = callee;
+  ins = ip = callee->ins;
+  R = NR;
+  DISPATCH();
+}
+L_TCALL:
+L_TCALLG: {
+  uint32_t n = ip[2];
+  Value fv = value_none();
+  const Code *callee;
+  if (*ip == I_TCALL) {
+    fv = TAKE(ip[1]);
+    if (UNLIKELY(value_kind(fv) != VK_CLOSURE)) {
+      value_release(fv);
+      FAIL("call of a value that is not a function");
+    }
+    callee = value_closure(fv)->code;
+  } else {
+    callee = prog->codes[ip[1]];
+  }
+  uint32_t nregs = code->nregs;
+  size_t need = nregs + n > callee->nregs ? nregs + n : callee->nregs;
+  if (UNLIKELY(R + need > vm->stack + vm->cap)) {
+    if (!ensure_stack(vm, fr->base + need)) {
+      value_release(fv);
+      FAIL("stack overflow: recursion deeper than %" PRIu64 " calls", vm->max_frames);
+    }
+    R = vm->stack + fr->base;
+  }
+  Value *S = R + nregs; /* scratch above the window: empty */
+  for (uint32_t i = 0; i < n; i++) S[i] = TAKE(ip[3 + i]);
+  clear_regs(R, nregs);
+  for (uint32_t i = 0; i < n; i++) {
+    Value v = S[i];
+    S[i].tag = VK_NONE;
+    R[i] = v;
+  }
+  if (*ip == I_TCALL) {
+    ClosureObj *clo = value_closure(fv);
+    for (uint32_t i = 0; i < clo->n; i++) R[n + i] = value_retain(clo->cap[i]);
+    if (callee->self_reg >= 0) R[callee->self_reg] = fv;
+    else value_release(fv);
+  }
+  fr->code = callee;
+  code = callee;
+  ins = ip = callee->ins;
+  DISPATCH();
+}
+L_RET: {
+  Value v = TAKE(ip[1]);
+  clear_regs(R, code->nregs);
+  if (UNLIKELY(fr == vm->frames)) {
+    vm->nframes = 0;
+    *result = v;
+    return VM_OK;
+  }
+  Value *dst = vm->stack + fr->ret;
+  fr--;
+  code = fr->code;
+  ins = code->ins;
+  ip = fr->ip;
+  R = vm->stack + fr->base;
+  set_reg(dst, v);
+  DISPATCH();
+}
+
+  /* Binary operators. Generic forms: int32/float32 pairs inline, else the
+   * operator call. Typed forms (eval/code.h): one tag check per operand. */
+#define GEN_BIN(NAME, IRES, FRES)                                                                  \
+  L_##NAME: {                                                                                      \
+    const Value *xp = (ip[3] & ARG_K) ? &code->consts[ARG_REG(ip[3])] : &R[ARG_REG(ip[3])];       \
+    const Value *yp = (ip[4] & ARG_K) ? &code->consts[ARG_REG(ip[4])] : &R[ARG_REG(ip[4])];       \
+    Value r;                                                                                       \
+    if (xp->tag == TAG_I32 && yp->tag == TAG_I32) {                                                \
+      uint32_t p = (uint32_t)xp->i, q = (uint32_t)yp->i;                                           \
+      int32_t s = (int32_t)xp->i, t = (int32_t)yp->i;                                              \
+      (void)p, (void)q, (void)s, (void)t;                                                          \
+      r = IRES;                                                                                    \
+    } else if (xp->tag == TAG_F32 && yp->tag == TAG_F32) {                                         \
+      float s = (float)xp->f, t = (float)yp->f;                                                    \
+      r = FRES;                                                                                    \
+    } else {                                                                                       \
+      goto binop_slow;                                                                             \
+    }                                                                                              \
+    set_reg(&R[ip[1]], r);                                                                         \
+    ip += 5;                                                                                       \
+    DISPATCH();                                                                                    \
+  }
+#define INT_OPERANDS(YTAG, YI)                                                                     \
+  const Value *xp = &R[ARG_REG(ip[3])];                                                            \
+  if (UNLIKELY(xp->tag != TAG_I32 || (YTAG))) goto binop_slow;                                     \
+  uint32_t p = (uint32_t)xp->i, q = (uint32_t)(YI);                                                \
+  int32_t s = (int32_t)p, t = (int32_t)q;                                                          \
+  (void)p, (void)q, (void)s, (void)t
+#define FLT_OPERANDS(YTAG, YF)                                                                     \
+  const Value *xp = &R[ARG_REG(ip[3])];                                                            \
+  if (UNLIKELY(xp->tag != TAG_F32 || (YTAG))) goto binop_slow;                                     \
+  float s = (float)xp->f, t = (YF)
+#define OPS_II INT_OPERANDS(R[ARG_REG(ip[4])].tag != TAG_I32, R[ARG_REG(ip[4])].i)
+#define OPS_IK INT_OPERANDS(false, ip[4])
+#define OPS_FF FLT_OPERANDS(R[ARG_REG(ip[4])].tag != TAG_F32, (float)R[ARG_REG(ip[4])].f)
+#define OPS_FK FLT_OPERANDS(false, imm_f32(ip[4]))
+#define TYPED_VAL(LABEL, OPS, RES)                                                                 \
+  LABEL: {                                                                                         \
+    OPS;                                                                                           \
+    set_reg(&R[ip[1]], RES);                                                                       \
+    ip += 5;                                                                                       \
+    DISPATCH();                                                                                    \
+  }
+#define TYPED_JMP(LABEL, OPS, COND)                                                                \
+  LABEL: {                                                                                         \
+    OPS;                                                                                           \
+    ip = (COND) ? ip + 8 : ins + ip[7];                                                            \
+    DISPATCH();                                                                                    \
+  }
+#define ARITH(NAME, IRES, FRES)                                                                    \
+  GEN_BIN(NAME, IRES, FRES)                                                                        \
+  TYPED_VAL(L_##NAME##II, OPS_II, IRES)                                                            \
+  TYPED_VAL(L_##NAME##IK, OPS_IK, IRES)                                                            \
+  TYPED_VAL(L_##NAME##FF, OPS_FF, FRES)                                                            \
+  TYPED_VAL(L_##NAME##FK, OPS_FK, FRES)
+#define CMP(NAME, ICOND, FCOND)                                                                    \
+  GEN_BIN(NAME, value_bool(ICOND), value_bool(FCOND))                                              \
+  TYPED_VAL(L_##NAME##II, OPS_II, value_bool(ICOND))                                               \
+  TYPED_VAL(L_##NAME##IK, OPS_IK, value_bool(ICOND))                                               \
+  TYPED_VAL(L_##NAME##FF, OPS_FF, value_bool(FCOND))                                               \
+  TYPED_VAL(L_##NAME##FK, OPS_FK, value_bool(FCOND))                                               \
+  TYPED_JMP(L_J##NAME##II, OPS_II, ICOND)                                                          \
+  TYPED_JMP(L_J##NAME##IK, OPS_IK, ICOND)                                                          \
+  TYPED_JMP(L_J##NAME##FF, OPS_FF, FCOND)                                                          \
+  TYPED_JMP(L_J##NAME##FK, OPS_FK, FCOND)
+
+  ARITH(ADD, value_i32((int32_t)(p + q)), value_f32(s + t))
+  ARITH(SUB, value_i32((int32_t)(p - q)), value_f32(s - t))
+  ARITH(MUL, value_i32((int32_t)(p * q)), value_f32(s * t))
+  CMP(LT, s < t, s < t)
+  CMP(LE, s <= t, s <= t)
+  CMP(GT, s > t, s > t)
+  CMP(GE, s >= t, s >= t)
+  CMP(EQ, s == t, s == t)
+  CMP(NE, s != t, ord_ne(s, t))
+#undef GEN_BIN
+#undef INT_OPERANDS
+#undef FLT_OPERANDS
+#undef OPS_II
+#undef OPS_IK
+#undef OPS_FF
+#undef OPS_FK
+#undef TYPED_VAL
+#undef TYPED_JMP
+#undef ARITH
+#undef CMP
+
+L_BIN:
+binop_slow: {
+  /* a fused comparison runs unfused here; its JMPF follows at ip + 5 */
+  Value r = value_none();
+  if (binop_generic(code, R, ip, &r, err) != KERNEL_OK) {
+    fail_span = SPAN_HERE();
+    goto error;
+  }
+  set_reg(&R[ip[1]], r);
+  ip += 5;
+  DISPATCH();
+}
+L_KOP: {
+  uint32_t n = ip[3];
+  Value small[8];
+  Value *args = n <= 8 ? small : mem_malloc(n * sizeof *args);
+  for (uint32_t i = 0; i < n; i++) args[i] = TAKE(ip[4 + i]);
+  Value r = value_none();
+  int rc = op_call(&code->ops[ip[2]], args, n, &r, err);
+  if (args != small) mem_free(args);
+  if (rc != KERNEL_OK) {
+    fail_span = SPAN_HERE();
+    goto error;
+  }
+  set_reg(&R[ip[1]], r);
+  ip += 4 + n;
+  DISPATCH();
+}
 
 error:
-  fr->pc = pc + 1; /* backtrace looks at pc - 1 of callers; for the top frame use pc itself */
+  vm->nframes = (size_t)(fr - vm->frames) + 1;
+  fr->ip = ip + 1; /* backtrace looks at ip - 1 of callers */
   vm_report(vm, fail_span, "%s", err);
   unwind(vm);
   return VM_ERROR;
 #undef SPAN_HERE
-#undef REFRESH
+#undef DISPATCH
+#undef FAIL
 }
 
 static int start(const Program *p, const Code *entry, Value *args, uint32_t nargs, Value extra,
@@ -613,8 +709,8 @@ static int start(const Program *p, const Code *entry, Value *args, uint32_t narg
   if (vm.max_values < entry->nregs + 16) vm.max_values = entry->nregs + 16;
   ensure_stack(&vm, entry->nregs + 16);
   push_frame_slot(&vm);
-  vm.frames[0] = (Frame){entry, 0, 0, 0};
-  memset(vm.stack, 0, entry->nregs * sizeof(Value));
+  vm.flimit = vm.frames + (vm.capf < vm.max_frames ? vm.capf : vm.max_frames);
+  vm.frames[0] = (Frame){entry, entry->ins, 0, 0};
   for (uint32_t i = 0; i < nargs && i < entry->nregs; i++) vm.stack[i] = args[i];
   if (value_kind(extra) == VK_CLOSURE) {
     ClosureObj *clo = value_closure(extra);

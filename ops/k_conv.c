@@ -35,6 +35,7 @@
 #include "ir/mem.h"
 #include "ops/k_cvt.h"
 #include "ops/k_gemm.h"
+#include "ops/k_plane.h"
 #include "ops/k_simd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
@@ -214,6 +215,10 @@ static KHOT void epi_row(const Epi *e, float *restrict y, const float *restrict 
     for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
 }
 
+static KHOT void fill_row(float *restrict y, float v, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = v;
+}
+
 static bool epi_active(const Epi *e) { return e && (e->bias || e->res || e->relu); }
 
 /* Applies the epilogue to out channels [o0, o0+m) × pixels [p0, p0+plen) of image n. */
@@ -269,13 +274,22 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
     const char *A = (const char *)j->w + (size_t)(o0 * g->Kg) * es;
     char *C = (char *)j->y + (size_t)((n * g->O + o0) * g->osz + p0) * es;
     bool acc = j->epi && j->epi->accumulate;
-    if (j->f64)
+    if (j->f64) {
       kgemm_f64_serial(false, false, mlen, plen, g->Kg, (const double *)A, g->Kg,
                        (const double *)B, ldb, acc ? 1.0 : 0.0, (double *)C, g->osz);
-    else
-      kgemm_f32_serial(false, false, mlen, plen, g->Kg, (const float *)A, g->Kg, (const float *)B,
-                       ldb, acc ? 1.0f : 0.0f, (float *)C, g->osz);
-    if (!j->f64) epi_block(g, j->epi, j->y, n, o0, mlen, p0, plen);
+      continue;
+    }
+    /* OpenBLAS zeroes C in a separate pass when beta = 0; instead the block
+     * starts as the bias (or 0) and the GEMM accumulates (beta = 1). */
+    Epi e = j->epi ? *j->epi : (Epi){0};
+    if (!acc) {
+      for (int64_t o = 0; o < mlen; o++)
+        fill_row((float *)C + o * g->osz, e.bias ? e.bias[o0 + o] : 0.0f, plen);
+      e.bias = NULL;
+    }
+    kgemm_f32_serial(false, false, mlen, plen, g->Kg, (const float *)A, g->Kg, (const float *)B,
+                     ldb, 1.0f, (float *)C, g->osz);
+    epi_block(g, &e, j->y, n, o0, mlen, p0, plen);
   }
 }
 
@@ -333,27 +347,21 @@ static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void
 
 /* ------------------------------------------------------------ depthwise engine */
 
-/* The input plane is copied, zero-padded, into st[0]·st[1]·st[2] "phase"
- * planes of Dq × Hq × Wq: padded position (d, h, w) goes to phase
- * (d mod sd, h mod sh, w mod sw) at (d / sd, h / sh, w / sw). Then for
- * output (od, oh, ow) every tap is a CONSTANT offset from the virtual index
- * v = (od·Hq + oh)·Wq + ow, so the whole plane is one unit-stride 1-D
- * convolution over v (columns ow ≥ OW and rows oh ≥ OH are computed and
- * dropped). This keeps small planes (7×7, 14×14) vectorised too. */
+/* Each input plane is copied into zero-padded phase planes (ops/k_plane.h),
+ * so every tap is a constant offset and the whole output plane is one
+ * unit-stride sweep (small 7×7 / 14×14 planes stay vectorised too). */
 typedef struct DwJob {
   const ConvGeom *g;
   const float *x, *w;
   float *y;
   const Epi *epi;
-  int64_t Dq, Hq, Wq, phase, vlen;
-  int64_t *toff;      /* per tap: offset from v (shared, read-only) */
-  float **pad;        /* per thread: phase planes (borders stay 0) */
-  float **vout;       /* per thread: virtual output, vlen floats */
+  KPlane pl;
+  float **pad;  /* per thread: phase buffer (borders stay 0) */
+  float **vout; /* per thread: sweep output, vlen16 floats */
 } DwJob;
 
-/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (len a multiple of 16;
- * the scratch has slack for the over-read). 64 outputs per step in 4
- * independent accumulators, so the FMA chains overlap. */
+/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16):
+ * 64 outputs per step in 4 independent accumulators, so FMA chains overlap. */
 static KHOT void dw_flat(float *restrict out, const float *restrict base,
                          const int64_t *restrict toff, const float *restrict wt, int64_t ntaps,
                          int64_t len) {
@@ -388,35 +396,12 @@ static KHOT void dw_store_row(float *restrict y, const float *restrict v, const 
   }
 }
 
-/* Copies input plane xp (padded) into the phase planes. */
-static void dw_fill(const DwJob *j, const float *xp, float *pad) {
-  const ConvGeom *g = j->g;
-  int64_t H = g->in[1], W = g->in[2], sd = g->st[0], sh = g->st[1], sw = g->st[2];
-  for (int64_t d = 0; d < g->in[0]; d++)
-    for (int64_t h = 0; h < H; h++) {
-      const float *src = xp + (d * H + h) * W;
-      int64_t pd = d + g->plo[0], ph = h + g->plo[1];
-      int64_t rowbase = ((pd % sd) * sh + ph % sh) * sw;
-      int64_t rowoff = ((pd / sd) * j->Hq + ph / sh) * j->Wq;
-      for (int64_t q = 0; q < sw; q++) {
-        /* columns i with 0 <= i·sw + q − pl < W */
-        int64_t off = q - g->plo[2];
-        int64_t i0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        float *dst = pad + (rowbase + q) * j->phase + rowoff;
-        if (sw == 1) {
-          memcpy(dst + g->plo[2], src, (size_t)W * sizeof *src);
-          continue;
-        }
-        for (int64_t i = i0, x = i0 * sw + off; x < W; i++, x += sw) dst[i] = src[x];
-      }
-    }
-}
-
 static void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad, float *vout) {
   const ConvGeom *g = j->g;
+  const KPlane *pl = &j->pl;
   int64_t ci = o / g->Og; /* channel multiplier: out channel o reads input channel o / M */
-  dw_fill(j, j->x + (n * g->C + ci) * g->isz, pad);
-  dw_flat(vout, pad, j->toff, j->w + o * g->ksz, g->ksz, (j->vlen + 15) / 16 * 16);
+  kplane_fill(pl, j->x + (n * g->C + ci) * g->isz, pad);
+  dw_flat(vout, pad, pl->toff, j->w + o * g->ksz, pl->ntaps, pl->vlen16);
   int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
   float *yp = j->y + (n * g->O + o) * g->osz;
   const Epi *e = j->epi;
@@ -426,8 +411,7 @@ static void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad, float *vo
   for (int64_t od = 0; od < OD; od++)
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t row = (od * OH + oh) * OW;
-      dw_store_row(yp + row, vout + (od * j->Hq + oh) * j->Wq, rp ? rp + row : NULL, b, relu, acc,
-                   OW);
+      dw_store_row(yp + row, vout + kplane_row(pl, od, oh), rp ? rp + row : NULL, b, relu, acc, OW);
     }
 }
 
@@ -437,38 +421,13 @@ static void dw_task(void *raw, int64_t lo, int64_t hi) {
   for (int64_t t = lo; t < hi; t++) dw_plane(j, t / j->g->O, t % j->g->O, j->pad[ti], j->vout[ti]);
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w,
                            float *y, const Epi *epi) {
   int nt = threadpool_size();
   DwJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
-  int64_t q[3], maxoff[3];
-  for (int a = 0; a < 3; a++) {
-    maxoff[a] = (g->k[a] - 1) * g->dil[a] / g->st[a];
-    int64_t padded = g->in[a] + g->plo[a] + g->phi[a];
-    q[a] = ceil_div(padded, g->st[a]);
-    if (q[a] < g->out[a] + maxoff[a]) q[a] = g->out[a] + maxoff[a];
-  }
-  j.Dq = q[0];
-  j.Hq = q[1];
-  j.Wq = q[2];
-  j.phase = j.Dq * j.Hq * j.Wq;
-  j.vlen = ((g->out[0] - 1) * j.Hq + (g->out[1] - 1)) * j.Wq + g->out[2];
-  int64_t nph = g->st[0] * g->st[1] * g->st[2];
-  j.toff = mem_malloc((size_t)g->ksz * sizeof *j.toff);
-  int64_t t = 0;
-  for (int64_t a = 0; a < g->k[0]; a++)
-    for (int64_t r = 0; r < g->k[1]; r++)
-      for (int64_t s = 0; s < g->k[2]; s++, t++) {
-        int64_t dd = a * g->dil[0], dh = r * g->dil[1], dw = s * g->dil[2];
-        int64_t ph = ((dd % g->st[0]) * g->st[1] + dh % g->st[1]) * g->st[2] + dw % g->st[2];
-        j.toff[t] = ph * j.phase + ((dd / g->st[0]) * j.Hq + dh / g->st[1]) * j.Wq + dw / g->st[2];
-      }
-  /* slack: dw_flat runs v up to vlen rounded to 16, reading at most 15
-   * floats past the last phase plane */
-  size_t pbytes = (size_t)(nph * j.phase + 16) * sizeof(float) + 64;
-  size_t vbytes = (size_t)((j.vlen + 15) / 16 * 16) * sizeof(float) + 64;
+  kplane_init(&j.pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
+  size_t pbytes = kplane_buffer_floats(&j.pl) * sizeof(float);
+  size_t vbytes = (size_t)j.pl.vlen16 * sizeof(float) + 64;
   void **pads = kscratch(0, pbytes), **vouts = pads ? kscratch(1, vbytes) : NULL;
   bool ok = pads && vouts;
   if (ok) {
@@ -479,7 +438,7 @@ static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, cons
   } else {
     kernel_fail(c, "%s: out of memory for the padded plane", c->op->name);
   }
-  mem_free(j.toff);
+  kplane_free(&j.pl);
   return ok;
 }
 

@@ -24,6 +24,9 @@
 
 #include "ir/mem.h"
 #include "ops/k_cvt.h"
+#include "ops/k_gemm.h"
+#include "ops/k_plane.h"
+#include "ops/k_simd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
 #include "runtime/value.h"
@@ -131,6 +134,140 @@ DEFINE_POOL(float, pool_f32, avg_f32)
 DEFINE_POOL(double, pool_f64, avg_f64)
 DEFINE_POOL(int64_t, pool_i64, avg_i64)
 
+/* ---- float32 channels-first windows: phase planes (ops/k_plane.h) turn a
+ * plane into one unit-stride sweep per tap; padding (and the ceil-mode
+ * overhang) holds the lowest value for max, 0 for avg. */
+
+typedef struct FlatJob {
+  const PoolGeom *g;
+  const float *x;
+  float *y;
+  KPlane pl;
+  float **buf, **vout;
+  float *cnt[3]; /* per axis: the tap count of each output index (avg divisor) */
+} FlatJob;
+
+static KHOT void pool_max_flat(float *restrict out, const float *restrict base,
+                               const int64_t *restrict toff, int64_t ntaps, int64_t len,
+                               float lowest) {
+  for (int64_t v = 0; v < len; v += 16) {
+    kv16 acc = kv_splat(lowest);
+    for (int64_t t = 0; t < ntaps; t++) {
+      kv16 x = kv_load(base + toff[t] + v);
+      acc = kv_select_gt(x, acc);
+    }
+    kv_store(out + v, acc);
+  }
+}
+
+static KHOT void pool_sum_flat(float *restrict out, const float *restrict base,
+                               const int64_t *restrict toff, int64_t ntaps, int64_t len) {
+  for (int64_t v = 0; v < len; v += 16) {
+    kv16 acc = kv_splat(0);
+    for (int64_t t = 0; t < ntaps; t++) acc += kv_load(base + toff[t] + v);
+    kv_store(out + v, acc);
+  }
+}
+
+static KHOT void pool_div_row(float *restrict y, const float *restrict v,
+                              const float *restrict cnt, float r, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = v[i] / (cnt[i] * r);
+}
+
+static void flat_task(void *raw, int64_t lo, int64_t hi) {
+  const FlatJob *j = raw;
+  const PoolGeom *g = j->g;
+  const KPlane *pl = &j->pl;
+  int ti = threadpool_thread_index();
+  float *buf = j->buf[ti], *vout = j->vout[ti];
+  int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
+  for (int64_t o = lo; o < hi; o++) {
+    kplane_fill(pl, j->x + o * isz, buf);
+    if (g->kind == PK_MAX) pool_max_flat(vout, buf, pl->toff, pl->ntaps, pl->vlen16, -FLT_MAX);
+    else pool_sum_flat(vout, buf, pl->toff, pl->ntaps, pl->vlen16);
+    float *yo = j->y + o * osz;
+    for (int64_t a = 0; a < g->out[0]; a++)
+      for (int64_t b = 0; b < g->out[1]; b++) {
+        float *dst = yo + (a * g->out[1] + b) * g->out[2];
+        const float *src = vout + kplane_row(pl, a, b);
+        if (g->kind == PK_MAX) memcpy(dst, src, (size_t)g->out[2] * sizeof *dst);
+        else pool_div_row(dst, src, j->cnt[2], j->cnt[0][a] * j->cnt[1][b], g->out[2]);
+      }
+  }
+}
+
+/* Global float32 pooling of whole contiguous planes. */
+typedef struct PlaneJob {
+  const float *x;
+  float *y;
+  int64_t n;
+  bool max;
+} PlaneJob;
+
+static KHOT float plane_sum(const float *restrict x, int64_t n) {
+  kv16 acc = kv_splat(0);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) acc += kv_load(x + i);
+  float s = 0;
+  for (int k = 0; k < 16; k++) s += acc[k];
+  for (; i < n; i++) s += x[i];
+  return s;
+}
+
+static KHOT float plane_max(const float *restrict x, int64_t n) {
+  kv16 acc = kv_splat(-FLT_MAX);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    kv16 v = kv_load(x + i);
+    acc = kv_select_gt(v, acc);
+  }
+  float m = -FLT_MAX;
+  for (int k = 0; k < 16; k++) m = acc[k] > m ? acc[k] : m;
+  for (; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+static void plane_task(void *raw, int64_t lo, int64_t hi) {
+  const PlaneJob *j = raw;
+  for (int64_t o = lo; o < hi; o++)
+    j->y[o] = j->max ? plane_max(j->x + o * j->n, j->n)
+                     : (j->n > 0 ? plane_sum(j->x + o * j->n, j->n) / (float)j->n : 0.0f);
+}
+
+/* Float32 pooling with inner == 1 through phase planes; false when out of memory. */
+static bool pool_flat_f32(const PoolGeom *g, const float *x, float *y) {
+  FlatJob j = {.g = g, .x = x, .y = y};
+  kplane_init(&j.pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
+  size_t bytes = kplane_buffer_floats(&j.pl) * sizeof(float);
+  void **bufs = kscratch(0, bytes), **vouts = bufs ? kscratch(1, (size_t)j.pl.vlen16 * 4 + 64) : NULL;
+  int64_t nd = g->out[0] + g->out[1] + g->out[2];
+  float *rd = mem_malloc((size_t)(nd + 1) * sizeof *rd);
+  bool ok = bufs && vouts;
+  if (ok) {
+    float fillv = g->kind == PK_MAX ? -FLT_MAX : 0.0f;
+    int nt = threadpool_size();
+    size_t nf = bytes / sizeof(float);
+    for (int i = 0; i < nt; i++)
+      for (size_t q = 0; q < nf; q++) ((float *)bufs[i])[q] = fillv;
+    float *at = rd;
+    for (int a = 0; a < 3; a++) {
+      j.cnt[a] = at;
+      for (int64_t o = 0; o < g->out[a]; o++) {
+        int64_t s0, st, n, cnt;
+        pool_window(g, a, o, &s0, &st, &n, &cnt);
+        at[o] = (float)(cnt > 0 ? cnt : 1);
+      }
+      at += g->out[a];
+    }
+    j.buf = (float **)bufs;
+    j.vout = (float **)vouts;
+    threadpool_for(g->outer, 1, flat_task, &j);
+  }
+  mem_free(rd);
+  kplane_free(&j.pl);
+  return ok;
+}
+
 /* Lowest finite value of dtype dt. */
 static double lowest_float(DType dt) {
   if (dt.code == DT_FLOAT && dt.bits == 16) return -65504.0;
@@ -202,7 +339,20 @@ static int pool_exec(KernelCtx *c, PoolGeom *g, const int *pos) {
   } else {
     int64_t per = g->out[0] * g->out[1] * g->out[2] * g->inner;
     int64_t grain = per > 4096 ? 1 : 4096 / (per + 1) + 1;
-    if (k == KC_F32) {
+    bool f32 = k == KC_F32 && g->inner == 1 && dtype_eq(x->dtype, DTYPE(DT_FLOAT, 32));
+    int64_t isz = g->in[0] * g->in[1] * g->in[2];
+    bool whole = g->out[0] * g->out[1] * g->out[2] == 1 && g->k[0] * g->k[1] * g->k[2] == isz &&
+                 g->plo[0] + g->plo[1] + g->plo[2] + g->phi[0] + g->phi[1] + g->phi[2] == 0 &&
+                 g->dil[0] * g->dil[1] * g->dil[2] == 1 && isz > 0;
+    bool flat = f32 && !g->adaptive && !whole;
+    if (f32 && whole) {
+      PlaneJob j = {xb, yb, isz, g->kind == PK_MAX};
+      threadpool_for(g->outer, isz >= 1024 ? 1 : 1024 / isz + 1, plane_task, &j);
+    } else if (flat && !pool_flat_f32(g, xb, yb)) {
+      rc = kernel_fail(c, "%s: out of memory", c->op->name);
+    } else if (flat) {
+      /* done */
+    } else if (k == KC_F32) {
       pool_f32_job j = {g, xb, yb, (float)lowest_float(x->dtype), scratch};
       threadpool_for(g->outer, grain, pool_f32_task, &j);
     } else if (k == KC_F64) {

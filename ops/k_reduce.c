@@ -10,7 +10,7 @@
  * (acc > x ? acc : x) starting from the dtype's lowest/highest finite value
  * (−FLT_MAX, not −inf); integers wrap (uint64 arithmetic) and `mean` on
  * integers is the wrapped sum divided by n cast to the dtype, truncating;
- * argmax/argmin return int32 flat indices into the reduced sub-space, first
+ * argmax/argmin return flat indices (in the dtype the relation chose; int32 usually) into the reduced sub-space, first
  * occurrence on ties (last with select_last_index). float16 is reduced
  * through a float32 copy. Empty reductions: sum 0, prod 1, max/min the init
  * value, all True, any False, float mean/variance NaN; an integer mean or an
@@ -423,8 +423,11 @@ static int reduce(KernelCtx *c, RedOp op) {
   } else {
     kernel_parallel_for(c, on, 1 + 65536 / work, red_range, &j);
   }
-  DType odt = arg ? DT_I32 : dt;
-  Tensor *o = tensor_new(arg ? DT_I32 : fl ? x->dtype : dt, ond, oshape);
+  /* argmax/argmin: the dtype the relation chose (the input's first dimension's
+   * dtype, as TVM's ArgReduce; int32 unless the shape was written with i64) */
+  DType arg_dt = c->out_type && c->out_type->kind == TYPE_TENSOR ? c->out_type->tensor.dtype : DT_I32;
+  DType odt = arg ? arg_dt : dt;
+  Tensor *o = tensor_new(arg ? arg_dt : fl ? x->dtype : dt, ond, oshape);
   if (!o) {
     rc = kernel_fail(c, "%s: out of memory", name);
   } else {

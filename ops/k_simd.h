@@ -16,6 +16,8 @@
 #ifndef RELAYC_OPS_K_SIMD_H
 #define RELAYC_OPS_K_SIMD_H
 
+#include <stdint.h>
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
 #define KHOT                                                                                       \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                    \
@@ -28,6 +30,11 @@
 
 typedef float kv16 __attribute__((vector_size(64)));
 typedef float kv16u __attribute__((vector_size(64), aligned(4), may_alias));
+
+typedef int32_t kvi16 __attribute__((vector_size(64)));
+/* Per lane: a > b ? a : b (the select rule: a NaN `a` never wins). */
+#define kv_select_gt(a, b)                                                                         \
+  ((kv16)((((kvi16)(a)) & ((a) > (b))) | (((kvi16)(b)) & ~((a) > (b)))))
 
 #define kv_load(p) (*(const kv16u *)(p))
 #define kv_store(p, v) (*(kv16u *)(p) = (v))

@@ -316,9 +316,12 @@ static AttrValue *as_double(NormCx *cx, AttrValue *v) {
   return r;
 }
 
-/* An int array element: an integer (or bool), None, `?` or a meta reference. */
+/* An int array element: an integer (or bool), None, `?` or a meta reference.
+ * Array elements are IntImms in TVM and keep an explicit int64 suffix
+ * (`shape=[1i64, 2i64]` gives int64 dimensions); scalar int fields do not. */
 static AttrValue *int_element(NormCx *cx, AttrValue *v) {
   if (v->kind == AV_NONE || v->kind == AV_ANY || v->kind == AV_META) return v;
+  if (v->kind == AV_INT && dtype_eq(v->i.dtype, DT_I64)) return v;
   AttrValue *r = as_int(cx, v);
   if (!r) wrong_element(cx, v, "an integer");
   return r;

@@ -1,6 +1,6 @@
 /* bench/kernels/conv_bench.c — sgemm rate and conv2d GFLOP/s on real network layers.
  *
- *   conv_bench [sgemm|resnet|mobilenet|all] [reps]
+ *   conv_bench [sgemm|resnet|mobilenet|misc|all] [reps]
  *
  * sgemm: square single-precision GEMM through OpenBLAS directly (its own
  * threads) and through kgemm_f32 (our pool), n = 512..2048, best of reps.
@@ -11,6 +11,7 @@
  * overall rate as a fraction of the measured square-sgemm rate.
  */
 #include <cblas.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +179,63 @@ static double run_layers(Module *m, const char *name, const Layer *ls, int n, in
   return total_t;
 }
 
+/* ResNet-50's max_pool2d and global_avg_pool2d, and a batch_norm + ReLU pass. */
+static void run_misc(Module *m, int reps) {
+  struct { int32_t op; int64_t shape[4]; const char *attrs; const char *name; } cases[] = {
+      {OP_NN_MAX_POOL2D, {1, 64, 112, 112}, "pool_size=[3, 3]; strides=[2, 2]; padding=[1, 1, 1, 1]", "max_pool2d 3x3 s2 (ResNet)"},
+      {OP_NN_AVG_POOL2D, {1, 64, 112, 112}, "pool_size=[3, 3]; strides=[2, 2]; padding=[1, 1, 1, 1]", "avg_pool2d 3x3 s2"},
+      {OP_NN_GLOBAL_AVG_POOL2D, {1, 2048, 7, 7}, "", "global_avg_pool2d (ResNet)"},
+  };
+  /* GPT-2 (1600 tokens × 768) dense layers */
+  int64_t units[3] = {2304, 3072, 768};
+  for (int u = 0; u < 3; u++) {
+    int64_t xs[2] = {1600, u == 2 ? 3072 : 768}, ws[2] = {units[u], xs[1]};
+    Tensor *x = kt_new(DTYPE(DT_FLOAT, 32), 2, xs), *w = kt_new(DTYPE(DT_FLOAT, 32), 2, ws);
+    kt_fill(x, 4, -1, 1);
+    kt_fill(w, 5, -1, 1);
+    Tensor *ins[2] = {x, w};
+    char err[256];
+    double best = 1e9, flop = 2.0 * xs[0] * xs[1] * ws[0];
+    for (int k = 0; k < reps; k++) {
+      double t = now();
+      Tensor *y = kt_call(OP_NN_DENSE, kt_attrs(m, ""), ins, 2, err);
+      t = now() - t;
+      tensor_release(y);
+      if (t < best) best = t;
+    }
+    printf("  dense %4lldx%4lld -> %4lld          best %8.3f ms %6.1f GFLOP/s\n", (long long)xs[0],
+           (long long)xs[1], (long long)ws[0], best * 1e3, flop / best / 1e9);
+    tensor_release(x);
+    tensor_release(w);
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Tensor *x = kt_new(DTYPE(DT_FLOAT, 32), 4, cases[i].shape);
+    kt_fill(x, 3, -1, 1);
+    Attrs *a = kt_attrs(m, cases[i].attrs);
+    char err[256];
+    Tensor *ins[1] = {x};
+    double best = 1e9;
+    for (int k = 0; k < reps; k++) {
+      double t = now();
+      Tensor *y = kt_call(cases[i].op, a, ins, 1, err);
+      t = now() - t;
+      if (!y) {
+        fprintf(stderr, "%s failed: %s\n", cases[i].name, err);
+        exit(1);
+      }
+      tensor_release(y);
+      if (t < best) best = t;
+    }
+    printf("  %-30s best %8.3f ms\n", cases[i].name, best * 1e3);
+    tensor_release(x);
+  }
+}
+
 int main(int argc, char **argv) {
   stack_guard_init(8u << 20);
+  /* as `relayc --run` does (eval/fold.c): freed tensors stay in the heap */
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, -1);
   const char *what = argc > 1 ? argv[1] : "all";
   int reps = argc > 2 ? atoi(argv[2]) : 9;
   if (reps < 1) reps = 1;
@@ -194,6 +250,7 @@ int main(int argc, char **argv) {
     build_mobilenet();
     run_layers(m, "MobileNet-V2", MOBILENET, n_mobilenet, reps, rate);
   }
+  if (!strcmp(what, "misc") || !strcmp(what, "all")) run_misc(m, reps);
   module_free(m);
   threadpool_shutdown();
   return 0;

@@ -534,6 +534,31 @@ START_TEST(conv2d_resnet_shapes) {
 }
 END_TEST
 
+START_TEST(conv_empty_shapes) {
+  /* zero-sized batch, channels or result, and a kernel larger than the input:
+   * empty results, never a crash */
+  struct { int64_t xs[4], ws[4]; const char *attrs; int64_t numel; } cases[] = {
+      {{0, 3, 5, 5}, {4, 3, 3, 3}, "", 0},
+      {{1, 3, 5, 5}, {0, 3, 3, 3}, "", 0},
+      {{1, 3, 2, 2}, {4, 3, 3, 3}, "", 0},
+      {{1, 0, 5, 5}, {4, 0, 3, 3}, "padding=[1, 1]", 100},
+      {{1, 4, 0, 5}, {4, 1, 1, 1}, "groups=4", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Tensor *x = kt_new(F32, 4, cases[i].xs), *w = kt_new(F32, 4, cases[i].ws);
+    char err[KERNEL_ERR_SIZE] = "";
+    Tensor *ins[2] = {x, w};
+    Tensor *got = kt_call(OP_NN_CONV2D, kt_attrs(M, cases[i].attrs), ins, 2, err);
+    ck_assert_msg(got != NULL, "case %zu failed: %s", i, err);
+    ck_assert_int_eq(got->numel, cases[i].numel);
+    for (int64_t k = 0; k < got->numel; k++) ck_assert_double_eq(tensor_get_f64(got, k), 0.0);
+    tensor_release(got);
+    tensor_release(x);
+    tensor_release(w);
+  }
+}
+END_TEST
+
 static Suite *conv_suite(void) {
   Suite *s = suite_create("k_conv");
   TCase *tc = tcase_create("conv");
@@ -554,6 +579,7 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_fused_depthwise);
   tcase_add_test(tc, conv2d_nan_and_errors);
   tcase_add_test(tc, conv2d_resnet_shapes);
+  tcase_add_test(tc, conv_empty_shapes);
   suite_add_tcase(s, tc);
   return s;
 }

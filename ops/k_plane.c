@@ -1,0 +1,79 @@
+/* ops/k_plane.c — phase-split padded planes (ops/k_plane.h).
+ *
+ * Extents: on each axis the phase plane must hold the padded input
+ * (ceil(padded / s)) and every tap of every output (out + (k−1)·d / s);
+ * the larger wins. The sweep over v reads at most toff[t] + vlen16 − 1 <
+ * nph·phase + 16, hence 16 floats of slack.
+ */
+#include "ops/k_plane.h"
+
+#include <string.h>
+
+#include "ir/mem.h"
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void kplane_init(KPlane *p, const int64_t in[3], const int64_t out[3], const int64_t k[3],
+                 const int64_t st[3], const int64_t dil[3], const int64_t plo[3],
+                 const int64_t phi[3]) {
+  memset(p, 0, sizeof *p);
+  int64_t q[3];
+  for (int a = 0; a < 3; a++) {
+    p->in[a] = in[a];
+    p->out[a] = out[a];
+    p->k[a] = k[a];
+    p->st[a] = st[a];
+    p->dil[a] = dil[a];
+    p->plo[a] = plo[a];
+    int64_t reach = out[a] + (k[a] - 1) * dil[a] / st[a];
+    q[a] = ceil_div(in[a] + plo[a] + phi[a], st[a]);
+    if (q[a] < reach) q[a] = reach;
+    if (q[a] < 1) q[a] = 1;
+  }
+  p->Dq = q[0];
+  p->Hq = q[1];
+  p->Wq = q[2];
+  p->phase = p->Dq * p->Hq * p->Wq;
+  p->nph = st[0] * st[1] * st[2];
+  p->ntaps = k[0] * k[1] * k[2];
+  p->vlen = out[0] * out[1] * out[2] == 0 ? 0 : kplane_row(p, out[0] - 1, out[1] - 1) + out[2];
+  p->vlen16 = (p->vlen + 15) / 16 * 16;
+  p->toff = mem_malloc((size_t)(p->ntaps > 0 ? p->ntaps : 1) * sizeof *p->toff);
+  int64_t t = 0;
+  for (int64_t a = 0; a < k[0]; a++)
+    for (int64_t r = 0; r < k[1]; r++)
+      for (int64_t s = 0; s < k[2]; s++, t++) {
+        int64_t dz = a * dil[0], dy = r * dil[1], dx = s * dil[2];
+        int64_t ph = ((dz % st[0]) * st[1] + dy % st[1]) * st[2] + dx % st[2];
+        p->toff[t] = ph * p->phase + kplane_row(p, dz / st[0], dy / st[1]) + dx / st[2];
+      }
+}
+
+void kplane_free(KPlane *p) {
+  mem_free(p->toff);
+  p->toff = NULL;
+}
+
+size_t kplane_buffer_floats(const KPlane *p) { return (size_t)(p->nph * p->phase + 16); }
+
+void kplane_fill(const KPlane *p, const float *x, float *buf) {
+  int64_t H = p->in[1], W = p->in[2], sd = p->st[0], sh = p->st[1], sw = p->st[2];
+  for (int64_t d = 0; d < p->in[0]; d++)
+    for (int64_t h = 0; h < H; h++) {
+      const float *src = x + (d * H + h) * W;
+      int64_t pd = d + p->plo[0], ph = h + p->plo[1];
+      int64_t rowbase = ((pd % sd) * sh + ph % sh) * sw;
+      int64_t rowoff = kplane_row(p, pd / sd, ph / sh);
+      if (sw == 1) {
+        memcpy(buf + rowbase * p->phase + rowoff + p->plo[2], src, (size_t)W * sizeof *src);
+        continue;
+      }
+      for (int64_t q = 0; q < sw; q++) {
+        /* columns i with 0 <= i·sw + q − pl < W */
+        int64_t off = q - p->plo[2];
+        int64_t i0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        float *dst = buf + (rowbase + q) * p->phase + rowoff;
+        for (int64_t i = i0, xx = i0 * sw + off; xx < W; i++, xx += sw) dst[i] = src[xx];
+      }
+    }
+}
