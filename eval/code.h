@@ -17,6 +17,15 @@
  * loops inside one activation; loops are (tail) calls).
  *
  * Every instruction writing register `a` releases the value it overwrites.
+ *
+ * Registers that leave a frame (RET, tail calls) are released through the
+ * instruction's CLEAR LIST, computed by lower.c's forward "may hold a heap
+ * value" analysis: every register not in the list provably holds no heap
+ * object there (it is empty, was moved out, or holds an immediate — by type:
+ * a rank-0 bool/int/uint/float32/float64 value is always an immediate, see
+ * runtime/value.h). So no slot above the running frame ever holds a heap
+ * object; stale immediates may linger there (harmless: only memo registers
+ * are read before being written, and calls empty those on entry).
  */
 #ifndef RELAYC_EVAL_CODE_H
 #define RELAYC_EVAL_CODE_H
@@ -53,9 +62,12 @@
   X(MATCHFAIL, "")   /* run-time error: no clause of a match? applies */                      \
   X(CALL, "arL")     /* R[a] = R[f](args) */                                                  \
   X(CALLG, "akL")    /* R[a] = globals[g](args) */                                            \
-  X(TCALL, "rL")     /* return R[f](args), reusing the frame */                               \
-  X(TCALLG, "kL")    /* return globals[g](args), reusing the frame */                         \
-  X(RET, "r")        /* return R[a] */                                                        \
+  X(TCALL, "rkL")    /* return R[f](args), reusing the frame; k = clear list (below) */       \
+  X(TCALLG, "kkL")   /* return globals[g](args), reusing the frame */                         \
+  X(TSELF, "kkL")    /* TCALLG of the running function itself whose argument moves are a     \
+                        plain sequence (see lower.c): set the params, empty the listed        \
+                        registers, restart at word 0 */                                       \
+  X(RET, "rk")       /* return R[a]; k = clear list */                                        \
   X(KOP, "akL")      /* R[a] = operator call ops[k](args) through the kernel */              \
   X(ADD, "akrr")     /* R[a] = add(R[x], R[y]): scalar fast paths, else like KOP */           \
   X(SUB, "akrr")                                                                              \
@@ -86,7 +98,10 @@
  * comparison fused with the JMPF that directly follows it and consumes its
  * result (same words; the JMPF stays in place): jumps to the JMPF's target
  * when the comparison is false, else continues after the JMPF; R[a] is not
- * written (on the fallback path the comparison runs unfused, then the JMPF). */
+ * written (on the fallback path the comparison runs unfused, then the JMPF).
+ * Their register words (a, r) are byte offsets reg * sizeof(Value) into the
+ * frame, without ARG_MOVE (set after liveness: operands they accept are
+ * immediates, for which a move is a no-op; the fallback copies instead). */
 #define EVAL_TYPED_ARITH(X, op)                                                               \
   X(op##II, "akrr") X(op##IK, "akri") X(op##FF, "akrr") X(op##FK, "akri")
 #define EVAL_TYPED_CMP(X, op)                                                                 \
@@ -109,6 +124,8 @@ typedef struct OpCall {
   int32_t op;            /* registry id */
   const Attrs *attrs;    /* normalised attributes, or NULL */
   const Type *out_type;  /* inferred type of the call, or NULL */
+  bool cast_imm;         /* a cast to an immediate dtype: cast_to, parsed once */
+  DType cast_to;
 } OpCall;
 
 /* pc → span, sorted by pc: the expression an instruction evaluates. */
@@ -123,6 +140,8 @@ typedef struct Code {
   uint32_t nparams;
   uint32_t ncaps;
   int32_t self_reg;     /* register receiving the closure itself, or -1 */
+  uint32_t memo_lo;     /* memo registers [memo_lo, memo_lo + nmemo): emptied on entry */
+  uint32_t nmemo;
   uint32_t nregs;
   uint32_t *ins;
   uint32_t nins;
@@ -134,6 +153,8 @@ typedef struct Code {
   uint32_t nops;
   SpanEntry *spans;
   uint32_t nspans;
+  uint32_t *clears;     /* clear lists: at offset k, a count n then n registers */
+  uint32_t nclears;
 } Code;
 
 /* A lowered module. */

@@ -460,7 +460,7 @@ static void fold_tune_malloc(void) {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
   const char *keep = getenv("RELAYC_MALLOC_DEFAULT");
   if (keep && *keep && strcmp(keep, "0") != 0) return;
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's maximum */
   mallopt(M_TRIM_THRESHOLD, -1);
 #endif
 }

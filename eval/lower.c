@@ -21,6 +21,7 @@
 
 #include <string.h>
 
+#include "ir/attrs.h"
 #include "ir/mem.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
@@ -119,6 +120,10 @@ typedef struct F {
   PtrMap uses;   /* Expr* → parent count (body DAG, outside nested fns) */
   PtrMap memo;   /* Expr* → memo register */
   uint32_t top, maxreg;
+  PtrMap imm_out;         /* (pc + 1) → 1: the instruction writes an immediate (by type) */
+  VEC(uint32_t) clears;   /* Code.clears */
+  const Function *fn;     /* the Relay function, for parameter types (NULL: op/ctor wrappers) */
+  Var *const *caps;       /* its captured variables */
 } F;
 
 static const char *const opnames[] = {
@@ -190,7 +195,11 @@ static uint32_t add_ctor(F *f, const Ctor *c) {
 }
 
 static uint32_t add_opcall(F *f, int32_t id, const Attrs *attrs, const Type *ty) {
-  OpCall oc = {id, attrs, ty};
+  OpCall oc = {id, attrs, ty, false, DT_I32};
+  const AttrValue *a = id == OP_CAST && attrs ? attrs_get(attrs, "dtype") : NULL;
+  if (a && a->kind == AV_STRING && dtype_parse(a->s.chars, a->s.len, &oc.cast_to) &&
+      value_dtype_is_immediate(oc.cast_to))
+    oc.cast_imm = true;
   vec_push(f->ops, oc);
   return (uint32_t)f->ops.len - 1;
 }
@@ -371,6 +380,7 @@ static uint32_t op_code(Lower *L, int32_t id, Span sp) {
   for (uint32_t i = 0; i < n; i++) w(&f, i);
   op(&f, I_RET, sp);
   w(&f, n);
+  w(&f, 0); /* clear list, filled by heap_clears */
   f_finish(&f);
   idx = (int64_t)code_index(L, c);
   pm_put(&L->op_codes, (void *)(intptr_t)(id + 1), idx);
@@ -393,6 +403,7 @@ static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
   for (uint32_t i = 0; i < n; i++) w(&f, i);
   op(&f, I_RET, sp);
   w(&f, n);
+  w(&f, 0); /* clear list, filled by heap_clears */
   f_finish(&f);
   idx = (int64_t)code_index(L, c);
   pm_put(&L->ctor_codes, ctor, idx);
@@ -453,6 +464,17 @@ static char scalar_kind(const Expr *e) {
   if (dt.code == DT_INT && dt.bits == 32) return 'I';
   if (dt.code == DT_FLOAT && dt.bits == 32) return 'F';
   return 0;
+}
+
+/* Whether values of type t are always immediates (rank-0 bool/int/uint/float32/64). */
+static bool is_immediate_type(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t && t->kind == TYPE_TENSOR && t->tensor.ndim == 0 && value_dtype_is_immediate(t->tensor.dtype);
+}
+
+/* Records that the instruction just started writes an immediate. */
+static void mark_imm(F *f) {
+  pm_put(&f->imm_out, (void *)(uintptr_t)(f->spans.data[f->spans.len - 1].pc + 1), 1);
 }
 
 /* The immediate word of constant operand K[word] of kind `kind`, if it is one. */
@@ -548,12 +570,14 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
       }
       o = typed_binop(f, o, e->call.args, regs);
       op(f, o, e->span);
+      if (is_immediate_type(e->type)) mark_imm(f);
       w(f, dst);
       w(f, k);
       w(f, regs[0]);
       w(f, regs[1]);
     } else {
       op(f, I_KOP, e->span);
+      if (is_immediate_type(e->type)) mark_imm(f);
       w(f, dst);
       w(f, k);
       emit_list(f, regs, n);
@@ -572,6 +596,8 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     op(f, tail ? I_TCALLG : I_CALLG, e->span);
     if (!tail) w(f, dst);
     w(f, (uint32_t)g);
+    if (tail) w(f, 0); /* clear list */
+    else if (is_immediate_type(e->type)) mark_imm(f);
     emit_list(f, regs, n);
     break;
   }
@@ -580,6 +606,8 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     op(f, tail ? I_TCALL : I_CALL, e->span);
     if (!tail) w(f, dst);
     w(f, fr);
+    if (tail) w(f, 0); /* clear list */
+    else if (is_immediate_type(e->type)) mark_imm(f);
     emit_list(f, regs, n);
     break;
   }
@@ -847,6 +875,7 @@ static void emit_ret_of(F *f, Expr *e) {
   uint32_t r = operand(f, e);
   op(f, I_RET, e->span);
   w(f, r);
+  w(f, 0); /* clear list, filled by heap_clears */
   f->top = save;
 }
 
@@ -1007,9 +1036,24 @@ static bool imm_is_float(Opcode o) {
   return i % 4 >= 2;
 }
 
+/* Whether a self tail call's argument list (count, then words) can be
+ * performed as the in-order moves R[i] = arg i: every argument register is
+ * either i itself (moved or not: left in place) or not a parameter at all,
+ * so no move overwrites a parameter a later argument still reads. */
+static bool self_moves_plain(F *f, const uint32_t *list) {
+  uint32_t n = list[0];
+  if (n != f->code->nparams || f->code->ncaps || f->code->self_reg >= 0) return false;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t r = ARG_REG(list[1 + i]);
+    if (r != i && r < n) return false;
+  }
+  return true;
+}
+
 /* Runs after liveness: each typed comparison directly followed by the JMPF
  * that consumes (moves) its result becomes its fused J-form, unless some
- * jump lands on that JMPF (then the comparison's register must be written). */
+ * jump lands on that JMPF (then the comparison's register must be written);
+ * a self tail call with plain argument moves becomes TSELF. */
 static void fuse_branches(F *f) {
   uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
   uint8_t *target = mem_calloc(n + 1, 1);
@@ -1028,17 +1072,172 @@ static void fuse_branches(F *f) {
     if (typed_cmp_unfused(o) && next < n && ins[next] == I_JMPF && !target[next] &&
         (ins[next + 1] & ARG_MOVE) && ARG_REG(ins[next + 1]) == ins[pc + 1])
       ins[pc] = (uint32_t)(o + 4);
+    if (o == I_TCALLG && f->L->codes.data[ins[pc + 1]] == f->code && self_moves_plain(f, ins + pc + 3))
+      ins[pc] = I_TSELF;
     pc = next;
   }
   mem_free(target);
+}
+
+/* Last step: the register words of typed instructions become plain byte
+ * offsets (eval/code.h). */
+static void typed_offsets(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  for (uint32_t pc = 0; pc < n;) {
+    uint32_t next = ins_operands(ins, pc, NULL, NULL);
+    Opcode o = (Opcode)ins[pc];
+    if (o >= I_ADDII) {
+      ins[pc + 1] *= (uint32_t)sizeof(Value);
+      ins[pc + 3] = ARG_REG(ins[pc + 3]) * (uint32_t)sizeof(Value);
+      if (code_layout(o)[3] == 'r') ins[pc + 4] = ARG_REG(ins[pc + 4]) * (uint32_t)sizeof(Value);
+    }
+    pc = next;
+  }
+}
+
+/* ------------------------------------------------------------ clear lists */
+
+/* The forward "may hold a heap value" analysis behind the clear lists of RET,
+ * TCALL, TCALLG and TSELF (eval/code.h). State H: one byte per register, set
+ * when the register may hold a heap object. Entry: parameters and captures
+ * whose type is not an immediate one, and the self closure. A write sets its
+ * register unless the value is an immediate (typed instructions; LOADK of an
+ * immediate; calls and operators whose inferred type is an immediate one;
+ * MOVE of a register that holds none); a read marked ARG_MOVE empties its
+ * register (typed instructions carry no moves; TSELF leaves an argument that
+ * is already in place; the JMPF after a fused comparison does not run on the
+ * fused path, and there the comparison leaves its register as it was). Jumps
+ * only go forward, so one pass in program order, merging the sets saved at
+ * jump targets, reaches the fixpoint. */
+typedef struct Heap {
+  F *f;
+  uint8_t *h;
+  uint32_t nregs;
+} Heap;
+
+static bool heap_entry_reg(F *f, uint32_t r) {
+  const Code *c = f->code;
+  if (!f->fn) return r < c->nparams;
+  if (r < c->nparams) return !is_immediate_type(f->fn->params[r]->type);
+  if (r < c->nparams + c->ncaps) return !is_immediate_type(f->caps[r - c->nparams]->type);
+  return c->self_reg >= 0 && r == (uint32_t)c->self_reg;
+}
+
+/* Appends the clear list of the registers in H (within [lo, hi), plus the
+ * memo registers when `memo`); returns its offset. */
+static uint32_t heap_list(Heap *hp, uint32_t lo, uint32_t hi, bool memo) {
+  F *f = hp->f;
+  uint32_t at = (uint32_t)f->clears.len;
+  vec_push(f->clears, 0);
+  for (uint32_t r = lo; r < hi; r++) {
+    bool m = memo && r >= f->code->memo_lo && r < f->code->memo_lo + f->code->nmemo;
+    if (hp->h[r] || m) {
+      vec_push(f->clears, r);
+      f->clears.data[at]++;
+    }
+  }
+  return at;
+}
+
+static void heap_read(Heap *hp, uint32_t wd, bool honours_move) {
+  if (honours_move && (wd & ARG_MOVE) && !(wd & ARG_K)) hp->h[ARG_REG(wd)] = 0;
+}
+
+/* Applies the instruction at pc to H; fills its clear list; returns whether
+ * execution may fall through to the next instruction. */
+static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
+  F *f = hp->f;
+  uint32_t *ins = f->ins.data;
+  Opcode o = (Opcode)ins[pc];
+  const char *lay = code_layout(o);
+  bool typed = o >= I_ADDII;
+  uint32_t at = pc + 1, dst = UINT32_MAX;
+  uint8_t moved_from = o == I_MOVE ? hp->h[ARG_REG(ins[pc + 2])] : 0;
+  for (; *lay; lay++) {
+    switch (*lay) {
+    case 'a': dst = ins[at++]; break;
+    case 'r': heap_read(hp, ins[at++], !typed && !after_fused); break;
+    case 'L': {
+      uint32_t n = ins[at++];
+      for (uint32_t i = 0; i < n; i++, at++)
+        if (!(o == I_TSELF && ARG_REG(ins[at]) == i)) heap_read(hp, ins[at], true);
+      break;
+    }
+    default: at++; break;
+    }
+  }
+  int64_t known;
+  switch (o) {
+  case I_RET: ins[pc + 2] = heap_list(hp, 0, hp->nregs, false); return false;
+  case I_TCALL:
+  case I_TCALLG: ins[pc + 2] = heap_list(hp, 0, hp->nregs, false); return false;
+  case I_TSELF: ins[pc + 2] = heap_list(hp, ins[pc + 3], hp->nregs, true); return false;
+  case I_JMP:
+  case I_MATCHFAIL: return false;
+  default: break;
+  }
+  if (dst == UINT32_MAX) return true;
+  if (typed) {
+    /* a fused comparison does not write; the unfused one writes a bool */
+    if (typed_cmp_unfused(o) || o < I_LTII) hp->h[dst] = 0;
+  } else if (o == I_LOADK) {
+    hp->h[dst] = value_is_heap(f->consts.data[ins[pc + 2]]);
+  } else if (o == I_MOVE) {
+    hp->h[dst] = moved_from;
+  } else {
+    hp->h[dst] = !pm_get(&f->imm_out, (void *)(uintptr_t)(pc + 1), &known);
+  }
+  return true;
+}
+
+static void heap_clears(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  Heap hp = {f, mem_calloc(f->maxreg + 1, 1), f->maxreg};
+  PtrMap at_target = {0}; /* (target pc + 1) → index in saved */
+  VEC(uint8_t *) saved = {0};
+  for (uint32_t r = 0; r < hp.nregs; r++) hp.h[r] = heap_entry_reg(f, r);
+  bool falls = true, fused = false;
+  for (uint32_t pc = 0; pc < n;) {
+    int64_t idx;
+    if (!falls) memset(hp.h, 0, hp.nregs);
+    if (pm_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx))
+      for (uint32_t r = 0; r < hp.nregs; r++) hp.h[r] |= saved.data[idx][r];
+    Opcode o = (Opcode)ins[pc];
+    falls = heap_step(&hp, pc, fused && o == I_JMPF);
+    fused = o >= I_LTII && !typed_cmp_unfused(o);
+    /* jumps: the state after the instruction's reads flows to the target */
+    const char *lay = code_layout(o);
+    uint32_t at = pc + 1;
+    for (; *lay; lay++) {
+      if (*lay == 'j') {
+        if (!pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx)) {
+          vec_push(saved, mem_calloc(hp.nregs + 1, 1));
+          idx = (int64_t)saved.len - 1;
+          pm_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), idx);
+        }
+        for (uint32_t r = 0; r < hp.nregs; r++) saved.data[idx][r] |= hp.h[r];
+      }
+      at += *lay == 'L' ? ins[at] + 1 : 1;
+    }
+    pc = at;
+  }
+  for (size_t i = 0; i < saved.len; i++) mem_free(saved.data[i]);
+  vec_free(saved);
+  pm_free(&at_target);
+  mem_free(hp.h);
 }
 
 /* ------------------------------------------------------------ functions */
 
 static void f_finish(F *f) {
   Code *c = f->code;
+  if (f->maxreg >= (UINT32_C(1) << 27)) fail(f, c->span, "function needs too many registers");
   liveness(f);
-  fuse_branches(f);
+  if (!f->L->failed) {
+    fuse_branches(f);
+    heap_clears(f);
+    typed_offsets(f);
+  }
   c->nregs = f->maxreg;
   c->nins = (uint32_t)f->ins.len;
   c->ins = f->ins.data;
@@ -1050,6 +1249,9 @@ static void f_finish(F *f) {
   c->ops = f->ops.data;
   c->nspans = (uint32_t)f->spans.len;
   c->spans = f->spans.data;
+  c->nclears = (uint32_t)f->clears.len;
+  c->clears = f->clears.data;
+  pm_free(&f->imm_out);
   pm_free(&f->vars);
   pm_free(&f->uses);
   pm_free(&f->memo);
@@ -1070,10 +1272,14 @@ static void lower_function(Lower *L, Pending *p) {
   }
   /* memo registers for shared nodes */
   count_uses(fn->body, &f.uses);
+  c->memo_lo = r;
   for (uint32_t i = 0; i < f.uses.cap; i++) {
     const Expr *e = f.uses.keys[i];
     if (e && f.uses.vals[i] > 1 && !trivial(e)) pm_put(&f.memo, e, r++);
   }
+  c->nmemo = r - c->memo_lo;
+  f.fn = fn;
+  f.caps = p->caps;
   f.top = f.maxreg = r;
   emit_tail(&f, fn->body);
   f_finish(&f);
@@ -1153,6 +1359,7 @@ void program_free(Program *p) {
     mem_free(c->ctors);
     mem_free(c->ops);
     mem_free(c->spans);
+    mem_free(c->clears);
     mem_free(c);
   }
   mem_free(p->codes);
@@ -1184,6 +1391,12 @@ void program_dump(FILE *out, const Program *p) {
           fprintf(out, " #%g", (double)x);
         } else if (*lay == 'i') {
           fprintf(out, " #%d", (int32_t)wd);
+        } else if (*lay == 'k' && k == pc + 2 && (o == I_RET || o == I_TCALL || o == I_TCALLG || o == I_TSELF)) {
+          fputs(" {", out);
+          for (uint32_t j = 1; j <= c->clears[wd]; j++) fprintf(out, "%s%u", j > 1 ? "," : "", c->clears[wd + j]);
+          fputc('}', out);
+        } else if (o >= I_ADDII && (*lay == 'a' || *lay == 'r')) {
+          fprintf(out, " %u", wd / (uint32_t)sizeof(Value));
         } else {
           fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
         }

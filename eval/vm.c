@@ -135,9 +135,10 @@ static void unwind(VM *vm) {
 /* ------------------------------------------------------------ stack */
 
 /* Makes room for `need` registers; false when over the limit. New slots are
- * empty: every slot above the top frame's window is VK_NONE (the clean-stack
- * invariant: returns and tail calls empty the registers they leave), so a
- * call need not clear its callee's registers. */
+ * empty. No slot above the top frame's window holds a heap object (returns
+ * and tail calls release their clear lists, eval/code.h), so a call writes
+ * its callee's registers without releasing anything and only empties the
+ * memo registers. */
 static bool ensure_stack(VM *vm, size_t need) {
   if (need <= vm->cap) return true;
   if (need > vm->max_values) return false;
@@ -190,11 +191,8 @@ static int op_call_run(const OpCall *oc, Value *args, uint32_t n, Value *out, ch
     int rc = kscalar_binary(oc->op, args[0], args[1], out, err);
     if (rc >= 0) return rc;
   } else if (all_scalar && n == 1 && oc->op == OP_CAST) {
-    const AttrValue *a = oc->attrs ? attrs_get(oc->attrs, "dtype") : NULL;
-    DType to;
-    if (a && a->kind == AV_STRING && dtype_parse(a->s.chars, a->s.len, &to) && value_dtype_is_immediate(to)) {
-      DType from = value_scalar_dtype(args[0]);
-      *out = scalar_cast(args[0], from, to);
+    if (oc->cast_imm) { /* target dtype parsed once by the lowering */
+      *out = scalar_cast(args[0], value_scalar_dtype(args[0]), oc->cast_to);
       return KERNEL_OK;
     }
   } else if (all_scalar && n == 1) {
@@ -292,12 +290,19 @@ static inline void drop_if_moved(Value *R, uint32_t wd) {
   if (wd & ARG_MOVE) set_reg(&R[ARG_REG(wd)], value_none());
 }
 
-/* Releases registers [0, n) and leaves them empty (the clean-stack invariant). */
-static inline void clear_regs(Value *R, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    if (UNLIKELY((R[i].tag & 0xff) >= VK_TENSOR)) value_release(R[i]);
-    R[i].tag = VK_NONE;
+/* Releases the registers of clear list `cl` (eval/code.h) and empties them. */
+static inline void clear_list(Value *R, const uint32_t *cl) {
+  for (uint32_t i = 1; i <= cl[0]; i++) {
+    Value *r = &R[cl[i]];
+    if ((r->tag & 0xff) >= VK_TENSOR) value_release(*r);
+    r->tag = VK_NONE;
   }
+}
+
+/* Empties the memo registers of a frame being entered (they may hold stale
+ * immediates; JSET tests them before anything writes them). */
+static inline void clear_memo(Value *R, const Code *c) {
+  for (uint32_t i = 0; i < c->nmemo; i++) R[c->memo_lo + i].tag = VK_NONE;
 }
 
 static inline bool ord_ne(double a, double b) { return a < b || a > b; }
@@ -320,17 +325,31 @@ static inline Value bin_operand(const Code *code, Value *R, uint32_t wd) {
   return TAKE(wd);
 }
 
+/* Register at byte offset `off` of the window (typed instructions). */
+#define ROFF(R, off) ((Value *)((char *)(R) + (off)))
+
 /* The generic path of every binary instruction (ADD..BIN and the typed
- * variants, whose immediate is rebuilt from the word): the operator call. */
-static int binop_generic(const Code *code, Value *R, const uint32_t *ip, Value *out, char *err) {
+ * variants, whose immediate is rebuilt from the word): the operator call,
+ * its result stored into the destination. */
+static int binop_generic(const Code *code, Value *R, const uint32_t *ip, char *err) {
   Opcode o = (Opcode)ip[0];
-  Value args[2];
-  args[0] = bin_operand(code, R, ip[3]);
   int v = typed_variant(o);
-  if (v == 1) args[1] = value_i32((int32_t)ip[4]);
-  else if (v == 3) args[1] = value_f32(imm_f32(ip[4]));
-  else args[1] = bin_operand(code, R, ip[4]);
-  return op_call(&code->ops[ip[2]], args, 2, out, err);
+  Value args[2], r = value_none();
+  Value *dst;
+  if (v < 0) {
+    args[0] = bin_operand(code, R, ip[3]);
+    args[1] = bin_operand(code, R, ip[4]);
+    dst = &R[ip[1]];
+  } else {
+    args[0] = value_retain(*ROFF(R, ip[3]));
+    if (v == 1) args[1] = value_i32((int32_t)ip[4]);
+    else if (v == 3) args[1] = value_f32(imm_f32(ip[4]));
+    else args[1] = value_retain(*ROFF(R, ip[4]));
+    dst = ROFF(R, ip[1]);
+  }
+  int rc = op_call(&code->ops[ip[2]], args, 2, &r, err);
+  if (rc == KERNEL_OK) set_reg(dst, r);
+  return rc;
 }
 
 /* Room for one more frame whose registers end at stack index `top`. False on
@@ -345,7 +364,7 @@ static bool call_room(VM *vm, size_t nframes, size_t top) {
   return ensure_stack(vm, top);
 }
 
-static int run(VM *vm, Value *result) {
+__attribute__((optimize("no-crossjumping", "no-gcse"))) static int run(VM *vm, Value *result) {
   static const void *const labels[I_COUNT] = {
 #define X(name, layout) [I_##name] = &&L_##name,
       EVAL_OPCODES(X)
@@ -466,8 +485,8 @@ L_TESTCTOR: {
 L_MATCHFAIL:
   FAIL("no clause of the match matches the value");
 
-  /* Calls. The callee's window starts right after the caller's; by the
-   * clean-stack invariant its registers are already empty. */
+  /* Calls. The callee's window starts right after the caller's; its
+   * registers hold no heap objects (at most stale immediates). */
 L_CALL:
 L_CALLG: {
   uint32_t n = ip[3];
@@ -495,6 +514,7 @@ L_CALLG: {
     NR = R + code->nregs;
   }
   for (uint32_t i = 0; i < n; i++) NR[i] = TAKE(ip[4 + i]);
+  if (UNLIKELY(callee->nmemo)) clear_memo(NR, callee);
   if (*ip == I_CALL) {
     ClosureObj *clo = value_closure(fv);
     for (uint32_t i = 0; i < clo->n; i++) NR[n + i] = value_retain(clo->cap[i]);
@@ -514,7 +534,7 @@ L_CALLG: {
 }
 L_TCALL:
 L_TCALLG: {
-  uint32_t n = ip[2];
+  uint32_t n = ip[3];
   Value fv = value_none();
   const Code *callee;
   if (*ip == I_TCALL) {
@@ -536,14 +556,15 @@ L_TCALLG: {
     }
     R = vm->stack + fr->base;
   }
-  Value *S = R + nregs; /* scratch above the window: empty */
-  for (uint32_t i = 0; i < n; i++) S[i] = TAKE(ip[3 + i]);
-  clear_regs(R, nregs);
+  Value *S = R + nregs; /* scratch above the window: no heap values there */
+  for (uint32_t i = 0; i < n; i++) S[i] = TAKE(ip[4 + i]);
+  clear_list(R, code->clears + ip[2]);
   for (uint32_t i = 0; i < n; i++) {
     Value v = S[i];
     S[i].tag = VK_NONE;
     R[i] = v;
   }
+  if (UNLIKELY(callee->nmemo)) clear_memo(R, callee);
   if (*ip == I_TCALL) {
     ClosureObj *clo = value_closure(fv);
     for (uint32_t i = 0; i < clo->n; i++) R[n + i] = value_retain(clo->cap[i]);
@@ -555,9 +576,20 @@ L_TCALLG: {
   ins = ip = callee->ins;
   DISPATCH();
 }
+L_TSELF: {
+  /* plain moves (lower.c checked): no argument reads a parameter another overwrites */
+  uint32_t n = ip[3];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t wd = ip[4 + i];
+    if (ARG_REG(wd) != i) set_reg(&R[i], TAKE(wd));
+  }
+  clear_list(R, code->clears + ip[2]); /* includes the memo registers */
+  ip = ins;
+  DISPATCH();
+}
 L_RET: {
   Value v = TAKE(ip[1]);
-  clear_regs(R, code->nregs);
+  clear_list(R, code->clears + ip[2]);
   if (UNLIKELY(fr == vm->frames)) {
     vm->nframes = 0;
     *result = v;
@@ -586,7 +618,7 @@ L_RET: {
       (void)p, (void)q, (void)s, (void)t;                                                          \
       r = IRES;                                                                                    \
     } else if (xp->tag == TAG_F32 && yp->tag == TAG_F32) {                                         \
-      float s = (float)xp->f, t = (float)yp->f;                                                    \
+      double s = xp->f, t = yp->f;                                                                 \
       r = FRES;                                                                                    \
     } else {                                                                                       \
       goto binop_slow;                                                                             \
@@ -596,23 +628,26 @@ L_RET: {
     DISPATCH();                                                                                    \
   }
 #define INT_OPERANDS(YTAG, YI)                                                                     \
-  const Value *xp = &R[ARG_REG(ip[3])];                                                            \
+  const Value *xp = ROFF(R, ip[3]);                                                                \
   if (UNLIKELY(xp->tag != TAG_I32 || (YTAG))) goto binop_slow;                                     \
   uint32_t p = (uint32_t)xp->i, q = (uint32_t)(YI);                                                \
   int32_t s = (int32_t)p, t = (int32_t)q;                                                          \
   (void)p, (void)q, (void)s, (void)t
+/* float32 operands as the doubles they are stored as: a double sum,
+ * difference or product of two floats rounded once to float equals the
+ * float operation (53 >= 2 * 24 + 2 bits), and comparisons are exact. */
 #define FLT_OPERANDS(YTAG, YF)                                                                     \
-  const Value *xp = &R[ARG_REG(ip[3])];                                                            \
+  const Value *xp = ROFF(R, ip[3]);                                                                \
   if (UNLIKELY(xp->tag != TAG_F32 || (YTAG))) goto binop_slow;                                     \
-  float s = (float)xp->f, t = (YF)
-#define OPS_II INT_OPERANDS(R[ARG_REG(ip[4])].tag != TAG_I32, R[ARG_REG(ip[4])].i)
+  double s = xp->f, t = (YF)
+#define OPS_II INT_OPERANDS(ROFF(R, ip[4])->tag != TAG_I32, ROFF(R, ip[4])->i)
 #define OPS_IK INT_OPERANDS(false, ip[4])
-#define OPS_FF FLT_OPERANDS(R[ARG_REG(ip[4])].tag != TAG_F32, (float)R[ARG_REG(ip[4])].f)
-#define OPS_FK FLT_OPERANDS(false, imm_f32(ip[4]))
+#define OPS_FF FLT_OPERANDS(ROFF(R, ip[4])->tag != TAG_F32, ROFF(R, ip[4])->f)
+#define OPS_FK FLT_OPERANDS(false, (double)imm_f32(ip[4]))
 #define TYPED_VAL(LABEL, OPS, RES)                                                                 \
   LABEL: {                                                                                         \
     OPS;                                                                                           \
-    set_reg(&R[ip[1]], RES);                                                                       \
+    set_reg(ROFF(R, ip[1]), RES);                                                                  \
     ip += 5;                                                                                       \
     DISPATCH();                                                                                    \
   }
@@ -639,9 +674,9 @@ L_RET: {
   TYPED_JMP(L_J##NAME##FF, OPS_FF, FCOND)                                                          \
   TYPED_JMP(L_J##NAME##FK, OPS_FK, FCOND)
 
-  ARITH(ADD, value_i32((int32_t)(p + q)), value_f32(s + t))
-  ARITH(SUB, value_i32((int32_t)(p - q)), value_f32(s - t))
-  ARITH(MUL, value_i32((int32_t)(p * q)), value_f32(s * t))
+  ARITH(ADD, value_i32((int32_t)(p + q)), value_f32((float)(s + t)))
+  ARITH(SUB, value_i32((int32_t)(p - q)), value_f32((float)(s - t)))
+  ARITH(MUL, value_i32((int32_t)(p * q)), value_f32((float)(s * t)))
   CMP(LT, s < t, s < t)
   CMP(LE, s <= t, s <= t)
   CMP(GT, s > t, s > t)
@@ -663,12 +698,10 @@ L_RET: {
 L_BIN:
 binop_slow: {
   /* a fused comparison runs unfused here; its JMPF follows at ip + 5 */
-  Value r = value_none();
-  if (binop_generic(code, R, ip, &r, err) != KERNEL_OK) {
+  if (binop_generic(code, R, ip, err) != KERNEL_OK) {
     fail_span = SPAN_HERE();
     goto error;
   }
-  set_reg(&R[ip[1]], r);
   ip += 5;
   DISPATCH();
 }

@@ -2,6 +2,7 @@
 #include "ir/ast.h"
 #include "ir/mem.h"
 
+#include <stddef.h>
 #include <string.h>
 
 Module *module_new(Source *src) {
@@ -16,8 +17,29 @@ void module_free(Module *m) {
   if (m) arena_free(m->arena);
 }
 
+/* Bytes of the union an expression of `kind` uses. Leaves (variables, names,
+ * operators, constants, graph references...) get 16 bytes — they are most
+ * nodes of a big module, and this keeps a 20 MB module under 10x its size in
+ * memory; every other kind gets the full union, so passes may rewrite an
+ * inner node in place into any inner kind (eval/fold.c turns a projection
+ * into a call) and a leaf into another leaf or a unit tuple. */
+static size_t expr_payload(ExprKind kind) {
+  switch (kind) {
+  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
+  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
+    return 16;
+  default:
+    return sizeof(Expr) - offsetof(Expr, constant);
+  }
+}
+
 Expr *expr_new(Module *m, ExprKind kind, Span sp) {
-  Expr *e = arena_alloc_aligned(m->arena, sizeof *e, 8); /* 56 bytes: no padding to 64 */
+  _Static_assert(offsetof(Expr, constant) == 24, "Expr header is 24 bytes");
+  _Static_assert(sizeof(((Expr *)0)->var) <= 16 && sizeof(((Expr *)0)->op) <= 16 &&
+                     sizeof(((Expr *)0)->global) <= 16 && sizeof(((Expr *)0)->tuple) <= 16 &&
+                     sizeof(((Expr *)0)->meta) <= 16 && sizeof(((Expr *)0)->graph_ref) <= 16,
+                 "leaf kinds (and the unit tuple a failed leaf becomes) fit 16 bytes");
+  Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload(kind), 8);
   e->kind = kind;
   e->span = sp;
   return e;

@@ -17,6 +17,12 @@
  *     operator's schema. After resolve no pre-resolve kind remains.
  *  3. sema/infer fills `Expr.type`, `Var.type`, `Function.type`.
  *
+ * Leaf nodes (constants, variables, globals, operators, constructors, names,
+ * graph references, meta references) are allocated with a 16-byte payload
+ * (ir/ast.c): never copy a whole Expr by value from a leaf, and rewrite a leaf
+ * in place only into another leaf kind or a unit tuple. Inner nodes are full
+ * size and may be rewritten into any inner kind.
+ *
  * Passes over a resolved tree must treat it as a DAG: a node reachable along
  * several paths is one node (use a visited mark or a map keyed by pointer).
  * Passes must not recurse without bound: call stack_exhausted() (ir/diag.h)

@@ -9,15 +9,17 @@
  * Float32 engines (the hot path):
  *  - GEMM: per (image, group), out[Og × P] = W[Og × Kg] · cols[Kg × P]
  *    where cols is im2col of the input (Kg = Cg·kd·kh·kw, P = output
- *    pixels). The P axis is cut into L2-sized column blocks; each pool task
- *    builds its block of cols in a per-thread scratch and makes one
- *    single-threaded sgemm (ops/k_gemm.h), then applies the epilogue on the
- *    still-cached block. A 1×1, stride-1, unpadded convolution uses the input
- *    itself as cols (no im2col). When there are few column blocks, the Og
- *    axis is split too.
+ *    pixels). The P axis is cut into column blocks (CONV_BLOCK_BYTES of
+ *    cols, at least two tasks per thread); each pool task builds its block
+ *    of cols in a per-thread scratch, starts the output block at the bias
+ *    (or 0), makes one single-threaded sgemm with beta = 1 (ops/k_gemm.h:
+ *    this skips OpenBLAS's separate zeroing pass) and applies the rest of
+ *    the epilogue on the still-cached block. A 1×1, stride-1, unpadded
+ *    convolution uses the input itself as cols (no im2col). When there are
+ *    few column blocks, the Og axis is split too.
  *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
- *    plane over a zero-padded copy of the input plane split by column phase
- *    (x mod stride), so every tap is a unit-stride, vectorisable row update.
+ *    plane over zero-padded phase planes (ops/k_plane.h), so the plane is a
+ *    few unit-stride sweeps with 16-float vectors (ops/k_simd.h).
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/k_cvt.h); float16 goes through
  * float32.
@@ -39,7 +41,6 @@
 #include "ops/k_simd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
-
 
 /* ------------------------------------------------------------ geometry */
 
@@ -153,6 +154,18 @@ static void permute_from(const void *src, void *dst, int nd, const int64_t *csha
 
 /* ------------------------------------------------------------ im2col */
 
+/* dst[i] = src[2·i] for i < n: 16 at a time with a two-register shuffle
+ * (stride-2 im2col rows). Reads src[0 .. 2n−2] only. */
+static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int64_t n) {
+  const kvi16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  int64_t i = 0;
+  for (; i + 16 < n; i += 16) { /* the last block would read src[2n − 1]: scalar */
+    kv16 a = kv_load(src + 2 * i), b = kv_load(src + 2 * i + 16);
+    kv_store(dst + i, __builtin_shuffle(a, b, even));
+  }
+  for (; i < n; i++) dst[i] = src[2 * i];
+}
+
 /* Fills cols[Kg × plen] (row stride plen) for output pixels [p0, p0+plen)
  * of one (image, group) input block x (Cg planes of isz). */
 #define DEFINE_IM2COL(T, NAME)                                                                     \
@@ -189,6 +202,9 @@ static void permute_from(const void *src, void *dst, int nd, const int64_t *csha
                 if (sw == 1) {                                                                     \
                   if (a1 > a0) memcpy(o + (a0 - ow0), src + a0, (size_t)(a1 - a0) * sizeof(T));    \
                   i = a1 > a0 ? a1 : i;                                                            \
+                } else if (sizeof(T) == 4 && sw == 2 && a1 > i) {                                  \
+                  gather2_f32((float *)(o + (i - ow0)), (const float *)(src + i * 2), a1 - i);     \
+                  i = a1;                                                                          \
                 } else {                                                                           \
                   for (; i < a1; i++) o[i - ow0] = src[i * sw];                                    \
                 }                                                                                  \
@@ -631,6 +647,10 @@ typedef struct ConvCall {
 
 static const char *const SPATIAL[4] = {"", "W", "HW", "DHW"};
 
+/* Largest stride, dilation or padding accepted: keeps every index product
+ * (extents are at most 2^40 elements) far from int64 overflow. */
+#define CONV_ATTR_MAX ((int64_t)1 << 32)
+
 /* Reads attributes and shapes into cc; false after kernel_fail. */
 static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
   ConvGeom *g = &cc->g;
@@ -675,6 +695,9 @@ static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
     g->phi[i] = s < 0 ? 0 : hi[s];
     if (g->st[i] < 1 || g->dil[i] < 1)
       return kernel_fail(c, "%s: strides and dilation must be positive", name), false;
+    if (g->st[i] > CONV_ATTR_MAX || g->dil[i] > CONV_ATTR_MAX || g->plo[i] > CONV_ATTR_MAX ||
+        g->phi[i] > CONV_ATTR_MAX)
+      return kernel_fail(c, "%s: strides, dilation or padding out of range", name), false;
   }
   if (g->G < 1 || g->C % g->G != 0)
     return kernel_fail(c, "%s: groups=%lld does not divide %lld input channels", name,
@@ -831,7 +854,7 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
         tconv_i64_job j = {g, xb, wb, yb};
         threadpool_for(g->N * g->O, 1, tconv_i64_task, &j);
       }
-    } else if (k == KC_F32 && depthwise) {
+    } else if (k == KC_F32 && depthwise && kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi)) {
       ok = conv_depthwise(c, g, xb, wb, yb, fused ? &epi : NULL);
       fused = false; /* applied inside */
     } else if (k == KC_F32 || (k == KC_F64 && !depthwise)) {
@@ -844,7 +867,7 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
       direct_i64_job j = {g, xb, wb, yb};
       threadpool_for(g->N * g->O, 1, direct_i64_task, &j);
     }
-    if (ok && fused) /* transposed convolutions reach here only unfused; keep it general */
+    if (ok && fused) /* engines without their own epilogue */
       for (int64_t n = 0; n < g->N; n++) epi_block(g, &epi, yb, n, 0, g->O, 0, g->osz);
   }
   if (ok && !direct_out) {

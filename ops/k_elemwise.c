@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/k_elemwise_fast.h"
 #include "ops/kernel.h"
 #include "ops/op_ids.h"
 
@@ -378,6 +379,8 @@ static void bin_range(void *arg, int64_t lo, int64_t hi) {
 }
 
 static int binary_kernel(KernelCtx *c) {
+  int fast = kfast_binary(c); /* typed, vectorised, threaded (ops/k_elemwise_fast.c) */
+  if (fast != KFAST_DECLINED) return fast;
   Tensor *a = c->inputs[0], *b = c->inputs[1];
   const char *name = c->op->name;
   if (!dtype_eq(a->dtype, b->dtype)) return kernel_fail(c, "%s: operands have different dtypes", name);
@@ -448,6 +451,8 @@ static int binary_kernel(KernelCtx *c) {
 }
 
 static int unary_kernel(KernelCtx *c) {
+  int fast = kfast_unary(c); /* typed, vectorised, threaded (ops/k_elemwise_fast.c) */
+  if (fast != KFAST_DECLINED) return fast;
   Tensor *x = c->inputs[0];
   const char *name = c->op->name;
   DType dt = x->dtype;

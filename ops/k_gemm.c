@@ -20,6 +20,7 @@ extern char *openblas_get_corename(void) __attribute__((weak));
 extern void openblas_set_num_threads(int) __attribute__((weak));
 extern void gotoblas_dynamic_init(void) __attribute__((weak));
 extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 static bool kg_ready;
 
@@ -59,11 +60,12 @@ static void kg_reselect(const char *core) {
 static void kg_pick_core(void) {
   if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
   const char *want = getenv("RELAYC_BLAS_CORE");
-  if (want && *want) {
+  bool autosel = want && strcmp(want, "auto") == 0;
+  if (want && *want && !autosel) {
     if (strcmp(want, "keep") != 0) kg_reselect(want); /* explicit choice */
     return;
   }
-  if (getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
+  if (!autosel && getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
   const char *name = openblas_get_corename();
   if (name && kg_core_is_weaker(name) && kg_cpu_has_avx512()) kg_reselect("SkylakeX");
 }
@@ -73,6 +75,11 @@ void kgemm_init(void) {
   kg_ready = true;
   kg_pick_core();
   if (openblas_set_num_threads) openblas_set_num_threads(1);
+  /* OpenBLAS starts its worker threads at load and they spin (sched_yield)
+   * for a while: on a 2-way SMT core that halves the first kernels' speed.
+   * relayc runs OpenBLAS single-threaded, so stop them; a later threaded
+   * call (benchmarks) would start them again. */
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
   (void)threadpool_size();
 }
 

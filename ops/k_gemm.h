@@ -4,8 +4,9 @@
  * optional transpose) through OpenBLAS, spread over the kernel thread pool
  * (runtime/threadpool.h): the problem is cut into column (or row) panels,
  * each panel is one single-threaded cblas call on some pool thread.
- * OpenBLAS's own threads are switched off once (kgemm_init), so the two
- * pools never oversubscribe the cores.
+ * OpenBLAS's own threads are switched off once (kgemm_init: one BLAS
+ * thread, its idle workers shut down), so the two pools never
+ * oversubscribe the cores.
  *
  * kgemm_init also works around OpenBLAS builds (0.3.21, Debian 12) that do
  * not recognise recent AVX-512 CPUs (AMD Zen 4/5) and fall back to their
@@ -13,9 +14,10 @@
  * AVX-512 (F, DQ, BW, VL), OpenBLAS picked a non-AVX-512 core, and the user
  * did not choose one with OPENBLAS_CORETYPE, it re-runs OpenBLAS's own core
  * selection with OPENBLAS_CORETYPE=SkylakeX (which checks AVX-512 support
- * itself). RELAYC_BLAS_CORE=keep disables this; RELAYC_BLAS_CORE=<core>
- * (e.g. SkylakeX) asks OpenBLAS for that core even when OPENBLAS_CORETYPE is
- * set. All of it happens once, on the submitting thread, before the first
+ * itself). RELAYC_BLAS_CORE=keep disables this; RELAYC_BLAS_CORE=auto does
+ * it even when OPENBLAS_CORETYPE is set (this machine's environment sets
+ * OPENBLAS_CORETYPE=Haswell); RELAYC_BLAS_CORE=<core> (e.g. SkylakeX) asks
+ * OpenBLAS for that core. All of it happens once, on the submitting thread, before the first
  * BLAS call.
  *
  * The *_serial variants make exactly one single-threaded cblas call; they

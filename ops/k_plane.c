@@ -13,6 +13,29 @@
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+#define KPLANE_MAX_FLOATS ((int64_t)1 << 28)
+
+bool kplane_fits(const int64_t in[3], const int64_t out[3], const int64_t k[3],
+                 const int64_t st[3], const int64_t dil[3], const int64_t plo[3],
+                 const int64_t phi[3]) {
+  int64_t total = 1;
+  for (int a = 0; a < 3; a++) {
+    int64_t lim = (int64_t)1 << 32;
+    if (in[a] > lim || out[a] > lim || k[a] > lim || st[a] > lim || dil[a] > lim || plo[a] > lim ||
+        phi[a] > lim || st[a] < 1 || dil[a] < 1)
+      return false;
+    int64_t q = ceil_div(in[a] + plo[a] + phi[a], st[a]);
+    int64_t reach = out[a] + (k[a] - 1) * dil[a] / st[a];
+    if (q < reach) q = reach;
+    if (q < 1) q = 1;
+    /* phases of this axis times its extent */
+    if (st[a] > KPLANE_MAX_FLOATS || q > KPLANE_MAX_FLOATS) return false;
+    total *= st[a] * q;
+    if (total > KPLANE_MAX_FLOATS) return false;
+  }
+  return true;
+}
+
 void kplane_init(KPlane *p, const int64_t in[3], const int64_t out[3], const int64_t k[3],
                  const int64_t st[3], const int64_t dil[3], const int64_t plo[3],
                  const int64_t phi[3]) {

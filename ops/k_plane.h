@@ -30,6 +30,11 @@ typedef struct KPlane {
   int64_t *toff; /* ntaps offsets, mem_malloc'ed */
 } KPlane;
 
+/* True when the phase buffer of this geometry is of a sane size (at most
+ * 2^28 floats, no overflow); otherwise use a plain loop instead. */
+bool kplane_fits(const int64_t in[3], const int64_t out[3], const int64_t k[3],
+                 const int64_t st[3], const int64_t dil[3], const int64_t plo[3],
+                 const int64_t phi[3]);
 /* Geometry from the window description (all (D, H, W) triples; out is the
  * caller's output extent). */
 void kplane_init(KPlane *p, const int64_t in[3], const int64_t out[3], const int64_t k[3],

@@ -344,7 +344,8 @@ static int pool_exec(KernelCtx *c, PoolGeom *g, const int *pos) {
     bool whole = g->out[0] * g->out[1] * g->out[2] == 1 && g->k[0] * g->k[1] * g->k[2] == isz &&
                  g->plo[0] + g->plo[1] + g->plo[2] + g->phi[0] + g->phi[1] + g->phi[2] == 0 &&
                  g->dil[0] * g->dil[1] * g->dil[2] == 1 && isz > 0;
-    bool flat = f32 && !g->adaptive && !whole;
+    bool flat = f32 && !g->adaptive && !whole &&
+                kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
     if (f32 && whole) {
       PlaneJob j = {xb, yb, isz, g->kind == PK_MAX};
       threadpool_for(g->outer, isz >= 1024 ? 1 : 1024 / isz + 1, plane_task, &j);
@@ -402,7 +403,9 @@ static int pool_window_op(KernelCtx *c, int nsp, PoolKind kind) {
     else if (np == nsp) lo = hi = pad[s];
     else if (np == 2 * nsp) lo = pad[s], hi = pad[nsp + s];
     else return kernel_fail(c, "%s: padding needs 1, %d or %d values", c->op->name, nsp, 2 * nsp);
-    if (lo < 0 || hi < 0 || ps[s] < 1 || st[s] < 1 || dil[s] < 1)
+    const int64_t lim = (int64_t)1 << 32; /* keeps index products far from overflow */
+    if (lo < 0 || hi < 0 || ps[s] < 1 || st[s] < 1 || dil[s] < 1 || lo > lim || hi > lim ||
+        ps[s] > lim || st[s] > lim || dil[s] > lim)
       return kernel_fail(c, "%s: invalid window attributes", c->op->name);
     g.k[a] = ps[s];
     g.st[a] = st[s];

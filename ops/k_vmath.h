@@ -223,5 +223,10 @@ void kvm_erf_f32(const float *x, float *y, int64_t n);
 void kvm_log_f32(const float *x, float *y, int64_t n);
 void kvm_log2_f32(const float *x, float *y, int64_t n);
 void kvm_log10_f32(const float *x, float *y, int64_t n);
+/* Correctly rounded square roots, bit-identical to sqrtf / sqrt (the vsqrt
+ * instruction of the widest vector ISA the CPU has: GCC vectorises sqrtf
+ * only under a global -fno-math-errno). */
+void kvm_sqrt_f32(const float *x, float *y, int64_t n);
+void kvm_sqrt_f64(const double *x, double *y, int64_t n);
 
 #endif

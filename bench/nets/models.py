@@ -14,6 +14,8 @@ arguments — which fixes the `%N` numbering — are those of TVM's own text for
                  groups=C, 1×1 project, batch_norm after each conv, relu after the first two,
                  residual add when shapes allow), 1×1 conv to 1280, global pool, 1×1 conv
                  classifier, reshape [0, -1].
+* resnext50_32x4d — the ResNeXt-50 body after batch-norm folding, (1,64,56,56) → (1,2048,7,7):
+                 1×1, 3×3 groups=32, 1×1 bottlenecks, projection shortcuts, relu after add.
 * gpt2         — GPT-2 blocks on (1, batch, seq) int64 ids: negative ids wrapped with
                  less/add/where, take on the token table, position add, hand-written layer
                  norm (mean/subtract/power/sqrt/divide), dense, split, reshape/transpose into
@@ -159,6 +161,27 @@ def mobilenet_v2(seed=0, classes=1000, size=224):
     return g, {"data": w.normal((1, 3, size, size), 1.0)}
 
 
+# ------------------------------------------------------------------------- resnext50_32x4d
+def resnext50_32x4d(seed=0, size=56):
+    """ResNeXt-50 32x4d body as TVM's text has it after batch-norm folding: from the stem output
+    (1, 64, 56, 56) to (1, 2048, 7, 7); 1×1, 3×3 groups=32 (stride in the 3×3), 1×1,
+    projection shortcut on each stage's first block, relu after the residual add."""
+    g, w = Graph(), Init(seed)
+    x = g.var("x", (1, 64, size, size))
+    cin = 64
+    for stage, (width, blocks) in enumerate(((128, 3), (256, 4), (512, 6), (1024, 3))):
+        for b in range(blocks):
+            stride = 2 if (b == 0 and stage > 0) else 1
+            y = g.call("nn.relu", _conv(g, x, w.conv(width, cin, 1), 1, 0))
+            y = g.call("nn.relu", _conv(g, y, w.conv(width, width // 32, 3), stride, 1, groups=32))
+            y = _conv(g, y, w.conv(width * 2, width, 1), 1, 0)
+            short = _conv(g, x, w.conv(width * 2, cin, 1), stride, 0) if b == 0 else x
+            x = g.call("nn.relu", g.call("add", y, short))
+            cin = width * 2
+    g.result = x
+    return g, {"x": w.normal((1, 64, size, size), 1.0)}
+
+
 # ----------------------------------------------------------------------------------- gpt2
 def _layer_norm(g, h, w, d):
     m = g.call("mean", h, axis=[-1], keepdims=True)
@@ -223,4 +246,5 @@ def gpt2(seed=0, layers=2, batch=50, seq=32, hidden=768, heads=12, vocab=50257):
     return g, {"x": sample}
 
 
-NETS = {"mnist": mnist, "resnet50": resnet50, "mobilenet_v2": mobilenet_v2, "gpt2": gpt2}
+NETS = {"mnist": mnist, "resnet50": resnet50, "mobilenet_v2": mobilenet_v2,
+        "resnext50_32x4d": resnext50_32x4d, "gpt2": gpt2}

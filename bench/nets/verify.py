@@ -4,7 +4,7 @@
     /usr/bin/python3 bench/nets/verify.py [NET...] [--relayc build/relayc] [--dir DIR]
                                           [--layers L] [--tol 1e-4]
 
-For each NET (default: mnist resnet50 mobilenet_v2 gpt2) generates the module, weights and
+For each NET (default: mnist resnet50 mobilenet_v2 resnext50_32x4d gpt2) generates the module, weights and
 input (bench/nets/gen.py, cached in DIR), runs `relayc --run --input ... --output ...`,
 evaluates the same graph from the same weights with PyTorch eager (bench/nets/torch_ref.py,
 2 threads) and reports, for each output tensor, the relative error
@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen  # noqa: E402
 
-ALL = ["mnist", "resnet50", "mobilenet_v2", "gpt2"]
+ALL = ["mnist", "resnet50", "mobilenet_v2", "resnext50_32x4d", "gpt2"]
 
 
 def rel_err(got, ref):
@@ -68,18 +68,18 @@ def verify(net, a, torch_ref):
     tuple_result = g.result.kind == "tuple"
     got, dt, err = run_relayc(a.relayc, base, inputs, tuple_result)
     if got is None:
-        print(f"{net:14s} FAIL: relayc failed ({dt:.1f} s):\n{err}")
+        print(f"{net:16s} FAIL: relayc failed ({dt:.1f} s):\n{err}")
         return False
     ref = torch_ref.run(torch_ref.compile_graph(g), inputs)
     refs = ref if isinstance(ref, list) else [ref]
     gots = got if isinstance(got, list) else [got]
     if len(refs) != len(gots):
-        print(f"{net:14s} FAIL: {len(gots)} outputs, expected {len(refs)}")
+        print(f"{net:16s} FAIL: {len(gots)} outputs, expected {len(refs)}")
         return False
     errs = [rel_err(x, y) for x, y in zip(gots, refs)]
     worst = max(errs)
     ok = worst <= a.tol
-    print(f"{net:14s} {'ok  ' if ok else 'FAIL'} max rel err {worst:.2e} over {len(errs)} output(s)"
+    print(f"{net:16s} {'ok  ' if ok else 'FAIL'} max rel err {worst:.2e} over {len(errs)} output(s)"
           f" (tol {a.tol:g}; relayc run {dt:.2f} s)")
     return ok
 

@@ -518,6 +518,23 @@ START_TEST(conv2d_nan_and_errors) {
   ck_assert_ptr_nonnull(strstr(err, "padding"));
   got = kt_call(OP_NN_CONV2D, kt_attrs(M, "groups=3"), ins, 2, err);
   ck_assert_ptr_null(got);
+  /* absurd attributes are errors, not overflows */
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "strides=[9223372036854775807, 1]"), ins, 2, err);
+  ck_assert_ptr_null(got);
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "padding=[4611686018427387904, 0, 0, 0]; groups=1"), ins, 2, err);
+  ck_assert_ptr_null(got);
+  /* a huge stride with a huge padding still fits: depthwise falls back to the GEMM engine */
+  int64_t ds[4] = {1, 2, 3, 3}, dws[4] = {2, 1, 1, 1};
+  Tensor *xd = rnd(F32, 4, ds, 142), *wd = rnd(F32, 4, dws, 143);
+  Tensor *dins[2] = {xd, wd};
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "strides=[100000, 100000]; padding=[0, 0, 99999, 99999]; groups=2"), dins, 2, err);
+  ck_assert_msg(got != NULL, "%s", err);
+  ck_assert_int_eq(got->numel, 8); /* 2 x 2 per channel: only (0, 0) sees the input */
+  ck_assert_double_eq_tol(tensor_get_f64(got, 0), tensor_get_f64(xd, 0) * tensor_get_f64(wd, 0), 1e-6);
+  ck_assert_double_eq(tensor_get_f64(got, 1), 0.0);
+  tensor_release(got);
+  tensor_release(xd);
+  tensor_release(wd);
   tensor_release(x);
   tensor_release(w);
 }
@@ -531,6 +548,23 @@ START_TEST(conv2d_resnet_shapes) {
   case2d(1, 64, 14, 14, 128, 3, 3, 1, 2, 2, 1, 1, P1, F32, 152);
   case2d(1, 96, 28, 28, 96, 3, 3, 96, 2, 2, 1, 1, P1, F32, 153);
   case2d(1, 32, 40, 40, 32, 3, 3, 32, 1, 1, 1, 1, P1, F32, 154);
+}
+END_TEST
+
+/* Random geometries (fixed seed) through every engine against the reference. */
+START_TEST(conv2d_random_geometries) {
+  uint64_t st = 12345;
+  for (int it = 0; it < 80; it++) {
+#define RND(n) ((int64_t)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (n))
+    int64_t G = 1 + RND(3), Cg = 1 + RND(3), Og = 1 + RND(3);
+    if (RND(3) == 0) Cg = 1; /* depthwise-like */
+    int64_t kh = 1 + RND(4), kw = 1 + RND(4), sh = 1 + RND(3), sw = 1 + RND(3);
+    int64_t dh = 1 + RND(2), dw = 1 + RND(3);
+    int64_t pad[4] = {RND(3), RND(3), RND(3), RND(3)};
+    int64_t H = (kh - 1) * dh + 1 + RND(8), W = (kw - 1) * dw + 1 + RND(9);
+    case2d(1 + RND(2), G * Cg, H, W, G * Og, kh, kw, G, sh, sw, dh, dw, pad, F32, 200 + (uint32_t)it);
+#undef RND
+  }
 }
 END_TEST
 
@@ -580,6 +614,7 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_nan_and_errors);
   tcase_add_test(tc, conv2d_resnet_shapes);
   tcase_add_test(tc, conv_empty_shapes);
+  tcase_add_test(tc, conv2d_random_geometries);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -230,6 +230,27 @@ START_TEST(pool_1d_3d) {
 }
 END_TEST
 
+/* Random windows (fixed seed) on both engines (phase planes and the generic loop via int32). */
+START_TEST(pool_random_windows) {
+  uint64_t st = 777;
+  for (int it = 0; it < 80; it++) {
+#define RND(n) ((int64_t)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (n))
+    PoolSpec p = {.nsp = 2, .max = RND(2), .ceil = RND(2), .include_pad = RND(2)};
+    int64_t xs[4] = {1, 1 + RND(3), 0, 0};
+    for (int a = 0; a < 2; a++) {
+      p.k[a] = 1 + RND(4);
+      p.s[a] = 1 + RND(3);
+      p.d[a] = 1 + RND(2);
+      p.lo[a] = RND(3);
+      p.hi[a] = RND(3);
+      xs[2 + a] = (p.k[a] - 1) * p.d[a] + 1 + RND(7);
+    }
+    pool_case(&p, xs, it % 4 == 3 ? I32 : F32, 300 + (uint32_t)it);
+#undef RND
+  }
+}
+END_TEST
+
 /* A copy with dims permuted: result dim j = t dim perm[j]. */
 static Tensor *permuted(const Tensor *t, const int *perm) {
   int64_t shape[8], st[8];
@@ -440,6 +461,7 @@ static Suite *pool_suite(void) {
   tcase_add_test(tc, pool_dtypes);
   tcase_add_test(tc, pool_1d_3d);
   tcase_add_test(tc, pool_nhwc);
+  tcase_add_test(tc, pool_random_windows);
   tcase_add_test(tc, global_and_adaptive);
   tcase_add_test(tc, batch_norm_cases);
   tcase_add_test(tc, batch_norm_in_place_and_errors);

@@ -466,7 +466,7 @@ START_TEST(bool_and_int_coercion) {
   teardown();
   make_call("reshape", "newshape=[1i64, -1], allowzero=True");
   ck_assert(normalize());
-  assert_attr(0, "newshape", "[1, -1]", false); /* coerced to int32 immediates */
+  assert_attr(0, "newshape", "[1i64, -1]", false); /* array elements keep an i64 suffix (IntImm) */
   assert_attr(1, "allowzero", "1", false);
   teardown();
   make_call("expand_dims", "axis=4294967296");
