@@ -94,59 +94,59 @@ static KfKind kf_kind(DType t) {
 enum { KF_VV, KF_VS, KF_SV };
 typedef void (*KfRow)(const void *a, const void *b, void *o, int64_t n, int mode);
 
-#define KF_ROW(NAME, T, TO, EXPR)                                                                 \
-  static KF_HOT void NAME(const void *va, const void *vb, void *vo, int64_t n, int mode) {        \
-    const T *pa = va, *pb = vb;                                                                   \
-    TO *po = vo;                                                                                  \
-    if (mode == KF_VV) {                                                                          \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        T x = pa[i], y = pb[i];                                                                   \
-        po[i] = (EXPR);                                                                           \
-      }                                                                                           \
-    } else if (mode == KF_VS) {                                                                   \
-      const T y = pb[0];                                                                          \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        T x = pa[i];                                                                              \
-        po[i] = (EXPR);                                                                           \
-      }                                                                                           \
-    } else {                                                                                      \
-      const T x = pa[0];                                                                          \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        T y = pb[i];                                                                              \
-        po[i] = (EXPR);                                                                           \
-      }                                                                                           \
-    }                                                                                             \
+#define KF_ROW(NAME, T, TO, EXPR)                                                                  \
+  static KF_HOT void NAME(const void *va, const void *vb, void *vo, int64_t n, int mode) {         \
+    const T *pa = va, *pb = vb;                                                                    \
+    TO *po = vo;                                                                                   \
+    if (mode == KF_VV) {                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        T x = pa[i], y = pb[i];                                                                    \
+        po[i] = (EXPR);                                                                            \
+      }                                                                                            \
+    } else if (mode == KF_VS) {                                                                    \
+      const T y = pb[0];                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        T x = pa[i];                                                                               \
+        po[i] = (EXPR);                                                                            \
+      }                                                                                            \
+    } else {                                                                                       \
+      const T x = pa[0];                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        T y = pb[i];                                                                               \
+        po[i] = (EXPR);                                                                            \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 /* arithmetic and selects, per float type */
-#define KF_FLOAT_ROWS(P, T, FLOOR, TRUNC)                                                         \
-  KF_ROW(P##_add, T, T, x + y)                                                                    \
-  KF_ROW(P##_sub, T, T, x - y)                                                                    \
-  KF_ROW(P##_mul, T, T, x * y)                                                                    \
-  KF_ROW(P##_div, T, T, x / y)                                                                    \
-  KF_ROW(P##_max, T, T, x > y ? x : y)                                                            \
-  KF_ROW(P##_min, T, T, x < y ? x : y)                                                            \
-  KF_ROW(P##_floordiv, T, T, FLOOR(x / y))                                                        \
+#define KF_FLOAT_ROWS(P, T, FLOOR, TRUNC)                                                          \
+  KF_ROW(P##_add, T, T, x + y)                                                                     \
+  KF_ROW(P##_sub, T, T, x - y)                                                                     \
+  KF_ROW(P##_mul, T, T, x * y)                                                                     \
+  KF_ROW(P##_div, T, T, x / y)                                                                     \
+  KF_ROW(P##_max, T, T, x > y ? x : y)                                                             \
+  KF_ROW(P##_min, T, T, x < y ? x : y)                                                             \
+  KF_ROW(P##_floordiv, T, T, FLOOR(x / y))                                                         \
   KF_ROW(P##_truncdiv, T, T, TRUNC(x / y))
 
 /* comparisons (ordered: NaN gives false everywhere, not_equal included) */
-#define KF_CMP_ROWS(P, T)                                                                         \
-  KF_ROW(P##_eq, T, uint8_t, x == y)                                                              \
-  KF_ROW(P##_ne, T, uint8_t, x < y || x > y)                                                      \
-  KF_ROW(P##_lt, T, uint8_t, x < y)                                                               \
-  KF_ROW(P##_le, T, uint8_t, x <= y)                                                              \
-  KF_ROW(P##_gt, T, uint8_t, x > y)                                                               \
+#define KF_CMP_ROWS(P, T)                                                                          \
+  KF_ROW(P##_eq, T, uint8_t, x == y)                                                               \
+  KF_ROW(P##_ne, T, uint8_t, x < y || x > y)                                                       \
+  KF_ROW(P##_lt, T, uint8_t, x < y)                                                                \
+  KF_ROW(P##_le, T, uint8_t, x <= y)                                                               \
+  KF_ROW(P##_gt, T, uint8_t, x > y)                                                                \
   KF_ROW(P##_ge, T, uint8_t, x >= y)
 
 /* wrapping integer arithmetic through the unsigned type U */
-#define KF_INT_ROWS(P, T, U)                                                                      \
-  KF_ROW(P##_add, T, T, (T)((U)x + (U)y))                                                         \
-  KF_ROW(P##_sub, T, T, (T)((U)x - (U)y))                                                         \
-  KF_ROW(P##_mul, T, T, (T)((U)x * (U)y))                                                         \
-  KF_ROW(P##_max, T, T, x > y ? x : y)                                                            \
-  KF_ROW(P##_min, T, T, x < y ? x : y)                                                            \
-  KF_ROW(P##_and, T, T, x & y)                                                                    \
-  KF_ROW(P##_or, T, T, x | y)                                                                     \
+#define KF_INT_ROWS(P, T, U)                                                                       \
+  KF_ROW(P##_add, T, T, (T)((U)x + (U)y))                                                          \
+  KF_ROW(P##_sub, T, T, (T)((U)x - (U)y))                                                          \
+  KF_ROW(P##_mul, T, T, (T)((U)x * (U)y))                                                          \
+  KF_ROW(P##_max, T, T, x > y ? x : y)                                                             \
+  KF_ROW(P##_min, T, T, x < y ? x : y)                                                             \
+  KF_ROW(P##_and, T, T, x & y)                                                                     \
+  KF_ROW(P##_or, T, T, x | y)                                                                      \
   KF_ROW(P##_xor, T, T, x ^ y)
 
 KF_FLOAT_ROWS(f32, float, floorf, truncf)
@@ -218,15 +218,15 @@ typedef struct KfBinOp {
 } KfBinOp;
 
 static KfRow kf_cmp_row(KfKind k, int32_t op) {
-#define KF_CMP_CASES(P)                                                                           \
-  switch (op) {                                                                                   \
-  case OP_EQUAL: return P##_eq;                                                                   \
-  case OP_NOT_EQUAL: return P##_ne;                                                               \
-  case OP_LESS: return P##_lt;                                                                    \
-  case OP_LESS_EQUAL: return P##_le;                                                              \
-  case OP_GREATER: return P##_gt;                                                                 \
-  case OP_GREATER_EQUAL: return P##_ge;                                                           \
-  default: return NULL;                                                                           \
+#define KF_CMP_CASES(P)                                                                            \
+  switch (op) {                                                                                    \
+  case OP_EQUAL: return P##_eq;                                                                    \
+  case OP_NOT_EQUAL: return P##_ne;                                                                \
+  case OP_LESS: return P##_lt;                                                                     \
+  case OP_LESS_EQUAL: return P##_le;                                                               \
+  case OP_GREATER: return P##_gt;                                                                  \
+  case OP_GREATER_EQUAL: return P##_ge;                                                            \
+  default: return NULL;                                                                            \
   }
   switch (k) {
   case KF_F32: KF_CMP_CASES(f32)
@@ -240,24 +240,24 @@ static KfRow kf_cmp_row(KfKind k, int32_t op) {
 }
 
 static KfRow kf_arith_row(KfKind k, int32_t op) {
-#define KF_FLOAT_CASES(P)                                                                         \
-  case OP_ADD: return P##_add;                                                                    \
-  case OP_SUBTRACT: return P##_sub;                                                               \
-  case OP_MULTIPLY: return P##_mul;                                                               \
-  case OP_DIVIDE: return P##_div;                                                                 \
-  case OP_MAXIMUM: return P##_max;                                                                \
-  case OP_MINIMUM: return P##_min;                                                                \
-  case OP_FLOOR_DIVIDE: return P##_floordiv;                                                      \
-  case OP_TRUNC_DIVIDE: return P##_truncdiv;                                                      \
+#define KF_FLOAT_CASES(P)                                                                          \
+  case OP_ADD: return P##_add;                                                                     \
+  case OP_SUBTRACT: return P##_sub;                                                                \
+  case OP_MULTIPLY: return P##_mul;                                                                \
+  case OP_DIVIDE: return P##_div;                                                                  \
+  case OP_MAXIMUM: return P##_max;                                                                 \
+  case OP_MINIMUM: return P##_min;                                                                 \
+  case OP_FLOOR_DIVIDE: return P##_floordiv;                                                       \
+  case OP_TRUNC_DIVIDE: return P##_truncdiv;                                                       \
   case OP_POWER: return P##_pow;
-#define KF_INT_CASES(P)                                                                           \
-  case OP_ADD: return P##_add;                                                                    \
-  case OP_SUBTRACT: return P##_sub;                                                               \
-  case OP_MULTIPLY: return P##_mul;                                                               \
-  case OP_MAXIMUM: return P##_max;                                                                \
-  case OP_MINIMUM: return P##_min;                                                                \
-  case OP_BITWISE_AND: return P##_and;                                                            \
-  case OP_BITWISE_OR: return P##_or;                                                              \
+#define KF_INT_CASES(P)                                                                            \
+  case OP_ADD: return P##_add;                                                                     \
+  case OP_SUBTRACT: return P##_sub;                                                                \
+  case OP_MULTIPLY: return P##_mul;                                                                \
+  case OP_MAXIMUM: return P##_max;                                                                 \
+  case OP_MINIMUM: return P##_min;                                                                 \
+  case OP_BITWISE_AND: return P##_and;                                                             \
+  case OP_BITWISE_OR: return P##_or;                                                               \
   case OP_BITWISE_XOR: return P##_xor;
   switch (k) {
   case KF_F32:
@@ -444,23 +444,23 @@ int kfast_binary(KernelCtx *c) {
 
 typedef void (*KfMap)(const void *x, void *y, int64_t n);
 
-#define KF_MAP(NAME, T, TO, EXPR)                                                                 \
-  static KF_HOT void NAME(const void *vx, void *vy, int64_t n) {                                  \
-    const T *px = vx;                                                                             \
-    TO *py = vy;                                                                                  \
-    for (int64_t i = 0; i < n; i++) {                                                             \
-      T x = px[i];                                                                                \
-      py[i] = (EXPR);                                                                             \
-    }                                                                                             \
+#define KF_MAP(NAME, T, TO, EXPR)                                                                  \
+  static KF_HOT void NAME(const void *vx, void *vy, int64_t n) {                                   \
+    const T *px = vx;                                                                              \
+    TO *py = vy;                                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T x = px[i];                                                                                 \
+      py[i] = (EXPR);                                                                              \
+    }                                                                                              \
   }
 /* the same without cloning, for loops of scalar libm calls */
-#define KF_MAP_LIBM(NAME, T, FN)                                                                  \
-  static void NAME(const void *vx, void *vy, int64_t n) {                                         \
-    const T *px = vx;                                                                             \
-    T *py = vy;                                                                                   \
-    for (int64_t i = 0; i < n; i++) py[i] = FN(px[i]);                                            \
+#define KF_MAP_LIBM(NAME, T, FN)                                                                   \
+  static void NAME(const void *vx, void *vy, int64_t n) {                                          \
+    const T *px = vx;                                                                              \
+    T *py = vy;                                                                                    \
+    for (int64_t i = 0; i < n; i++) py[i] = FN(px[i]);                                             \
   }
-#define KF_MAP_VM(NAME, FN)                                                                       \
+#define KF_MAP_VM(NAME, FN)                                                                        \
   static void NAME(const void *vx, void *vy, int64_t n) { FN(vx, vy, n); }
 
 /* round half away from zero, exactly roundf/round: x − trunc(x) is exact,
@@ -474,34 +474,34 @@ static inline double kf_round(double x) {
   return t + copysign(fabs(x - t) >= 0.5 ? 1.0 : 0.0, x);
 }
 
-#define KF_FLOAT_MAPS(P, T, FLOOR, CEIL, TRUNC, ROUND, FABS)                                \
-  KF_MAP(P##_neg, T, T, -x)                                                                       \
-  KF_MAP(P##_abs, T, T, FABS(x))                                                                  \
-  KF_MAP(P##_sign, T, T, x > 0 ? (T)1 : x < 0 ? (T)-1 : (T)0)                                     \
-  KF_MAP(P##_floor, T, T, FLOOR(x))                                                               \
-  KF_MAP(P##_ceil, T, T, CEIL(x))                                                                 \
-  KF_MAP(P##_trunc, T, T, TRUNC(x))                                                               \
-  KF_MAP(P##_round, T, T, ROUND(x))                                                               \
-  KF_MAP(P##_copy, T, T, x)                                                                       \
-  KF_MAP(P##_zeros, T, T, ((void)x, (T)0))                                                        \
-  KF_MAP(P##_ones, T, T, ((void)x, (T)1))                                                  \
-  KF_MAP(P##_isnan, T, uint8_t, x != x)                                                           \
-  KF_MAP(P##_isinf, T, uint8_t, FABS(x) == (T)__builtin_inf())                                    \
+#define KF_FLOAT_MAPS(P, T, FLOOR, CEIL, TRUNC, ROUND, FABS)                                       \
+  KF_MAP(P##_neg, T, T, -x)                                                                        \
+  KF_MAP(P##_abs, T, T, FABS(x))                                                                   \
+  KF_MAP(P##_sign, T, T, x > 0 ? (T)1 : x < 0 ? (T)-1 : (T)0)                                      \
+  KF_MAP(P##_floor, T, T, FLOOR(x))                                                                \
+  KF_MAP(P##_ceil, T, T, CEIL(x))                                                                  \
+  KF_MAP(P##_trunc, T, T, TRUNC(x))                                                                \
+  KF_MAP(P##_round, T, T, ROUND(x))                                                                \
+  KF_MAP(P##_copy, T, T, x)                                                                        \
+  KF_MAP(P##_zeros, T, T, ((void)x, (T)0))                                                         \
+  KF_MAP(P##_ones, T, T, ((void)x, (T)1))                                                          \
+  KF_MAP(P##_isnan, T, uint8_t, x != x)                                                            \
+  KF_MAP(P##_isinf, T, uint8_t, FABS(x) == (T)__builtin_inf())                                     \
   KF_MAP(P##_isfinite, T, uint8_t, FABS(x) < (T)__builtin_inf())
 
 KF_FLOAT_MAPS(f32, float, floorf, ceilf, truncf, kf_roundf, fabsf)
 KF_FLOAT_MAPS(f64, double, floor, ceil, trunc, kf_round, fabs)
 
 /* sqrt and 1/sqrt through kvm_sqrt_* (vsqrt); y may be x */
-#define KF_SQRT_MAPS(P, T)                                                                        \
-  KF_MAP(P##_recip, T, T, (T)1 / x)                                                               \
-  static void P##_sqrt(const void *x, void *y, int64_t n) { kvm_sqrt_##P(x, y, n); }              \
+#define KF_SQRT_MAPS(P, T)                                                                         \
+  KF_MAP(P##_recip, T, T, (T)1 / x)                                                                \
+  static void P##_sqrt(const void *x, void *y, int64_t n) { kvm_sqrt_##P(x, y, n); }               \
   static void P##_rsqrt(const void *x, void *y, int64_t n) { /* by L1-sized blocks */              \
-    for (int64_t i = 0; i < n; i += 1024) {                                                       \
-      int64_t m = n - i < 1024 ? n - i : 1024;                                                    \
-      kvm_sqrt_##P((const T *)x + i, (T *)y + i, m);                                              \
-      P##_recip((T *)y + i, (T *)y + i, m);                                                       \
-    }                                                                                             \
+    for (int64_t i = 0; i < n; i += 1024) {                                                        \
+      int64_t m = n - i < 1024 ? n - i : 1024;                                                     \
+      kvm_sqrt_##P((const T *)x + i, (T *)y + i, m);                                               \
+      P##_recip((T *)y + i, (T *)y + i, m);                                                        \
+    }                                                                                              \
   }
 KF_SQRT_MAPS(f32, float)
 KF_SQRT_MAPS(f64, double)
@@ -516,17 +516,17 @@ KF_MAP_VM(f32_sigmoid, kvm_sigmoid_f32)
 
 static inline double kf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-#define KF_LIBM_MAPS(P, T, S)                                                                     \
-  KF_MAP_LIBM(P##_sin, T, sin##S)                                                                 \
-  KF_MAP_LIBM(P##_cos, T, cos##S)                                                                 \
-  KF_MAP_LIBM(P##_tan, T, tan##S)                                                                 \
-  KF_MAP_LIBM(P##_asin, T, asin##S)                                                               \
-  KF_MAP_LIBM(P##_acos, T, acos##S)                                                               \
-  KF_MAP_LIBM(P##_atan, T, atan##S)                                                               \
-  KF_MAP_LIBM(P##_sinh, T, sinh##S)                                                               \
-  KF_MAP_LIBM(P##_cosh, T, cosh##S)                                                               \
-  KF_MAP_LIBM(P##_asinh, T, asinh##S)                                                             \
-  KF_MAP_LIBM(P##_acosh, T, acosh##S)                                                             \
+#define KF_LIBM_MAPS(P, T, S)                                                                      \
+  KF_MAP_LIBM(P##_sin, T, sin##S)                                                                  \
+  KF_MAP_LIBM(P##_cos, T, cos##S)                                                                  \
+  KF_MAP_LIBM(P##_tan, T, tan##S)                                                                  \
+  KF_MAP_LIBM(P##_asin, T, asin##S)                                                                \
+  KF_MAP_LIBM(P##_acos, T, acos##S)                                                                \
+  KF_MAP_LIBM(P##_atan, T, atan##S)                                                                \
+  KF_MAP_LIBM(P##_sinh, T, sinh##S)                                                                \
+  KF_MAP_LIBM(P##_cosh, T, cosh##S)                                                                \
+  KF_MAP_LIBM(P##_asinh, T, asinh##S)                                                              \
+  KF_MAP_LIBM(P##_acosh, T, acosh##S)                                                              \
   KF_MAP_LIBM(P##_atanh, T, atanh##S)
 
 KF_LIBM_MAPS(f32, float, f)
@@ -539,11 +539,11 @@ KF_MAP_LIBM(f64_tanh, double, tanh)
 KF_MAP_LIBM(f64_erf, double, erf)
 KF_MAP_LIBM(f64_sigmoid, double, kf_sigmoid)
 
-#define KF_INT_MAPS(P, T, U)                                                                      \
-  KF_MAP(P##_neg, T, T, (T)((U)0 - (U)x))                                                         \
-  KF_MAP(P##_abs, T, T, x < 0 ? (T)((U)0 - (U)x) : x)                                             \
-  KF_MAP(P##_copy, T, T, x)                                                                       \
-  KF_MAP(P##_zeros, T, T, ((void)x, (T)0))                                                             \
+#define KF_INT_MAPS(P, T, U)                                                                       \
+  KF_MAP(P##_neg, T, T, (T)((U)0 - (U)x))                                                          \
+  KF_MAP(P##_abs, T, T, x < 0 ? (T)((U)0 - (U)x) : x)                                              \
+  KF_MAP(P##_copy, T, T, x)                                                                        \
+  KF_MAP(P##_zeros, T, T, ((void)x, (T)0))                                                         \
   KF_MAP(P##_ones, T, T, ((void)x, (T)1))
 
 KF_INT_MAPS(i32, int32_t, uint32_t)
@@ -556,46 +556,46 @@ typedef struct KfUnOp {
 } KfUnOp;
 
 /* Ops whose float map is the same table for float32 and float64. */
-#define KF_FLOAT_UNARY(P)                                                                         \
-  case OP_NEGATIVE: return (KfUnOp){P##_neg, false, KF_GRAIN_CHEAP};                              \
-  case OP_ABS: return (KfUnOp){P##_abs, false, KF_GRAIN_CHEAP};                                   \
-  case OP_SIGN: return (KfUnOp){P##_sign, false, KF_GRAIN_CHEAP};                                 \
-  case OP_SQRT: return (KfUnOp){P##_sqrt, false, KF_GRAIN_CHEAP};                                 \
-  case OP_RSQRT: return (KfUnOp){P##_rsqrt, false, KF_GRAIN_CHEAP};                               \
-  case OP_FLOOR: return (KfUnOp){P##_floor, false, KF_GRAIN_CHEAP};                               \
-  case OP_CEIL: return (KfUnOp){P##_ceil, false, KF_GRAIN_CHEAP};                                 \
-  case OP_TRUNC: return (KfUnOp){P##_trunc, false, KF_GRAIN_CHEAP};                               \
-  case OP_ROUND: return (KfUnOp){P##_round, false, KF_GRAIN_CHEAP};                               \
-  case OP_COPY: return (KfUnOp){P##_copy, false, KF_GRAIN_CHEAP};                                 \
-  case OP_ZEROS_LIKE: return (KfUnOp){P##_zeros, false, KF_GRAIN_CHEAP};                          \
-  case OP_ONES_LIKE: return (KfUnOp){P##_ones, false, KF_GRAIN_CHEAP};                            \
-  case OP_ISNAN: return (KfUnOp){P##_isnan, true, KF_GRAIN_CHEAP};                                \
-  case OP_ISINF: return (KfUnOp){P##_isinf, true, KF_GRAIN_CHEAP};                                \
-  case OP_ISFINITE: return (KfUnOp){P##_isfinite, true, KF_GRAIN_CHEAP};                          \
-  case OP_SIN: return (KfUnOp){P##_sin, false, KF_GRAIN_LIBM};                                    \
-  case OP_COS: return (KfUnOp){P##_cos, false, KF_GRAIN_LIBM};                                    \
-  case OP_TAN: return (KfUnOp){P##_tan, false, KF_GRAIN_LIBM};                                    \
-  case OP_ASIN: return (KfUnOp){P##_asin, false, KF_GRAIN_LIBM};                                  \
-  case OP_ACOS: return (KfUnOp){P##_acos, false, KF_GRAIN_LIBM};                                  \
-  case OP_ATAN: return (KfUnOp){P##_atan, false, KF_GRAIN_LIBM};                                  \
-  case OP_SINH: return (KfUnOp){P##_sinh, false, KF_GRAIN_LIBM};                                  \
-  case OP_COSH: return (KfUnOp){P##_cosh, false, KF_GRAIN_LIBM};                                  \
-  case OP_ASINH: return (KfUnOp){P##_asinh, false, KF_GRAIN_LIBM};                                \
-  case OP_ACOSH: return (KfUnOp){P##_acosh, false, KF_GRAIN_LIBM};                                \
+#define KF_FLOAT_UNARY(P)                                                                          \
+  case OP_NEGATIVE: return (KfUnOp){P##_neg, false, KF_GRAIN_CHEAP};                               \
+  case OP_ABS: return (KfUnOp){P##_abs, false, KF_GRAIN_CHEAP};                                    \
+  case OP_SIGN: return (KfUnOp){P##_sign, false, KF_GRAIN_CHEAP};                                  \
+  case OP_SQRT: return (KfUnOp){P##_sqrt, false, KF_GRAIN_CHEAP};                                  \
+  case OP_RSQRT: return (KfUnOp){P##_rsqrt, false, KF_GRAIN_CHEAP};                                \
+  case OP_FLOOR: return (KfUnOp){P##_floor, false, KF_GRAIN_CHEAP};                                \
+  case OP_CEIL: return (KfUnOp){P##_ceil, false, KF_GRAIN_CHEAP};                                  \
+  case OP_TRUNC: return (KfUnOp){P##_trunc, false, KF_GRAIN_CHEAP};                                \
+  case OP_ROUND: return (KfUnOp){P##_round, false, KF_GRAIN_CHEAP};                                \
+  case OP_COPY: return (KfUnOp){P##_copy, false, KF_GRAIN_CHEAP};                                  \
+  case OP_ZEROS_LIKE: return (KfUnOp){P##_zeros, false, KF_GRAIN_CHEAP};                           \
+  case OP_ONES_LIKE: return (KfUnOp){P##_ones, false, KF_GRAIN_CHEAP};                             \
+  case OP_ISNAN: return (KfUnOp){P##_isnan, true, KF_GRAIN_CHEAP};                                 \
+  case OP_ISINF: return (KfUnOp){P##_isinf, true, KF_GRAIN_CHEAP};                                 \
+  case OP_ISFINITE: return (KfUnOp){P##_isfinite, true, KF_GRAIN_CHEAP};                           \
+  case OP_SIN: return (KfUnOp){P##_sin, false, KF_GRAIN_LIBM};                                     \
+  case OP_COS: return (KfUnOp){P##_cos, false, KF_GRAIN_LIBM};                                     \
+  case OP_TAN: return (KfUnOp){P##_tan, false, KF_GRAIN_LIBM};                                     \
+  case OP_ASIN: return (KfUnOp){P##_asin, false, KF_GRAIN_LIBM};                                   \
+  case OP_ACOS: return (KfUnOp){P##_acos, false, KF_GRAIN_LIBM};                                   \
+  case OP_ATAN: return (KfUnOp){P##_atan, false, KF_GRAIN_LIBM};                                   \
+  case OP_SINH: return (KfUnOp){P##_sinh, false, KF_GRAIN_LIBM};                                   \
+  case OP_COSH: return (KfUnOp){P##_cosh, false, KF_GRAIN_LIBM};                                   \
+  case OP_ASINH: return (KfUnOp){P##_asinh, false, KF_GRAIN_LIBM};                                 \
+  case OP_ACOSH: return (KfUnOp){P##_acosh, false, KF_GRAIN_LIBM};                                 \
   case OP_ATANH: return (KfUnOp){P##_atanh, false, KF_GRAIN_LIBM};
-#define KF_TRANSC_UNARY(P, G)                                                                     \
-  case OP_EXP: case OP_FAST_EXP: return (KfUnOp){P##_exp, false, G};                              \
-  case OP_LOG: return (KfUnOp){P##_log, false, G};                                                \
-  case OP_LOG2: return (KfUnOp){P##_log2, false, G};                                              \
-  case OP_LOG10: return (KfUnOp){P##_log10, false, G};                                            \
-  case OP_TANH: case OP_FAST_TANH: return (KfUnOp){P##_tanh, false, G};                           \
-  case OP_ERF: case OP_FAST_ERF: return (KfUnOp){P##_erf, false, G};                              \
+#define KF_TRANSC_UNARY(P, G)                                                                      \
+  case OP_EXP: case OP_FAST_EXP: return (KfUnOp){P##_exp, false, G};                               \
+  case OP_LOG: return (KfUnOp){P##_log, false, G};                                                 \
+  case OP_LOG2: return (KfUnOp){P##_log2, false, G};                                               \
+  case OP_LOG10: return (KfUnOp){P##_log10, false, G};                                             \
+  case OP_TANH: case OP_FAST_TANH: return (KfUnOp){P##_tanh, false, G};                            \
+  case OP_ERF: case OP_FAST_ERF: return (KfUnOp){P##_erf, false, G};                               \
   case OP_SIGMOID: return (KfUnOp){P##_sigmoid, false, G};
-#define KF_INT_UNARY(P)                                                                           \
-  case OP_NEGATIVE: return (KfUnOp){P##_neg, false, KF_GRAIN_CHEAP};                              \
-  case OP_ABS: return (KfUnOp){P##_abs, false, KF_GRAIN_CHEAP};                                   \
-  case OP_COPY: return (KfUnOp){P##_copy, false, KF_GRAIN_CHEAP};                                 \
-  case OP_ZEROS_LIKE: return (KfUnOp){P##_zeros, false, KF_GRAIN_CHEAP};                          \
+#define KF_INT_UNARY(P)                                                                            \
+  case OP_NEGATIVE: return (KfUnOp){P##_neg, false, KF_GRAIN_CHEAP};                               \
+  case OP_ABS: return (KfUnOp){P##_abs, false, KF_GRAIN_CHEAP};                                    \
+  case OP_COPY: return (KfUnOp){P##_copy, false, KF_GRAIN_CHEAP};                                  \
+  case OP_ZEROS_LIKE: return (KfUnOp){P##_zeros, false, KF_GRAIN_CHEAP};                           \
   case OP_ONES_LIKE: return (KfUnOp){P##_ones, false, KF_GRAIN_CHEAP};
 
 static KfUnOp kf_unary_for(KfKind k, int32_t op) {

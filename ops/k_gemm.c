@@ -116,6 +116,16 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
     KG_NAIVE(float)
     return;
   }
+  if (M == 1) { /* a row vector times B: GEMV reads B once, no packing */
+    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+                tb ? (int)K : (int)N, 1.0f, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1) { /* A times a column vector */
+    cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+                ta ? (int)M : (int)K, 1.0f, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
               (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
@@ -131,6 +141,16 @@ void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const d
   }
   if (!kg_fits(M, N, K, lda, ldb, ldc)) {
     KG_NAIVE(double)
+    return;
+  }
+  if (M == 1) {
+    cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+                tb ? (int)K : (int)N, 1.0, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1) {
+    cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+                ta ? (int)M : (int)K, 1.0, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
     return;
   }
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,

@@ -228,5 +228,8 @@ void kvm_log10_f32(const float *x, float *y, int64_t n);
  * only under a global -fno-math-errno). */
 void kvm_sqrt_f32(const float *x, float *y, int64_t n);
 void kvm_sqrt_f64(const double *x, double *y, int64_t n);
+/* Test hook: 1 = SSE2, 2 = AVX, 3 = AVX-512 square roots (when the CPU has
+ * them), 0 = the best the CPU has (the default). */
+void kvm_sqrt_force_isa(int level);
 
 #endif

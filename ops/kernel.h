@@ -31,9 +31,9 @@
  *
  * THREADS: kernels split work with kernel_parallel_for (ggml-style ith/nth
  * chunks); the body must only read inputs and write its own slice of the
- * outputs, and must not retain/release tensors. The current implementation
- * runs the chunks on the calling thread; a thread pool can replace it
- * without touching kernels.
+ * outputs, and must not retain/release tensors. Chunks run on the
+ * persistent pool of runtime/threadpool.h (cores − 1 workers plus the
+ * caller; RELAYC_NUM_THREADS overrides the count); a nested call runs inline.
  *
  * SCALARS: the interpreter evaluates operators on immediate scalars itself
  * (kscalar_binary / kscalar_unary below), without building a KernelCtx; the

@@ -68,6 +68,10 @@ static const Case cases[] = {
     {"sigmoid (1,50,3072)", OP_SIGMOID, 3, -1, {1, 50, 3072}, {0}, 0},
     {"log (1,50,3072)", OP_LOG, 3, -1, {1, 50, 3072}, {0}, 0},
     {"negative (1,50,3072)", OP_NEGATIVE, 3, -1, {1, 50, 3072}, {0}, 0},
+    /* the bench/nets GPT-2 block's MLP activations (sequence 32, batch 50) */
+    {"power x^3 (50,32,3072)", OP_POWER, 3, 0, {50, 32, 3072}, {0}, 3.0f},
+    {"tanh (50,32,3072)", OP_TANH, 3, -1, {50, 32, 3072}, {0}, 0},
+    {"add same (50,32,3072)", OP_ADD, 3, 3, {50, 32, 3072}, {50, 32, 3072}, 0},
 };
 
 static Tensor *make_input(int32_t rank, const int64_t *shape, float scalar, uint32_t seed) {

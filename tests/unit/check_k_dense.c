@@ -162,22 +162,25 @@ START_TEST(dense_empty_and_nan) {
 END_TEST
 
 START_TEST(matmul_transposes) {
-  for (int ta = 0; ta < 2; ta++)
-    for (int tb = 0; tb < 2; tb++) {
-      int64_t Mv = 5, K = 7, N = 6;
-      int64_t as[3] = {3, ta ? K : Mv, ta ? Mv : K}, bs[2] = {tb ? N : K, tb ? K : N};
-      Tensor *a = rnd(F32, 3, as, 30 + (uint32_t)(2 * ta + tb)), *b = rnd(F32, 2, bs, 40);
-      int64_t os[3] = {3, Mv, N};
-      /* b is shared by the 3 leading slices: a batch with B2 = 1 */
-      Tensor *want = ref_mm(a, b, 3, 1, Mv, N, K, ta, tb, F32, 3, os);
-      char attrs[96];
-      snprintf(attrs, sizeof attrs, "transpose_a=%s; transpose_b=%s", ta ? "True" : "False",
-               tb ? "True" : "False");
-      check_op(OP_NN_MATMUL, attrs, a, b, want, 1e-5);
-      tensor_release(a);
-      tensor_release(b);
-      tensor_release(want);
-    }
+  /* general shapes, and row-vector / column-vector products (GEMV paths) */
+  const int64_t mn[3][2] = {{5, 6}, {1, 6}, {5, 1}};
+  for (int shape = 0; shape < 3; shape++)
+    for (int ta = 0; ta < 2; ta++)
+      for (int tb = 0; tb < 2; tb++) {
+        int64_t Mv = mn[shape][0], K = 7, N = mn[shape][1];
+        int64_t as[3] = {3, ta ? K : Mv, ta ? Mv : K}, bs[2] = {tb ? N : K, tb ? K : N};
+        Tensor *a = rnd(F32, 3, as, 30 + (uint32_t)(2 * ta + tb)), *b = rnd(F32, 2, bs, 40);
+        int64_t os[3] = {3, Mv, N};
+        /* b is shared by the 3 leading slices: a batch with B2 = 1 */
+        Tensor *want = ref_mm(a, b, 3, 1, Mv, N, K, ta, tb, F32, 3, os);
+        char attrs[96];
+        snprintf(attrs, sizeof attrs, "transpose_a=%s; transpose_b=%s", ta ? "True" : "False",
+                 tb ? "True" : "False");
+        check_op(OP_NN_MATMUL, attrs, a, b, want, 1e-5);
+        tensor_release(a);
+        tensor_release(b);
+        tensor_release(want);
+      }
 }
 END_TEST
 
@@ -209,6 +212,8 @@ START_TEST(batch_matmul_cases) {
   bmm_case(3, 1, 4, 5, 6, true, true, I8, I32, 66);
   bmm_case(2, 2, 3, 3, 3, false, false, F16, F16, 67);
   bmm_case(2, 2, 3, 4, 0, false, false, F32, F32, 68); /* K = 0: zeros */
+  bmm_case(3, 3, 1, 4, 5, true, true, F32, F32, 69);   /* M = 1 */
+  bmm_case(3, 1, 4, 1, 5, true, false, F64, F64, 90);  /* N = 1 */
 }
 END_TEST
 

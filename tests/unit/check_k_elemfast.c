@@ -463,6 +463,34 @@ START_TEST(power_scalar_exponents) {
 }
 END_TEST
 
+START_TEST(sqrt_every_isa) {
+  /* every vsqrt level gives sqrtf / sqrt exactly, tails included */
+  enum { N = 1031 };
+  float x[N], y[N];
+  double xd[N], yd[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = i < 18 ? special_f[i] : (float)(rng_unit() * 1e6 - 10);
+    xd[i] = i < 18 ? special_f[i] : rng_unit() * 1e12 - 10;
+  }
+  for (int level = 0; level <= 3; level++) {
+    kvm_sqrt_force_isa(level);
+    for (int n = 1; n <= N; n += 97) {
+      kvm_sqrt_f32(x, y, n);
+      kvm_sqrt_f64(xd, yd, n);
+      for (int i = 0; i < n; i++) {
+        float w = sqrtf(x[i]);
+        double wd = sqrt(xd[i]);
+        if (memcmp(&w, &y[i], 4) != 0 && !(isnan(w) && isnan(y[i])))
+          ck_abort_msg("level %d: sqrtf(%a) = %a, want %a", level, (double)x[i], (double)y[i], (double)w);
+        if (memcmp(&wd, &yd[i], 8) != 0 && !(isnan(wd) && isnan(yd[i])))
+          ck_abort_msg("level %d: sqrt(%a) = %a, want %a", level, xd[i], yd[i], wd);
+      }
+    }
+  }
+  kvm_sqrt_force_isa(0);
+}
+END_TEST
+
 START_TEST(switch_and_env) {
   ck_assert(kfast_enabled());
   kfast_set_enabled(false);
@@ -493,6 +521,7 @@ static Suite *elemfast_suite(void) {
       {"unary_random", unary_random_shapes},   {"unary_threaded", unary_threaded_in_place},
       {"vmath_sweep", vmath_bit_sweep},        {"vmath_edges", vmath_edges},
       {"power", power_scalar_exponents},       {"switch", switch_and_env},
+      {"sqrt_isa", sqrt_every_isa},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     TCase *t = tcase_create(cases[i].name);

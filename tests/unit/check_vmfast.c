@@ -1,0 +1,304 @@
+/* tests/unit/check_vmfast.c — the interpreter's fast paths (eval/code.h):
+ * typed int32/float32 arithmetic and comparisons (register and immediate
+ * operands, int32 wrap-around, float32 rounding, ordered NaN comparisons),
+ * comparisons fused with their branch, their fallback to the operator call
+ * when an operand is not an immediate, self tail calls (TSELF) and the clear
+ * lists that release a frame's registers (no leaks, memo registers reset). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/lower.h"
+#include "eval/vm.h"
+#include "ir/mem.h"
+#include "ops/op_ids.h"
+#include "parser/parser.h"
+#include "runtime/tensor.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+
+#define HDR "#[version = \"0.0.5\"]\n"
+
+/* Parses, checks, lowers and runs @main; returns the printed value (malloc'ed)
+ * and, when `dump` is non-NULL, the bytecode listing. Aborts on failure. */
+static char *run(const char *text, char **dump) {
+  Source *src = source_new("t.relay", mem_strdup(text), strlen(text));
+  char *errs = NULL;
+  size_t errlen = 0;
+  FILE *errf = open_memstream(&errs, &errlen);
+  Diag d;
+  diag_init(&d, errf, src);
+  Module *m = parse_module(src, &d);
+  if (d.nerrors == 0) resolve_module(m, &d);
+  if (d.nerrors == 0) infer_module(m, &d);
+  fflush(errf);
+  if (d.nerrors) ck_abort_msg("front end failed:\n%s", errs);
+  Program *p = lower_module(m, &d);
+  ck_assert_ptr_nonnull(p);
+  if (dump) {
+    size_t len = 0;
+    FILE *f = open_memstream(dump, &len);
+    program_dump(f, p);
+    fclose(f);
+  }
+  Value result = value_none();
+  int rc = vm_run(p, p->codes[program_global(p, "main")], NULL, 0, &result, &d, NULL);
+  fflush(errf);
+  if (rc != VM_OK) ck_abort_msg("run failed:\n%s", errs);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  value_print(f, &result);
+  fclose(f);
+  value_release(result);
+  program_free(p);
+  module_free(m);
+  source_free(src);
+  fclose(errf);
+  free(errs);
+  ck_assert_int_eq(value_live_objects(), 0); /* clear lists released everything */
+  value_heap_shutdown();
+  return out;
+}
+
+static void expect(const char *text, const char *want) {
+  char *got = run(text, NULL);
+  ck_assert_str_eq(got, want);
+  free(got);
+}
+
+/* Runs text and checks that its listing contains `needle`. */
+static void expect_code(const char *text, const char *want, const char *needle) {
+  char *dump = NULL;
+  char *got = run(text, &dump);
+  ck_assert_str_eq(got, want);
+  if (!strstr(dump, needle)) ck_abort_msg("listing lacks '%s':\n%s", needle, dump);
+  free(dump);
+  free(got);
+}
+
+START_TEST(int32_wraps) {
+  /* register-register, register-immediate and immediate-on-the-left forms */
+  expect_code(HDR "def @f(%x: int32, %y: int32) -> int32 { %x + %y }\n"
+                  "def @main() -> int32 { @f(2147483647, 1) }",
+              "-2147483648", "ADDII");
+  expect_code(HDR "def @f(%x: int32) -> int32 { %x + 1 }\ndef @main() -> int32 { @f(2147483647) }",
+              "-2147483648", "ADDIK     1 0 0 #1");
+  expect_code(HDR "def @f(%x: int32) -> int32 { %x - 1 }\ndef @main() -> int32 { @f(-2147483648) }",
+              "2147483647", "SUBIK");
+  expect_code(HDR "def @f(%x: int32) -> int32 { 65536 * %x }\ndef @main() -> int32 { @f(65536) }", "0",
+              "MULIK     1 0 0 #65536");
+  expect_code(HDR "def @f(%x: int32, %y: int32) -> int32 { %x * %y }\n"
+                  "def @main() -> int32 { @f(-2147483648, -1) }",
+              "-2147483648", "MULII");
+  /* an immediate on the left of a subtraction stays generic */
+  expect_code(HDR "def @f(%x: int32) -> int32 { 10 - %x }\ndef @main() -> int32 { @f(-2147483647) }",
+              "-2147483639", "SUB       1 0 K0 0!");
+}
+END_TEST
+
+START_TEST(int32_compares) {
+  expect_code(HDR "def @f(%x: int32, %y: int32) -> (bool, bool, bool, bool, bool, bool) {\n"
+                  "  (%x < %y, %x <= %y, %x > %y, %x >= %y, %x == %y, %x != %y)\n"
+                  "}\n"
+                  "def @main() -> ((bool, bool, bool, bool, bool, bool), (bool, bool, bool, bool, bool, bool)) {\n"
+                  "  (@f(-1, 1), @f(3, 3))\n"
+                  "}",
+              "((True, True, False, False, False, True), (False, True, False, True, True, False))", "LTII");
+  /* a constant on the left flips the comparison: 5 < x is x > 5 */
+  expect_code(HDR "def @f(%x: int32) -> (bool, bool) { (5 < %x, 5 >= %x) }\n"
+                  "def @main() -> ((bool, bool), (bool, bool)) { (@f(6), @f(5)) }",
+              "((True, False), (False, True))", "GTIK");
+}
+END_TEST
+
+START_TEST(fused_branches) {
+  const char *prog = HDR "def @f(%x: int32) -> int32 {\n"
+                         "  if (%x < 0) { 1 } else { if (%x == 0) { 2 } else { if (0 >= %x) { 9 } else { 3 } } }\n"
+                         "}\n"
+                         "def @main() -> (int32, int32, int32) { (@f(-5), @f(0), @f(7)) }";
+  expect_code(prog, "(1, 2, 3)", "JLTIK");
+  expect_code(prog, "(1, 2, 3)", "JEQIK");
+  expect_code(prog, "(1, 2, 3)", "JLEIK"); /* 0 >= x  is  x <= 0 */
+  /* a comparison whose result is also used later is not fused */
+  expect_code(HDR "def @f(%x: int32) -> (int32, bool) {\n"
+                  "  let %c = %x < 2;\n"
+                  "  (if (%c) { 1 } else { 0 }, %c)\n"
+                  "}\n"
+                  "def @main() -> (int32, bool) { @f(1) }",
+              "(1, True)", "0 LTIK      1 0 0 #2");
+}
+END_TEST
+
+START_TEST(float32_paths) {
+  /* float32 rounding of the result: 2^24 + 1 is not representable */
+  expect_code(HDR "def @f(%x: float32) -> float32 { %x + 1f }\ndef @main() -> float32 { @f(16777216f) }",
+              "16777216f", "ADDFK");
+  expect(HDR "def @f(%x: float32, %y: float32) -> float32 { %x * %y - %x }\n"
+             "def @main() -> float32 { @f(1.1f, 3.3f) }",
+         "2.5300002f"); /* float32: (1.1f * 3.3f rounded) - 1.1f, rounded */
+  expect(HDR "def @f(%x: float32) -> float32 { 4f * %x }\ndef @main() -> float32 { @f(1e38f) }", "inff");
+  /* the sum rounds to float32 once: 0.1f + 0.2f prints as float32 */
+  expect(HDR "def @f(%x: float32, %y: float32) -> float32 { %x + %y }\ndef @main() -> float32 { @f(0.1f, 0.2f) }",
+         "0.3f");
+}
+END_TEST
+
+START_TEST(nan_compares_are_ordered) {
+  /* NaN: every comparison is False, including not_equal (spec/ops.md) */
+  const char *prog =
+      HDR "def @f(%x: float32, %y: float32) -> (bool, bool, bool, bool, bool, bool) {\n"
+          "  (%x < %y, %x <= %y, %x > %y, %x >= %y, %x == %y, %x != %y)\n"
+          "}\n"
+          "def @g(%x: float32) -> (bool, bool, bool, bool) { (%x < 1f, %x >= 1f, %x == 1f, %x != 1f) }\n"
+          "def @b(%x: float32) -> (int32, int32, int32) {\n"
+          "  (if (%x != %x) { 1 } else { 0 }, if (%x < 1f) { 1 } else { 0 }, if (%x == %x) { 1 } else { 0 })\n"
+          "}\n"
+          "def @main() -> ((bool, bool, bool, bool, bool, bool), (bool, bool, bool, bool), (int32, int32, int32), "
+          "(int32, int32, int32)) {\n"
+          "  let %nan = 0f / 0f;\n"
+          "  (@f(%nan, %nan), @g(%nan), @b(%nan), @b(0.5f))\n"
+          "}";
+  expect_code(prog,
+              "((False, False, False, False, False, False), (False, False, False, False), (0, 0, 0), (0, 1, 1))",
+              "JNEFF");
+  expect_code(prog,
+              "((False, False, False, False, False, False), (False, False, False, False), (0, 0, 0), (0, 1, 1))",
+              "NEFK");
+}
+END_TEST
+
+START_TEST(other_dtypes_stay_generic) {
+  expect(HDR "def @f(%x: int64, %y: uint8) -> (int64, uint8, bool) {\n"
+             "  (%x + 1i64, %y * cast(2, dtype=\"uint8\"), %x < 0i64)\n"
+             "}\n"
+             "def @main() -> (int64, uint8, bool) { @f(9223372036854775807i64, cast(200, dtype=\"uint8\")) }",
+         "(-9223372036854775808i64, 144u8, False)");
+  expect(HDR "def @f(%x: float64) -> float64 { %x * 0.5f64 }\ndef @main() -> float64 { @f(3f64) }", "1.5f64");
+}
+END_TEST
+
+START_TEST(cast_fast_path) {
+  expect(HDR "def @f(%x: int32, %y: float32) -> (float32, int32, int8, bool, uint8) {\n"
+             "  (cast(%x, dtype=\"float32\"), cast(%y, dtype=\"int32\"), cast(%y, dtype=\"int8\"),\n"
+             "   cast(%y, dtype=\"bool\"), cast(%x, dtype=\"uint8\"))\n"
+             "}\n"
+             "def @main() -> (float32, int32, int8, bool, uint8) { @f(258, -1000.75f) }",
+         "(258f, -1000, -128i8, True, 2u8)");
+}
+END_TEST
+
+/* A program built by hand: R0 holds a rank-0 int32 TENSOR (not an immediate),
+ * so the typed instructions must fall back to the operator call. */
+START_TEST(typed_fallback_on_heap_scalar) {
+  for (int fused = 0; fused < 2; fused++) {
+    uint32_t V = (uint32_t)sizeof(Value);
+    /* @f(%x) = if (%x < 10) { %x + 5 } else { 0 }, as  JLTIK/LTIK; JMPF; ADDIK; RET; LOADK; RET */
+    uint32_t ins[] = {fused ? I_JLTIK : I_LTIK, 1 * V, 0, 0 * V, 10, I_JMPF, 1 | ARG_MOVE, 16,
+                      I_ADDIK, 2 * V, 1, 0 * V, 5, I_RET, 2 | ARG_MOVE, 0,
+                      I_LOADK, 2, 0, I_RET, 2 | ARG_MOVE, 0};
+    uint32_t clears[] = {1, 0};
+    Value consts[] = {value_i32(0)};
+    OpCall ops[] = {{OP_LESS, NULL, NULL, false, DT_I32}, {OP_ADD, NULL, NULL, false, DT_I32}};
+    Code c = {.name = "@f", .nparams = 1, .self_reg = -1, .nregs = 3, .ins = ins,
+              .nins = (uint32_t)(sizeof ins / sizeof ins[0]), .consts = consts, .nconsts = 1,
+              .ops = ops, .nops = 2, .clears = clears, .nclears = 2};
+    Code *codes[] = {&c};
+    Program p = {.codes = codes, .ncodes = 1, .nglobals = 1};
+    Diag d;
+    diag_init(&d, NULL, NULL);
+    for (int32_t x = 8; x <= 12; x += 4) {
+      Tensor *t = tensor_new_scalar_i32(x);
+      Value arg = {VK_TENSOR, 0, {.t = t}};
+      Value r = value_none();
+      ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_OK);
+      ck_assert_uint_eq(r.tag, TAG_I32);
+      ck_assert_int_eq(r.i, x < 10 ? x + 5 : 0);
+    }
+  }
+}
+END_TEST
+
+START_TEST(self_tail_calls) {
+  /* plain argument moves become TSELF; a swap of parameters does not */
+  expect_code(HDR "def @loop(%i: int32, %acc: int32) -> int32 {\n"
+                  "  if (%i == 0) { %acc } else { @loop(%i - 1, %acc + %i) }\n"
+                  "}\n"
+                  "def @main() -> int32 { @loop(100000, 0) }",
+              "705082704", "TSELF");
+  expect_code(HDR "def @swap(%n: int32, %a: int32, %b: int32) -> (int32, int32) {\n"
+                  "  if (%n == 0) { (%a, %b) } else { @swap(%n - 1, %b, %a) }\n"
+                  "}\n"
+                  "def @main() -> ((int32, int32), (int32, int32)) { (@swap(3, 1, 2), @swap(4, 1, 2)) }",
+              "((2, 1), (1, 2))", "TCALLG");
+  /* heap arguments and an argument left in place */
+  expect(HDR "type List[A] { Cons(A, List[A]), Nil }\n"
+             "def @len(%k: int32, %xs: List[int32], %acc: int32) -> int32 {\n"
+             "  match (%xs) { Cons(_, %rest) => @len(%k, %rest, %acc + %k), Nil => %acc }\n"
+             "}\n"
+             "def @build(%n: int32, %acc: List[int32]) -> List[int32] {\n"
+             "  if (%n == 0) { %acc } else { @build(%n - 1, Cons(%n, %acc)) }\n"
+             "}\n"
+             "def @main() -> int32 { @len(2, @build(1000, Nil), 0) }",
+         "2000");
+}
+END_TEST
+
+START_TEST(memo_registers_reset_per_iteration) {
+  /* a shared node (memo register) inside a self-tail-recursive loop is
+   * recomputed on every iteration */
+  expect(HDR "def @loop(%i: int32, %acc: int32) -> int32 {\n"
+             "  %0 = add(%i, 1);\n"
+             "  if (%i == 0) { %acc } else { @loop(%i - 1, add(%acc, multiply(%0, %0))) }\n"
+             "}\n"
+             "def @main() -> int32 { @loop(3, 0) }",
+         "29"); /* 4*4 + 3*3 + 2*2 */
+}
+END_TEST
+
+START_TEST(clear_lists_release_dead_values) {
+  /* %dead's register (a tuple, never read) is reused by the fused comparison;
+   * the return must still release it (run() asserts no live objects) */
+  expect(HDR "def @f(%x: int32) -> int32 {\n"
+             "  let %a = { let %dead = (1, (2, 3)); 5 };\n"
+             "  if (%x < %a) { 1 } else { 2 }\n"
+             "}\n"
+             "def @g(%n: int32, %acc: int32) -> int32 { if (%n == 0) { %acc } else { @g(%n - 1, %acc + @f(%n)) } }\n"
+             "def @main() -> int32 { @g(10, 0) }",
+         "16");
+  /* values alive on one branch only, closures and tuples through tail calls */
+  expect(HDR "def @h(%n: int32, %t: (int32, int32), %f: fn (int32) -> int32) -> int32 {\n"
+             "  if (%n == 0) { %f(%t.0) } else { @h(%n - 1, (%t.1, %t.0 + 1), fn (%y: int32) -> int32 { %f(%y) + %n }) }\n"
+             "}\n"
+             "def @main() -> int32 { @h(5, (0, 10), fn (%y: int32) -> int32 { %y }) }",
+         "27");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("vmfast");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, int32_wraps);
+  tcase_add_test(tc, int32_compares);
+  tcase_add_test(tc, fused_branches);
+  tcase_add_test(tc, float32_paths);
+  tcase_add_test(tc, nan_compares_are_ordered);
+  tcase_add_test(tc, other_dtypes_stay_generic);
+  tcase_add_test(tc, cast_fast_path);
+  tcase_add_test(tc, typed_fallback_on_heap_scalar);
+  tcase_add_test(tc, self_tail_calls);
+  tcase_add_test(tc, memo_registers_reset_per_iteration);
+  tcase_add_test(tc, clear_lists_release_dead_values);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  stack_guard_init(8u << 20);
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
