@@ -119,6 +119,12 @@ typedef struct F {
   PtrMap vars;   /* Var* → register */
   PtrMap uses;   /* Expr* → parent count (body DAG, outside nested fns) */
   PtrMap memo;   /* Expr* → memo register */
+  /* Shared nodes known to be computed at the current emission point: node →
+   * the control region it was computed in; valid while that region is open.
+   * Regions open for each if branch, match clause and JSET-guarded body. */
+  PtrMap avail;
+  VEC(uint8_t) region_open; /* by region id; region 0 (the function body) is always open */
+  uint32_t region;          /* the innermost open region */
   uint32_t top, maxreg;
   PtrMap imm_out;         /* (pc + 1) → 1: the instruction writes an immediate (by type) */
   VEC(uint32_t) clears;   /* Code.clears */
@@ -641,6 +647,20 @@ static void emit_fn(F *f, Expr *e, uint32_t dst, Var *self, const char *name) {
   for (uint32_t i = 0; i < n; i++) w(f, var_reg(f, caps[i], e->span));
 }
 
+/* Control regions: code emitted inside one runs only on some paths. */
+static uint32_t region_enter(F *f) {
+  if (f->region_open.len == 0) vec_push(f->region_open, 1); /* region 0 */
+  uint32_t outer = f->region;
+  f->region = (uint32_t)f->region_open.len;
+  vec_push(f->region_open, 1);
+  return outer;
+}
+
+static void region_leave(F *f, uint32_t outer) {
+  f->region_open.data[f->region] = 0;
+  f->region = outer;
+}
+
 /* Pattern test + bindings of `p` against register r; failing tests jump to
  * holes collected in `fails`. */
 typedef VEC(uint32_t) Holes;
@@ -691,6 +711,7 @@ static void emit_match(F *f, Expr *e, uint32_t dst, bool tail) {
     Clause *cl = &e->match.clauses[i];
     uint32_t inner = f->top;
     Holes fails = {0};
+    uint32_t outer = region_enter(f);
     emit_pattern(f, cl->pattern, s, &fails);
     if (tail) {
       emit_tail(f, cl->body);
@@ -699,6 +720,7 @@ static void emit_match(F *f, Expr *e, uint32_t dst, bool tail) {
       op(f, I_JMP, cl->span);
       vec_push(ends, hole(f));
     }
+    region_leave(f, outer);
     for (size_t k = 0; k < fails.len; k++) patch(f, fails.data[k]);
     vec_free(fails);
     f->top = inner;
@@ -716,17 +738,24 @@ static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
   op(f, I_JMPF, e->span);
   w(f, c);
   uint32_t to_else = hole(f);
+  uint32_t outer = region_enter(f);
   if (tail) {
     emit_tail(f, e->if_.then_);
+    region_leave(f, outer);
     patch(f, to_else);
+    outer = region_enter(f);
     emit_tail(f, e->if_.else_);
+    region_leave(f, outer);
     return;
   }
   emit_expr(f, e->if_.then_, dst);
   op(f, I_JMP, e->span);
   uint32_t to_end = hole(f);
+  region_leave(f, outer);
   patch(f, to_else);
+  outer = region_enter(f);
   emit_expr(f, e->if_.else_, dst);
+  region_leave(f, outer);
   patch(f, to_end);
 }
 
@@ -837,16 +866,23 @@ static void emit_compute(F *f, Expr *e, uint32_t dst) {
   f->top = save;
 }
 
-/* Shared node: makes sure its memo register holds the value; returns it. */
+/* Shared node: makes sure its memo register holds the value; returns it.
+ * Once its guarded computation has been emitted on the current path, later
+ * uses read the register directly: re-emitting the guarded code at every use
+ * would make code size exponential in chains of shared nodes. */
 static bool memo_reg(F *f, Expr *e, uint32_t *r) {
-  int64_t m;
+  int64_t m, reg;
   if (!pm_get(&f->memo, e, &m)) return false;
   *r = (uint32_t)m;
+  if (pm_get(&f->avail, e, &reg) && (reg == 0 || f->region_open.data[reg])) return true;
   op(f, I_JSET, e->span);
   w(f, *r);
   uint32_t done = hole(f);
+  uint32_t outer = region_enter(f); /* what the guarded body computes may be skipped */
   emit_compute(f, e, *r);
+  region_leave(f, outer);
   patch(f, done);
+  pm_put(&f->avail, e, f->region);
   return true;
 }
 
@@ -1255,6 +1291,8 @@ static void f_finish(F *f) {
   pm_free(&f->vars);
   pm_free(&f->uses);
   pm_free(&f->memo);
+  pm_free(&f->avail);
+  vec_free(f->region_open);
 }
 
 static void lower_function(Lower *L, Pending *p) {

@@ -10,15 +10,17 @@
  * offsets (stride 0 where an operand is broadcast). The same-shape case is
  * one row; a (1,50,3072) + (3072,) bias is 50 VV rows; x − mean(x, -1) is VS.
  *
- * UNARY ops are one array loop per (dtype, op): simple selects and libm
- * functions GCC vectorises (sqrt, floor...; compiled without errno), the
- * float32 transcendental functions from ops/k_vmath.h, and plain libm loops
- * for the rare ones (sin, acosh...).
+ * UNARY ops are one array loop per (dtype, op): selects and rounding
+ * functions GCC vectorises (floor, trunc...), square roots through
+ * kvm_sqrt_* (vsqrt by hand), the float32 transcendental functions from
+ * ops/k_vmath.h, and plain libm loops for the rare ones (sin, acosh...).
  *
  * THREADS: the flat output is split into blocks of KF_BLOCK elements (so
  * chunk boundaries are cache-line aligned) and the blocks are shared out by
- * kernel_parallel_for, with a grain by the op's cost. Chunk bodies only
- * read the inputs and write their own slice of the output.
+ * kernel_parallel_for, with a grain by the op's cost (memory-bound loops
+ * take 32K elements per chunk, so GPT-2's (1,50,768) activations stay on
+ * one thread: a wake-up costs more than the loop). Chunk bodies only read
+ * the inputs and write their own slice of the output.
  *
  * IN PLACE: the result is written into a dying input (kernel_take_input)
  * of the result's shape and dtype; the loops read element i of an operand
@@ -47,7 +49,7 @@
  * ... become vector instructions (the values are unchanged; only the
  * inexact flag is not raised). No FP contraction: results stay exact.
  * (sqrt is different: GCC vectorises it only under a global
- * -fno-math-errno, so kf_vsqrt below picks vsqrtps by hand.) */
+ * -fno-math-errno, so kvm_sqrt_* in ops/k_vmath.c use vsqrt by hand.) */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
 #define KF_HOT                                                                                     \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                    \
@@ -79,7 +81,14 @@ void kfast_set_enabled(bool on) { kf_state = on; }
 
 /* ------------------------------------------------------------ element kinds */
 
-typedef enum { KF_NONE, KF_F32, KF_F64, KF_I32, KF_I64, KF_BOOL } KfKind;
+typedef enum {
+  KF_NONE, /* declined: float16, bfloat16, int8/16, unsigned, vector lanes */
+  KF_F32,
+  KF_F64,
+  KF_I32,
+  KF_I64,
+  KF_BOOL, /* uint1, one byte 0/1 */
+} KfKind;
 
 static KfKind kf_kind(DType t) {
   if (t.lanes != 1) return KF_NONE;
@@ -91,7 +100,11 @@ static KfKind kf_kind(DType t) {
 
 /* ------------------------------------------------------------ binary rows */
 
-enum { KF_VV, KF_VS, KF_SV };
+enum {
+  KF_VV, /* both operands run along the row */
+  KF_VS, /* the right operand is one element repeated */
+  KF_SV, /* the left operand is one element repeated */
+};
 typedef void (*KfRow)(const void *a, const void *b, void *o, int64_t n, int mode);
 
 #define KF_ROW(NAME, T, TO, EXPR)                                                                  \
@@ -425,6 +438,10 @@ int kfast_binary(KernelCtx *c) {
   int32_t ndim;
   int64_t shape[TENSOR_MAX_NDIM];
   if (!op.fn || !kernel_broadcast_shape(a, b, &ndim, shape)) return KFAST_DECLINED;
+  if (c->op_id == OP_POWER && b->numel == 1 && kf_kind(b->dtype) == KF_F32) {
+    float y = *(const float *)b->data; /* f32_pow's cheap exponents */
+    if (y == 2.0f || y == 3.0f || y == 0.5f || y == 1.0f || y == 0.0f) op.grain = KF_GRAIN_CHEAP;
+  }
   DType odt = op.bool_out ? DT_BOOL_T : a->dtype;
   /* a and b stay valid after a take: the taken tensor becomes the output */
   Tensor *o = kf_binary_output(c, odt, ndim, shape);

@@ -1,18 +1,25 @@
 /* runtime/threadpool.c — the kernels' persistent thread pool (runtime/threadpool.h).
  *
  * Protocol. The submitter writes the job (fn, arg, range, chunking), resets
- * the chunk counter and the count of workers still to check in, then bumps
- * `gen` (release). A worker that sees a new generation takes chunks with an
- * atomic fetch-add until none are left, then decrements `pending`. The
- * submitter takes chunks too and finally waits for `pending` to reach 0, so
- * no worker still reads the job when the next one is written.
+ * the chunk counters, reopens the job (`closed` = 0) and bumps `gen`. Any
+ * thread takes chunks with an atomic fetch-add on `next_chunk` and counts
+ * each finished chunk in `done_chunks`. The submitter takes chunks too,
+ * waits until every chunk is DONE (not until every worker has shown up: on
+ * a busy machine a descheduled idle worker must not stall the job), then
+ * closes the job and waits for the workers currently inside it (`active`)
+ * to leave, so none still reads the job when the next one is written.
+ *
+ * Joining. A worker that sees a new generation increments `active` and then
+ * checks `closed` and `gen` (all sequentially consistent): a late worker
+ * either sees the job closed (or a newer generation) and backs out, or is
+ * counted in `active` before the submitter's final check — the Dekker
+ * pattern, as for sleeping below.
  *
  * Sleeping. Between jobs a worker spins for a short while (SPIN_ROUNDS
  * pause instructions), then registers in `sleepers` and waits on the
  * condition variable, re-checking `gen` under the mutex. The submitter bumps
- * `gen` and then reads `sleepers` (both sequentially consistent, the Dekker
- * pattern): either it sees the sleeper and broadcasts under the mutex, or
- * the sleeper sees the new generation before waiting. No wake-up is lost.
+ * `gen` and then reads `sleepers`: either it sees the sleeper and broadcasts
+ * under the mutex, or the sleeper sees the new generation before waiting.
  *
  * Nesting: a thread already inside a chunk body (thread-local `tp_inside`)
  * runs a nested threadpool_for inline.
@@ -47,9 +54,11 @@ typedef struct Pool {
   pthread_cond_t cv;
   _Atomic uint32_t gen;
   _Atomic int sleepers;
-  _Atomic int pending;
+  _Atomic int active;       /* workers inside the current job */
+  _Atomic int closed;       /* the current job takes no more workers */
   _Atomic int64_t next_chunk;
-  bool stop;
+  _Atomic int64_t done_chunks;
+  _Atomic bool stop;
   /* the current job (written by the submitter before the generation bump) */
   ThreadpoolFn fn;
   void *arg;
@@ -88,6 +97,7 @@ static void tp_run_chunks(Pool *p) {
     int64_t lo = n / nc * k + (k < n % nc ? k : n % nc);
     int64_t hi = lo + n / nc + (k < n % nc ? 1 : 0);
     fn(arg, lo, hi);
+    atomic_fetch_add_explicit(&p->done_chunks, 1, memory_order_release);
   }
   tp_inside = false;
 }
@@ -118,9 +128,10 @@ static void *tp_worker(void *raw) {
   uint32_t seen = 0;
   for (;;) {
     seen = tp_wait_job(p, seen);
-    if (p->stop) break;
-    tp_run_chunks(p);
-    atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
+    if (atomic_load(&p->stop)) break;
+    atomic_fetch_add(&p->active, 1);
+    if (!atomic_load(&p->closed) && atomic_load(&p->gen) == seen) tp_run_chunks(p);
+    atomic_fetch_sub_explicit(&p->active, 1, memory_order_release);
   }
   return NULL;
 }
@@ -132,8 +143,10 @@ static Pool *tp_create(void) {
   pthread_cond_init(&p->cv, NULL);
   atomic_init(&p->gen, 0);
   atomic_init(&p->sleepers, 0);
-  atomic_init(&p->pending, 0);
+  atomic_init(&p->active, 0);
+  atomic_init(&p->closed, 1);
   atomic_init(&p->next_chunk, 0);
+  atomic_init(&p->done_chunks, 0);
   p->workers = mem_calloc((size_t)p->size, sizeof *p->workers);
   int started = 1;
   for (int i = 1; i < p->size; i++) {
@@ -188,10 +201,16 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
   p->n = n;
   p->nchunks = nc;
   atomic_store_explicit(&p->next_chunk, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->pending, p->size - 1, memory_order_relaxed);
+  atomic_store_explicit(&p->done_chunks, 0, memory_order_relaxed);
+  atomic_store(&p->closed, 0);
   tp_publish(p);
   tp_run_chunks(p);
-  for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; spins++) {
+  for (int spins = 0; atomic_load_explicit(&p->done_chunks, memory_order_acquire) < nc; spins++) {
+    if (spins < SPIN_ROUNDS) TP_PAUSE();
+    else sched_yield();
+  }
+  atomic_store(&p->closed, 1);
+  for (int spins = 0; atomic_load(&p->active) > 0; spins++) {
     if (spins < SPIN_ROUNDS) TP_PAUSE();
     else sched_yield();
   }
@@ -200,7 +219,7 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
 void threadpool_shutdown(void) {
   Pool *p = tp_pool;
   if (!p) return;
-  p->stop = true;
+  atomic_store(&p->stop, true);
   tp_publish(p);
   for (int i = 1; i < p->size; i++) pthread_join(p->workers[i], NULL);
   pthread_mutex_destroy(&p->mu);
