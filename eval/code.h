@@ -67,6 +67,8 @@
   X(TSELF, "kkL")    /* TCALLG of the running function itself whose argument moves are a     \
                         plain sequence (see lower.c): set the params, empty the listed        \
                         registers, restart at word 0 */                                       \
+  X(CALLGI, "akL")   /* CALLG whose arguments hold no heap objects: copied, not moved */      \
+  X(TSELFI, "kkL")   /* TSELF whose arguments and overwritten params hold no heap objects */  \
   X(RET, "rk")       /* return R[a]; k = clear list */                                        \
   X(KOP, "akL")      /* R[a] = operator call ops[k](args) through the kernel */              \
   X(ADD, "akrr")     /* R[a] = add(R[x], R[y]): scalar fast paths, else like KOP */           \

@@ -1189,6 +1189,16 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
   bool typed = o >= I_ADDII;
   uint32_t at = pc + 1, dst = UINT32_MAX;
   uint8_t moved_from = o == I_MOVE ? hp->h[ARG_REG(ins[pc + 2])] : 0;
+  if (o == I_CALLG || o == I_TSELF) { /* copy-only forms when no argument can be a heap object */
+    const uint32_t *list = ins + pc + 3;
+    bool plain = true;
+    for (uint32_t i = 0; i < list[0]; i++) {
+      uint32_t r = ARG_REG(list[1 + i]);
+      if (o == I_TSELF && r != i) plain &= !hp->h[i];
+      if (o == I_CALLG || r != i) plain &= !hp->h[r];
+    }
+    if (plain) ins[pc] = o == I_CALLG ? I_CALLGI : I_TSELFI;
+  }
   for (; *lay; lay++) {
     switch (*lay) {
     case 'a': dst = ins[at++]; break;
@@ -1196,7 +1206,7 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
     case 'L': {
       uint32_t n = ins[at++];
       for (uint32_t i = 0; i < n; i++, at++)
-        if (!(o == I_TSELF && ARG_REG(ins[at]) == i)) heap_read(hp, ins[at], true);
+        if (!((o == I_TSELF || o == I_TSELFI) && ARG_REG(ins[at]) == i)) heap_read(hp, ins[at], true);
       break;
     }
     default: at++; break;
@@ -1207,7 +1217,8 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
   case I_RET: ins[pc + 2] = heap_list(hp, 0, hp->nregs, false); return false;
   case I_TCALL:
   case I_TCALLG: ins[pc + 2] = heap_list(hp, 0, hp->nregs, false); return false;
-  case I_TSELF: ins[pc + 2] = heap_list(hp, ins[pc + 3], hp->nregs, true); return false;
+  case I_TSELF:
+  case I_TSELFI: ins[pc + 2] = heap_list(hp, ins[pc + 3], hp->nregs, true); return false;
   case I_JMP:
   case I_MATCHFAIL: return false;
   default: break;
@@ -1429,7 +1440,8 @@ void program_dump(FILE *out, const Program *p) {
           fprintf(out, " #%g", (double)x);
         } else if (*lay == 'i') {
           fprintf(out, " #%d", (int32_t)wd);
-        } else if (*lay == 'k' && k == pc + 2 && (o == I_RET || o == I_TCALL || o == I_TCALLG || o == I_TSELF)) {
+        } else if (*lay == 'k' && k == pc + 2 &&
+                   (o == I_RET || o == I_TCALL || o == I_TCALLG || o == I_TSELF || o == I_TSELFI)) {
           fputs(" {", out);
           for (uint32_t j = 1; j <= c->clears[wd]; j++) fprintf(out, "%s%u", j > 1 ? "," : "", c->clears[wd + j]);
           fputc('}', out);

@@ -532,6 +532,32 @@ L_CALLG: {
   R = NR;
   DISPATCH();
 }
+L_CALLGI: {
+  /* arguments hold no heap objects (lower.c): plain copies */
+  const Code *callee = prog->codes[ip[2]];
+  uint32_t n = ip[3];
+  Value *NR = R + code->nregs;
+  if (UNLIKELY(fr + 1 >= vm->flimit || NR + callee->nregs > vm->stack + vm->cap)) {
+    size_t k = (size_t)(fr - vm->frames);
+    if (!call_room(vm, k + 1, fr->base + code->nregs + callee->nregs))
+      FAIL("stack overflow: recursion deeper than %" PRIu64 " calls", vm->max_frames);
+    fr = vm->frames + k;
+    R = vm->stack + fr->base;
+    NR = R + code->nregs;
+  }
+  for (uint32_t i = 0; i < n; i++) NR[i] = R[ARG_REG(ip[4 + i])];
+  if (UNLIKELY(callee->nmemo)) clear_memo(NR, callee);
+  Frame *nf = fr + 1;
+  nf->code = callee;
+  nf->base = fr->base + code->nregs;
+  nf->ret = fr->base + ip[1];
+  fr->ip = ip + 4 + n;
+  fr = nf;
+  code = callee;
+  ins = ip = callee->ins;
+  R = NR;
+  DISPATCH();
+}
 L_TCALL:
 L_TCALLG: {
   uint32_t n = ip[3];
@@ -584,6 +610,14 @@ L_TSELF: {
     if (ARG_REG(wd) != i) set_reg(&R[i], TAKE(wd));
   }
   clear_list(R, code->clears + ip[2]); /* includes the memo registers */
+  ip = ins;
+  DISPATCH();
+}
+L_TSELFI: {
+  /* no heap objects among the arguments and the params they replace */
+  uint32_t n = ip[3];
+  for (uint32_t i = 0; i < n; i++) R[i] = R[ARG_REG(ip[4 + i])];
+  clear_list(R, code->clears + ip[2]);
   ip = ins;
   DISPATCH();
 }

@@ -4,8 +4,12 @@
 #include "ir/mem.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 Source *source_new(const char *name, char *text, size_t len) {
   Source *s = mem_calloc(1, sizeof *s);
@@ -15,8 +19,35 @@ Source *source_new(const char *name, char *text, size_t len) {
   return s;
 }
 
+/* A regular, non-empty file mapped read-only; NULL when mapping does not apply. */
+static Source *source_map_file(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < UINT32_MAX)
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return NULL;
+  Source *s = source_new(path, p, (size_t)st.st_size);
+  s->mapped = (size_t)st.st_size;
+  return s;
+}
+
+void source_release(Source *s, size_t lo, size_t hi) {
+  if (!s || !s->mapped || hi > s->mapped) return;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t base = (uintptr_t)s->text;
+  uintptr_t a = (base + lo + page - 1) & ~(uintptr_t)(page - 1), b = (base + hi) & ~(uintptr_t)(page - 1);
+  if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 Source *source_read_file(const char *path) {
   int is_stdin = strcmp(path, "-") == 0;
+  if (!is_stdin) {
+    Source *s = source_map_file(path);
+    if (s) return s;
+  }
   FILE *f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) return NULL;
   size_t cap = 1 << 16, len = 0;
@@ -44,7 +75,8 @@ Source *source_read_file(const char *path) {
 void source_free(Source *s) {
   if (!s) return;
   mem_free((void *)s->name);
-  mem_free((void *)s->text);
+  if (s->mapped) munmap((void *)s->text, s->mapped);
+  else mem_free((void *)s->text);
   mem_free(s->line_starts);
   mem_free(s);
 }

@@ -36,12 +36,18 @@ typedef struct Source {
   size_t len;
   uint32_t *line_starts; /* lazily built offsets of each line start */
   uint32_t nlines;
+  size_t mapped;         /* text is a read-only file mapping of this many bytes (0: heap) */
 } Source;
 
 /* The Source takes ownership of `text` (freed by source_free). */
 Source *source_new(const char *name, char *text, size_t len);
-/* Reads a whole file ("-" = stdin). NULL and errno set on I/O failure. */
+/* Reads a whole file ("-" = stdin). A regular file is mapped read-only
+ * rather than copied. NULL and errno set on I/O failure. */
 Source *source_read_file(const char *path);
+/* Tells the source that bytes [lo, hi) will rarely be read again (a decoded
+ * metadata blob): a mapped file gives their pages back to the kernel (they
+ * are read again from the file if a diagnostic needs them). */
+void source_release(Source *s, size_t lo, size_t hi);
 void source_free(Source *s);
 /* 1-based line and column (in bytes) of an offset. */
 void source_line_col(Source *s, uint32_t off, uint32_t *line, uint32_t *col);

@@ -413,6 +413,9 @@ static ConstTensor *md_blob_tensor(Loader *L, size_t j, uint32_t entry) {
   }
   L->blob_state[j] = 1;
   L->blob_tensor[j] = c;
+  /* the base64 text is no longer needed: a mapped source drops its pages, so
+   * the text and the decoded weights are never both resident */
+  if (b.off != SIZE_MAX) source_release(L->m->src, L->base + b.off, L->base + b.off + b.n);
   return c;
 }
 
