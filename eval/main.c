@@ -182,6 +182,7 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
   int status = fn ? bind_inputs(m, fn, o, args, d) : 0;
   Program *p = NULL;
   if (status == 0) {
+    tensor_heap_keep_freed();
     fold_module(m); /* eval/fold.h: batch_norm folding, conv epilogue fusion */
     p = o->expr ? lower_expression(m, d) : lower_module(m, d);
     if (!p) status = 3;

@@ -3,19 +3,26 @@
  * State: a growable value stack (registers of every active frame, each frame
  * a window [base, base + code->nregs)) and a growable frame array. A call
  * pushes a frame whose window starts right after the caller's; a tail call
- * releases the current window and reuses it; a return releases the window
- * and stores the result into the caller's destination register. The loop
- * keeps `R` (the current window) in a local and refreshes it after anything
- * that may grow the stack.
+ * releases the current window's clear list and reuses it (TSELF, a self
+ * tail call, just resets the parameters and jumps to word 0); a return
+ * releases the clear list and stores the result into the caller's
+ * destination register. The loop keeps `R` (the current window), `ip` and
+ * the top frame in locals and refreshes them after anything that may grow
+ * the stack or the frame array. Dispatch is direct threading through a
+ * table of label addresses (GNU C `&&label`), one indirect jump per handler.
  *
- * Invariant: registers own their values; an instruction reads all its
+ * Invariants: registers own their values; an instruction reads all its
  * operands (moving those flagged ARG_MOVE) before it releases and replaces
- * its destination, so `a` may equal an operand.
+ * its destination, so `a` may equal an operand. No slot above the running
+ * frame holds a heap object (eval/code.h, clear lists), so calls copy their
+ * arguments in without releasing anything and only empty memo registers.
  *
- * Scalar fast paths: ADD/SUB/MUL and the comparisons compute int32 and
- * float32 immediates inline; other immediate dtypes go through
+ * Scalar fast paths: the typed instructions (eval/code.h) compute int32 and
+ * float32 immediates after one tag check per operand, compare-and-branch in
+ * one dispatch, and fall back to the operator call; the generic ADD..NE
+ * handle int32/float32 pairs inline; other immediate dtypes go through
  * kscalar_binary (ops/k_elemwise.c); anything else builds a KernelCtx and
- * calls the registry's kernel.
+ * calls the registry's kernel (timed per operator under --profile).
  */
 #include "eval/vm.h"
 #include "eval/profile.h"

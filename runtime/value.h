@@ -15,6 +15,12 @@
  *   VK_TENSOR   a heap Tensor (runtime/tensor.h) of any rank/dtype; rank-0
  *               tensors of the dtypes above are normally immediates instead,
  *               but code must accept both forms (value_scalar_* helpers).
+ *               value_from_tensor() always normalises, and every Value the
+ *               interpreter builds comes from it or from an immediate, so a
+ *               value whose Relay type is a rank-0 immediate dtype IS an
+ *               immediate: eval/ relies on this to skip releasing such
+ *               registers (eval/code.h, clear lists). A hand-built rank-0
+ *               VK_TENSOR still computes correctly but may be leaked.
  *   VK_TUPLE    a tuple object (unit is the empty tuple)
  *   VK_ADT      an ADT instance: constructor + fields
  *   VK_CLOSURE  code + captured values

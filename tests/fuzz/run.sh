@@ -8,9 +8,10 @@ cd "$(dirname "$0")/../.."
 make --no-print-directory build/gen/lexer.c build/gen/relay.tab.c >/dev/null
 out=build/fuzz
 mkdir -p $out tests/fuzz/corpus-out
-srcs="$(ls ir/*.c lexer/*.c parser/*.c sema/*.c ops/*.c 2>/dev/null) build/gen/lexer.c build/gen/relay.tab.c"
+# the front end only: kernels (ops/k_*.c) and the interpreter are not reached from here
+srcs="$(find ir lexer parser sema ops runtime -name '*.c' ! -name 'k_*.c' | sort) build/gen/lexer.c build/gen/relay.tab.c"
 clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -Ibuild/gen \
-  $(pkg-config --cflags jansson) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \
-  $(pkg-config --libs jansson) -lm -lpthread
+  $(pkg-config --cflags jansson libffi openblas) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \
+  $(pkg-config --libs jansson libffi openblas) -lm -lpthread -ldl
 $out/fuzz_frontend -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix=tests/fuzz/ tests/fuzz/corpus-out $(find tests/golden -type d) samples

@@ -225,14 +225,14 @@ START_TEST(self_tail_calls) {
                   "  if (%i == 0) { %acc } else { @loop(%i - 1, %acc + %i) }\n"
                   "}\n"
                   "def @main() -> int32 { @loop(100000, 0) }",
-              "705082704", "TSELF");
+              "705082704", "TSELFI"); /* immediates only: copies */
   expect_code(HDR "def @swap(%n: int32, %a: int32, %b: int32) -> (int32, int32) {\n"
                   "  if (%n == 0) { (%a, %b) } else { @swap(%n - 1, %b, %a) }\n"
                   "}\n"
                   "def @main() -> ((int32, int32), (int32, int32)) { (@swap(3, 1, 2), @swap(4, 1, 2)) }",
               "((2, 1), (1, 2))", "TCALLG");
   /* heap arguments and an argument left in place */
-  expect(HDR "type List[A] { Cons(A, List[A]), Nil }\n"
+  expect_code(HDR "type List[A] { Cons(A, List[A]), Nil }\n"
              "def @len(%k: int32, %xs: List[int32], %acc: int32) -> int32 {\n"
              "  match (%xs) { Cons(_, %rest) => @len(%k, %rest, %acc + %k), Nil => %acc }\n"
              "}\n"
@@ -240,7 +240,14 @@ START_TEST(self_tail_calls) {
              "  if (%n == 0) { %acc } else { @build(%n - 1, Cons(%n, %acc)) }\n"
              "}\n"
              "def @main() -> int32 { @len(2, @build(1000, Nil), 0) }",
-         "2000");
+         "2000", "TSELF     0 {} 3 0! 3! 4!");
+  /* calls: copy-only CALLGI for immediate arguments, CALLG for heap ones */
+  expect_code(HDR "def @fib(%n: int32) -> int32 { if (%n < 2) { %n } else { @fib(%n - 1) + @fib(%n - 2) } }\n"
+                  "def @main() -> int32 { @fib(20) }",
+              "6765", "CALLGI    2 0 1 3!");
+  expect_code(HDR "def @fst(%t: (int32, int32)) -> int32 { %t.0 }\n"
+                  "def @main() -> int32 { let %t = (4, 5); @fst(%t) + @fst(%t) }",
+              "8", "CALLG     ");
 }
 END_TEST
 
