@@ -35,7 +35,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden robustness lint asan-check valgrind-check fuzz bench plugin clean
+.PHONY: all deps demo check unit golden npy-io robustness lint asan-check valgrind-check fuzz bench plugin clean
 all: $(BIN)
 
 # --- dependencies -------------------------------------------------------------
@@ -94,12 +94,14 @@ golden: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
 robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
+npy-io: $(BIN)
+	@python3 tests/run_npy_io.py $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden robustness lint
+	@$(MAKE) --no-print-directory unit golden npy-io robustness lint
 
 demo: deps
 	@$(MAKE) --no-print-directory all
