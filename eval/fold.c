@@ -20,62 +20,16 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 
 /* ------------------------------------------------------------ pointer map */
 
-typedef struct FoldMap {
-  const void **keys;
-  int64_t *vals;
-  size_t cap, len;
-} FoldMap;
-
-static size_t fm_hash(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
-
-static void fm_put(FoldMap *m, const void *k, int64_t v);
-
-static void fm_grow(FoldMap *m) {
-  FoldMap old = *m;
-  m->cap = old.cap ? old.cap * 2 : 1024;
-  m->len = 0;
-  m->keys = mem_calloc(m->cap, sizeof *m->keys);
-  m->vals = mem_calloc(m->cap, sizeof *m->vals);
-  for (size_t i = 0; i < old.cap; i++)
-    if (old.keys[i]) fm_put(m, old.keys[i], old.vals[i]);
-  mem_free(old.keys);
-  mem_free(old.vals);
-}
-
-static int64_t *fm_slot(FoldMap *m, const void *k, bool create) {
-  if (create && (m->len + 1) * 2 > m->cap) fm_grow(m);
-  if (!m->cap) return NULL;
-  for (size_t i = fm_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (m->keys[i] == k) return &m->vals[i];
-    if (!m->keys[i]) {
-      if (!create) return NULL;
-      m->keys[i] = k;
-      m->len++;
-      return &m->vals[i];
-    }
-  }
-}
-
-static void fm_put(FoldMap *m, const void *k, int64_t v) { *fm_slot(m, k, true) = v; }
-static int64_t fm_get(FoldMap *m, const void *k) {
-  int64_t *s = fm_slot(m, k, false);
-  return s ? *s : 0;
-}
-static void fm_free(FoldMap *m) {
-  mem_free(m->keys);
-  mem_free(m->vals);
-  memset(m, 0, sizeof *m);
+/* The count stored for `k` (0 when absent). */
+static int64_t fm_get(const PtrMap *m, const void *k) {
+  const int64_t *v = ptrmap_find(m, k);
+  return v ? *v : 0;
 }
 
 /* ------------------------------------------------------------ DAG walking */
@@ -105,9 +59,9 @@ typedef struct Frame {
 
 typedef struct Fold {
   Module *m;
-  FoldMap uses;   /* Expr * → edges reaching it */
-  FoldMap crefs;  /* ConstTensor * → edges reaching a node holding it */
-  FoldMap done;   /* visited in the current walk */
+  PtrMap uses;   /* Expr * → edges reaching it */
+  PtrMap crefs;  /* ConstTensor * → edges reaching a node holding it */
+  PtrMap done;   /* visited in the current walk */
   int rewrites;
 } Fold;
 
@@ -118,7 +72,7 @@ typedef void (*VisitFn)(Fold *f, Expr *e);
 static void walk(Fold *f, Expr *root, void (*edge)(Fold *, Expr *), VisitFn post) {
   if (!root || fm_get(&f->done, root)) return;
   VEC(Frame) st = {0};
-  fm_put(&f->done, root, 1);
+  ptrmap_put(&f->done, root, 1);
   vec_push(st, ((Frame){root, 0}));
   while (st.len) {
     Frame *fr = &st.data[st.len - 1];
@@ -127,7 +81,7 @@ static void walk(Fold *f, Expr *root, void (*edge)(Fold *, Expr *), VisitFn post
       fr->next++;
       if (edge) edge(f, c);
       if (!fm_get(&f->done, c)) {
-        fm_put(&f->done, c, 1);
+        ptrmap_put(&f->done, c, 1);
         vec_push(st, ((Frame){c, 0}));
       }
       continue;
@@ -140,9 +94,9 @@ static void walk(Fold *f, Expr *root, void (*edge)(Fold *, Expr *), VisitFn post
 }
 
 static void count_edge(Fold *f, Expr *c) {
-  int64_t *u = fm_slot(&f->uses, c, true);
+  int64_t *u = ptrmap_slot(&f->uses, c);
   (*u)++;
-  if (c->kind == EXPR_CONST) (*fm_slot(&f->crefs, c->constant, true))++;
+  if (c->kind == EXPR_CONST) (*ptrmap_slot(&f->crefs, c->constant))++;
 }
 
 /* ------------------------------------------------------------ pattern helpers */
@@ -464,10 +418,10 @@ static void rewrite_node(Fold *f, Expr *e) {
 static void fold_roots(Fold *f, Expr **roots, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     if (!roots[i]) continue;
-    (*fm_slot(&f->uses, roots[i], true))++; /* returned */
+    (*ptrmap_slot(&f->uses, roots[i]))++; /* returned */
     walk(f, roots[i], count_edge, NULL);
   }
-  fm_free(&f->done);
+  ptrmap_free(&f->done);
   for (uint32_t i = 0; i < n; i++) walk(f, roots[i], NULL, rewrite_node);
 }
 
@@ -481,8 +435,8 @@ int fold_module(Module *m) {
   roots[m->ndefs] = m->expr;
   fold_roots(&f, roots, n);
   mem_free(roots);
-  fm_free(&f.uses);
-  fm_free(&f.crefs);
-  fm_free(&f.done);
+  ptrmap_free(&f.uses);
+  ptrmap_free(&f.crefs);
+  ptrmap_free(&f.done);
   return f.rewrites;
 }

@@ -23,67 +23,10 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
-
-/* ------------------------------------------------------------ pointer map */
-
-typedef struct PtrMap {
-  const void **keys;
-  int64_t *vals;
-  uint32_t cap, n;
-} PtrMap;
-
-static uint32_t pm_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 31;
-  x *= 0x9e3779b97f4a7c15ULL;
-  x ^= x >> 29;
-  return (uint32_t)x;
-}
-
-static void pm_put(PtrMap *m, const void *k, int64_t v);
-
-static void pm_grow(PtrMap *m) {
-  PtrMap old = *m;
-  m->cap = old.cap ? old.cap * 2 : 64;
-  m->keys = mem_calloc(m->cap, sizeof *m->keys);
-  m->vals = mem_calloc(m->cap, sizeof *m->vals);
-  m->n = 0;
-  for (uint32_t i = 0; i < old.cap; i++)
-    if (old.keys[i]) pm_put(m, old.keys[i], old.vals[i]);
-  mem_free(old.keys);
-  mem_free(old.vals);
-}
-
-static void pm_put(PtrMap *m, const void *k, int64_t v) {
-  if ((m->n + 1) * 2 > m->cap) pm_grow(m);
-  uint32_t i = pm_hash(k) & (m->cap - 1);
-  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->n++;
-  m->keys[i] = k;
-  m->vals[i] = v;
-}
-
-static bool pm_get(const PtrMap *m, const void *k, int64_t *v) {
-  if (!m->cap) return false;
-  uint32_t i = pm_hash(k) & (m->cap - 1);
-  while (m->keys[i]) {
-    if (m->keys[i] == k) {
-      if (v) *v = m->vals[i];
-      return true;
-    }
-    i = (i + 1) & (m->cap - 1);
-  }
-  return false;
-}
-
-static void pm_free(PtrMap *m) {
-  mem_free(m->keys);
-  mem_free(m->vals);
-  memset(m, 0, sizeof *m);
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -263,7 +206,7 @@ static void push_children(ExprStack *st, Expr *e, bool into_fns) {
 static void count_uses(Expr *body, PtrMap *uses) {
   ExprStack st = {0};
   vec_push(st, body);
-  pm_put(uses, body, 1);
+  ptrmap_put(uses, body, 1);
   while (st.len) {
     Expr *e = st.data[--st.len];
     size_t before = st.len;
@@ -273,8 +216,8 @@ static void count_uses(Expr *body, PtrMap *uses) {
     for (size_t i = before; i < st.len; i++) {
       Expr *c = st.data[i];
       int64_t n = 0;
-      bool seen = pm_get(uses, c, &n);
-      pm_put(uses, c, n + 1);
+      bool seen = ptrmap_get(uses, c, &n);
+      ptrmap_put(uses, c, n + 1);
       if (!seen) st.data[keep++] = c;
     }
     st.len = keep;
@@ -292,7 +235,7 @@ static void pattern_binders(Pattern *p, PtrMap *bound) {
   vec_push(st, p);
   while (st.len) {
     Pattern *q = st.data[--st.len];
-    if (q->kind == PAT_VAR) pm_put(bound, q->var, 1);
+    if (q->kind == PAT_VAR) ptrmap_put(bound, q->var, 1);
     else if (q->kind == PAT_CTOR)
       for (uint32_t i = 0; i < q->ctor.nargs; i++) vec_push(st, q->ctor.args[i]);
     else if (q->kind == PAT_TUPLE)
@@ -305,23 +248,23 @@ static void pattern_binders(Pattern *p, PtrMap *bound) {
 static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
   PtrMap seen = {0}, bound = {0}, used = {0};
   VEC(Var *) order = {0};
-  for (uint32_t i = 0; i < fn->nparams; i++) pm_put(&bound, fn->params[i], 1);
+  for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&bound, fn->params[i], 1);
   ExprStack st = {0};
   vec_push(st, fn->body);
   while (st.len) {
     Expr *e = st.data[--st.len];
-    if (pm_get(&seen, e, NULL)) continue;
-    pm_put(&seen, e, 1);
+    if (ptrmap_get(&seen, e, NULL)) continue;
+    ptrmap_put(&seen, e, 1);
     switch (e->kind) {
     case EXPR_VAR:
-      if (!pm_get(&used, e->var.var, NULL)) {
-        pm_put(&used, e->var.var, 1);
+      if (!ptrmap_get(&used, e->var.var, NULL)) {
+        ptrmap_put(&used, e->var.var, 1);
         vec_push(order, e->var.var);
       }
       break;
-    case EXPR_LET: pm_put(&bound, e->let.var, 1); break;
+    case EXPR_LET: ptrmap_put(&bound, e->let.var, 1); break;
     case EXPR_FN:
-      for (uint32_t i = 0; i < e->fn->nparams; i++) pm_put(&bound, e->fn->params[i], 1);
+      for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&bound, e->fn->params[i], 1);
       break;
     case EXPR_MATCH:
       for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_binders(e->match.clauses[i].pattern, &bound);
@@ -340,13 +283,13 @@ static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
   uint32_t k = 0;
   Var **out = arena_alloc(L->m->arena, (order.len + 1) * sizeof *out);
   for (size_t i = 0; i < order.len; i++)
-    if (!pm_get(&bound, order.data[i], NULL)) out[k++] = order.data[i];
+    if (!ptrmap_get(&bound, order.data[i], NULL)) out[k++] = order.data[i];
   *n = k;
   vec_free(st);
   vec_free(order);
-  pm_free(&seen);
-  pm_free(&bound);
-  pm_free(&used);
+  ptrmap_free(&seen);
+  ptrmap_free(&bound);
+  ptrmap_free(&used);
   return out;
 }
 
@@ -372,7 +315,7 @@ static void f_finish(F *f);
 /* A code object implementing operator `id` as a function value. */
 static uint32_t op_code(Lower *L, int32_t id, Span sp) {
   int64_t idx;
-  if (pm_get(&L->op_codes, (void *)(intptr_t)(id + 1), &idx)) return (uint32_t)idx;
+  if (ptrmap_get(&L->op_codes, (void *)(intptr_t)(id + 1), &idx)) return (uint32_t)idx;
   const OpDef *def = op_get(id);
   Code *c = code_new(L, def->name, sp);
   F f = {.L = L, .code = c};
@@ -389,14 +332,14 @@ static uint32_t op_code(Lower *L, int32_t id, Span sp) {
   w(&f, 0); /* clear list, filled by heap_clears */
   f_finish(&f);
   idx = (int64_t)code_index(L, c);
-  pm_put(&L->op_codes, (void *)(intptr_t)(id + 1), idx);
+  ptrmap_put(&L->op_codes, (void *)(intptr_t)(id + 1), idx);
   return (uint32_t)idx;
 }
 
 /* A code object implementing constructor `ctor` as a function value. */
 static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
   int64_t idx;
-  if (pm_get(&L->ctor_codes, ctor, &idx)) return (uint32_t)idx;
+  if (ptrmap_get(&L->ctor_codes, ctor, &idx)) return (uint32_t)idx;
   Code *c = code_new(L, ctor->name, sp);
   F f = {.L = L, .code = c};
   uint32_t n = ctor->nfields;
@@ -412,7 +355,7 @@ static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
   w(&f, 0); /* clear list, filled by heap_clears */
   f_finish(&f);
   idx = (int64_t)code_index(L, c);
-  pm_put(&L->ctor_codes, ctor, idx);
+  ptrmap_put(&L->ctor_codes, ctor, idx);
   return (uint32_t)idx;
 }
 
@@ -424,7 +367,7 @@ static uint32_t operand(F *f, Expr *e);
 
 static uint32_t var_reg(F *f, Var *v, Span sp) {
   int64_t r;
-  if (pm_get(&f->vars, v, &r)) return (uint32_t)r;
+  if (ptrmap_get(&f->vars, v, &r)) return (uint32_t)r;
   fail(f, sp, "internal error: variable without a register");
   return 0;
 }
@@ -480,7 +423,7 @@ static bool is_immediate_type(const Type *t) {
 
 /* Records that the instruction just started writes an immediate. */
 static void mark_imm(F *f) {
-  pm_put(&f->imm_out, (void *)(uintptr_t)(f->spans.data[f->spans.len - 1].pc + 1), 1);
+  ptrmap_put(&f->imm_out, (void *)(uintptr_t)(f->spans.data[f->spans.len - 1].pc + 1), 1);
 }
 
 /* The immediate word of constant operand K[word] of kind `kind`, if it is one. */
@@ -556,7 +499,7 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     regs = buf;
     for (uint32_t i = 0; i < 2; i++) {
       Expr *a = e->call.args[i];
-      bool konst = a->kind == EXPR_CONST && !pm_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
+      bool konst = a->kind == EXPR_CONST && !ptrmap_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
                    value_dtype_is_immediate(a->constant->dtype);
       regs[i] = konst ? 0 : operand(f, a);
     }
@@ -570,7 +513,7 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     if (o != I_COUNT) {
       for (uint32_t i = 0; i < 2; i++) {
         Expr *a = e->call.args[i];
-        if (a->kind == EXPR_CONST && !pm_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
+        if (a->kind == EXPR_CONST && !ptrmap_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
             value_dtype_is_immediate(a->constant->dtype))
           regs[i] = ARG_K | add_const(f, const_value(a->constant));
       }
@@ -598,7 +541,7 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     break;
   case EXPR_GLOBAL: {
     int64_t g = 0;
-    if (!pm_get(&f->L->globals, callee->global.def, &g)) fail(f, callee->span, "internal error: unknown global");
+    if (!ptrmap_get(&f->L->globals, callee->global.def, &g)) fail(f, callee->span, "internal error: unknown global");
     op(f, tail ? I_TCALLG : I_CALLG, e->span);
     if (!tail) w(f, dst);
     w(f, (uint32_t)g);
@@ -671,7 +614,7 @@ static void emit_pattern(F *f, Pattern *p, uint32_t r, Holes *fails) {
   case PAT_WILDCARD: return;
   case PAT_VAR: {
     uint32_t v = reg_alloc(f);
-    pm_put(&f->vars, p->var, v);
+    ptrmap_put(&f->vars, p->var, v);
     op(f, I_MOVE, p->span);
     w(f, v);
     w(f, r);
@@ -691,7 +634,7 @@ static void emit_pattern(F *f, Pattern *p, uint32_t r, Holes *fails) {
       Pattern *q = args[i];
       if (q->kind == PAT_WILDCARD) continue;
       uint32_t t = reg_alloc(f);
-      if (q->kind == PAT_VAR) pm_put(&f->vars, q->var, t);
+      if (q->kind == PAT_VAR) ptrmap_put(&f->vars, q->var, t);
       op(f, I_FIELD, q->span);
       w(f, t);
       w(f, r);
@@ -761,10 +704,10 @@ static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
 
 /* Binds a let chain's variables; returns the first non-let body. */
 static Expr *emit_lets(F *f, Expr *e) {
-  while (e->kind == EXPR_LET && !pm_get(&f->memo, e, NULL)) {
+  while (e->kind == EXPR_LET && !ptrmap_get(&f->memo, e, NULL)) {
     uint32_t r = reg_alloc(f);
     Expr *v = e->let.value;
-    if (v->kind == EXPR_FN && !pm_get(&f->memo, v, NULL)) {
+    if (v->kind == EXPR_FN && !ptrmap_get(&f->memo, v, NULL)) {
       const char *nm = e->let.var->name;
       char *name = arena_alloc(f->L->m->arena, strlen(nm) + 2);
       name[0] = '%';
@@ -773,7 +716,7 @@ static Expr *emit_lets(F *f, Expr *e) {
     } else {
       emit_expr(f, v, r);
     }
-    pm_put(&f->vars, e->let.var, r);
+    ptrmap_put(&f->vars, e->let.var, r);
     e = e->let.body;
   }
   return e;
@@ -796,7 +739,7 @@ static void emit_compute(F *f, Expr *e, uint32_t dst) {
     break;
   case EXPR_GLOBAL: {
     int64_t g = 0;
-    if (!pm_get(&f->L->globals, e->global.def, &g)) fail(f, e->span, "internal error: unknown global");
+    if (!ptrmap_get(&f->L->globals, e->global.def, &g)) fail(f, e->span, "internal error: unknown global");
     op(f, I_LOADK, e->span);
     w(f, dst);
     w(f, add_const(f, f->L->global_vals[g]));
@@ -872,9 +815,9 @@ static void emit_compute(F *f, Expr *e, uint32_t dst) {
  * would make code size exponential in chains of shared nodes. */
 static bool memo_reg(F *f, Expr *e, uint32_t *r) {
   int64_t m, reg;
-  if (!pm_get(&f->memo, e, &m)) return false;
+  if (!ptrmap_get(&f->memo, e, &m)) return false;
   *r = (uint32_t)m;
-  if (pm_get(&f->avail, e, &reg) && (reg == 0 || f->region_open.data[reg])) return true;
+  if (ptrmap_get(&f->avail, e, &reg) && (reg == 0 || f->region_open.data[reg])) return true;
   op(f, I_JSET, e->span);
   w(f, *r);
   uint32_t done = hole(f);
@@ -882,7 +825,7 @@ static bool memo_reg(F *f, Expr *e, uint32_t *r) {
   emit_compute(f, e, *r);
   region_leave(f, outer);
   patch(f, done);
-  pm_put(&f->avail, e, f->region);
+  ptrmap_put(&f->avail, e, f->region);
   return true;
 }
 
@@ -917,7 +860,7 @@ static void emit_ret_of(F *f, Expr *e) {
 
 static void emit_tail(F *f, Expr *e) {
   if (too_deep(f, e->span)) return;
-  if (pm_get(&f->memo, e, NULL)) {
+  if (ptrmap_get(&f->memo, e, NULL)) {
     emit_ret_of(f, e);
     return;
   }
@@ -1011,10 +954,10 @@ static void liveness(F *f) {
     const char *lay = code_layout(o);
     uint32_t at = pc + 1;
     for (; *lay; lay++) {
-      if (*lay == 'j' && !pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), NULL)) {
+      if (*lay == 'j' && !ptrmap_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), NULL)) {
         uint8_t *s = mem_calloc(nregs + 1, 1);
         vec_push(saved, s);
-        pm_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), (int64_t)saved.len - 1);
+        ptrmap_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), (int64_t)saved.len - 1);
       }
       if (*lay == 'L') at += ins[at] + 1;
       else at++;
@@ -1032,7 +975,7 @@ static void liveness(F *f) {
     for (; *lay; lay++) {
       if (*lay == 'j') {
         int64_t idx;
-        if (pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx))
+        if (ptrmap_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx))
           for (uint32_t r = 0; r < nregs; r++) lv.live[r] |= saved.data[idx][r];
       }
       if (*lay == 'L') at += ins[at] + 1;
@@ -1048,14 +991,14 @@ static void liveness(F *f) {
       mark_reads(&lv);
     }
     int64_t idx;
-    if (pm_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx)) memcpy(saved.data[idx], lv.live, nregs + 1);
+    if (ptrmap_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx)) memcpy(saved.data[idx], lv.live, nregs + 1);
   }
   mem_free(lv.live);
   vec_free(lv.reads);
   for (size_t i = 0; i < saved.len; i++) mem_free(saved.data[i]);
   vec_free(saved);
   vec_free(starts);
-  pm_free(&at_target);
+  ptrmap_free(&at_target);
 }
 
 /* ------------------------------------------------------------ fusion */
@@ -1232,7 +1175,7 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
   } else if (o == I_MOVE) {
     hp->h[dst] = moved_from;
   } else {
-    hp->h[dst] = !pm_get(&f->imm_out, (void *)(uintptr_t)(pc + 1), &known);
+    hp->h[dst] = !ptrmap_get(&f->imm_out, (void *)(uintptr_t)(pc + 1), &known);
   }
   return true;
 }
@@ -1247,7 +1190,7 @@ static void heap_clears(F *f) {
   for (uint32_t pc = 0; pc < n;) {
     int64_t idx;
     if (!falls) memset(hp.h, 0, hp.nregs);
-    if (pm_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx))
+    if (ptrmap_get(&at_target, (void *)(uintptr_t)(pc + 1), &idx))
       for (uint32_t r = 0; r < hp.nregs; r++) hp.h[r] |= saved.data[idx][r];
     Opcode o = (Opcode)ins[pc];
     falls = heap_step(&hp, pc, fused && o == I_JMPF);
@@ -1257,10 +1200,10 @@ static void heap_clears(F *f) {
     uint32_t at = pc + 1;
     for (; *lay; lay++) {
       if (*lay == 'j') {
-        if (!pm_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx)) {
+        if (!ptrmap_get(&at_target, (void *)(uintptr_t)(ins[at] + 1), &idx)) {
           vec_push(saved, mem_calloc(hp.nregs + 1, 1));
           idx = (int64_t)saved.len - 1;
-          pm_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), idx);
+          ptrmap_put(&at_target, (void *)(uintptr_t)(ins[at] + 1), idx);
         }
         for (uint32_t r = 0; r < hp.nregs; r++) saved.data[idx][r] |= hp.h[r];
       }
@@ -1270,7 +1213,7 @@ static void heap_clears(F *f) {
   }
   for (size_t i = 0; i < saved.len; i++) mem_free(saved.data[i]);
   vec_free(saved);
-  pm_free(&at_target);
+  ptrmap_free(&at_target);
   mem_free(hp.h);
 }
 
@@ -1298,11 +1241,11 @@ static void f_finish(F *f) {
   c->spans = f->spans.data;
   c->nclears = (uint32_t)f->clears.len;
   c->clears = f->clears.data;
-  pm_free(&f->imm_out);
-  pm_free(&f->vars);
-  pm_free(&f->uses);
-  pm_free(&f->memo);
-  pm_free(&f->avail);
+  ptrmap_free(&f->imm_out);
+  ptrmap_free(&f->vars);
+  ptrmap_free(&f->uses);
+  ptrmap_free(&f->memo);
+  ptrmap_free(&f->avail);
   vec_free(f->region_open);
 }
 
@@ -1311,20 +1254,20 @@ static void lower_function(Lower *L, Pending *p) {
   Code *c = p->code;
   F f = {.L = L, .code = c};
   uint32_t r = 0;
-  for (uint32_t i = 0; i < fn->nparams; i++) pm_put(&f.vars, fn->params[i], r++);
-  for (uint32_t i = 0; i < p->ncaps; i++) pm_put(&f.vars, p->caps[i], r++);
+  for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&f.vars, fn->params[i], r++);
+  for (uint32_t i = 0; i < p->ncaps; i++) ptrmap_put(&f.vars, p->caps[i], r++);
   c->nparams = fn->nparams;
   c->ncaps = p->ncaps;
   if (p->self) {
     c->self_reg = (int32_t)r;
-    pm_put(&f.vars, p->self, r++);
+    ptrmap_put(&f.vars, p->self, r++);
   }
   /* memo registers for shared nodes */
   count_uses(fn->body, &f.uses);
   c->memo_lo = r;
   for (uint32_t i = 0; i < f.uses.cap; i++) {
     const Expr *e = f.uses.keys[i];
-    if (e && f.uses.vals[i] > 1 && !trivial(e)) pm_put(&f.memo, e, r++);
+    if (e && f.uses.vals[i] > 1 && !trivial(e)) ptrmap_put(&f.memo, e, r++);
   }
   c->nmemo = r - c->memo_lo;
   f.fn = fn;
@@ -1343,7 +1286,7 @@ static Program *lower_all(Lower *L, Expr *expr_body) {
     name[0] = '@';
     strcpy(name + 1, g->name);
     Code *c = code_new(L, name, g->fn ? g->fn->span : g->span);
-    pm_put(&L->globals, g, i);
+    ptrmap_put(&L->globals, g, i);
     L->global_vals[i] = value_closure_immortal(c);
     Pending p = {g->fn, c, NULL, 0, NULL};
     vec_push(L->pending, p);
@@ -1369,9 +1312,9 @@ static Program *lower_all(Lower *L, Expr *expr_body) {
   prog->global_vals = L->global_vals;
   prog->entry = entry;
   vec_free(L->pending);
-  pm_free(&L->globals);
-  pm_free(&L->op_codes);
-  pm_free(&L->ctor_codes);
+  ptrmap_free(&L->globals);
+  ptrmap_free(&L->op_codes);
+  ptrmap_free(&L->ctor_codes);
   if (L->failed) {
     program_free(prog);
     return NULL;

@@ -22,62 +22,21 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 
 /* --------------------------------------------------------- pointer maps */
 
-typedef struct EqMap {
-  const void **keys;
-  const void **vals;
-  size_t cap, len;
-} EqMap;
-
-static size_t eqm_hash(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
+/* Pointer → pointer maps (node pairings) over ir/ptrmap.h. */
+typedef PtrMap EqMap;
 
 static const void *eqm_get(const EqMap *m, const void *k) {
-  if (!m->cap) return NULL;
-  size_t i = eqm_hash(k, m->cap);
-  while (m->keys[i]) {
-    if (m->keys[i] == k) return m->vals[i];
-    i = (i + 1) & (m->cap - 1);
-  }
-  return NULL;
+  const int64_t *v = ptrmap_find(m, k);
+  return v ? (const void *)(intptr_t)*v : NULL;
 }
 
-static void eqm_put(EqMap *m, const void *k, const void *v) {
-  if (2 * (m->len + 1) > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 128;
-    const void **keys = mem_calloc(ncap, sizeof *keys);
-    const void **vals = mem_calloc(ncap, sizeof *vals);
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->keys[i]) continue;
-      size_t j = eqm_hash(m->keys[i], ncap);
-      while (keys[j]) j = (j + 1) & (ncap - 1);
-      keys[j] = m->keys[i];
-      vals[j] = m->vals[i];
-    }
-    mem_free(m->keys);
-    mem_free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = ncap;
-  }
-  size_t i = eqm_hash(k, m->cap);
-  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->len++;
-  m->keys[i] = k;
-  m->vals[i] = v;
-}
+static void eqm_put(EqMap *m, const void *k, const void *v) { ptrmap_put(m, k, (int64_t)(intptr_t)v); }
 
-static void eqm_free(EqMap *m) {
-  mem_free(m->keys);
-  mem_free(m->vals);
-}
+static void eqm_free(EqMap *m) { ptrmap_free(m); }
 
 /* A pairing: both directions, so a node of b cannot be paired twice. */
 typedef struct Pairing {

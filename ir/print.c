@@ -41,6 +41,7 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "ir/metadata_write.h"
 
 /* ------------------------------------------------------------ byte buffer */
@@ -72,57 +73,6 @@ static void buf_spaces(Buf *b, size_t n) {
   b->len += n;
 }
 
-/* --------------------------------------------------------- pointer maps */
-
-/* Open addressing, linear probing, pointer keys, load factor <= 1/2. */
-typedef struct PtrMap {
-  const void **keys;
-  void **vals;
-  size_t cap, len;
-} PtrMap;
-
-static size_t pm_hash(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
-
-static void pm_grow(PtrMap *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 256;
-  const void **keys = mem_calloc(ncap, sizeof *keys);
-  void **vals = mem_calloc(ncap, sizeof *vals);
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t j = pm_hash(m->keys[i], ncap);
-    while (keys[j]) j = (j + 1) & (ncap - 1);
-    keys[j] = m->keys[i];
-    vals[j] = m->vals[i];
-  }
-  mem_free(m->keys);
-  mem_free(m->vals);
-  m->keys = keys;
-  m->vals = vals;
-  m->cap = ncap;
-}
-
-/* The value slot of `key`, inserted (holding NULL) when absent. */
-static void **pm_slot(PtrMap *m, const void *key) {
-  if (2 * (m->len + 1) > m->cap) pm_grow(m);
-  size_t i = pm_hash(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) {
-    m->keys[i] = key;
-    m->len++;
-  }
-  return &m->vals[i];
-}
-
-static void pm_free(PtrMap *m) {
-  mem_free(m->keys);
-  mem_free(m->vals);
-}
 
 /* ------------------------------------------------ name table (string keys) */
 
@@ -511,8 +461,8 @@ static void pr_init(Printer *p, PrintOptions opts) {
 static void pr_free(Printer *p) {
   for (size_t i = 0; i < p->blocks.len; i++) mem_free(p->blocks.data[i]);
   vec_free(p->blocks);
-  pm_free(&p->vars);
-  pm_free(&p->consts);
+  ptrmap_free(&p->vars);
+  ptrmap_free(&p->consts);
   mem_free(p->names.slots);
   vec_free(p->scopes);
   vec_free(p->meta);
@@ -545,9 +495,9 @@ static NodeInfo *pr_node(Printer *p, Expr *e) {
 }
 
 static VarInfo *pr_var(Printer *p, const Var *v) {
-  void **slot = pm_slot(&p->vars, v);
-  if (!*slot) *slot = arena_alloc(p->arena, sizeof(VarInfo));
-  return *slot;
+  int64_t *slot = ptrmap_slot(&p->vars, v);
+  if (!*slot) *slot = (int64_t)(intptr_t)arena_alloc(p->arena, sizeof(VarInfo));
+  return (VarInfo *)(intptr_t)*slot;
 }
 
 /* Small doc helpers bound to the printer's arena. */
@@ -713,12 +663,12 @@ static bool pr_simple_scalar(const ConstTensor *c) {
 
 /* The metadata index of c, allocated when first needed. */
 static size_t pr_meta_index(Printer *p, ConstTensor *c) {
-  void **slot = pm_slot(&p->consts, c);
+  int64_t *slot = ptrmap_slot(&p->consts, c);
   if (!*slot) {
     vec_push(p->meta, c);
-    *slot = (void *)(uintptr_t)p->meta.len;
+    *slot = (int64_t)p->meta.len;
   }
-  return (size_t)(uintptr_t)*slot - 1;
+  return (size_t)*slot - 1;
 }
 
 static void pr_const(Printer *p, Doc *out, ConstTensor *c) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/k_sgemm.h"
 #include "runtime/threadpool.h"
 
 /* OpenBLAS extras (weak: absent from other BLAS builds). */
@@ -23,6 +24,12 @@ extern void gotoblas_dynamic_quit(void) __attribute__((weak));
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 static bool kg_ready;
+/* Use ops/k_sgemm.c for float32 GEMMs (decided once in kgemm_init). */
+static bool kg_own_sgemm;
+
+/* 1: relayc's own sgemm by default (RELAYC_SGEMM=openblas forces OpenBLAS);
+ * 0: OpenBLAS by default (RELAYC_SGEMM=own selects ours). */
+#define KG_OWN_SGEMM_DEFAULT 0
 
 static bool kg_cpu_has_avx512(void) {
 #if defined(__x86_64__)
@@ -74,6 +81,9 @@ void kgemm_init(void) {
   if (kg_ready) return;
   kg_ready = true;
   kg_pick_core();
+  const char *sg = getenv("RELAYC_SGEMM");
+  kg_own_sgemm = ksgemm_available() && !(sg && strcmp(sg, "openblas") == 0) &&
+                 (KG_OWN_SGEMM_DEFAULT || (sg && strcmp(sg, "own") == 0));
   if (openblas_set_num_threads) openblas_set_num_threads(1);
   /* OpenBLAS starts its worker threads at load and they spin (sched_yield)
    * for a while: on a 2-way SMT core that halves the first kernels' speed.
@@ -126,6 +136,7 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
                 ta ? (int)M : (int)K, 1.0f, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
     return;
   }
+  if (kg_own_sgemm && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
               (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
