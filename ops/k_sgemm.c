@@ -16,6 +16,7 @@
  */
 #include "ops/k_sgemm.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "ir/mem.h"
@@ -239,6 +240,52 @@ static void ksg_scale(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
   }
 }
 
+/* Packing buffers, one per thread, kept between calls (a fresh 600 KiB
+ * block per call would be mmapped and unmapped each time: page faults and,
+ * with several threads, TLB shoot-downs). Freed when the thread exits. */
+typedef struct {
+  float *buf;
+  size_t cap; /* floats */
+} KsgBuf;
+
+static pthread_key_t ksg_key;
+static pthread_once_t ksg_once = PTHREAD_ONCE_INIT;
+static bool ksg_key_ok;
+
+static void ksg_buf_free(void *raw) {
+  KsgBuf *b = raw;
+  if (!b) return;
+  mem_free(b->buf);
+  mem_free(b);
+}
+
+static void ksg_key_init(void) { ksg_key_ok = pthread_key_create(&ksg_key, ksg_buf_free) == 0; }
+
+/* The calling thread's buffer of at least n floats, or NULL. */
+static float *ksg_buffer(size_t n) {
+  pthread_once(&ksg_once, ksg_key_init);
+  if (!ksg_key_ok) return NULL;
+  KsgBuf *b = pthread_getspecific(ksg_key);
+  if (!b) {
+    b = mem_malloc_try(sizeof *b);
+    if (!b) return NULL;
+    b->buf = NULL;
+    b->cap = 0;
+    if (pthread_setspecific(ksg_key, b) != 0) {
+      mem_free(b);
+      return NULL;
+    }
+  }
+  if (b->cap < n) {
+    mem_free(b->buf);
+    b->cap = 0;
+    b->buf = mem_aligned_try(64, n * sizeof(float));
+    if (!b->buf) return NULL;
+    b->cap = n;
+  }
+  return b->buf;
+}
+
 static int64_t ksg_round(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 static bool ksg_run(const KsgIsa *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
@@ -253,13 +300,10 @@ static bool ksg_run(const KsgIsa *isa, bool ta, bool tb, int64_t M, int64_t N, i
   int64_t kcmax = K < KSG_KC ? K : KSG_KC;
   int64_t ncmax = ksg_round(N < KSG_NC ? N : KSG_NC, isa->nr);
   int64_t mcmax = ksg_round(M < KSG_MC ? M : KSG_MC, isa->mr);
-  float *pa = mem_aligned_try(64, (size_t)(kcmax * mcmax) * sizeof(float));
-  float *pb = mem_aligned_try(64, (size_t)(kcmax * ncmax) * sizeof(float));
-  if (!pa || !pb) {
-    mem_free(pa);
-    mem_free(pb);
-    return false;
-  }
+  int64_t asz = ksg_round(kcmax * mcmax, 16); /* keeps the B panels 64-byte aligned */
+  float *pa = ksg_buffer((size_t)(asz + kcmax * ncmax));
+  if (!pa) return false;
+  float *pb = pa + asz;
   bool overwrite = beta == 0.0f;
   if (!overwrite && beta != 1.0f) ksg_scale(M, N, beta, C, ldc);
   for (int64_t jc = 0; jc < N; jc += KSG_NC) {
@@ -283,8 +327,6 @@ static bool ksg_run(const KsgIsa *isa, bool ta, bool tb, int64_t M, int64_t N, i
       }
     }
   }
-  mem_free(pa);
-  mem_free(pb);
   return true;
 }
 

@@ -18,6 +18,7 @@
 
 #include "ir/mem.h"
 #include "ops/k_util.h"
+#include "ops/layout.h"
 #include "ops/op_ids.h"
 
 #define MAXR TENSOR_MAX_NDIM
@@ -351,36 +352,6 @@ int kernel_TRANSPOSE(KernelCtx *c) {
 }
 
 /* ------------------------------------------------------------ layout_transform */
-
-typedef struct Layout {
-  char ax[MAXR];        /* 'A'..'Z' primal, 'a'..'z' sub-axis */
-  int64_t factor[MAXR]; /* sub-axis factor (0 for primal) */
-  int32_t n;
-} Layout;
-
-static bool layout_parse(const char *s, Layout *l) {
-  l->n = 0;
-  while (*s) {
-    int64_t f = 0;
-    while (*s >= '0' && *s <= '9') {
-      f = f * 10 + (*s++ - '0');
-      if (f > (1 << 30)) return false;
-    }
-    if (!*s || l->n >= MAXR) return false;
-    char ch = *s++;
-    bool upper = ch >= 'A' && ch <= 'Z', lower = ch >= 'a' && ch <= 'z';
-    if ((!upper && !lower) || (upper && f) || (lower && f <= 0) || memchr(l->ax, ch, (size_t)l->n)) return false;
-    l->ax[l->n] = ch;
-    l->factor[l->n++] = f;
-  }
-  return true;
-}
-
-static int32_t layout_find(const Layout *l, char ch) {
-  for (int32_t i = 0; i < l->n; i++)
-    if (l->ax[i] == ch) return i;
-  return -1;
-}
 
 int kernel_LAYOUT_TRANSFORM(KernelCtx *c);
 int kernel_LAYOUT_TRANSFORM(KernelCtx *c) {

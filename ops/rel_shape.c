@@ -6,6 +6,7 @@
  * do not match) and builds the output type. Unknown extents propagate as `?`
  * and checks that involve them pass, as TVM does for Any.
  */
+#include "ops/layout.h"
 #include "ops/rel_util.h"
 
 #include <stdio.h>
@@ -606,70 +607,31 @@ int rel_cumulative(TypeRelCtx *c) {
 
 /* ---------------------------------------------------------------- layouts */
 
-typedef struct Layout {
-  char ax[MAXR];       /* 'A'..'Z' primal, 'a'..'z' sub-axis */
-  int64_t factor[MAXR]; /* sub-axis factor */
-  uint32_t n;
-} Layout;
-
-static bool parse_layout(const char *s, Layout *l) {
-  l->n = 0;
-  while (*s) {
-    int64_t f = 0;
-    while (*s >= '0' && *s <= '9') {
-      f = f * 10 + (*s++ - '0');
-      if (f > (1 << 30)) return false;
-    }
-    if (!*s || l->n >= MAXR) return false;
-    char ch = *s++;
-    if (ch >= 'A' && ch <= 'Z') {
-      if (f) return false;
-    } else if (ch >= 'a' && ch <= 'z') {
-      if (f <= 0) return false;
-    } else {
-      return false;
-    }
-    for (uint32_t i = 0; i < l->n; i++)
-      if (l->ax[i] == ch) return false;
-    l->ax[l->n] = ch;
-    l->factor[l->n++] = f;
-  }
-  for (uint32_t i = 0; i < l->n; i++)
-    if (l->ax[i] >= 'a' && !memchr(l->ax, l->ax[i] - 'a' + 'A', l->n)) return false;
-  return true;
-}
-
-static int64_t sub_factor(const Layout *l, char primal) {
-  for (uint32_t i = 0; i < l->n; i++)
-    if (l->ax[i] == primal - 'A' + 'a') return l->factor[i];
-  return 0;
-}
-
 int rel_layout_transform(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
   const char *src = rel_attr_str(c, "src_layout", ""), *dst = rel_attr_str(c, "dst_layout", "");
   Layout ls, ld;
-  if (!parse_layout(src, &ls)) return rel_fail(c, "invalid src_layout \"%s\"", src);
-  if (!parse_layout(dst, &ld)) return rel_fail(c, "invalid dst_layout \"%s\"", dst);
-  if (ls.n != a->tensor.ndim)
-    return rel_fail(c, "src_layout \"%s\" has %u axes but the input has rank %u", src, ls.n, a->tensor.ndim);
-  for (uint32_t i = 0; i < ls.n; i++)
-    if (ls.ax[i] <= 'Z' && !memchr(ld.ax, ls.ax[i], ld.n))
+  if (!layout_parse(src, &ls)) return rel_fail(c, "invalid src_layout \"%s\"", src);
+  if (!layout_parse(dst, &ld)) return rel_fail(c, "invalid dst_layout \"%s\"", dst);
+  if ((uint32_t)ls.n != a->tensor.ndim)
+    return rel_fail(c, "src_layout \"%s\" has %d axes but the input has rank %u", src, ls.n, a->tensor.ndim);
+  for (int32_t i = 0; i < ls.n; i++)
+    if (ls.ax[i] <= 'Z' && !memchr(ld.ax, ls.ax[i], (size_t)ld.n))
       return rel_fail(c, "layouts \"%s\" and \"%s\" have different primal axes", src, dst);
-  for (uint32_t i = 0; i < ld.n; i++)
-    if (ld.ax[i] <= 'Z' && !memchr(ls.ax, ld.ax[i], ls.n))
+  for (int32_t i = 0; i < ld.n; i++)
+    if (ld.ax[i] <= 'Z' && !memchr(ls.ax, ld.ax[i], (size_t)ls.n))
       return rel_fail(c, "layouts \"%s\" and \"%s\" have different primal axes", src, dst);
   Type *o = rel_new_tensor(c, a->tensor.dtype, ld.n);
-  for (uint32_t i = 0; i < ld.n; i++) {
+  for (int32_t i = 0; i < ld.n; i++) {
     char ch = ld.ax[i];
     if (ch >= 'a') {
       o->tensor.dims[i] = dim_int(ld.factor[i]);
       continue;
     }
-    int p = (int)((const char *)memchr(ls.ax, ch, ls.n) - ls.ax);
+    int p = (int)((const char *)memchr(ls.ax, ch, (size_t)ls.n) - ls.ax);
     Dim full = a->tensor.dims[p];
-    int64_t fs = sub_factor(&ls, ch), fd = sub_factor(&ld, ch);
+    int64_t fs = layout_sub_factor(&ls, ch), fd = layout_sub_factor(&ld, ch);
     if (fs) full = dim_mul(full, dim_int(fs));
     if (fd) full = dim_known(full) ? dim_int((full.value + fd - 1) / fd) : dim_any();
     o->tensor.dims[i] = full;
