@@ -30,13 +30,7 @@
 
 /* Blocking: KC floats of depth; NC columns of packed B (KC·NC·4 bytes =
  * 512 KiB, in L2); MC rows of packed A per block. */
-#include <stdlib.h>
-static int64_t KSG_KC = 256, KSG_NC = 512, KSG_MC = 144; /* TUNE */
-__attribute__((constructor)) static void ksg_tune(void) {
-  if (getenv("KSG_KC")) KSG_KC = atoi(getenv("KSG_KC"));
-  if (getenv("KSG_NC")) KSG_NC = atoi(getenv("KSG_NC"));
-  if (getenv("KSG_MC")) KSG_MC = atoi(getenv("KSG_MC"));
-}
+enum { KSG_KC = 256, KSG_NC = 512, KSG_MC = 144 };
 
 typedef void (*KsgKernel)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int mr,
                           int nr, bool load);

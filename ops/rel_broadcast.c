@@ -159,15 +159,9 @@ int rel_dropout(TypeRelCtx *c) {
 int rel_broadcast_to(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  int64_t shape[64];
-  int32_t n = rel_attr_ints(c, "shape", shape, 64);
-  if (n < 0) return rel_fail(c, "the target shape is not set");
-  Type *want = rel_new_tensor(c, a->tensor.dtype, (uint32_t)n);
-  for (int32_t i = 0; i < n; i++) {
-    if (shape[i] == REL_INT_ANY) continue;
-    if (shape[i] < 0) return rel_fail(c, "invalid extent %lld in shape", (long long)shape[i]);
-    want->tensor.dims[i] = dim_int(shape[i]);
-  }
+  Type *want = rel_attr_shape(c, "shape", a->tensor.dtype);
+  if (!want) return REL_FAIL;
+  int32_t n = (int32_t)want->tensor.ndim;
   Type *got = broadcast_shape(c, a, want, a->tensor.dtype);
   if (!got) return REL_FAIL;
   for (int32_t i = 0; i < n; i++)

@@ -642,17 +642,8 @@ int rel_layout_transform(TypeRelCtx *c) {
 /* ---------------------------------------------------------------- creation */
 
 static int shape_attr(TypeRelCtx *c, DType dt, Type **out) {
-  int64_t shape[MAXR];
-  int32_t n = rel_attr_ints(c, "shape", shape, MAXR);
-  if (n < 0) return rel_fail(c, "shape is not set");
-  Type *o = rel_new_tensor(c, dt, (uint32_t)n);
-  for (int32_t i = 0; i < n; i++) {
-    if (shape[i] == REL_INT_ANY) continue;
-    if (shape[i] < 0) return rel_fail(c, "invalid extent %lld in shape", (long long)shape[i]);
-    o->tensor.dims[i] = dim_int(shape[i]);
-  }
-  *out = o;
-  return REL_DONE;
+  *out = rel_attr_shape(c, "shape", dt);
+  return *out ? REL_DONE : REL_FAIL;
 }
 
 int rel_creation(TypeRelCtx *c) {

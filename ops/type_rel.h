@@ -91,6 +91,10 @@ bool rel_attr_dtype(TypeRelCtx *c, const char *key, DType *out);
  * `max`), or -1 when None/absent. A `None` element is stored as INT64_MIN,
  * a `?` element as INT64_MIN + 1. */
 int32_t rel_attr_ints(TypeRelCtx *c, const char *key, int64_t *out, int32_t max);
+/* A tensor type of dtype `dt` shaped by the int array attribute `key` (`?`
+ * entries stay Any; an `i64` element gives an int64 dimension, as TVM's
+ * IntImm). NULL after reporting when the attribute is unset or negative. */
+Type *rel_attr_shape(TypeRelCtx *c, const char *key, DType dt);
 #define REL_INT_NONE INT64_MIN
 #define REL_INT_ANY (INT64_MIN + 1)
 

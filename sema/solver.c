@@ -391,6 +391,30 @@ bool rel_attr_dtype(TypeRelCtx *c, const char *key, DType *out) {
   return dtype_parse(v->s.chars, v->s.len, out);
 }
 
+Type *rel_attr_shape(TypeRelCtx *c, const char *key, DType dt) {
+  enum { SHAPE_MAX = 64 }; /* the runtime's rank limit */
+  int64_t shape[SHAPE_MAX];
+  int32_t n = rel_attr_ints(c, key, shape, SHAPE_MAX);
+  if (n < 0) {
+    rel_fail(c, "%s is not set", key);
+    return NULL;
+  }
+  const AttrValue *v = rel_attr(c, key);
+  Type *o = rel_new_tensor(c, dt, (uint32_t)n);
+  for (int32_t i = 0; i < n; i++) {
+    if (shape[i] == REL_INT_ANY) continue; /* `?` stays Any */
+    if (shape[i] < 0) {
+      rel_fail(c, "invalid extent %lld in %s", (long long)shape[i], key);
+      return NULL;
+    }
+    o->tensor.dims[i] = dim_int(shape[i]);
+    const AttrValue *e = v->kind == AV_ARRAY ? v->arr.items[i] : v;
+    if (e->kind == AV_INT && (e->i.dtype.bits == 64 || e->i.dtype.bits == 16))
+      o->tensor.dims[i].dtype = e->i.dtype; /* an IntImm keeps its dtype: `2i64` */
+  }
+  return o;
+}
+
 int32_t rel_attr_ints(TypeRelCtx *c, const char *key, int64_t *out, int32_t max) {
   const AttrValue *v = rel_attr(c, key);
   if (!v || v->kind == AV_NONE) return -1;
