@@ -1,5 +1,5 @@
 #!/bin/sh
-# `make demo`: type-check, print and (when the interpreter is built) run the samples.
+# `make demo`: type-check and print the samples, run a functional program and an MNIST network.
 set -e
 relayc=${1:-build/relayc}
 for f in samples/*.relay; do
@@ -8,7 +8,7 @@ for f in samples/*.relay; do
   echo "== $relayc --print $f"
   "$relayc" --print "$f"
 done
-if "$relayc" --run samples/list.relay >/dev/null 2>&1; then
-  echo "== $relayc --run samples/list.relay"
-  "$relayc" --run samples/list.relay
-fi
+echo "== $relayc --run samples/list.relay"
+"$relayc" --run samples/list.relay
+echo "== $relayc --run --profile tests/golden/nets/mnist.relay --input x=tests/golden/nets/mnist_x.npy"
+"$relayc" --run --profile tests/golden/nets/mnist.relay --input x=tests/golden/nets/mnist_x.npy
