@@ -17,7 +17,7 @@ CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wshad
                -Wstrict-prototypes -Wmissing-prototypes -g $(OPT) $(SAN) \
                -I. -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs jansson libffi openblas 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs jansson libffi 2>/dev/null)  # OpenBLAS: dlopen on first use (ops/k_gemm.c)
 CFLAGS  ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -lpthread -ldl

@@ -1,5 +1,10 @@
 /* ops/k_gemm.c — OpenBLAS set-up and pool-threaded GEMM panels (ops/k_gemm.h).
  *
+ * OpenBLAS is loaded with dlopen on the first GEMM, not linked: loading it and
+ * starting its threads costs about 6 ms, which every relayc run would pay
+ * (type-checking, functional programs) although only networks use it. If it
+ * cannot be loaded, GEMMs fall back to ops/k_sgemm.c or plain loops.
+ *
  * Invariants: OpenBLAS runs single-threaded after kgemm_init (our pool does
  * the splitting); a panel is a contiguous range of C's columns (or rows when
  * C is tall and narrow), 16-aligned, computed by one cblas call; panels
@@ -8,6 +13,7 @@
 #include "ops/k_gemm.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +22,33 @@
 #include "ops/k_sgemm.h"
 #include "runtime/threadpool.h"
 
-/* OpenBLAS extras (weak: absent from other BLAS builds). */
-extern char *openblas_get_corename(void) __attribute__((weak));
-extern void openblas_set_num_threads(int) __attribute__((weak));
-extern void gotoblas_dynamic_init(void) __attribute__((weak));
-extern void gotoblas_dynamic_quit(void) __attribute__((weak));
-extern int blas_thread_shutdown_(void) __attribute__((weak));
+/* The BLAS entry points, resolved by kg_load_blas (NULL when absent). */
+static struct {
+  __typeof__(cblas_sgemm) *sgemm;
+  __typeof__(cblas_dgemm) *dgemm;
+  __typeof__(cblas_sgemv) *sgemv;
+  __typeof__(cblas_dgemv) *dgemv;
+  char *(*get_corename)(void);          /* OpenBLAS extras */
+  void (*set_num_threads)(int);
+  void (*dynamic_init)(void);
+  void (*dynamic_quit)(void);
+  int (*thread_shutdown)(void);
+} blas;
+
+static void kg_load_blas(void) {
+  void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  blas.sgemm = (__typeof__(blas.sgemm))dlsym(h, "cblas_sgemm");
+  blas.dgemm = (__typeof__(blas.dgemm))dlsym(h, "cblas_dgemm");
+  blas.sgemv = (__typeof__(blas.sgemv))dlsym(h, "cblas_sgemv");
+  blas.dgemv = (__typeof__(blas.dgemv))dlsym(h, "cblas_dgemv");
+  blas.get_corename = (__typeof__(blas.get_corename))dlsym(h, "openblas_get_corename");
+  blas.set_num_threads = (__typeof__(blas.set_num_threads))dlsym(h, "openblas_set_num_threads");
+  blas.dynamic_init = (__typeof__(blas.dynamic_init))dlsym(h, "gotoblas_dynamic_init");
+  blas.dynamic_quit = (__typeof__(blas.dynamic_quit))dlsym(h, "gotoblas_dynamic_quit");
+  blas.thread_shutdown = (__typeof__(blas.thread_shutdown))dlsym(h, "blas_thread_shutdown_");
+}
 
 static bool kg_ready;
 /* Use ops/k_sgemm.c for float32 GEMMs (decided once in kgemm_init). */
@@ -57,15 +84,15 @@ static void kg_reselect(const char *core) {
   const char *old = getenv("OPENBLAS_CORETYPE");
   char *saved = old ? strdup(old) : NULL;
   setenv("OPENBLAS_CORETYPE", core, 1);
-  gotoblas_dynamic_quit();
-  gotoblas_dynamic_init();
+  blas.dynamic_quit();
+  blas.dynamic_init();
   if (saved) setenv("OPENBLAS_CORETYPE", saved, 1);
   else unsetenv("OPENBLAS_CORETYPE");
   free(saved);
 }
 
 static void kg_pick_core(void) {
-  if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
+  if (!blas.get_corename || !blas.dynamic_init || !blas.dynamic_quit) return;
   const char *want = getenv("RELAYC_BLAS_CORE");
   bool autosel = want && strcmp(want, "auto") == 0;
   if (want && *want && !autosel) {
@@ -73,29 +100,30 @@ static void kg_pick_core(void) {
     return;
   }
   if (!autosel && getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
-  const char *name = openblas_get_corename();
+  const char *name = blas.get_corename();
   if (name && kg_core_is_weaker(name) && kg_cpu_has_avx512()) kg_reselect("SkylakeX");
 }
 
 void kgemm_init(void) {
   if (kg_ready) return;
   kg_ready = true;
+  kg_load_blas();
   kg_pick_core();
   const char *sg = getenv("RELAYC_SGEMM");
   kg_own_sgemm = ksgemm_available() && !(sg && strcmp(sg, "openblas") == 0) &&
-                 (KG_OWN_SGEMM_DEFAULT || (sg && strcmp(sg, "own") == 0));
-  if (openblas_set_num_threads) openblas_set_num_threads(1);
+                 (KG_OWN_SGEMM_DEFAULT || (sg && strcmp(sg, "own") == 0) || !blas.sgemm);
+  if (blas.set_num_threads) blas.set_num_threads(1);
   /* OpenBLAS starts its worker threads at load and they spin (sched_yield)
    * for a while: on a 2-way SMT core that halves the first kernels' speed.
    * relayc runs OpenBLAS single-threaded, so stop them; a later threaded
    * call (benchmarks) would start them again. */
-  if (blas_thread_shutdown_) blas_thread_shutdown_();
+  if (blas.thread_shutdown) blas.thread_shutdown();
   (void)threadpool_size();
 }
 
 const char *kgemm_core_name(void) {
   kgemm_init();
-  return openblas_get_corename ? openblas_get_corename() : "unknown";
+  return blas.get_corename ? blas.get_corename() : "unknown";
 }
 
 /* ------------------------------------------------------------ serial calls */
@@ -117,27 +145,29 @@ static bool kg_fits(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, i
 void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
+  kgemm_init(); /* a no-op after the first call, which kernels make on the main thread */
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  if (!kg_fits(M, N, K, lda, ldb, ldc)) {
+  if (kg_own_sgemm && M > 1 && N > 1 && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
+    return;
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !blas.sgemm || !blas.sgemv) {
     KG_NAIVE(float)
     return;
   }
   if (M == 1) { /* a row vector times B: GEMV reads B once, no packing */
-    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+    blas.sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
                 tb ? (int)K : (int)N, 1.0f, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
     return;
   }
   if (N == 1) { /* A times a column vector */
-    cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+    blas.sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
                 ta ? (int)M : (int)K, 1.0f, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
     return;
   }
-  if (kg_own_sgemm && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+  blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
               (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
@@ -145,26 +175,27 @@ void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const d
                       int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                       int64_t ldc) {
   if (M <= 0 || N <= 0) return;
+  kgemm_init();
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  if (!kg_fits(M, N, K, lda, ldb, ldc)) {
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !blas.dgemm || !blas.dgemv) {
     KG_NAIVE(double)
     return;
   }
   if (M == 1) {
-    cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+    blas.dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
                 tb ? (int)K : (int)N, 1.0, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
     return;
   }
   if (N == 1) {
-    cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+    blas.dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
                 ta ? (int)M : (int)K, 1.0, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
     return;
   }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+  blas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
               (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
