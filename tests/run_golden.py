@@ -59,7 +59,7 @@ def command(run, relayc, path, valgrind):
     if argv and argv[0] == "relayc":
         argv[0] = relayc
         if valgrind:
-            argv = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+            argv = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full", "--show-possibly-lost=no",
                     "--errors-for-leak-kinds=definite"] + argv
     return argv
 
