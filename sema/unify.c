@@ -273,10 +273,12 @@ Type *ty_instantiate(TyCx *cx, Type *t) {
 
 static Type *from_annot(TyCx *cx, Type *t);
 
-static Type **annot_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
+/* Applies f to each of xs; copies the list only when an element changed
+ * (setting *changed), so unchanged types stay shared. */
+static Type **map_list(TyCx *cx, Type **xs, uint32_t n, bool *changed, Type *(*f)(TyCx *, Type *)) {
   Type **out = NULL;
   for (uint32_t i = 0; i < n; i++) {
-    Type *x = from_annot(cx, xs[i]);
+    Type *x = f(cx, xs[i]);
     if (x != xs[i] && !out) {
       out = arena_alloc(cx->a, n * sizeof *out);
       memcpy(out, xs, i * sizeof *out);
@@ -285,6 +287,10 @@ static Type **annot_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
   }
   if (out) *changed = true;
   return out ? out : xs;
+}
+
+static Type **annot_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
+  return map_list(cx, xs, n, changed, from_annot);
 }
 
 static Type *from_annot(TyCx *cx, Type *t) {
@@ -343,17 +349,7 @@ Type *ty_from_annot(TyCx *cx, Type *annot) {
 static Type *zonk(TyCx *cx, Type *t);
 
 static Type **zonk_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
-  Type **out = NULL;
-  for (uint32_t i = 0; i < n; i++) {
-    Type *x = zonk(cx, xs[i]);
-    if (x != xs[i] && !out) {
-      out = arena_alloc(cx->a, n * sizeof *out);
-      memcpy(out, xs, i * sizeof *out);
-    }
-    if (out) out[i] = x;
-  }
-  if (out) *changed = true;
-  return out ? out : xs;
+  return map_list(cx, xs, n, changed, zonk);
 }
 
 /* Copying resolution for messages: nothing is mutated. */
