@@ -24,6 +24,7 @@ typedef struct DriverOptions {
   bool types, json, prelude, profile, expr, color;
   int max_errors;
   int stop_after;  /* --stop-after: 0 = run everything, 1 = parse, 2 = resolve */
+  int repeat;      /* --repeat: evaluate @main this many times (0 or 1 = once) */
   const char *output;
   VEC(const char *) files;
   VEC(const char *) inputs; /* NAME=PATH */

@@ -37,6 +37,7 @@ static const char usage_text[] =
     "      --json            with --run: print the value as JSON\n"
     "      --prelude         load the standard library (List, Option, map, foldl, ...)\n"
     "      --profile         with --run: print time per operator after the run\n"
+    "      --repeat=N        with --run: evaluate @main N times, report run times\n"
     "      --emit=KIND       dump a stage: tokens, ast (after resolve), types\n"
     "      --expr            read FILE as a bare expression instead of a module\n"
     "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
@@ -61,7 +62,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
-    "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile",
+    "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
     "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--help", "--version", NULL,
 };
 
@@ -161,6 +162,14 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
       if (!load_extension(a, v, o->color)) return 2;
       continue;
     }
+    if (is_opt(a, "--repeat", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      char *end = NULL;
+      long n = v ? strtol(v, &end, 10) : -1;
+      if (!v || *end || n < 1 || n > 1000000) return usage_error("--repeat expects a count >= 1, got '%s'", v ? v : "");
+      o->repeat = (int)n;
+      continue;
+    }
     if (is_opt(a, "--max-errors", NULL, &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
       char *end = NULL;
@@ -173,8 +182,8 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   }
   if (o->files.len == 0) return usage_error("%s", "no input file (use '-' for standard input)");
   if (o->types && o->mode != MODE_PRINT) return usage_error("%s", "--types only applies to --print");
-  if ((o->inputs.len || o->output || o->json || o->profile) && o->mode != MODE_RUN)
-    return usage_error("%s", "--input, --output, --json and --profile need --run");
+  if ((o->inputs.len || o->output || o->json || o->profile || o->repeat) && o->mode != MODE_RUN)
+    return usage_error("%s", "--input, --output, --json, --profile and --repeat need --run");
   if (o->mode == MODE_RUN && o->files.len > 1) return usage_error("%s", "--run takes exactly one file");
   return 0;
 }

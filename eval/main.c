@@ -167,6 +167,53 @@ static VmLimits limits_from_env(void) {
   return l;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* "Runs: N, first X ms, median Y ms, min Z ms" for --repeat (times sorted in place). */
+static void report_runs(uint64_t *ns, int n) {
+  uint64_t first = ns[0];
+  qsort(ns, (size_t)n, sizeof *ns, cmp_u64);
+  uint64_t median = n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2;
+  fprintf(stderr, "Runs: %d, first %.3f ms, median %.3f ms, min %.3f ms\n", n, (double)first / 1e6,
+          (double)median / 1e6, (double)ns[0] / 1e6);
+  fflush(stderr);
+}
+
+/* Evaluates entry --repeat times (args consumed by the last run; earlier runs
+ * get retained copies). The --profile table covers the last run only, so it
+ * shows a warm pass when N > 1. Stops at the first failing run. */
+static int run_repeated(const Program *p, const Code *entry, Value *args, uint32_t nargs,
+                        Value *result, Diag *d, const VmLimits *lim, const DriverOptions *o) {
+  int runs = o->repeat > 1 ? o->repeat : 1, status = 0;
+  uint64_t *times = mem_calloc((size_t)runs, sizeof *times);
+  Value *copy = mem_calloc(nargs + 1, sizeof *copy);
+  for (int r = 0; r < runs && status == 0; r++) {
+    bool last = r == runs - 1;
+    Value *use = args;
+    if (!last) {
+      for (uint32_t i = 0; i < nargs; i++) copy[i] = value_retain(args[i]);
+      use = copy;
+    }
+    if (o->profile) profile_enable(); /* clears the previous run's table */
+    value_release(*result);
+    *result = value_none();
+    uint64_t t0 = profile_now_ns();
+    if (o->profile) profile_run_begin();
+    status = vm_run(p, entry, use, nargs, result, d, lim);
+    if (o->profile) profile_run_end();
+    times[r] = profile_now_ns() - t0;
+    if (status != 0 && !last)
+      for (uint32_t i = 0; i < nargs; i++) value_release(args[i]);
+  }
+  if (runs > 1 && status == 0) report_runs(times, runs);
+  mem_free(copy);
+  mem_free(times);
+  return status;
+}
+
 int eval_main(Module *m, const DriverOptions *o, Diag *d) {
   const Function *fn = NULL;
   if (!o->expr) {
@@ -193,12 +240,7 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
     const Code *entry = o->expr ? p->entry : p->codes[program_global(p, "main")];
     VmLimits lim = limits_from_env();
     Value result = value_none();
-    if (o->profile) {
-      profile_enable();
-      profile_run_begin();
-    }
-    status = vm_run(p, entry, args, nparams, &result, d, &lim);
-    if (o->profile) profile_run_end();
+    status = run_repeated(p, entry, args, nparams, &result, d, &lim, o);
     nparams = 0; /* consumed */
     if (status == 0) {
       if (o->json) value_print_json(stdout, &result);
