@@ -18,6 +18,8 @@ static int should_fail(void) {
   return 0;
 }
 
+int mem_injected_failure(void) { return should_fail(); }
+
 _Noreturn void mem_oom(size_t requested) {
   fprintf(stderr, "relayc: error: out of memory (allocating %zu bytes)\n", requested);
   exit(3);

@@ -25,6 +25,10 @@ void *mem_aligned_try(size_t align, size_t n); /* NULL on failure; free with mem
 /* Testing: fail every allocation after `n` more have succeeded (-1: never). */
 void mem_fail_after(long n);
 
+/* For allocators built on other primitives (runtime/bufpool.c): counts one
+ * allocation against mem_fail_after; true when it must fail. */
+int mem_injected_failure(void);
+
 _Noreturn void mem_oom(size_t requested);
 
 /* Growable array of anything, for building lists before freezing them in an arena.

@@ -1,7 +1,8 @@
 /* runtime/tensor.c — tensor lifetime, checked sizes and element conversions.
  *
  * A Tensor is one mem_malloc'ed header (with the shape in its tail) plus, when
- * owned, one 64-byte aligned data block padded to a multiple of 64 bytes.
+ * owned, one 64-byte aligned data block padded to a multiple of 64 bytes
+ * (runtime/bufpool.c: big blocks are recycled and pre-faulted).
  * Sizes are checked before anything is allocated: extents are non-negative,
  * the element count fits int64 and the byte count fits TENSOR_MAX_BYTES, so a
  * corrupt shape is an error value, never a crash or an allocator abort.
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "runtime/bufpool.h"
 
 /* ------------------------------------------------------------- sizes */
 
@@ -69,18 +71,24 @@ static Tensor *tensor_header(DType dtype, int32_t ndim, const int64_t *shape) {
 
 /* ------------------------------------------------------- construction */
 
+/* Bytes of an owned data block: nbytes rounded up to TENSOR_ALIGN, at least one
+ * unit (what bufpool_alloc was asked for, so bufpool_free gets the same). */
+static size_t tensor_padded_bytes(uint64_t nbytes) {
+  uint64_t padded = (nbytes + TENSOR_ALIGN - 1) / TENSOR_ALIGN * TENSOR_ALIGN;
+  return (size_t)(padded ? padded : TENSOR_ALIGN);
+}
+
 Tensor *tensor_new_checked(DType dtype, int32_t ndim, const int64_t *shape, TensorError *err) {
   int64_t numel = 0;
   uint64_t nbytes = 0;
   TensorError e = tensor_check(dtype, ndim, shape, &numel, &nbytes);
   Tensor *t = NULL;
   if (e == TENSOR_OK) {
-    uint64_t padded = (nbytes + TENSOR_ALIGN - 1) / TENSOR_ALIGN * TENSOR_ALIGN;
-    if (padded == 0) padded = TENSOR_ALIGN;
-    void *data = mem_aligned_try(TENSOR_ALIGN, (size_t)padded);
+    uint64_t padded = tensor_padded_bytes(nbytes);
+    void *data = bufpool_alloc((size_t)padded);
     t = data ? tensor_header(dtype, ndim, shape) : NULL;
     if (!t) {
-      mem_free(data);
+      bufpool_free(data, (size_t)padded);
       e = TENSOR_ENOMEM;
     } else {
       t->data = data;
@@ -163,7 +171,7 @@ void tensor_release(Tensor *t) {
   if (!t) return;
   RELAYC_ASSERT(t->refcount > 0);
   if (--t->refcount > 0) return;
-  if (!(t->flags & TENSOR_BORROWED)) mem_free(t->data);
+  if (!(t->flags & TENSOR_BORROWED)) bufpool_free(t->data, tensor_padded_bytes(t->nbytes));
   Tensor *base = t->base; /* never a view itself: no recursion */
   mem_free(t);
   tensor_release(base);

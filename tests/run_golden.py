@@ -78,8 +78,11 @@ def run_test(path, relayc, valgrind):
     for run in runs:
         argv = command(run, relayc, path, valgrind)
         try:
+            # under valgrind, tensors come from malloc (not runtime/bufpool.c's reused
+            # mappings) so memcheck sees every buffer's bounds and definedness
+            env = dict(os.environ, NO_COLOR="1", **({"RELAYC_MALLOC_DEFAULT": "1"} if valgrind else {}))
             p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
-                               env=dict(os.environ, NO_COLOR="1"))
+                               env=env)
         except subprocess.TimeoutExpired:
             failures.append(f"{run}: timed out after {TIMEOUT}s")
             continue
