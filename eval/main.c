@@ -172,13 +172,15 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* "Runs: N, first X ms, median Y ms, min Z ms" for --repeat (times sorted in place). */
+/* "Runs: N, first X ms, then median Y ms, min Z ms": the first (cold) run,
+ * then the median and minimum of the later (warm) ones. Sorts ns[1..n). */
 static void report_runs(uint64_t *ns, int n) {
-  uint64_t first = ns[0];
-  qsort(ns, (size_t)n, sizeof *ns, cmp_u64);
-  uint64_t median = n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2;
-  fprintf(stderr, "Runs: %d, first %.3f ms, median %.3f ms, min %.3f ms\n", n, (double)first / 1e6,
-          (double)median / 1e6, (double)ns[0] / 1e6);
+  uint64_t *warm = ns + 1;
+  int w = n - 1;
+  qsort(warm, (size_t)w, sizeof *warm, cmp_u64);
+  uint64_t median = w % 2 ? warm[w / 2] : (warm[w / 2 - 1] + warm[w / 2]) / 2;
+  fprintf(stderr, "Runs: %d, first %.3f ms, then median %.3f ms, min %.3f ms\n", n,
+          (double)ns[0] / 1e6, (double)median / 1e6, (double)warm[0] / 1e6);
   fflush(stderr);
 }
 

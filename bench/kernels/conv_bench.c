@@ -140,6 +140,7 @@ static double run_layers(Module *m, const char *name, const Layer *ls, int n, in
     Tensor *x = kt_new(DTYPE(DT_FLOAT, 32), 4, xs), *w = kt_new(DTYPE(DT_FLOAT, 32), 4, ws);
     kt_fill(x, 1, -1, 1);
     kt_fill(w, 2, -1, 1);
+    w->flags |= TENSOR_READONLY; /* a module constant, as in the network (weight caches) */
     char attrs[160];
     snprintf(attrs, sizeof attrs, "strides=[%d, %d]; padding=[%d, %d, %d, %d]; groups=%d", l->s,
              l->s, l->p, l->p, l->p, l->p, l->G);
@@ -169,6 +170,7 @@ static double run_layers(Module *m, const char *name, const Layer *ls, int n, in
     total_best += best * l->count;
     total_f += flop * l->count;
     tensor_release(x);
+    w->flags &= ~(uint32_t)TENSOR_READONLY;
     tensor_release(w);
   }
   printf("  total: %.2f ms (best %.2f ms) for %.2f GFLOP = %.1f GFLOP/s (best %.1f)",

@@ -6,8 +6,10 @@
 
 For each NET (default resnet50 mobilenet_v2 resnext50_32x4d gpt2), all in the same run, medians of --runs:
   start-up   `relayc FILE` alone: parse + resolve + type-check + metadata load (wall time)
-  forward    in-process time of the run itself, from `relayc --run --profile` ("run X ms":
-             evaluating @main, operators and interpreter, without start-up or printing)
+  forward    warm forward pass: `relayc --run --repeat=runs+1` evaluates @main again and again
+             in one process; the median of the passes after the first (like PyTorch's,
+             timed after a warm-up pass), without start-up or printing
+  cold       the first pass of each process (fresh memory, first calls), median
   torch      PyTorch eager forward (bench/nets/torch_ref.py on the same graph and weights,
              torch.set_num_threads(--threads), inference mode, after one warm-up pass), in a
              fresh process with OpenMP spin-waiting (torch's default) and with
@@ -15,7 +17,8 @@ For each NET (default resnet50 mobilenet_v2 resnext50_32x4d gpt2), all in the sa
              processes share the cores; the "omp" note says which won)
   ratio      forward / torch (<= 1.0: relayc is at least as fast)
   (min ...)  the same from the fastest run of each (less sensitive to other load)
-  --run wall the whole `relayc --run --profile` process (start-up, lowering, run, printing)
+  --run wall the whole `relayc --run --profile --repeat` process (start-up, lowering, all
+             passes, printing)
   RSS        peak resident memory of `relayc --run` against the size of the weights
 and the max relative error of relayc's output against PyTorch's (unless --no-verify).
 For ResNet-50 also: achieved GFLOP/s (conv/dense multiply-adds ÷ forward time) against the
@@ -52,27 +55,32 @@ def timed(cmd, env):
 
 
 def relayc_figures(relayc, base, inputs, runs, env):
+    """start-up, warm forward (median, min), cold forward, --run wall, peak RSS, profile table.
+    Each of `runs` processes evaluates @main runs+1 times (--repeat): its first pass is the
+    cold one (fresh memory, first calls), the others are warm like PyTorch's timed passes."""
     startup = []
     for _ in range(runs):
         dt, err, _, rc = timed([relayc, base + ".relay"], env)
         if rc != 0:
             raise RuntimeError(f"relayc {base}.relay failed:\n{err[-1500:]}")
         startup.append(dt)
-    cmd = [relayc, "--run", "--profile", base + ".relay"]
+    cmd = [relayc, "--run", "--profile", f"--repeat={runs + 1}", base + ".relay"]
     for k in inputs:
         cmd += ["--input", f"{k}={base}.{k}.npy"]
-    forward, wall, rss, table = [], [], 0, ""
+    warm, warm_min, cold, wall, rss, table = [], [], [], [], 0, ""
     for _ in range(runs):
         dt, err, peak, rc = timed(cmd, env)
-        m = re.search(r"\(run ([0-9.]+) ms", err)
+        m = re.search(r"Runs: \d+, first ([0-9.]+) ms, then median ([0-9.]+) ms, min ([0-9.]+) ms", err)
         if rc != 0 or not m:
             raise RuntimeError(f"relayc --run {base}.relay failed:\n{err[-1500:]}")
-        forward.append(float(m.group(1)) / 1e3)
+        cold.append(float(m.group(1)) / 1e3)
+        warm.append(float(m.group(2)) / 1e3)
+        warm_min.append(float(m.group(3)) / 1e3)
         wall.append(dt)
         rss = max(rss, peak)
         table = err
-    return (statistics.median(startup), statistics.median(forward), min(forward),
-            statistics.median(wall), rss, table)
+    return (statistics.median(startup), statistics.median(warm), min(warm_min),
+            statistics.median(cold), statistics.median(wall), rss, table)
 
 
 def torch_worker(a):
@@ -150,14 +158,14 @@ def main():
     print(f"relayc vs PyTorch {torch.__version__} eager, batch 1, float32, {a.threads} threads, "
           f"medians of {a.runs} runs")
     print(f"{'network':16s} {'start-up':>10s} {'forward':>10s} {'torch':>10s} {'ratio':>7s} "
-          f"{'(min fwd':>9s} {'torch':>8s} {'ratio)':>7s} {'--run wall':>10s} {'peak RSS':>10s} {'weights':>9s} {'RSS/w':>6s} {'max rel err':>12s}")
+          f"{'(min fwd':>9s} {'torch':>8s} {'ratio)':>7s} {'cold':>8s} {'--run wall':>10s} {'peak RSS':>10s} {'weights':>9s} {'RSS/w':>6s} {'max rel err':>12s}")
     resnet = None
     failed = False
     for net in a.nets:
         base, g, inputs = verify.prepare(net, a.dir, a.layers if net == "gpt2" else None)
         wbytes = sum(c.nbytes for c in g.consts)
         try:
-            st, fw, fw_min, wall, rss, table = relayc_figures(relayc, base, inputs, a.runs, env)
+            st, fw, fw_min, cold, wall, rss, table = relayc_figures(relayc, base, inputs, a.runs, env)
         except RuntimeError as e:
             print(f"{net:16s} FAILED: {e}")
             failed = True
@@ -177,7 +185,7 @@ def main():
             err = f"{e:.2e}" + ("" if e <= 1e-4 else " FAIL")
             failed |= e > 1e-4
         print(f"{net:16s} {st * 1e3:8.0f}ms {fw * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {fw / tt:6.2f}x "
-              f"{fw_min * 1e3:7.1f}ms {tt_min * 1e3:6.1f}ms {fw_min / tt_min:6.2f}x {wall * 1e3:8.0f}ms {rss / 1e6:8.0f}MB {wbytes / 1e6:7.1f}MB {rss / wbytes:5.2f}x {err:>12s}  (omp {policy})")
+              f"{fw_min * 1e3:7.1f}ms {tt_min * 1e3:6.1f}ms {fw_min / tt_min:6.2f}x {cold * 1e3:6.1f}ms {wall * 1e3:8.0f}ms {rss / 1e6:8.0f}MB {wbytes / 1e6:7.1f}MB {rss / wbytes:5.2f}x {err:>12s}  (omp {policy})")
         if a.profile:
             print(table.split("@@RSS")[0].rstrip())
         if net == "resnet50":
