@@ -35,7 +35,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden npy-io robustness lint asan-check valgrind-check fuzz bench plugin clean
+.PHONY: all deps demo check unit golden npy-io robustness diff lint asan-check valgrind-check fuzz bench plugin clean
 all: $(BIN)
 
 # --- dependencies -------------------------------------------------------------
@@ -96,12 +96,14 @@ robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
 npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
+diff: $(BIN)
+	@python3 tests/diff/run_diff.py --relayc $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden npy-io robustness lint
+	@$(MAKE) --no-print-directory unit golden npy-io robustness diff lint
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -110,7 +112,7 @@ demo: deps
 asan-check: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness
+	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness diff
 
 valgrind-check: all $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples

@@ -378,6 +378,11 @@ static int reduce(KernelCtx *c, RedOp op) {
   if (kt0 == KU_OTHER) return kernel_fail(c, "%s: unsupported dtype", name);
   bool arg = op == R_ARGMAX || op == R_ARGMIN;
   if (arg && x0->ndim == 0) return kernel_fail(c, "%s: the input must have rank at least 1", name);
+  if (x0->ndim == 0 && op != R_VAR) {
+    /* spec/ops.md §5: a rank-0 input is returned unchanged (no init select: max(-inf) = -inf) */
+    kernel_set_output(c, tensor_retain(x0));
+    return KERNEL_OK;
+  }
   bool red[MAXR];
   if (!red_axes(c, x0->ndim, red)) return KERNEL_ERROR;
   Tensor *tmp = NULL;
