@@ -48,6 +48,10 @@ Source *source_read_file(const char *path);
  * metadata blob): a mapped file gives their pages back to the kernel (they
  * are read again from the file if a diagnostic needs them). */
 void source_release(Source *s, size_t lo, size_t hi);
+/* Tells the source that bytes [lo, hi) are about to be read once, in order
+ * (a metadata blob): a mapped file maps their pages in one call rather than
+ * fault by fault. A hint only; thread-safe, as is source_release. */
+void source_prefetch(Source *s, size_t lo, size_t hi);
 void source_free(Source *s);
 /* 1-based line and column (in bytes) of an offset. */
 void source_line_col(Source *s, uint32_t off, uint32_t *line, uint32_t *col);

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "ir/base64_simd.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
 
@@ -94,12 +95,13 @@ static inline uint32_t b64_group_value(const unsigned char *q, uint32_t *acc) {
 }
 
 /* Decodes `ngroups` full groups (no padding) from s into out. On a bad
- * character returns false with *bad = its offset from s. The hot loop works
+ * character returns false with *bad = its offset from s. The vector kernels
+ * (ir/base64_simd.h) decode the bulk; from where they stop, the scalar loop works
  * in blocks of 16 groups, checks validity once per block and stores 4 bytes
  * per group (the 4th is overwritten by the next group). */
 static bool b64_decode_groups(const unsigned char *s, size_t ngroups, uint8_t *out, size_t *bad) {
   enum { BLOCK = 16 };
-  size_t g = 0;
+  size_t g = base64_simd_groups(s, ngroups, out); /* the bulk, up to a block with a bad character */
   for (; g + BLOCK <= ngroups; g += BLOCK) {
     uint32_t acc = 0;
     const unsigned char *q = s + 4 * g;
@@ -253,6 +255,18 @@ static void blob_err(const BlobIn *in, BlobError *e, size_t lo, size_t hi, const
   }
 }
 
+/* The error for a character outside the alphabet at offset `at` of the text. */
+static void b64_bad_char(const unsigned char *s, size_t nchars, size_t at, BlobError *e) {
+  unsigned char c = at < nchars ? s[at] : 0;
+  if (c > 32 && c < 127) {
+    snprintf(e->msg, sizeof e->msg, "invalid base64 character '%c' in tensor blob", c);
+  } else {
+    snprintf(e->msg, sizeof e->msg, "invalid base64 character (byte 0x%02x) in tensor blob", c);
+  }
+  e->lo = at;
+  e->hi = at < nchars ? at + 1 : at;
+}
+
 /* Reads k bytes (the caller has checked that they are present). */
 static bool blob_read(BlobIn *in, void *dst, size_t k, BlobError *e) {
   if (in->raw) {
@@ -264,16 +278,12 @@ static bool blob_read(BlobIn *in, void *dst, size_t k, BlobError *e) {
     in->pos += k;
     return true;
   }
-  size_t at = in->b64.bad;
-  unsigned char c = at < in->nchars ? in->b64.s[at] : 0;
-  if (c > 32 && c < 127) {
-    snprintf(e->msg, sizeof e->msg, "invalid base64 character '%c' in tensor blob", c);
-  } else {
-    snprintf(e->msg, sizeof e->msg, "invalid base64 character (byte 0x%02x) in tensor blob", c);
-  }
-  e->lo = at;
-  e->hi = at < in->nchars ? at + 1 : at;
+  b64_bad_char(in->b64.s, in->nchars, in->b64.bad, e);
   return false;
+}
+
+static void normalise_bool(uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++) p[i] = p[i] != 0;
 }
 
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -413,7 +423,8 @@ static bool blob_read_shape(BlobIn *in, Arena *a, ConstTensor *out, BlobError *e
   return true;
 }
 
-static bool blob_decode(BlobIn *in, Arena *a, ConstTensor *out, BlobError *e) {
+/* Header and shape checked, data allocated but not read. */
+static bool blob_decode_head(BlobIn *in, Arena *a, ConstTensor *out, BlobError *e) {
   memset(out, 0, sizeof *out);
   out->meta_index = -1;
   uint8_t head[32] = {0};
@@ -427,21 +438,20 @@ static bool blob_decode(BlobIn *in, Arena *a, ConstTensor *out, BlobError *e) {
   if (!blob_check_head(in, head, out, e)) return false;
   if (!blob_read_shape(in, a, out, e)) return false;
   out->data = arena_alloc_big(a, (size_t)out->nbytes);
-  if (!blob_read(in, out->data, (size_t)out->nbytes, e)) return false;
-  if (dtype_is_bool(out->dtype)) {
-    uint8_t *p = out->data;
-    for (uint64_t i = 0; i < out->nbytes; i++) p[i] = p[i] != 0;
-  }
   return true;
 }
 
 bool tensor_blob_decode(const void *bytes, size_t n, Arena *a, ConstTensor *out, BlobError *err) {
   BlobIn in = {.raw = bytes, .total = n};
-  return blob_decode(&in, a, out, err);
+  if (!blob_decode_head(&in, a, out, err)) return false;
+  if (!blob_read(&in, out->data, (size_t)out->nbytes, err)) return false;
+  if (dtype_is_bool(out->dtype)) normalise_bool(out->data, (size_t)out->nbytes);
+  return true;
 }
 
-bool tensor_blob_decode_base64(const char *s, size_t n, Arena *a, ConstTensor *out,
-                               BlobError *err) {
+bool tensor_blob_begin_base64(const char *s, size_t n, Arena *a, ConstTensor *out, BlobRest *rest,
+                              BlobError *err) {
+  memset(rest, 0, sizeof *rest);
   BlobIn in = {.nchars = n};
   in.total = base64_decoded_len(s, n);
   if (in.total == SIZE_MAX) {
@@ -455,7 +465,50 @@ bool tensor_blob_decode_base64(const char *s, size_t n, Arena *a, ConstTensor *o
   }
   in.b64.s = (const unsigned char *)s;
   in.b64.ngroups = n / 4;
-  return blob_decode(&in, a, out, err);
+  if (!blob_decode_head(&in, a, out, err)) return false;
+  /* data bytes already decoded with the header's last group; the rest is whole groups */
+  B64Reader *r = &in.b64;
+  size_t k = r->hi - r->lo;
+  if (k > out->nbytes) k = (size_t)out->nbytes;
+  if (k && !blob_read(&in, out->data, k, err)) return false;
+  bool boolean = dtype_is_bool(out->dtype);
+  if (boolean) normalise_bool(out->data, k);
+  *rest = (BlobRest){s, n, r->next, r->ngroups - r->next, (uint8_t *)out->data + k,
+                     (size_t)out->nbytes - k, boolean};
+  return true;
+}
+
+bool tensor_blob_rest_decode(const BlobRest *rest, size_t lo, size_t hi, BlobError *err) {
+  if (hi > rest->ngroups) hi = rest->ngroups;
+  if (lo >= hi) return true;
+  const unsigned char *s = (const unsigned char *)rest->s, *g = s + 4 * (rest->group0 + lo);
+  uint8_t *dst = rest->dst + 3 * lo;
+  bool last = hi == rest->ngroups;
+  size_t full = hi - lo - last, where = 0, bytes = 3 * full;
+  if (!b64_decode_groups(g, full, dst, &where)) {
+    b64_bad_char(s, rest->nchars, 4 * (rest->group0 + lo) + where, err);
+    return false;
+  }
+  if (last) {
+    uint8_t tail[3];
+    unsigned got = b64_decode_last(g + 4 * full, tail, &where);
+    if (!got) {
+      b64_bad_char(s, rest->nchars, 4 * (rest->group0 + hi - 1) + where, err);
+      return false;
+    }
+    size_t want = rest->nbytes - 3 * (rest->ngroups - 1); /* equals got: sizes were checked */
+    memcpy(dst + bytes, tail, got < want ? got : want);
+    bytes += got < want ? got : want;
+  }
+  if (rest->boolean) normalise_bool(dst, bytes);
+  return true;
+}
+
+bool tensor_blob_decode_base64(const char *s, size_t n, Arena *a, ConstTensor *out,
+                               BlobError *err) {
+  BlobRest rest;
+  return tensor_blob_begin_base64(s, n, a, out, &rest, err) &&
+         tensor_blob_rest_decode(&rest, 0, rest.ngroups, err);
 }
 
 /* ============================================================ blob encode */

@@ -70,6 +70,28 @@ bool tensor_blob_decode(const void *bytes, size_t n, Arena *a, ConstTensor *out,
 bool tensor_blob_decode_base64(const char *s, size_t n, Arena *a, ConstTensor *out,
                                BlobError *err);
 
+/* Two-phase decoding from base64, for decoding big blobs in pieces (possibly
+ * on several threads). tensor_blob_begin_base64 does what
+ * tensor_blob_decode_base64 does up to the element data: it validates the
+ * header, allocates out->data and decodes the data bytes that share a group
+ * with the header, and describes the remaining whole groups in *rest.
+ * tensor_blob_rest_decode decodes groups [lo, hi) of the rest (the last one
+ * may hold padding); it allocates nothing and writes only its own part of
+ * out->data, so disjoint ranges may run at the same time. The failure of the
+ * lowest failing range is the one tensor_blob_decode_base64 would report. */
+typedef struct BlobRest {
+  const char *s;    /* the base64 text */
+  size_t nchars;
+  size_t group0;    /* first group of the rest (its text starts at s + 4 * group0) */
+  size_t ngroups;   /* groups in the rest */
+  uint8_t *dst;     /* where group0 lands */
+  size_t nbytes;    /* bytes the rest decodes to */
+  bool boolean;     /* bool elements: normalise to 0/1 */
+} BlobRest;
+bool tensor_blob_begin_base64(const char *s, size_t n, Arena *a, ConstTensor *out, BlobRest *rest,
+                              BlobError *err);
+bool tensor_blob_rest_decode(const BlobRest *rest, size_t lo, size_t hi, BlobError *err);
+
 /* Size in bytes of the record for c: 40 + 8 * ndim + nbytes. */
 size_t tensor_blob_size(const ConstTensor *c);
 /* c -> record bytes (mem_malloc'd; tensor_blob_size(c) of them, also in *len). */

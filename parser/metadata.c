@@ -35,6 +35,7 @@
 
 #include "ir/mem.h"
 #include "ir/tensor_blob.h"
+#include "runtime/threadpool.h"
 
 /* ================================================================ skimmer */
 
@@ -142,9 +143,16 @@ static bool sk_element(const char *t, size_t n, size_t arr, size_t idx, size_t *
 typedef struct MdBlob {
   const char *s;
   size_t n;
-  size_t off;   /* offset of s within the section when s is the raw text, else SIZE_MAX */
-  bool escaped; /* raw text that contains JSON escapes: unescape before decoding */
+  size_t off; /* offset of s within the section when s is the raw text, else SIZE_MAX */
 } MdBlob;
+
+/* A blob decoded ahead of the constants walk (md_predecode): its tensor, or
+ * the error to report when the first constant using it is loaded. */
+typedef struct MdEarly {
+  bool done, ok;
+  ConstTensor tensor;
+  BlobError err;
+} MdEarly;
 
 typedef struct Loader {
   Module *m;
@@ -158,6 +166,7 @@ typedef struct Loader {
   VEC(MdBlob) blobs;
   ConstTensor **blob_tensor; /* per blob: decoded tensor, once */
   uint8_t *blob_state;       /* per blob: 0 not yet, 1 decoded, 2 failed */
+  MdEarly *early;            /* per blob, or NULL: results of md_predecode */
 } Loader;
 
 static Span md_span(const Loader *L, size_t lo, size_t hi) {
@@ -237,24 +246,53 @@ static json_t *md_jansson(Loader *L, const char *text, size_t len, bool report) 
   return doc;
 }
 
+/* The b64ndarrays list at t[i] == '[': records its strings as blobs and
+ * returns the index just past it, or SK_FAIL (not a plain list of strings).
+ * One memchr pass per string; escapes are looked for only if decoding fails. */
+static size_t md_skim_list(Loader *L, size_t i) {
+  const char *t = L->text;
+  size_t n = L->len;
+  if (i >= n || t[i] != '[') return SK_FAIL;
+  i = sk_ws(t, n, i + 1);
+  if (i < n && t[i] == ']') return i + 1;
+  for (;;) {
+    if (i >= n || t[i] != '"') return SK_FAIL;
+    size_t end = sk_string(t, n, i);
+    if (end == SK_FAIL) return SK_FAIL;
+    MdBlob b = {t + i + 1, end - i - 2, i + 1};
+    vec_push(L->blobs, b);
+    i = sk_ws(t, n, end);
+    if (i < n && t[i] == ']') return i + 1;
+    if (i >= n || t[i] != ',') return SK_FAIL;
+    i = sk_ws(t, n, i + 1);
+  }
+}
+
 /* Fast path: records every b64ndarrays string from the text and returns the
- * extent [*lo, *hi) of that list; false when it cannot be done with certainty. */
+ * extent [*lo, *hi) of that list; false when it cannot be done with certainty
+ * (the member is absent or repeated, or the text is not as expected). One
+ * pass over the root object's members. */
 static bool md_skim_blobs(Loader *L, size_t *lo, size_t *hi) {
   const char *t = L->text;
   size_t n = L->len, i = sk_ws(t, n, 0);
+  int found = 0;
   if (i >= n || t[i] != '{') return false;
-  if (sk_member(t, n, i, "b64ndarrays", false, lo, hi) != 1 || t[*lo] != '[') return false;
-  i = sk_ws(t, n, *lo + 1);
-  if (i < n && t[i] == ']') return true;
-  for (;;) {
-    if (i >= n || t[i] != '"') break;
-    size_t end = sk_string(t, n, i);
-    if (end == SK_FAIL) break;
-    MdBlob b = {t + i + 1, end - i - 2, i + 1, false};
-    b.escaped = memchr(b.s, '\\', b.n) != NULL;
-    vec_push(L->blobs, b);
-    i = sk_ws(t, n, end);
-    if (i < n && t[i] == ']' && i + 1 == *hi) return true;
+  i = sk_ws(t, n, i + 1);
+  while (i < n && t[i] == '"') {
+    size_t kend = sk_string(t, n, i);
+    if (kend == SK_FAIL) break;
+    bool match = kend - i == 13 && memcmp(t + i, "\"b64ndarrays\"", 13) == 0;
+    i = sk_ws(t, n, kend);
+    if (i >= n || t[i] != ':') break;
+    i = sk_ws(t, n, i + 1);
+    size_t vend = match ? (found++ ? SK_FAIL : md_skim_list(L, i)) : sk_value(t, n, i);
+    if (vend == SK_FAIL) break;
+    if (match) *lo = i, *hi = vend;
+    i = sk_ws(t, n, vend);
+    if (i < n && t[i] == '}') {
+      if (found == 1) return true;
+      break;
+    }
     if (i >= n || t[i] != ',') break;
     i = sk_ws(t, n, i + 1);
   }
@@ -277,7 +315,7 @@ static bool md_blobs_from_doc(Loader *L) {
       md_error(L, MD_AT(L, KEY("b64ndarrays"), IDX(j)), "b64ndarrays[%zu] is not a string", j);
       ok = false;
     }
-    MdBlob b = {json_string_value(s), json_string_length(s), SIZE_MAX, false};
+    MdBlob b = {json_string_value(s), json_string_length(s), SIZE_MAX};
     vec_push(L->blobs, b);
   }
   return ok;
@@ -381,27 +419,42 @@ static bool md_parse_index(const char *s, uint64_t *out) {
 
 /* ---------------------------------------------------------------- constants */
 
-/* Decodes blob j (once); NULL after reporting. `entry` names the constant. */
+/* Blob j decoded into *c (from md_predecode's result when there is one);
+ * false with *e set on failure. */
+static bool md_decode_blob(Loader *L, size_t j, const MdBlob *b, ConstTensor *c, BlobError *e) {
+  MdEarly *early = L->early ? &L->early[j] : NULL;
+  if (early && early->done) {
+    *c = early->tensor;
+    *e = early->err;
+    return early->ok;
+  }
+  return tensor_blob_decode_base64(b->s, b->n, L->m->arena, c, e);
+}
+
+/* Decodes blob j (once); NULL after reporting. `entry` names the constant.
+ * Raw text is decoded as is; only when that fails and the text holds a
+ * backslash is it unescaped as a JSON string and decoded again. */
 static ConstTensor *md_blob_tensor(Loader *L, size_t j, uint32_t entry) {
   if (L->blob_state[j] == 1) return L->blob_tensor[j];
   if (L->blob_state[j] == 2) return NULL;
   MdBlob b = L->blobs.data[j];
+  ConstTensor *c = arena_alloc(L->m->arena, sizeof *c);
+  BlobError e;
+  bool ok = md_decode_blob(L, j, &b, c, &e);
   json_t *unescaped = NULL;
-  if (b.escaped) {
-    json_error_t e;
-    unescaped = json_loadb(b.s - 1, b.n + 2, JSON_DECODE_ANY, &e);
+  if (!ok && b.off != SIZE_MAX && memchr(b.s, '\\', b.n)) {
+    json_error_t je;
+    unescaped = json_loadb(b.s - 1, b.n + 2, JSON_DECODE_ANY, &je);
     if (!json_is_string(unescaped)) {
       md_error(L, md_span(L, b.off - 1, b.off + b.n + 1), "invalid string in b64ndarrays[%zu]: %s",
-               j, unescaped ? "not a string" : e.text);
+               j, unescaped ? "not a string" : je.text);
       json_decref(unescaped);
       L->blob_state[j] = 2;
       return NULL;
     }
-    b = (MdBlob){json_string_value(unescaped), json_string_length(unescaped), SIZE_MAX, false};
+    b = (MdBlob){json_string_value(unescaped), json_string_length(unescaped), SIZE_MAX};
+    ok = tensor_blob_decode_base64(b.s, b.n, L->m->arena, c, &e);
   }
-  ConstTensor *c = arena_alloc(L->m->arena, sizeof *c);
-  BlobError e;
-  bool ok = tensor_blob_decode_base64(b.s, b.n, L->m->arena, c, &e);
   json_decref(unescaped);
   if (!ok) {
     Span sp = b.off != SIZE_MAX ? md_span(L, b.off + e.lo, b.off + e.hi)
@@ -467,6 +520,102 @@ static ConstTensor *md_placeholder(Loader *L, uint32_t entry) {
   return c;
 }
 
+/* ------------------------------------------------------------- pre-decoding */
+
+/* Big sections decode their blobs before the constants walk, in pieces of
+ * MD_PIECE_GROUPS groups (1 MiB of text) spread over the thread pool. Headers
+ * are checked and data allocated serially first (arenas are single-threaded),
+ * then the pieces run (decode + drop their text pages, nothing else), then
+ * per blob the first failing piece in file order is its error. The constants
+ * walk reports those errors at the point it would have decoded the blob, so
+ * the diagnostics are the same, in the same order, as a serial decode. */
+enum { MD_PARALLEL_MIN = 8u << 20, MD_PIECE_GROUPS = 256u << 10, MD_PAGE = 4096 };
+
+typedef struct MdPiece {
+  size_t blob, lo, hi; /* groups [lo, hi) of the blob's rest */
+  bool ok;
+  BlobError err;
+} MdPiece;
+
+typedef struct MdJob {
+  Loader *L;
+  BlobRest *rests;
+  MdPiece *pieces;
+} MdJob;
+
+/* Blob index of the constant at node idx, or SIZE_MAX (md_constant reports why). */
+static size_t md_constant_blob(Loader *L, json_int_t idx) {
+  json_t *node = json_array_get(L->nodes, (size_t)idx);
+  json_t *tk = json_object_get(node, "type_key");
+  if (!json_is_string(tk) || strcmp(json_string_value(tk), "relay.Constant") != 0) return SIZE_MAX;
+  json_t *data = json_object_get(json_object_get(node, "attrs"), "data");
+  uint64_t j;
+  if (!json_is_string(data) || !md_parse_index(json_string_value(data), &j)) return SIZE_MAX;
+  return j < L->blobs.len ? (size_t)j : SIZE_MAX;
+}
+
+static void md_piece_run(void *arg, int64_t lo, int64_t hi) {
+  MdJob *job = arg;
+  Loader *L = job->L;
+  for (int64_t k = lo; k < hi; k++) {
+    MdPiece *p = &job->pieces[k];
+    const BlobRest *r = &job->rests[p->blob];
+    const MdBlob *b = &L->blobs.data[p->blob];
+    size_t lo_c = b->off + 4 * (r->group0 + p->lo), hi_c = b->off + 4 * (r->group0 + p->hi);
+    source_prefetch(L->m->src, L->base + lo_c, L->base + hi_c);
+    p->ok = tensor_blob_rest_decode(r, p->lo, p->hi, &p->err);
+    /* the pages this piece read, including those it shares with its
+     * neighbours (a neighbour still reading one just faults it in again) */
+    lo_c = lo_c - b->off > MD_PAGE ? lo_c - MD_PAGE : b->off;
+    hi_c = b->off + b->n - hi_c > MD_PAGE ? hi_c + MD_PAGE : b->off + b->n;
+    source_release(L->m->src, L->base + lo_c, L->base + hi_c);
+  }
+}
+
+/* Decodes every raw blob used by a constant of `list` into L->early. */
+static void md_predecode(Loader *L, json_t *list) {
+  size_t nb = L->blobs.len, total = 0;
+  for (size_t j = 0; j < nb; j++) total += L->blobs.data[j].n;
+  if (total < MD_PARALLEL_MIN || L->blobs.data[0].off == SIZE_MAX) return;
+  L->early = mem_calloc(nb, sizeof *L->early);
+  BlobRest *rests = mem_calloc(nb, sizeof *rests);
+  bool *used = mem_calloc(nb, sizeof *used);
+  for (size_t k = 0; k < json_array_size(list); k++) {
+    json_t *v = json_array_get(list, k);
+    json_int_t idx = json_integer_value(v);
+    if (!json_is_integer(v) || idx < 0 || (uint64_t)idx >= L->nnodes) continue;
+    size_t j = md_constant_blob(L, idx);
+    if (j != SIZE_MAX) used[j] = true;
+  }
+  VEC(MdPiece) pieces = {0};
+  for (size_t j = 0; j < nb; j++) { /* serial: headers and allocation */
+    if (!used[j]) continue;
+    MdEarly *e = &L->early[j];
+    const MdBlob *b = &L->blobs.data[j];
+    e->done = true;
+    e->ok = tensor_blob_begin_base64(b->s, b->n, L->m->arena, &e->tensor, &rests[j], &e->err);
+    /* reading the header faulted in pages around it: give them back until the pieces run */
+    source_release(L->m->src, L->base + b->off, L->base + b->off + b->n);
+    for (size_t g = 0; e->ok && g < rests[j].ngroups; g += MD_PIECE_GROUPS) {
+      size_t hi = rests[j].ngroups - g > MD_PIECE_GROUPS ? g + MD_PIECE_GROUPS : rests[j].ngroups;
+      MdPiece p = {j, g, hi, false, {{0}, 0, 0}};
+      vec_push(pieces, p);
+    }
+  }
+  MdJob job = {L, rests, pieces.data};
+  threadpool_for((int64_t)pieces.len, 1, md_piece_run, &job);
+  for (size_t k = 0; k < pieces.len; k++) { /* the first failure of each blob, in file order */
+    MdEarly *e = &L->early[pieces.data[k].blob];
+    if (e->ok && !pieces.data[k].ok) {
+      e->ok = false;
+      e->err = pieces.data[k].err;
+    }
+  }
+  vec_free(pieces);
+  mem_free(rests);
+  mem_free(used);
+}
+
 static void md_load_constants(Loader *L, size_t list_idx, json_t *list) {
   size_t n = json_array_size(list);
   if (n > INT32_MAX) n = INT32_MAX;
@@ -474,6 +623,7 @@ static void md_load_constants(Loader *L, size_t list_idx, json_t *list) {
   L->m->nmeta_consts = (uint32_t)n;
   L->blob_tensor = mem_calloc(L->blobs.len ? L->blobs.len : 1, sizeof *L->blob_tensor);
   L->blob_state = mem_calloc(L->blobs.len ? L->blobs.len : 1, 1);
+  if (L->blobs.len && !L->early) md_predecode(L, list);
   for (size_t k = 0; k < n; k++) {
     json_t *v = json_array_get(list, k);
     json_int_t idx = json_integer_value(v);
@@ -613,5 +763,6 @@ bool metadata_load(Module *m, const char *json, size_t len, uint32_t base, Diag 
   vec_free(L.blobs);
   mem_free(L.blob_tensor);
   mem_free(L.blob_state);
+  mem_free(L.early);
   return d->nerrors == errors;
 }

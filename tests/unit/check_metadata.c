@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir/ast.h"
+#include "ir/base64_simd.h"
 #include "ir/mem.h"
 #include "ir/metadata_write.h"
 #include "ir/tensor_blob.h"
@@ -223,6 +224,75 @@ START_TEST(base64_malformed) {
   ck_assert_uint_eq(bad, 1);
   ck_assert_uint_eq(base64_decode("Zm9\xc3", 4, out, &bad), SIZE_MAX);
   ck_assert_uint_eq(bad, 3);
+}
+END_TEST
+
+/* The vector kernels (ir/base64_simd.h), each instruction set the CPU has,
+ * against the scalar decoder: same bytes, never a write past what they
+ * decoded, and they stop before (never after) a block with a bad character. */
+
+static const Base64Isa simd_isas[] = {B64_ISA_SCALAR, B64_ISA_AVX2, B64_ISA_AVX512, B64_ISA_BEST};
+
+static uint64_t test_rand_state = 88172645463325252ull;
+static uint8_t test_rand_byte(void) {
+  test_rand_state ^= test_rand_state << 13;
+  test_rand_state ^= test_rand_state >> 7;
+  test_rand_state ^= test_rand_state << 17;
+  return (uint8_t)(test_rand_state >> 24);
+}
+
+START_TEST(base64_simd_matches_scalar) {
+  enum { MAXG = 300 };
+  uint8_t in[3 * MAXG], out[3 * MAXG + 64], fill[sizeof out];
+  for (size_t i = 0; i < sizeof in; i++) in[i] = test_rand_byte();
+  memset(fill, 0xA5, sizeof fill);
+  for (size_t g = 0; g <= MAXG; g += g < 40 ? 1 : 13) {
+    size_t m;
+    char *e = base64_encode(in, 3 * g, &m);
+    for (size_t k = 0; k < sizeof simd_isas / sizeof simd_isas[0]; k++) {
+      memset(out, 0xA5, sizeof out);
+      size_t done = base64_simd_groups_isa((const unsigned char *)e, g, out, simd_isas[k]);
+      ck_assert_uint_le(done, g);
+      if (simd_isas[k] != B64_ISA_SCALAR && base64_simd_best() >= simd_isas[k])
+        ck_assert_uint_ge(done + 16, g + 1); /* all but a partial last block */
+      ck_assert(memcmp(out, in, 3 * done) == 0);
+      ck_assert(memcmp(out + 3 * done, fill, sizeof out - 3 * done) == 0); /* nothing past */
+    }
+    ck_assert_uint_eq(base64_decode(e, m, out, NULL), 3 * g);
+    ck_assert(memcmp(out, in, 3 * g) == 0);
+    mem_free(e);
+  }
+}
+END_TEST
+
+static bool b64_alphabet_char(unsigned c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+START_TEST(base64_simd_every_bad_char) {
+  enum { G = 40 };
+  uint8_t in[3 * G], out[3 * G + 64];
+  for (size_t i = 0; i < sizeof in; i++) in[i] = test_rand_byte();
+  size_t m;
+  char *e = base64_encode(in, sizeof in, &m);
+  static const size_t where[] = {0, 1, 31, 32, 33, 63, 64, 65, 100, 4 * G - 5};
+  for (unsigned c = 0; c < 256; c++) {
+    if (b64_alphabet_char(c)) continue;
+    for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
+      char *t = mem_strdup(e);
+      t[where[w]] = (char)c;
+      size_t bad = 0;
+      ck_assert_uint_eq(base64_decode(t, m, out, &bad), SIZE_MAX);
+      ck_assert_uint_eq(bad, where[w]);
+      for (size_t k = 0; k < sizeof simd_isas / sizeof simd_isas[0]; k++) {
+        size_t done = base64_simd_groups_isa((const unsigned char *)t, G, out, simd_isas[k]);
+        ck_assert_uint_le(4 * done, where[w]);
+      }
+      mem_free(t);
+    }
+  }
+  mem_free(e);
 }
 END_TEST
 
@@ -846,12 +916,124 @@ START_TEST(out_of_memory_exits) {
 }
 END_TEST
 
+/* ------------------------------------------------- big sections (parallel) */
+
+/* A one-line document: constant k uses blob cblob[k]; the blobs are given
+ * as text (caller frees the result). */
+static char *doc_with_blobs(const size_t *cblob, size_t nconst, char **blobs, size_t nblobs) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fprintf(f, "{\"root\": 1, \"nodes\": [{\"type_key\": \"\"}, {\"type_key\": \"Map\", "
+             "\"keys\": [\"relay.Constant\"], \"data\": [2]}, {\"type_key\": \"Array\", \"data\": [");
+  for (size_t k = 0; k < nconst; k++) fprintf(f, "%s%zu", k ? ", " : "", 3 + k);
+  fprintf(f, "]}");
+  for (size_t k = 0; k < nconst; k++)
+    fprintf(f, ", {\"type_key\": \"relay.Constant\", \"attrs\": {\"data\": \"%zu\"}}", cblob[k]);
+  fprintf(f, "], \"b64ndarrays\": [");
+  for (size_t j = 0; j < nblobs; j++) fprintf(f, "%s\"%s\"", j ? ", " : "", blobs[j]);
+  fprintf(f, "]}");
+  fclose(f);
+  return buf;
+}
+
+/* The base64 record of a float32 (3, cols) tensor holding i * 7 + 1. */
+static char *big_blob(size_t cols, ConstTensor *c, float **data) {
+  static int64_t shape[2];
+  shape[0] = 3;
+  shape[1] = (int64_t)cols;
+  *data = mem_malloc(3 * cols * sizeof(float));
+  for (size_t i = 0; i < 3 * cols; i++) (*data)[i] = (float)(i * 7 + 1);
+  *c = (ConstTensor){.dtype = DT_F32, .ndim = 2, .shape = shape, .nbytes = 12 * cols, .data = *data};
+  size_t n;
+  unsigned char *raw = tensor_blob_encode(c, &n);
+  char *b64 = base64_encode(raw, n, NULL);
+  mem_free(raw);
+  return b64;
+}
+
+START_TEST(big_section_decodes) {
+  ConstTensor c;
+  float *data;
+  char *blobs[2] = {big_blob(1000000, &c, &data), mem_strdup(F32_12_B64)}; /* 16 MB of text */
+  /* JSON may escape '/': the raw text then fails to decode and is unescaped */
+  char *slash = strchr(blobs[0] + 5000000, '/');
+  ck_assert_ptr_nonnull(slash);
+  size_t at = (size_t)(slash - blobs[0]), n0 = strlen(blobs[0]);
+  char *esc = mem_malloc(n0 + 2);
+  memcpy(esc, blobs[0], at);
+  esc[at] = '\\';
+  memcpy(esc + at + 1, blobs[0] + at, n0 - at + 1);
+  char *blobs3[3] = {blobs[0], blobs[1], esc};
+  size_t cblob[4] = {0, 1, 0, 2};
+  char *doc = doc_with_blobs(cblob, 4, blobs3, 3);
+  Loaded r = load(doc);
+  ck_assert_msg(r.ok, "%s", r.diags);
+  ck_assert_uint_eq(r.m->nmeta_consts, 4);
+  ck_assert_uint_eq(r.m->meta_consts[0]->nbytes, c.nbytes);
+  ck_assert(memcmp(r.m->meta_consts[0]->data, data, c.nbytes) == 0);
+  ck_assert_ptr_eq(r.m->meta_consts[2]->data, r.m->meta_consts[0]->data);
+  ck_assert(memcmp(r.m->meta_consts[3]->data, data, c.nbytes) == 0);
+  ck_assert_int_eq(r.m->meta_consts[3]->meta_index, 3);
+  ck_assert_float_eq(((float *)r.m->meta_consts[1]->data)[1], 2.0f);
+  unload(&r);
+  free(doc);
+  mem_free(esc);
+  mem_free(blobs[0]);
+  mem_free(blobs[1]);
+  mem_free(data);
+}
+END_TEST
+
+/* Errors in a big section: the same messages, spans and order as decoding
+ * each blob serially (tensor_blob_decode_base64 is the reference). */
+START_TEST(big_section_errors_in_file_order) {
+  ConstTensor c;
+  float *data;
+  char *big = big_blob(1000000, &c, &data);
+  char *bad_data = mem_strdup(big), *bad_head = mem_strdup(big);
+  bad_data[9000001] = '*'; /* two bad characters in different pieces: the first counts */
+  bad_data[3000003] = '\x80';
+  bad_data[3000010] = '-';
+  bad_head[1] = 'Z';       /* bad magic */
+  char *blobs[4] = {big, bad_data, bad_head, mem_strdup(F32_12_B64)};
+  size_t cblob[5] = {3, 2, 1, 0, 1};
+  char *doc = doc_with_blobs(cblob, 5, blobs, 4);
+  Loaded r = load(doc);
+  ck_assert(!r.ok);
+  ck_assert_int_eq(r.nerrors, 2);
+  const char *prev = r.diags;
+  for (size_t k = 1; k <= 2; k++) { /* constants 1 (blob 2) then 2 (blob 1) */
+    size_t j = cblob[k];
+    Arena *a = arena_new();
+    ConstTensor out;
+    BlobError e;
+    ck_assert(!tensor_blob_decode_base64(blobs[j], strlen(blobs[j]), a, &out, &e));
+    arena_free(a);
+    size_t col = (size_t)(strstr(doc, blobs[j]) - doc) + e.lo + 1;
+    char want[400];
+    snprintf(want, sizeof want, "t.relay:1:%zu: error: %s (b64ndarrays[%zu], used by "
+             "meta[relay.Constant][%zu])", col, e.msg, j, k);
+    const char *hit = strstr(r.diags, want);
+    ck_assert_msg(hit && hit >= prev, "want \"%s\" in order in:\n%s", want, r.diags);
+    prev = hit;
+  }
+  ck_assert(memcmp(r.m->meta_consts[3]->data, data, c.nbytes) == 0);
+  unload(&r);
+  free(doc);
+  for (int j = 0; j < 4; j++) mem_free(blobs[j]);
+  mem_free(data);
+}
+END_TEST
+
 static Suite *metadata_suite(void) {
   Suite *s = suite_create("metadata");
   TCase *tc = tcase_create("base64+blob");
   tcase_add_test(tc, base64_vectors);
   tcase_add_test(tc, base64_all_bytes);
   tcase_add_test(tc, base64_malformed);
+  tcase_add_test(tc, base64_simd_matches_scalar);
+  tcase_add_test(tc, base64_simd_every_bad_char);
   tcase_add_test(tc, blob_raw_round_trip);
   tcase_add_test(tc, blob_spec_example_encodes);
   tcase_add_test(tc, blob_bool_normalised);
@@ -866,6 +1048,12 @@ static Suite *metadata_suite(void) {
   tcase_add_test(tc, load_unknown_keys_and_nodes_ignored);
   tcase_add_test(tc, load_shared_blob);
   tcase_add_test(tc, load_escaped_base64);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("big");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, big_section_decodes);
+  tcase_add_test(tc, big_section_errors_in_file_order);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("write");
