@@ -10,13 +10,17 @@
  *  - GEMM: per (image, group), out[Og × P] = W[Og × Kg] · cols[Kg × P]
  *    where cols is im2col of the input (Kg = Cg·kd·kh·kw, P = output
  *    pixels). The P axis is cut into column blocks (CONV_BLOCK_BYTES of
- *    cols, at least two tasks per thread); each pool task builds its block
- *    of cols in a per-thread scratch, starts the output block at the bias
- *    (or 0), makes one single-threaded sgemm with beta = 1 (ops/k_gemm.h:
- *    this skips OpenBLAS's separate zeroing pass) and applies the rest of
- *    the epilogue on the still-cached block. A 1×1, stride-1, unpadded
- *    convolution uses the input itself as cols (no im2col). When there are
- *    few column blocks, the Og axis is split too.
+ *    cols, at least two tasks per thread, whole sgemm tiles dealt out
+ *    evenly); each pool task builds its block of cols in a per-thread
+ *    scratch and makes one single-threaded sgemm. With relayc's sgemm the
+ *    epilogue (bias, residual, ReLU) is applied by the micro-kernel as it
+ *    stores C (one pass over the output); with OpenBLAS the block starts as
+ *    the bias (or 0), the sgemm accumulates (beta = 1: skips OpenBLAS's
+ *    zeroing pass) and the rest of the epilogue runs on the cached block.
+ *    A 1×1, stride-1, unpadded convolution uses the input itself as cols
+ *    (no im2col). Small maps (≤ CONV_SHARED_PIX pixels) build the whole
+ *    im2col once with all threads first. When there are few column blocks,
+ *    the Og axis is split too.
  *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
  *    plane over zero-padded phase planes (ops/k_plane.h), so the plane is a
  *    few unit-stride sweeps with 16-float vectors (ops/k_simd.h).
@@ -39,6 +43,7 @@
 #include "ops/k_gemm.h"
 #include "ops/k_plane.h"
 #include "ops/k_simd.h"
+#include "ops/k_winograd.h"
 #include "ops/kernel.h"
 #include "runtime/threadpool.h"
 
@@ -184,9 +189,9 @@ static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int
             int64_t hi = W - offw <= 0 ? 0 : (W - offw + sw - 1) / sw;                             \
             if (hi > OW) hi = OW;                                                                  \
             int64_t p = p0, end = p0 + plen;                                                       \
+            /* output position of p, advanced row by row (no divisions per run) */                 \
+            int64_t ow0 = p0 % OW, oh = (p0 / OW) % OH, od = p0 / OW / OH;                         \
             while (p < end) {                                                                      \
-              int64_t ow0 = p % OW, rowi = p / OW;                                                 \
-              int64_t oh = rowi % OH, od = rowi / OH;                                              \
               int64_t n = OW - ow0;                                                                \
               if (n > end - p) n = end - p;                                                        \
               int64_t id = od * g->st[0] + a * g->dil[0] - g->plo[0];                              \
@@ -199,8 +204,10 @@ static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int
                 int64_t a0 = lo > ow0 ? lo : ow0, a1 = hi < ow0 + n ? hi : ow0 + n;                \
                 int64_t i = ow0;                                                                   \
                 for (; i < a0 && i < ow0 + n; i++) o[i - ow0] = 0;                                 \
-                if (sw == 1) {                                                                     \
-                  if (a1 > a0) memcpy(o + (a0 - ow0), src + a0, (size_t)(a1 - a0) * sizeof(T));    \
+                if (sw == 1) { /* short runs (7×7, 14×14 maps): a loop, not a memcpy call */       \
+                  if (a1 - a0 >= 64) memcpy(o + (a0 - ow0), src + a0, (size_t)(a1 - a0) * sizeof(T)); \
+                  else                                                                             \
+                    for (int64_t q = a0; q < a1; q++) o[q - ow0] = src[q];                         \
                   i = a1 > a0 ? a1 : i;                                                            \
                 } else if (sizeof(T) == 4 && sw == 2 && a1 > i) {                                  \
                   gather2_f32((float *)(o + (i - ow0)), (const float *)(src + i * 2), a1 - i);     \
@@ -211,6 +218,11 @@ static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int
                 for (; i < ow0 + n; i++) o[i - ow0] = 0;                                           \
               }                                                                                    \
               p += n;                                                                              \
+              ow0 = 0;                                                                             \
+              if (++oh == OH) {                                                                    \
+                oh = 0;                                                                            \
+                od++;                                                                              \
+              }                                                                                    \
             }                                                                                      \
           }                                                                                        \
   }
@@ -254,10 +266,38 @@ typedef struct GemmJob {
   const void *x, *w;
   void *y;
   const Epi *epi;
-  bool f64, direct;
-  int64_t pb, npb, mb, nmb;
+  bool f64, direct, own; /* own: relayc's sgemm, epilogue fused into its stores */
+  int64_t pb, npb, mb, nmb; /* largest pixel / channel block, and block counts */
+  int64_t pw, mw;           /* blocks are whole multiples of these (sgemm tiles) */
   void **scratch; /* one im2col block per pool thread */
+  char *shared;   /* or: im2col of every (image, group) (Kg × osz each), built first */
+  int64_t cchunk; /* input channels per task of that pre-pass */
 } GemmJob;
+
+/* Start of block i of n over [0, ext): the ext/w tiles of w are dealt out
+ * evenly, so blocks differ by at most one tile. */
+static int64_t gemm_split(int64_t i, int64_t n, int64_t ext, int64_t w) {
+  int64_t tiles = (ext + w - 1) / w, at = i * tiles / n * w;
+  return at < ext ? at : ext;
+}
+
+/* Pre-pass of the shared-cols mode: task = (image·group, channel chunk). */
+static void gemm_cols_task(void *raw, int64_t lo, int64_t hi) {
+  const GemmJob *j = raw;
+  const ConvGeom *g = j->g;
+  size_t es = j->f64 ? 8 : 4;
+  int64_t nch = (g->Cg + j->cchunk - 1) / j->cchunk;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t ng = t / nch, c0 = (t % nch) * j->cchunk;
+    ConvGeom sub = *g;
+    sub.Cg = g->Cg - c0 < j->cchunk ? g->Cg - c0 : j->cchunk;
+    int64_t n = ng / g->G, gi = ng % g->G;
+    const char *xg = (const char *)j->x + (size_t)((n * g->C + gi * g->Cg + c0) * g->isz) * es;
+    char *cols = j->shared + (size_t)((ng * g->Kg + c0 * g->ksz) * g->osz) * es;
+    if (j->f64) im2col_f64(&sub, (const double *)xg, 0, g->osz, (double *)cols);
+    else im2col_f32(&sub, (const float *)xg, 0, g->osz, (float *)cols);
+  }
+}
 
 static void gemm_task(void *raw, int64_t lo, int64_t hi) {
   const GemmJob *j = raw;
@@ -270,8 +310,10 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
     int64_t mbi = u % j->nmb;
     u /= j->nmb;
     int64_t gi = u % g->G, n = u / g->G;
-    int64_t p0 = pbi * j->pb, plen = g->osz - p0 < j->pb ? g->osz - p0 : j->pb;
-    int64_t m0 = mbi * j->mb, mlen = g->Og - m0 < j->mb ? g->Og - m0 : j->mb;
+    int64_t p0 = gemm_split(pbi, j->npb, g->osz, j->pw);
+    int64_t plen = gemm_split(pbi + 1, j->npb, g->osz, j->pw) - p0;
+    int64_t m0 = gemm_split(mbi, j->nmb, g->Og, j->mw);
+    int64_t mlen = gemm_split(mbi + 1, j->nmb, g->Og, j->mw) - m0;
     if (plen <= 0 || mlen <= 0) continue;
     const char *xg = (const char *)j->x + (size_t)((n * g->C + gi * g->Cg) * g->isz) * es;
     const char *B;
@@ -279,6 +321,9 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
     if (j->direct) {
       B = xg + (size_t)p0 * es;
       ldb = g->isz;
+    } else if (j->shared) {
+      B = j->shared + (size_t)(((n * g->G + gi) * g->Kg) * g->osz + p0) * es;
+      ldb = g->osz;
     } else {
       void *cols = j->scratch[threadpool_thread_index()];
       if (j->f64) im2col_f64(g, (const double *)xg, p0, plen, cols);
@@ -295,9 +340,16 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
                        (const double *)B, ldb, acc ? 1.0 : 0.0, (double *)C, g->osz);
       continue;
     }
+    Epi e = j->epi ? *j->epi : (Epi){0};
+    if (j->own) { /* one pass over C: bias, residual and ReLU applied as tiles are stored */
+      int64_t off = (n * g->O + o0) * g->osz + p0;
+      KsgemmEpi ke = {e.bias ? e.bias + o0 : NULL, e.res ? e.res + off : NULL, g->osz, e.relu};
+      kgemm_f32_serial_epi(false, false, mlen, plen, g->Kg, (const float *)A, g->Kg,
+                           (const float *)B, ldb, acc ? 1.0f : 0.0f, (float *)C, g->osz, &ke);
+      continue;
+    }
     /* OpenBLAS zeroes C in a separate pass when beta = 0; instead the block
      * starts as the bias (or 0) and the GEMM accumulates (beta = 1). */
-    Epi e = j->epi ? *j->epi : (Epi){0};
     if (!acc) {
       for (int64_t o = 0; o < mlen; o++)
         fill_row((float *)C + o * g->osz, e.bias ? e.bias[o0 + o] : 0.0f, plen);
@@ -314,51 +366,100 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
  * between 1 and 4 MiB on ResNet-50 layers). */
 #define CONV_BLOCK_BYTES (2048 * 1024)
 
+/* Small output maps (ResNet's 14×14 and 7×7 stages) use the shared-cols
+ * mode when the whole im2col fits this budget: built once by all threads,
+ * then the GEMM is split along the output channels (per-task im2col would
+ * repeat the gather once per channel block). */
+#define CONV_SHARED_PIX 256
+#define CONV_SHARED_BYTES (8 << 20)
+
 static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y,
                       bool f64, const Epi *epi) {
   kgemm_init();
   int nt = threadpool_size();
   size_t es = f64 ? 8 : 4;
   GemmJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi, .f64 = f64};
+  j.own = !f64 && strcmp(kgemm_sgemm_engine(), "openblas") != 0;
+  int64_t colw = j.own ? 32 : 16, rowh = j.own ? 12 : 16; /* tile of the sgemm */
   j.direct = g->ksz == 1 && g->st[0] == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[0] == 0 &&
              g->plo[1] == 0 && g->plo[2] == 0 && g->phi[0] == 0 && g->phi[1] == 0 &&
              g->phi[2] == 0 && g->isz == g->osz;
+  bool shared = !j.direct && g->osz <= CONV_SHARED_PIX &&
+                (double)(g->N * g->G) * (double)g->Kg * (double)g->osz * (double)es <=
+                    CONV_SHARED_BYTES;
   /* column blocks: within the byte budget, and at least two tasks per thread
    * when the pixels allow it (dynamic balance across the pool) */
   int64_t width = g->Kg > g->Og ? g->Kg : g->Og;
   int64_t pb = CONV_BLOCK_BYTES / ((int64_t)es * (width > 0 ? width : 1));
   int64_t per_task = (g->N * g->G * g->osz + 2 * nt - 1) / (2 * nt);
   if (nt > 1 && pb > per_task) pb = per_task;
-  pb = (pb + 15) / 16 * 16;
+  pb = (pb + colw - 1) / colw * colw;
   if (pb < 64) pb = 64;
-  if (pb > g->osz) pb = g->osz;
+  if (pb > g->osz || shared || (j.direct && g->osz <= CONV_SHARED_PIX)) pb = g->osz;
   if (pb < 1) pb = 1;
-  j.pb = pb;
+  j.pw = colw;
   j.npb = (g->osz + pb - 1) / pb;
+  if (j.npb > 1) { /* whole tiles, evenly dealt: the largest block has ceil(tiles/npb) */
+    int64_t tiles = (g->osz + colw - 1) / colw;
+    pb = (tiles + j.npb - 1) / j.npb * colw;
+    if (pb > g->osz) pb = g->osz;
+  }
+  j.pb = pb;
   int64_t tasks = g->N * g->G * j.npb;
   j.mb = g->Og;
   j.nmb = 1;
-  if (tasks < 2 * nt && g->Og >= 32) {
-    int64_t want = (2 * nt + tasks - 1) / tasks;
-    int64_t mb = (g->Og + want - 1) / want;
-    mb = (mb + 15) / 16 * 16;
-    if (mb < 16) mb = 16;
-    j.mb = mb;
-    j.nmb = (g->Og + mb - 1) / mb;
+  j.mw = rowh;
+  if (tasks < 2 * nt && g->Og >= 2 * rowh) {
+    int64_t want = (2 * nt + tasks - 1) / tasks, mtiles = (g->Og + rowh - 1) / rowh;
+    j.nmb = want < mtiles ? want : mtiles;
+    j.mb = (mtiles + j.nmb - 1) / j.nmb * rowh;
   }
   bool ok = true;
   void **scratch = NULL;
-  if (!j.direct) {
+  if (shared) {
+    scratch = kscratch(1, (size_t)(g->N * g->G * g->Kg * g->osz) * es + 64);
+    ok = scratch != NULL;
+  } else if (!j.direct) {
     scratch = kscratch(0, (size_t)(g->Kg * pb) * es + 64);
     ok = scratch != NULL;
   }
-  if (ok) {
-    j.scratch = scratch;
-    threadpool_for(g->N * g->G * j.nmb * j.npb, 1, gemm_task, &j);
-  } else {
+  if (!ok) {
     kernel_fail(c, "%s: out of memory for the im2col buffer", c->op->name);
+    return false;
   }
-  return ok;
+  j.scratch = scratch;
+  if (shared) {
+    j.shared = scratch[0];
+    /* about 4 pre-pass tasks per thread */
+    int64_t chunks = (4 * nt + g->N * g->G - 1) / (g->N * g->G);
+    j.cchunk = (g->Cg + chunks - 1) / chunks;
+    if (j.cchunk < 1) j.cchunk = 1;
+    threadpool_for(g->N * g->G * ((g->Cg + j.cchunk - 1) / j.cchunk), 1, gemm_cols_task, &j);
+  }
+  threadpool_for(g->N * g->G * j.nmb * j.npb, 1, gemm_task, &j);
+  return true;
+}
+
+/* Winograd F(4×4, 3×3) (ops/k_winograd.h) for 2-D 3×3 stride-1 float32 convolutions
+ * without groups or dilation, with a constant weight (its transform is cached from
+ * the second call on), when kwino_wanted expects it to beat the GEMM path.
+ * False: not taken (y untouched), the caller uses the GEMM engine. */
+static bool conv_winograd(const ConvGeom *g, const float *x, const float *w, float *y,
+                          const Epi *epi, bool w_const) {
+  if (!w_const || g->nd != 2 || g->G != 1 || g->k[0] != 1 || g->k[1] != 3 || g->k[2] != 3 ||
+      g->st[1] != 1 || g->st[2] != 1 || g->dil[1] != 1 || g->dil[2] != 1 ||
+      g->out[1] <= 0 || g->out[2] <= 0 || !kwino_wanted(g->C, g->O, g->out[1], g->out[2]))
+    return false;
+  KWinoArgs a = {.N = g->N, .C = g->C, .O = g->O, .H = g->in[1], .W = g->in[2],
+                 .pt = g->plo[1], .pl = g->plo[2], .OH = g->out[1], .OW = g->out[2],
+                 .x = x, .w = w, .y = y, .w_const = w_const};
+  if (epi) {
+    a.bias = epi->bias;
+    a.res = epi->res;
+    a.relu = epi->relu;
+    a.accumulate = epi->accumulate;
+  }
+  return kwino_conv2d(&a);
 }
 
 /* ------------------------------------------------------------ depthwise engine */
@@ -856,6 +957,9 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
       }
     } else if (k == KC_F32 && depthwise && kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi)) {
       ok = conv_depthwise(c, g, xb, wb, yb, fused ? &epi : NULL);
+      fused = false; /* applied inside */
+    } else if (k == KC_F32 && conv_winograd(g, xb, wb, yb, fused ? &epi : NULL,
+                                            !wo && (kernel_input(c, 1)->flags & TENSOR_READONLY))) {
       fused = false; /* applied inside */
     } else if (k == KC_F32 || (k == KC_F64 && !depthwise)) {
       ok = conv_gemm(c, g, xb, wb, yb, k == KC_F64, fused ? &epi : NULL);

@@ -7,7 +7,7 @@
  *   matmul:       without transpose_a the leading dims fold into the rows
  *                 (one GEMM); with it, one GEMM per leading index;
  *   batch_matmul: one GEMM per batch.
- * float32/float64 go through OpenBLAS (ops/k_gemm.h): a single GEMM is split
+ * float32/float64 go through ops/k_gemm.h (own sgemm or OpenBLAS): a single GEMM is split
  * into panels across the pool; a batch of small GEMMs runs one serial GEMM
  * per task. float16 computes in float32; integer results use plain loops in
  * int64 (wrapping once on store, ops/k_cvt.h). Operands are cast to

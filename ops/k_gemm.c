@@ -1,13 +1,16 @@
 /* ops/k_gemm.c — OpenBLAS set-up and pool-threaded GEMM panels (ops/k_gemm.h).
  *
- * OpenBLAS is loaded with dlopen on the first GEMM, not linked: loading it and
- * starting its threads costs about 6 ms, which every relayc run would pay
- * (type-checking, functional programs) although only networks use it. If it
- * cannot be loaded, GEMMs fall back to ops/k_sgemm.c or plain loops.
+ * OpenBLAS is loaded with dlopen on the first GEMM that needs it, not
+ * linked: loading it and starting its threads costs about 6 ms, which every
+ * relayc run would pay. On an AVX-512 CPU float32 GEMMs use relayc's own
+ * sgemm (ops/k_sgemm.c, faster than OpenBLAS 0.3.21 on every network shape
+ * measured) and OpenBLAS is only loaded for float64 (or RELAYC_SGEMM=openblas).
+ * If it cannot be loaded, GEMMs fall back to ops/k_sgemm.c or plain loops.
  *
  * Invariants: OpenBLAS runs single-threaded after kgemm_init (our pool does
  * the splitting); a panel is a contiguous range of C's columns (or rows when
- * C is tall and narrow), 16-aligned, computed by one cblas call; panels
+ * C is tall and narrow), aligned to the micro-kernel tile, computed by one
+ * serial GEMM call; panels
  * never overlap, so chunk bodies write disjoint memory.
  */
 #include "ops/k_gemm.h"
@@ -15,6 +18,7 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +58,11 @@ static bool kg_ready;
 /* Use ops/k_sgemm.c for float32 GEMMs (decided once in kgemm_init). */
 static bool kg_own_sgemm;
 
-/* 1: relayc's own sgemm by default (RELAYC_SGEMM=openblas forces OpenBLAS);
- * 0: OpenBLAS by default (RELAYC_SGEMM=own selects ours). */
-#define KG_OWN_SGEMM_DEFAULT 0
+/* Micro-kernels used by default (RELAYC_SGEMM=openblas forces OpenBLAS,
+ * RELAYC_SGEMM=own any of ours): the AVX-512 one beats OpenBLAS everywhere
+ * (1.5-2x single-threaded, more on narrow panels); the AVX2 one is ~10%
+ * slower than OpenBLAS's Haswell kernels, so AVX2-only CPUs keep OpenBLAS. */
+static bool kg_own_default_isa(const char *isa) { return isa && strcmp(isa, "avx512") == 0; }
 
 static bool kg_cpu_has_avx512(void) {
 #if defined(__x86_64__)
@@ -104,26 +110,45 @@ static void kg_pick_core(void) {
   if (name && kg_core_is_weaker(name) && kg_cpu_has_avx512()) kg_reselect("SkylakeX");
 }
 
-void kgemm_init(void) {
-  if (kg_ready) return;
-  kg_ready = true;
+static pthread_once_t kg_blas_once = PTHREAD_ONCE_INIT;
+
+static void kg_blas_setup(void) {
   kg_load_blas();
   kg_pick_core();
-  const char *sg = getenv("RELAYC_SGEMM");
-  kg_own_sgemm = ksgemm_available() && !(sg && strcmp(sg, "openblas") == 0) &&
-                 (KG_OWN_SGEMM_DEFAULT || (sg && strcmp(sg, "own") == 0) || !blas.sgemm);
   if (blas.set_num_threads) blas.set_num_threads(1);
   /* OpenBLAS starts its worker threads at load and they spin (sched_yield)
    * for a while: on a 2-way SMT core that halves the first kernels' speed.
    * relayc runs OpenBLAS single-threaded, so stop them; a later threaded
    * call (benchmarks) would start them again. */
   if (blas.thread_shutdown) blas.thread_shutdown();
+}
+
+/* Loads and sets up OpenBLAS once (any thread; others wait); false when absent. */
+static bool kg_blas(void) {
+  pthread_once(&kg_blas_once, kg_blas_setup);
+  return blas.sgemm != NULL;
+}
+
+void kgemm_init(void) {
+  if (kg_ready) return;
+  kg_ready = true;
+  const char *sg = getenv("RELAYC_SGEMM");
+  bool force_ob = sg && strcmp(sg, "openblas") == 0, force_own = sg && strcmp(sg, "own") == 0;
+  kg_own_sgemm = ksgemm_available() && !force_ob &&
+                 (force_own || kg_own_default_isa(ksgemm_isa()) || !kg_blas());
+  if (!kg_own_sgemm) kg_blas();
   (void)threadpool_size();
 }
 
 const char *kgemm_core_name(void) {
   kgemm_init();
+  kg_blas();
   return blas.get_corename ? blas.get_corename() : "unknown";
+}
+
+const char *kgemm_sgemm_engine(void) {
+  kgemm_init();
+  return kg_own_sgemm ? ksgemm_isa() : "openblas";
 }
 
 /* ------------------------------------------------------------ serial calls */
@@ -151,12 +176,8 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  /* ours wins on wide panels (ResNet-50 ~10%, GPT-2 ~10% faster on 2 threads); OpenBLAS keeps
-   * the narrow ones (MobileNet's 7x7 maps, N = 49), where our 32-wide tiles waste columns */
-  bool own = kg_own_sgemm && M > 1 && (N >= 64 || !blas.sgemm);
-  if (own && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
-    return;
-  if (!kg_fits(M, N, K, lda, ldb, ldc) || !blas.sgemm || !blas.sgemv) {
+  if (kg_own_sgemm && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !kg_blas() || !blas.sgemv) {
     KG_NAIVE(float)
     return;
   }
@@ -174,6 +195,24 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
               (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
+void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc, const KsgemmEpi *epi) {
+  if (M <= 0 || N <= 0) return;
+  kgemm_init();
+  if (kg_own_sgemm && ksgemm_f32_epi(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, epi)) return;
+  kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+  if (!epi || !(epi->bias || epi->res || epi->relu)) return;
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * ldc, b = epi->bias ? epi->bias[i] : 0.0f;
+    const float *r = epi->res ? epi->res + i * epi->ldr : NULL;
+    for (int64_t j = 0; j < N; j++) {
+      float v = c[j] + b + (r ? r[j] : 0.0f);
+      c[j] = epi->relu && !(v > 0.0f) ? 0.0f : v;
+    }
+  }
+}
+
 void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
                       int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                       int64_t ldc) {
@@ -184,7 +223,7 @@ void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const d
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  if (!kg_fits(M, N, K, lda, ldb, ldc) || !blas.dgemm || !blas.dgemv) {
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !kg_blas() || !blas.dgemm || !blas.dgemv) {
     KG_NAIVE(double)
     return;
   }
@@ -247,10 +286,14 @@ static void kg_run(KgJob *j) {
     kg_panel(j, 0, 1);
     return;
   }
-  j->by_rows = j->N < 2 * 16 * nt || (j->M > j->N && j->M >= 16 * nt);
-  int64_t ext = j->by_rows ? j->M : j->N;
+  /* panels aligned to the micro-kernel tile (own sgemm: 12 rows × 32
+   * columns; OpenBLAS: 16); rows when C is too narrow for whole column tiles */
+  bool own = kg_own_sgemm && !j->f64;
+  int64_t colw = own ? 32 : 16, rowh = own ? 12 : 16;
+  j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt);
+  int64_t ext = j->by_rows ? j->M : j->N, align = j->by_rows ? rowh : colw;
   int64_t step = (ext + nt - 1) / nt;
-  step = (step + 15) / 16 * 16;
+  step = (step + align - 1) / align * align;
   j->step = step;
   j->npanels = (ext + step - 1) / step;
   threadpool_for(j->npanels, 1, kg_panel, j);

@@ -1,7 +1,8 @@
 /* ops/k_gemm.h — the BLAS layer shared by the dense and convolution kernels.
  *
  * kgemm_f32 / kgemm_f64 compute C = op(A)·op(B) + beta·C (row-major, op =
- * optional transpose) through OpenBLAS, spread over the kernel thread pool
+ * optional transpose) through relayc's own sgemm (ops/k_sgemm.h: the
+ * default for float32 on AVX-512 CPUs) or OpenBLAS, spread over the kernel thread pool
  * (runtime/threadpool.h): the problem is cut into column (or row) panels,
  * each panel is one single-threaded cblas call on some pool thread.
  * OpenBLAS's own threads are switched off once (kgemm_init: one BLAS
@@ -30,9 +31,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/k_sgemm.h"
+
 void kgemm_init(void);
 /* OpenBLAS's core name after kgemm_init ("SkylakeX", "Haswell", ...). */
 const char *kgemm_core_name(void);
+/* The float32 GEMM engine kgemm_init chose: "avx512"/"avx2" (ops/k_sgemm.c)
+ * or "openblas". */
+const char *kgemm_sgemm_engine(void);
 
 /* C[M×N] = op(A)[M×K] · op(B)[K×N] + beta·C. lda/ldb/ldc are row strides
  * of A, B, C as stored. Threaded over the pool (call from the submitting
@@ -44,6 +50,12 @@ void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *
 
 void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* kgemm_f32_serial followed by the epilogue of ops/k_sgemm.h (per-row bias,
+ * residual, ReLU): fused into the micro-kernel's store with our sgemm, a
+ * second pass over C with OpenBLAS. epi may be NULL. */
+void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc, const KsgemmEpi *epi);
 void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
                       int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                       int64_t ldc);

@@ -5,7 +5,10 @@
  * strides as stored), single-threaded: callers split the work themselves
  * (ops/k_gemm.c). Panels of A and B are packed into aligned buffers and
  * multiplied by a register-blocked micro-kernel chosen once from the CPU:
- * AVX-512F (12×32 tile) or AVX2+FMA (6×16 tile).
+ * AVX-512F (12×32 tile, 12×16 for a narrow last column panel; when A is
+ * not transposed its rows are read in place instead of packed) or AVX2+FMA
+ * (6×16 tile). ksgemm_f32_epi also applies a per-row bias, an added
+ * residual and ReLU while the tile is stored (no extra pass over C).
  *
  * Thread-safe (no shared mutable state besides the one-time CPU probe,
  * which ksgemm_available performs; call it once from the submitting thread
@@ -28,10 +31,26 @@ bool ksgemm_available(void);
 bool ksgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
+/* The epilogue of ksgemm_f32_epi: C = relu?(op(A)·op(B) + beta·C + bias[i]
+ * + res[i·ldr + j]); NULL fields (relu false) are skipped. */
+typedef struct KsgemmEpi {
+  const float *bias; /* M values (one per row of C), or NULL */
+  const float *res;  /* M×N, row stride ldr, or NULL (may not alias C) */
+  int64_t ldr;
+  bool relu;
+} KsgemmEpi;
+
+bool ksgemm_f32_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                    const KsgemmEpi *epi);
+
 /* Same with a forced micro-kernel ("avx512", "avx2"), for tests and
  * benchmarks; false when the CPU lacks it. */
 bool ksgemm_f32_isa(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                     int64_t ldc);
+bool ksgemm_f32_isa_epi(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                        float *C, int64_t ldc, const KsgemmEpi *epi);
 
 #endif

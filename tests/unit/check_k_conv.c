@@ -420,22 +420,26 @@ START_TEST(conv2d_transpose) {
 }
 END_TEST
 
-/* The fused epilogue eval/fold.c emits: bias, residual, relu. */
-static void check_fused(const char *flags, bool dying_residual) {
-  int64_t xs[4] = {1, 8, 9, 9}, ws[4] = {16, 8, 3, 3}, bs[1] = {16}, ys[4] = {1, 16, 9, 9};
+/* The fused epilogue eval/fold.c emits: bias, residual, relu, on an
+ * N×C×H×H input, O output channels, k×k kernel, stride st, padding pad. */
+static void check_fused_geom(const char *flags, bool dying_residual, int64_t N, int64_t C,
+                             int64_t H, int64_t O, int64_t k, int64_t st, int64_t pad) {
+  int64_t OH = (H + 2 * pad - k) / st + 1;
+  int64_t xs[4] = {N, C, H, H}, ws[4] = {O, C, k, k}, bs[1] = {O}, ys[4] = {N, O, OH, OH};
   Tensor *x = rnd(F32, 4, xs, 120), *w = rnd(F32, 4, ws, 121), *b = rnd(F32, 1, bs, 122);
   Tensor *res = rnd(F32, 4, ys, 123);
-  int64_t one[2] = {1, 1};
-  RefGeom r = geom(2, one, one, one, one, 1);
+  int64_t sts[2] = {st, st}, one[2] = {1, 1}, pads[2] = {pad, pad};
+  RefGeom r = geom(2, sts, one, pads, pads, 1);
   Tensor *want = ref_conv(x, w, &r, F32);
   bool hb = strchr(flags, 'b'), ha = strchr(flags, 'a'), hr = strchr(flags, 'r');
   for (int64_t i = 0; i < want->numel; i++) {
-    double v = tensor_get_f64(want, i) + (hb ? tensor_get_f64(b, (i / 81) % 16) : 0) +
+    double v = tensor_get_f64(want, i) + (hb ? tensor_get_f64(b, (i / (OH * OH)) % O) : 0) +
                (ha ? tensor_get_f64(res, i) : 0);
     tensor_set_f64(want, i, hr && !(v > 0) ? 0 : v);
   }
-  char attrs[128];
-  snprintf(attrs, sizeof attrs, "padding=[1, 1]; relayc.epilogue=\"%s\"", flags);
+  char attrs[160];
+  snprintf(attrs, sizeof attrs, "strides=[%lld, %lld]; padding=[%lld, %lld]; relayc.epilogue=\"%s\"",
+           (long long)st, (long long)st, (long long)pad, (long long)pad, flags);
   Tensor *ins[4] = {x, w};
   uint32_t n = 2;
   if (hb) ins[n++] = b;
@@ -469,6 +473,10 @@ static void check_fused(const char *flags, bool dying_residual) {
   tensor_release(res);
 }
 
+static void check_fused(const char *flags, bool dying_residual) {
+  check_fused_geom(flags, dying_residual, 1, 8, 9, 16, 3, 1, 1);
+}
+
 START_TEST(conv2d_fused_epilogue) {
   check_fused("b", false);
   check_fused("br", false);
@@ -476,6 +484,14 @@ START_TEST(conv2d_fused_epilogue) {
   check_fused("ba", false);
   check_fused("ar", false);
   check_fused("bar", true);
+  /* GEMM engine: small maps (im2col shared by the channel-split tasks), 1×1
+   * stride 1 (no im2col) and stride 2, a larger map in column blocks, batch 2 */
+  check_fused_geom("bar", false, 1, 24, 7, 100, 3, 1, 1);
+  check_fused_geom("bar", true, 1, 40, 14, 64, 3, 2, 1);
+  check_fused_geom("br", false, 1, 48, 14, 130, 1, 1, 0);
+  check_fused_geom("ar", true, 1, 48, 14, 70, 1, 2, 0);
+  check_fused_geom("bar", false, 1, 5, 40, 40, 5, 2, 2);
+  check_fused_geom("bar", true, 2, 16, 9, 36, 2, 1, 0);
 }
 END_TEST
 

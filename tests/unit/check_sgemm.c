@@ -4,7 +4,8 @@
  * all M, N, K in 1..70 along one axis at a time and on a sampled grid,
  * shapes crossing the KC/NC/MC block edges, all four transpose forms,
  * leading dimensions larger than the extents, beta 0 (C's NaN garbage must
- * not leak), 1 and other values, and K = 0. The reference sums in double;
+ * not leak), 1 and other values, K = 0, the fused epilogue (bias,
+ * residual, ReLU) and the GEMV shapes. The reference sums in double;
  * the tolerance is relative to the sum of |a·b|.
  */
 #include <check.h>
@@ -23,20 +24,32 @@ static float sg_rand(void) {
   return (float)((sg_seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
 }
 
-/* Runs one case on `isa`; returns false when the ISA is missing. */
-static bool sg_case(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int pad,
-                    float beta) {
-  int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+/* Epilogue flags of a case: EP_BIAS, EP_RES, EP_RELU (0: plain ksgemm_f32_isa). */
+enum { EP_BIAS = 1, EP_RES = 2, EP_RELU = 4 };
+
+/* Runs one case on `isa` (isa NULL: kgemm_f32_serial_epi, whatever engine);
+ * returns false when the ISA is missing. */
+static bool sg_case_epi(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                        int pad, float beta, int ep) {
+  int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad, ldr = N + 2;
   int64_t arows = ta ? K : M, brows = tb ? N : K;
   float *A = mem_malloc((size_t)(arows * lda + 1) * sizeof(float));
   float *B = mem_malloc((size_t)(brows * ldb + 1) * sizeof(float));
   float *C = mem_malloc((size_t)(M * ldc + 1) * sizeof(float));
   float *C0 = mem_malloc((size_t)(M * ldc + 1) * sizeof(float));
+  float *bias = mem_malloc((size_t)(M + 1) * sizeof(float));
+  float *res = mem_malloc((size_t)(M * ldr + 1) * sizeof(float));
   for (int64_t i = 0; i < arows * lda; i++) A[i] = sg_rand();
   for (int64_t i = 0; i < brows * ldb; i++) B[i] = sg_rand();
   for (int64_t i = 0; i < M * ldc; i++) C0[i] = beta == 0.0f ? NAN : sg_rand();
+  for (int64_t i = 0; i < M; i++) bias[i] = sg_rand();
+  for (int64_t i = 0; i < M * ldr; i++) res[i] = sg_rand();
   memcpy(C, C0, (size_t)(M * ldc) * sizeof(float));
-  bool ok = ksgemm_f32_isa(isa, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+  KsgemmEpi epi = {ep & EP_BIAS ? bias : NULL, ep & EP_RES ? res : NULL, ldr, (ep & EP_RELU) != 0};
+  bool ok = true;
+  if (!isa) kgemm_f32_serial_epi(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, ep ? &epi : NULL);
+  else if (ep) ok = ksgemm_f32_isa_epi(isa, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, &epi);
+  else ok = ksgemm_f32_isa(isa, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
   if (ok) {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < ldc; j++) {
@@ -58,16 +71,33 @@ static bool sg_case(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int
           s += (double)beta * C0[i * ldc + j];
           mag += fabs((double)beta * C0[i * ldc + j]);
         }
+        if (ep & EP_BIAS) {
+          s += bias[i];
+          mag += fabs(bias[i]);
+        }
+        if (ep & EP_RES) {
+          s += res[i * ldr + j];
+          mag += fabs(res[i * ldr + j]);
+        }
+        if ((ep & EP_RELU) && s < 0) s = fabs(s) <= 1e-5 * mag + 1e-6 ? got : 0; /* sign near 0 */
         ck_assert_msg(fabs((double)got - s) <= 1e-5 * mag + 1e-6,
-                      "%s ta=%d tb=%d M=%ld N=%ld K=%ld beta=%g at %ld,%ld: got %g want %g", isa,
-                      ta, tb, (long)M, (long)N, (long)K, beta, (long)i, (long)j, got, s);
+                      "%s ta=%d tb=%d M=%ld N=%ld K=%ld beta=%g ep=%d at %ld,%ld: got %g want %g",
+                      isa ? isa : "kgemm", ta, tb, (long)M, (long)N, (long)K, beta, ep, (long)i,
+                      (long)j, got, s);
       }
   }
   mem_free(A);
   mem_free(B);
   mem_free(C);
   mem_free(C0);
+  mem_free(bias);
+  mem_free(res);
   return ok;
+}
+
+static bool sg_case(const char *isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int pad,
+                    float beta) {
+  return sg_case_epi(isa, ta, tb, M, N, K, pad, beta, 0);
 }
 
 static const char *const isas[] = {"avx512", "avx2"};
@@ -126,6 +156,41 @@ START_TEST(test_k_zero) {
 }
 END_TEST
 
+/* Bias / residual / ReLU applied in the store: every flag mix with beta 0,
+ * 1 and 0.5, edge tiles in both directions, several K slices, K = 0, and
+ * the GEMV shapes (M = 1, N = 1) in all transpose forms. */
+START_TEST(test_epilogue) {
+  const char *isa = isas[_i];
+  if (!sg_case(isa, false, false, 1, 1, 1, 0, 0.0f)) return;
+  static const float betas[] = {0.0f, 1.0f, 0.5f};
+  for (int ep = 1; ep < 8; ep++)
+    for (int b = 0; b < 3; b++) {
+      int t = (ep + b) & 3;
+      sg_case_epi(isa, t & 1, t & 2, 29, 49, 40, 1, betas[b], ep);
+      sg_case_epi(isa, false, false, 13, 17, 300, 0, betas[b], ep);
+      sg_case_epi(isa, true, false, 24, 64, 7, 2, betas[b], ep);
+      sg_case_epi(isa, false, true, 5, 7, 0, 1, betas[b], ep);
+    }
+  for (int t = 0; t < 4; t++) {
+    sg_case_epi(isa, t & 1, t & 2, 1, 77, 300, t, 0.0f, 0);
+    sg_case_epi(isa, t & 1, t & 2, 1, 33, 17, 1, 1.0f, EP_BIAS | EP_RELU);
+    sg_case_epi(isa, t & 1, t & 2, 81, 1, 35, 2, 0.0f, EP_RES);
+    sg_case_epi(isa, t & 1, t & 2, 70, 1, 16, 0, 0.5f, 0);
+    sg_case_epi(isa, t & 1, t & 2, 1, 1, 1, 1, 0.0f, 0);
+  }
+}
+END_TEST
+
+/* kgemm_f32_serial_epi (the conv engine's call) on both engines' path. */
+START_TEST(test_kgemm_epi) {
+  kgemm_init();
+  sg_case_epi(NULL, false, false, 40, 100, 70, 1, 0.0f, EP_BIAS | EP_RES | EP_RELU);
+  sg_case_epi(NULL, false, false, 12, 49, 300, 0, 1.0f, EP_BIAS | EP_RELU);
+  sg_case_epi(NULL, false, true, 1, 50, 20, 0, 0.0f, EP_RES);
+  sg_case_epi(NULL, false, false, 3, 5, 0, 0, 0.0f, EP_BIAS);
+}
+END_TEST
+
 START_TEST(test_unknown_isa) {
   float a = 1, b = 2, c = 3;
   ck_assert(!ksgemm_f32_isa("sse9", false, false, 1, 1, 1, &a, 1, &b, 1, 0.0f, &c, 1));
@@ -167,6 +232,8 @@ static Suite *sgemm_suite(void) {
   tcase_add_loop_test(tc, test_grid, 0, 2);
   tcase_add_loop_test(tc, test_big, 0, 2);
   tcase_add_loop_test(tc, test_k_zero, 0, 2);
+  tcase_add_loop_test(tc, test_epilogue, 0, 2);
+  tcase_add_test(tc, test_kgemm_epi);
   tcase_add_test(tc, test_unknown_isa);
   tcase_add_test(tc, test_kgemm_path);
   suite_add_tcase(s, tc);
