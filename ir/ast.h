@@ -293,6 +293,13 @@ typedef struct MetaKey {
   uint32_t count;
 } MetaKey;
 
+/* A meta[tir.SizeVar][i] entry (a symbolic dimension), kept so the printer
+ * can write it back: its name hint and dtype name ("int32" when absent). */
+typedef struct MetaSizeVar {
+  const char *name;
+  const char *dtype;
+} MetaSizeVar;
+
 struct Module {
   Arena *arena;
   Source *src;          /* not owned */
@@ -307,6 +314,8 @@ struct Module {
   uint32_t nmeta_consts;
   MetaKey *meta_keys;   /* every key of the metadata map with its length */
   uint32_t nmeta_keys;
+  MetaSizeVar *size_vars; /* meta[tir.SizeVar][i], i < nsize_vars */
+  uint32_t nsize_vars;
   uint32_t next_id;     /* counter for Var/TypeParam ids */
 };
 

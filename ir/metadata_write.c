@@ -90,7 +90,50 @@ static void mw_constant_node(MwWriter *w, uint32_t blob) {
   mw_close(w, '}');
 }
 
-static void mw_nodes(MwWriter *w, uint32_t n) {
+/* A JSON string with the escapes TVM's reader knows (\" \\ \n \r \t); other control
+ * bytes become spaces (a name hint never holds them in practice). */
+static void mw_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+    else if (c == '\n') fputs("\\n", out);
+    else if (c == '\r') fputs("\\r", out);
+    else if (c == '\t') fputs("\\t", out);
+    else fputc(c < 0x20 ? ' ' : c, out);
+  }
+  fputc('"', out);
+}
+
+/* One tir.SizeVar node (index `self`) followed by its name's runtime.String node. */
+static void mw_size_var(MwWriter *w, const MetaSizeVar *v, uint32_t self) {
+  char idx[16];
+  snprintf(idx, sizeof idx, "%" PRIu32, self + 1);
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "tir.SizeVar");
+  mw_key(w, "attrs");
+  mw_open(w, '{', true); /* keys in byte order */
+  mw_key_str(w, "dtype", v->dtype);
+  mw_key_str(w, "name", idx);
+  mw_key_str(w, "span", "0");
+  mw_key_str(w, "type_annotation", "0");
+  mw_close(w, '}');
+  mw_close(w, '}');
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "runtime.String");
+  if (v->name[0]) {
+    mw_key(w, "repr_str");
+    mw_string(w->out, v->name);
+  }
+  mw_close(w, '}');
+}
+
+/* Node numbering is depth-first pre-order from the root map (node 1): the
+ * constants' Array and its nodes, then the size variables' Array and theirs. */
+static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t nvars) {
+  uint32_t const_list = 2, var_list = n ? 3 + n : 2;
   mw_key(w, "nodes");
   mw_open(w, '[', true);
   mw_member(w); /* node 0: the null object */
@@ -102,26 +145,63 @@ static void mw_nodes(MwWriter *w, uint32_t n) {
   mw_key_str(w, "type_key", "Map");
   mw_key(w, "keys");
   mw_open(w, '[', true);
-  mw_member(w);
-  fputs("\"relay.Constant\"", w->out);
+  if (n) {
+    mw_member(w);
+    fputs("\"relay.Constant\"", w->out);
+  }
+  if (nvars) {
+    mw_member(w);
+    fputs("\"tir.SizeVar\"", w->out);
+  }
   mw_close(w, ']');
-  mw_index_list(w, 2, 1);
+  mw_key(w, "data");
+  mw_open(w, '[', false);
+  if (n) {
+    mw_member(w);
+    fprintf(w->out, "%" PRIu32, const_list);
+  }
+  if (nvars) {
+    mw_member(w);
+    fprintf(w->out, "%" PRIu32, var_list);
+  }
+  mw_close(w, ']');
   mw_close(w, '}');
-  mw_member(w); /* node 2: the list of constants */
-  mw_open(w, '{', true);
-  mw_key_str(w, "type_key", "Array");
-  mw_index_list(w, 3, n);
-  mw_close(w, '}');
-  for (uint32_t i = 0; i < n; i++) mw_constant_node(w, i);
+  if (n) {
+    mw_member(w); /* the list of constants */
+    mw_open(w, '{', true);
+    mw_key_str(w, "type_key", "Array");
+    mw_index_list(w, const_list + 1, n);
+    mw_close(w, '}');
+    for (uint32_t i = 0; i < n; i++) mw_constant_node(w, i);
+  }
+  if (nvars) {
+    mw_member(w); /* the list of size variables: each one node plus its name */
+    mw_open(w, '{', true);
+    mw_key_str(w, "type_key", "Array");
+    mw_key(w, "data");
+    mw_open(w, '[', nvars > 10);
+    for (uint32_t i = 0; i < nvars; i++) {
+      mw_member(w);
+      fprintf(w->out, "%" PRIu32, var_list + 1 + 2 * i);
+    }
+    mw_close(w, ']');
+    mw_close(w, '}');
+    for (uint32_t i = 0; i < nvars; i++) mw_size_var(w, &vars[i], var_list + 1 + 2 * i);
+  }
   mw_close(w, ']');
 }
 
 void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n) {
+  metadata_write_all(out, consts, n, NULL, 0);
+}
+
+void metadata_write_all(FILE *out, ConstTensor *const *consts, uint32_t n,
+                        const MetaSizeVar *vars, uint32_t nvars) {
   MwWriter w = {.out = out};
   mw_open(&w, '{', true);
   mw_key(&w, "root");
   fputs("1", out);
-  mw_nodes(&w, n);
+  mw_nodes(&w, n, vars, nvars);
   mw_key(&w, "b64ndarrays");
   mw_open(&w, '[', true);
   for (uint32_t i = 0; i < n; i++) {

@@ -25,4 +25,11 @@
 
 void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n);
 
+/* The same with symbolic dimensions: the root map gets a second key,
+ * "tir.SizeVar", listing one tir.SizeVar node per entry (null span and
+ * type_annotation, `name` → a runtime.String node), in the order given. A key
+ * whose list would be empty is left out. */
+void metadata_write_all(FILE *out, ConstTensor *const *consts, uint32_t n,
+                        const MetaSizeVar *vars, uint32_t nvars);
+
 #endif

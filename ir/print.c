@@ -438,6 +438,8 @@ typedef struct Printer {
   NameMap names; /* display names taken so far */
   VEC(Doc *) scopes;
   VEC(ConstTensor *) meta;
+  const MetaSizeVar *size_vars; /* the module's meta[tir.SizeVar] entries, written back as is */
+  uint32_t nsize_vars;
   VEC(WorkItem) work;
   uint32_t temps; /* next %N */
   uint32_t gen;
@@ -1417,9 +1419,9 @@ static void pr_finish(Printer *p, FILE *out, const Doc *d, Span root_span) {
   doc_render(d, &b, out);
   if (b.len) fwrite(b.p, 1, b.len, out);
   mem_free(b.p);
-  if (p->meta.len) {
+  if (p->meta.len || p->nsize_vars) {
     fputs("\n#[metadata]\n", out);
-    metadata_write(out, p->meta.data, (uint32_t)p->meta.len);
+    metadata_write_all(out, p->meta.data, (uint32_t)p->meta.len, p->size_vars, p->nsize_vars);
   }
   if (p->deep) {
     Span sp = p->deep_span.hi ? p->deep_span : root_span;
@@ -1431,6 +1433,8 @@ static void pr_finish(Printer *p, FILE *out, const Doc *d, Span root_span) {
 void print_module(FILE *out, Module *m, PrintOptions opts) {
   Printer p;
   pr_init(&p, opts);
+  p.size_vars = m->size_vars;
+  p.nsize_vars = m->nsize_vars;
   vec_push(p.scopes, pr_doc(&p));
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   pr_module_items(&p, d, m);
@@ -1441,6 +1445,8 @@ void print_module(FILE *out, Module *m, PrintOptions opts) {
 void print_expression(FILE *out, Module *m, PrintOptions opts) {
   Printer p;
   pr_init(&p, opts);
+  p.size_vars = m->size_vars;
+  p.nsize_vars = m->nsize_vars;
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   if (m->expr) {
     pr_count_uses(&p, m->expr, 0);

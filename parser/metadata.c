@@ -699,6 +699,40 @@ static bool md_root_map(Loader *L, size_t *map_idx, json_t **keys, json_t **valu
   return md_unique_keys(L, *map_idx, *keys);
 }
 
+/* The text of a runtime.String node referenced by attribute `field` of node
+ * `attrs` ("" when absent or not a string node: names are only kept for
+ * printing, so a malformed one is not an error). */
+static const char *md_string_attr(Loader *L, json_t *attrs, const char *field) {
+  json_t *ref = json_object_get(attrs, field);
+  uint64_t idx;
+  if (!json_is_string(ref)) return "";
+  if (!md_parse_index(json_string_value(ref), &idx)) return json_string_value(ref); /* inline text */
+  if (idx == 0 || idx >= L->nnodes) return "";
+  json_t *node = json_array_get(L->nodes, (size_t)idx);
+  json_t *tk = json_object_get(node, "type_key"), *text = json_object_get(node, "repr_str");
+  if (!json_is_string(tk) || strcmp(json_string_value(tk), "runtime.String") != 0) return "";
+  return json_is_string(text) ? json_string_value(text) : "";
+}
+
+/* Keeps the name and dtype of each tir.SizeVar entry (m->size_vars) so the
+ * printer can write them back. Entries are range-checked when used (meta[K][i]
+ * in a type); anything unexpected inside an entry falls back to defaults. */
+static void md_load_size_vars(Loader *L, json_t *list) {
+  Module *m = L->m;
+  size_t n = json_array_size(list);
+  if (n == 0 || n > UINT32_MAX) return;
+  m->size_vars = arena_alloc(m->arena, sizeof(MetaSizeVar) * n);
+  m->nsize_vars = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) {
+    json_t *node = json_array_get(L->nodes, (size_t)json_integer_value(json_array_get(list, i)));
+    json_t *attrs = json_is_object(node) ? json_object_get(node, "attrs") : NULL;
+    json_t *dt = attrs ? json_object_get(attrs, "dtype") : NULL;
+    const char *name = attrs ? md_string_attr(L, attrs, "name") : "";
+    m->size_vars[i].name = arena_strdup(m->arena, name);
+    m->size_vars[i].dtype = arena_strdup(m->arena, json_is_string(dt) ? json_string_value(dt) : "int32");
+  }
+}
+
 /* Records every key with its list length and loads relay.Constant. */
 static void md_walk(Loader *L) {
   size_t map_idx;
@@ -724,6 +758,7 @@ static void md_walk(Loader *L) {
     mk->key = arena_strdup(m->arena, key);
     mk->count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
     if (strcmp(key, "relay.Constant") == 0) md_load_constants(L, (size_t)idx, list);
+    else if (strcmp(key, "tir.SizeVar") == 0 && json_is_array(list)) md_load_size_vars(L, list);
   }
 }
 
@@ -756,6 +791,8 @@ bool metadata_load(Module *m, const char *json, size_t len, uint32_t base, Diag 
   m->meta_offset = base;
   m->meta_keys = NULL;
   m->nmeta_keys = 0;
+  m->size_vars = NULL;
+  m->nsize_vars = 0;
   m->meta_consts = NULL;
   m->nmeta_consts = 0;
   if (md_parse(&L) && md_document(&L)) md_walk(&L);
