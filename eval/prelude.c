@@ -7,12 +7,15 @@
  * user's (so its constructors are declared before any user code), and the
  * ids of its variables and type parameters are shifted past the user
  * module's so ids stay unique. The prelude's nodes stay in the prelude's own
- * arena; spans in them refer to the prelude text.
+ * arena; their spans are moved above DIAG_EXTRA_BASE and the caller's Diag
+ * learns the prelude's Source, so a message about library code names
+ * <prelude>:line:col instead of a place in the user's file.
  */
 #include <string.h>
 
 #include "eval/eval.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "parser/parser.h"
 
 __asm__(".section .rodata\n"
@@ -37,14 +40,59 @@ const char *eval_prelude_text(size_t *len) {
 typedef struct Renum {
   uint32_t shift;
   VEC(Expr *) todo;
+  PtrMap types_done; /* Type* already moved (annotations may share nodes) */
 } Renum;
 
+/* Moves a span of the prelude's text above DIAG_EXTRA_BASE, where the
+ * diagnostics engine looks it up in the prelude's Source. */
+static void move_span(Span *sp) {
+  sp->lo += DIAG_EXTRA_BASE;
+  sp->hi += DIAG_EXTRA_BASE;
+}
+
+static void move_type(Renum *r, Type *t) {
+  VEC(Type *) st = {0};
+  vec_push(st, t);
+  while (st.len) {
+    Type *u = st.data[--st.len];
+    if (!u) continue;
+    int64_t *seen = ptrmap_slot(&r->types_done, u);
+    if (*seen) continue;
+    *seen = 1;
+    move_span(&u->span);
+    switch (u->kind) {
+    case TYPE_TUPLE:
+      for (uint32_t i = 0; i < u->tuple.n; i++) vec_push(st, u->tuple.fields[i]);
+      break;
+    case TYPE_FUNC:
+      for (uint32_t i = 0; i < u->func.nargs; i++) vec_push(st, u->func.args[i]);
+      vec_push(st, u->func.ret);
+      break;
+    case TYPE_ADT:
+      for (uint32_t i = 0; i < u->adt.nargs; i++) vec_push(st, u->adt.args[i]);
+      break;
+    case TYPE_REF: vec_push(st, u->ref.inner); break;
+    case TYPE_NAME:
+      for (uint32_t i = 0; i < u->name.nargs; i++) vec_push(st, u->name.args[i]);
+      break;
+    default: break;
+    }
+  }
+  vec_free(st);
+}
+
 static void bump_var(Renum *r, Var *v) {
-  if (v) v->id += r->shift;
+  if (!v) return;
+  v->id += r->shift;
+  move_span(&v->span);
+  if (v->annot) move_type(r, v->annot);
 }
 
 static void bump_tparams(Renum *r, TypeParam **tps, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) tps[i]->id += r->shift;
+  for (uint32_t i = 0; i < n; i++) {
+    tps[i]->id += r->shift;
+    move_span(&tps[i]->span);
+  }
 }
 
 static void bump_pattern(Renum *r, Pattern *p) {
@@ -53,6 +101,7 @@ static void bump_pattern(Renum *r, Pattern *p) {
   while (st.len) {
     Pattern *q = st.data[--st.len];
     if (!q) continue;
+    move_span(&q->span);
     if (q->kind == PAT_VAR) bump_var(r, q->var);
     else if (q->kind == PAT_CTOR)
       for (uint32_t i = 0; i < q->ctor.nargs; i++) vec_push(st, q->ctor.args[i]);
@@ -63,6 +112,8 @@ static void bump_pattern(Renum *r, Pattern *p) {
 }
 
 static void bump_function(Renum *r, Function *fn) {
+  move_span(&fn->span);
+  if (fn->ret_annot) move_type(r, fn->ret_annot);
   bump_tparams(r, fn->tparams, fn->ntparams);
   for (uint32_t i = 0; i < fn->nparams; i++) bump_var(r, fn->params[i]);
   vec_push(r->todo, fn->body);
@@ -73,6 +124,7 @@ static void bump_exprs(Renum *r) {
   while (r->todo.len) {
     Expr *e = r->todo.data[--r->todo.len];
     if (!e) continue;
+    move_span(&e->span);
     switch (e->kind) {
     case EXPR_CALL:
       vec_push(r->todo, e->call.fn);
@@ -96,6 +148,7 @@ static void bump_exprs(Renum *r) {
     case EXPR_MATCH:
       vec_push(r->todo, e->match.scrut);
       for (uint32_t i = 0; i < e->match.nclauses; i++) {
+        move_span(&e->match.clauses[i].span);
         bump_pattern(r, e->match.clauses[i].pattern);
         vec_push(r->todo, e->match.clauses[i].body);
       }
@@ -135,13 +188,24 @@ bool eval_prelude_merge(Module *m, Module **prelude, Diag *d) {
     source_free(src);
     return false;
   }
-  Renum r = {m->next_id, {0}};
-  for (uint32_t i = 0; i < p->ntypes; i++) bump_tparams(&r, p->types[i]->tparams, p->types[i]->ntparams);
+  Renum r = {m->next_id, {0}, {0}};
+  for (uint32_t i = 0; i < p->ntypes; i++) {
+    TypeDef *td = p->types[i];
+    move_span(&td->span);
+    bump_tparams(&r, td->tparams, td->ntparams);
+    for (uint32_t c = 0; c < td->nctors; c++) {
+      move_span(&td->ctors[c]->span);
+      for (uint32_t f = 0; f < td->ctors[c]->nfields; f++) move_type(&r, td->ctors[c]->fields[f]);
+    }
+  }
   for (uint32_t i = 0; i < p->ndefs; i++) {
+    move_span(&p->defs[i]->span);
     bump_function(&r, p->defs[i]->fn);
     bump_exprs(&r);
   }
   vec_free(r.todo);
+  ptrmap_free(&r.types_done);
+  diag_set_extra_source(d, src); /* run-time errors inside the library point into it */
   m->next_id += p->next_id;
   TypeDef **types = arena_alloc(m->arena, (p->ntypes + m->ntypes + 1) * sizeof *types);
   if (p->ntypes) memcpy(types, p->types, p->ntypes * sizeof *types);

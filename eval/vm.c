@@ -60,7 +60,7 @@ typedef struct VM {
 /* ------------------------------------------------------------ errors */
 
 static void print_loc(VM *vm, Span sp, char *buf, size_t cap) {
-  Source *src = vm->d->src;
+  Source *src = vm->d->src ? diag_span_source(vm->d, &sp) : NULL;
   if (!src) {
     snprintf(buf, cap, "?");
     return;

@@ -128,6 +128,17 @@ void diag_init(Diag *d, FILE *out, Source *src) {
   d->max_errors = 20;
 }
 
+void diag_set_extra_source(Diag *d, Source *extra) { d->extra = extra; }
+
+Source *diag_span_source(const Diag *d, Span *sp) {
+  if (d->extra && sp->lo >= DIAG_EXTRA_BASE) {
+    sp->lo -= DIAG_EXTRA_BASE;
+    sp->hi = sp->hi >= DIAG_EXTRA_BASE ? sp->hi - DIAG_EXTRA_BASE : sp->lo;
+    return d->extra;
+  }
+  return d->src;
+}
+
 static const char *level_name(DiagLevel l) {
   return l == DIAG_ERROR ? "error" : l == DIAG_WARNING ? "warning" : "note";
 }
@@ -137,9 +148,8 @@ static const char *level_color(DiagLevel l) {
 
 /* Prints the source line of `sp` with a caret under the span (clipped to the
  * line). Very long lines (a metadata blob) are shown as a window around the caret. */
-static void print_excerpt(Diag *d, Span sp) {
+static void print_excerpt(Diag *d, Source *s, Span sp) {
   enum { WINDOW = 120 };
-  Source *s = d->src;
   uint32_t line, col;
   source_line_col(s, sp.lo, &line, &col);
   uint32_t start = s->line_starts[line - 1];
@@ -195,9 +205,10 @@ void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap) 
     return;
   }
   uint32_t line, col;
-  source_line_col(d->src, sp.lo, &line, &col);
+  Source *s = diag_span_source(d, &sp);
+  source_line_col(s, sp.lo, &line, &col);
   if (d->color) fputs("\033[1m", d->out);
-  fprintf(d->out, "%s:%u:%u: ", d->src->name, line, col);
+  fprintf(d->out, "%s:%u:%u: ", s->name, line, col);
   if (d->color) fprintf(d->out, "%s", level_color(lvl));
   fprintf(d->out, "%s:", level_name(lvl));
   if (d->color) fputs("\033[0m\033[1m", d->out);
@@ -205,7 +216,7 @@ void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap) 
   vfprintf(d->out, fmt, ap);
   if (d->color) fputs("\033[0m", d->out);
   fputc('\n', d->out);
-  print_excerpt(d, sp);
+  print_excerpt(d, s, sp);
 }
 
 void diag_report(Diag *d, DiagLevel lvl, Span sp, const char *fmt, ...) {

@@ -62,9 +62,14 @@ typedef enum {
   DIAG_NOTE,    /* attached to the previous error or warning */
 } DiagLevel;
 
+/* Spans at or above this offset refer to the Diag's extra source (the
+ * --prelude library), shifted by this much; the user's file stays below. */
+#define DIAG_EXTRA_BASE 0xE0000000u
+
 typedef struct Diag {
   FILE *out;        /* where messages go (stderr in the CLI, a memstream in tests) */
   Source *src;      /* the file spans refer to */
+  Source *extra;    /* spans >= DIAG_EXTRA_BASE: this text (not owned), or NULL */
   int nerrors, nwarnings;
   int max_errors;   /* 0 = unlimited */
   bool color;
@@ -72,6 +77,10 @@ typedef struct Diag {
 } Diag;
 
 void diag_init(Diag *d, FILE *out, Source *src);
+/* Lets spans >= DIAG_EXTRA_BASE point into `extra` (offset - DIAG_EXTRA_BASE). */
+void diag_set_extra_source(Diag *d, Source *extra);
+/* The source a span lies in (d->src or d->extra); *sp is made relative to it. */
+Source *diag_span_source(const Diag *d, Span *sp);
 void diag_report(Diag *d, DiagLevel lvl, Span sp, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap);
