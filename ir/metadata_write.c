@@ -133,7 +133,8 @@ static void mw_size_var(MwWriter *w, const MetaSizeVar *v, uint32_t self) {
 /* Node numbering is depth-first pre-order from the root map (node 1): the
  * constants' Array and its nodes, then the size variables' Array and theirs. */
 static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t nvars) {
-  uint32_t const_list = 2, var_list = n ? 3 + n : 2;
+  bool consts = n || !nvars; /* with nothing at all: the empty relay.Constant list */
+  uint32_t const_list = 2, var_list = consts ? 3 + n : 2;
   mw_key(w, "nodes");
   mw_open(w, '[', true);
   mw_member(w); /* node 0: the null object */
@@ -145,7 +146,7 @@ static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t 
   mw_key_str(w, "type_key", "Map");
   mw_key(w, "keys");
   mw_open(w, '[', true);
-  if (n) {
+  if (consts) {
     mw_member(w);
     fputs("\"relay.Constant\"", w->out);
   }
@@ -156,7 +157,7 @@ static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t 
   mw_close(w, ']');
   mw_key(w, "data");
   mw_open(w, '[', false);
-  if (n) {
+  if (consts) {
     mw_member(w);
     fprintf(w->out, "%" PRIu32, const_list);
   }
@@ -166,7 +167,7 @@ static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t 
   }
   mw_close(w, ']');
   mw_close(w, '}');
-  if (n) {
+  if (consts) {
     mw_member(w); /* the list of constants */
     mw_open(w, '{', true);
     mw_key_str(w, "type_key", "Array");

@@ -27,8 +27,8 @@ void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n);
 
 /* The same with symbolic dimensions: the root map gets a second key,
  * "tir.SizeVar", listing one tir.SizeVar node per entry (null span and
- * type_annotation, `name` → a runtime.String node), in the order given. A key
- * whose list would be empty is left out. */
+ * type_annotation, `name` → a runtime.String node), in the order given. The
+ * relay.Constant key is left out when there are no constants but variables. */
 void metadata_write_all(FILE *out, ConstTensor *const *consts, uint32_t n,
                         const MetaSizeVar *vars, uint32_t nvars);
 
