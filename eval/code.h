@@ -43,7 +43,8 @@
 
 /* X-macro: name, operand layout. Layout letters: a = written register,
  * r = read register, k = constant/table index or count, j = jump target,
- * L = count n followed by n read registers, i = immediate operand (see below). */
+ * L = count n followed by n read registers, i = immediate operand (see below),
+ * P = count n followed by n (written, read) register pairs. */
 #define EVAL_OPCODES(X)                                                                       \
   X(MOVE, "ar")      /* R[a] = R[b] */                                                        \
   X(LOADK, "ak")     /* R[a] = K[k] */                                                        \
@@ -69,6 +70,11 @@
                         registers, restart at word 0 */                                       \
   X(CALLGI, "akL")   /* CALLG whose arguments hold no heap objects: copied, not moved */      \
   X(TSELFI, "kkL")   /* TSELF whose arguments and overwritten params hold no heap objects */  \
+  X(TSELFM, "kP")    /* TSELFI listing only the arguments not already in place: P = count n, \
+                        then n pairs (parameter, argument register), both as byte offsets    \
+                        reg * sizeof(Value); k = clear list. Made last by lower.c, padded     \
+                        with NOPs to the TSELFI's length */                                   \
+  X(NOP, "")         /* padding; never reached */                                             \
   X(RET, "rk")       /* return R[a]; k = clear list */                                        \
   X(KOP, "akL")      /* R[a] = operator call ops[k](args) through the kernel */              \
   X(ADD, "akrr")     /* R[a] = add(R[x], R[y]): scalar fast paths, else like KOP */           \
@@ -89,7 +95,9 @@
   EVAL_TYPED_CMP(X, GT)                                                                       \
   EVAL_TYPED_CMP(X, GE)                                                                       \
   EVAL_TYPED_CMP(X, EQ)                                                                       \
-  EVAL_TYPED_CMP(X, NE)
+  EVAL_TYPED_CMP(X, NE)                                                                       \
+  EVAL_FUSED(X, I)                                                                            \
+  EVAL_FUSED(X, F)
 
 /* Typed variants of ADD..NE, chosen by the lowering from the operands' inferred
  * types (rank-0 int32 / float32): <op>II (int32 registers), <op>IK (int32
@@ -109,6 +117,20 @@
 #define EVAL_TYPED_CMP(X, op)                                                                 \
   EVAL_TYPED_ARITH(X, op)                                                                     \
   X(J##op##II, "akrr") X(J##op##IK, "akri") X(J##op##FF, "akrr") X(J##op##FK, "akri")
+
+/* Fused pairs (lower.c, after liveness): a typed ADD/SUB/MUL writing a
+ * temporary t directly followed by a typed ADD/SUB/MUL of the same type that
+ * reads t for the last time: F<T><op1><op2> a k1 k2 x y z _ _ _ computes
+ * R[a] = op2(op1(x, y), z) (RSUB: z - op1(x, y)), rounding after each step,
+ * without writing t. x, y, z are byte offsets: into the frame, or (bit 0
+ * set) offset + 1 into the constants. On a non-immediate operand it runs the
+ * two operator calls k1 and k2 (the second one's span is at pc + 5, where the
+ * second instruction was). Ten words, like the pair it replaces. */
+#define EVAL_FUSED_OP2(X, T, op1)                                                             \
+  X(F##T##op1##ADD, "akkrrrkkk") X(F##T##op1##SUB, "akkrrrkkk")                              \
+  X(F##T##op1##RSUB, "akkrrrkkk") X(F##T##op1##MUL, "akkrrrkkk")
+#define EVAL_FUSED(X, T)                                                                      \
+  EVAL_FUSED_OP2(X, T, ADD) EVAL_FUSED_OP2(X, T, SUB) EVAL_FUSED_OP2(X, T, MUL)
 
 typedef enum {
 #define X(name, layout) I_##name,

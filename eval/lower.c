@@ -14,6 +14,13 @@
  * liveness pass (all jumps go forward, so one reverse sweep suffices) marks
  * every register read that is the value's last use with ARG_MOVE.
  *
+ * Peepholes, in order: before liveness, arguments of a self tail call are
+ * computed directly into their parameters where nothing in between reads the
+ * parameter (retarget_self_args); after it, typed comparisons fuse with their
+ * JMPF, adjacent typed ADD/SUB/MUL pairs whose temporary dies fuse into one
+ * instruction (fuse_arith), clear lists are computed, and self tail calls
+ * with few moving arguments become TSELFM (compact_self_moves).
+ *
  * Registers are allocated stack-wise; let chains are iterated, other nesting
  * recurses under stack_exhausted() guards.
  */
@@ -878,6 +885,105 @@ static void emit_tail(F *f, Expr *e) {
   f->top = save;
 }
 
+/* ------------------------------------------------------------ retargeting */
+
+/* Per-instruction facts for the straight-line peepholes below. */
+typedef struct Insns {
+  VEC(uint32_t) starts;  /* instruction start pcs, in order */
+  uint8_t *target;       /* by pc: some jump lands here */
+} Insns;
+
+static uint32_t ins_operands(const uint32_t *ins, uint32_t pc, void (*fn)(void *, uint32_t, bool), void *arg);
+
+static void insns_scan(F *f, Insns *is) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  is->starts.len = 0;
+  is->target = mem_calloc(n + 1, 1);
+  for (uint32_t pc = 0; pc < n;) {
+    vec_push(is->starts, pc);
+    const char *lay = code_layout((Opcode)ins[pc]);
+    uint32_t at = pc + 1;
+    for (; *lay; lay++) {
+      if (*lay == 'j') is->target[ins[at]] = 1;
+      at += *lay == 'L' ? ins[at] + 1 : 1;
+    }
+    pc = at;
+  }
+}
+
+static bool has_jump(const uint32_t *ins, uint32_t pc) { return strchr(code_layout((Opcode)ins[pc]), 'j') != NULL; }
+
+/* Register-operand visitor state: does the instruction touch register r? */
+typedef struct Touch {
+  const uint32_t *ins;
+  uint32_t r;
+  bool read, written;
+} Touch;
+
+static void touch_visit(void *arg, uint32_t at, bool is_write) {
+  Touch *t = arg;
+  uint32_t wd = t->ins[at];
+  if (is_write) t->written |= wd == t->r;
+  else if (!(wd & ARG_K) && ARG_REG(wd) == t->r) t->read = true;
+}
+
+static Touch touch(const uint32_t *ins, uint32_t pc, uint32_t r) {
+  Touch t = {ins, r, false, false};
+  ins_operands(ins, pc, touch_visit, &t);
+  return t;
+}
+
+typedef struct Rename {
+  uint32_t *ins;
+  uint32_t from, to;
+} Rename;
+
+static void rename_visit(void *arg, uint32_t at, bool is_write) {
+  Rename *rn = arg;
+  uint32_t wd = rn->ins[at];
+  if (!is_write && !(wd & ARG_K) && ARG_REG(wd) == rn->from) rn->ins[at] = (wd & ARG_MOVE) | rn->to;
+}
+
+/* Self tail calls: argument i computed into a temporary s by an instruction W
+ * of the same straight-line block is computed directly into parameter i
+ * instead, when nothing between W and the call reads or writes parameter i
+ * and no other argument reads it (reads of s in between read i instead). The
+ * argument is then left in place and the call copies nothing for it. Runs
+ * before liveness, on plain register words. */
+static void retarget_self_args(F *f) {
+  Code *c = f->code;
+  if (c->ncaps || c->self_reg >= 0) return;
+  uint32_t *ins = f->ins.data, first_temp = c->memo_lo + c->nmemo;
+  Insns is = {0};
+  insns_scan(f, &is);
+  for (size_t ci = 0; ci < is.starts.len; ci++) {
+    uint32_t pc = is.starts.data[ci];
+    if (ins[pc] != I_TCALLG || f->L->codes.data[ins[pc + 1]] != c || ins[pc + 3] != c->nparams) continue;
+    uint32_t n = ins[pc + 3], *list = ins + pc + 4;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t s = list[i];
+      bool ok = s >= first_temp && !is.target[pc];
+      for (uint32_t j = 0; j < n && ok; j++) ok = j == i || (list[j] != s && list[j] != i);
+      size_t k = ci;
+      while (ok && k-- > 0) {
+        uint32_t at = is.starts.data[k];
+        if (has_jump(ins, at)) ok = false;
+        else if (touch(ins, at, s).written) break; /* W */
+        else if (is.target[at] || touch(ins, at, i).read || touch(ins, at, i).written) ok = false;
+      }
+      if (!ok || k == SIZE_MAX) continue;
+      uint32_t wpc = is.starts.data[k];
+      if (code_layout((Opcode)ins[wpc])[0] != 'a') continue;
+      ins[wpc + 1] = i;
+      Rename rn = {ins, s, i};
+      for (size_t m = k + 1; m < ci; m++) ins_operands(ins, is.starts.data[m], rename_visit, &rn);
+      list[i] = i;
+    }
+  }
+  mem_free(is.target);
+  vec_free(is.starts);
+}
+
 /* ------------------------------------------------------------ liveness */
 
 /* Visits the register operands of the instruction at pc: reads get their
@@ -898,6 +1004,11 @@ static uint32_t ins_operands(const uint32_t *ins, uint32_t pc, OperandFn fn, voi
       uint32_t n = ins[at++];
       for (uint32_t i = 0; i < n; i++, at++)
         if (fn) fn(arg, at, false);
+      break;
+    }
+    case 'P': { /* only in finished code (TSELFM): no analysis visits it */
+      uint32_t n = ins[at++];
+      at += 2 * n;
       break;
     }
     }
@@ -1058,6 +1169,98 @@ static void fuse_branches(F *f) {
   mem_free(target);
 }
 
+/* After the clear lists: a TSELFI whose arguments are mostly in place already
+ * (see retarget_self_args) becomes TSELFM, which copies only the others. */
+static void compact_self_moves(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  for (uint32_t pc = 0; pc < n;) {
+    uint32_t next = ins_operands(ins, pc, NULL, NULL);
+    if (ins[pc] == I_TSELFI) {
+      uint32_t nargs = ins[pc + 3], m = 0, clear = ins[pc + 2];
+      for (uint32_t i = 0; i < nargs; i++) m += ARG_REG(ins[pc + 4 + i]) != i;
+      if (2 * m <= nargs + 1) {
+        uint32_t pairs[2 * 16], k = 0;
+        if (m <= 16) {
+          for (uint32_t i = 0; i < nargs; i++) {
+            uint32_t r = ARG_REG(ins[pc + 4 + i]);
+            if (r == i) continue;
+            pairs[k++] = i * (uint32_t)sizeof(Value);
+            pairs[k++] = r * (uint32_t)sizeof(Value);
+          }
+          uint32_t at = pc;
+          ins[at++] = I_TSELFM;
+          ins[at++] = clear;
+          ins[at++] = m;
+          for (uint32_t i = 0; i < k; i++) ins[at++] = pairs[i];
+          while (at < next) ins[at++] = I_NOP;
+        }
+      }
+    }
+    pc = next;
+  }
+}
+
+static bool is_fused(Opcode o) { return o >= I_FIADDADD && o <= I_FFMULMUL; }
+
+/* A typed ADD/SUB/MUL: its operator (0 add, 1 sub, 2 mul), type ('I'/'F') and
+ * whether its second operand is an immediate word. */
+static bool typed_arith(Opcode o, uint32_t *opi, char *ty, bool *imm) {
+  if (o < I_ADDII || o >= I_LTII) return false;
+  uint32_t v = (uint32_t)(o - I_ADDII);
+  *opi = v / 4;
+  *ty = v % 4 >= 2 ? 'F' : 'I';
+  *imm = v % 2 == 1;
+  return true;
+}
+
+/* The constant-table word (ARG_K) of a typed immediate operand word. */
+static uint32_t imm_const(F *f, uint32_t word, char ty) {
+  if (ty == 'I') return ARG_K | add_const(f, value_i32((int32_t)word));
+  float x;
+  memcpy(&x, &word, sizeof x);
+  return ARG_K | add_const(f, value_f32(x));
+}
+
+/* Runs after liveness (it needs the last-use marks): each typed ADD/SUB/MUL
+ * writing a temporary that the directly following typed ADD/SUB/MUL of the
+ * same type reads for the last time (in one operand) becomes one fused
+ * instruction (eval/code.h, F<T><op1><op2>) that never writes the temporary.
+ * No jump may land on the second instruction. */
+static void fuse_arith(F *f) {
+  uint32_t *ins = f->ins.data, first_temp = f->code->memo_lo + f->code->nmemo;
+  Insns is = {0};
+  insns_scan(f, &is);
+  for (size_t i = 0; i + 1 < is.starts.len; i++) {
+    uint32_t p = is.starts.data[i], c = is.starts.data[i + 1], op1, op2;
+    char ty1, ty2;
+    bool imm1, imm2;
+    if (!typed_arith((Opcode)ins[p], &op1, &ty1, &imm1) || !typed_arith((Opcode)ins[c], &op2, &ty2, &imm2) ||
+        ty1 != ty2 || is.target[c])
+      continue;
+    uint32_t t = ins[p + 1], cx = ins[c + 3], cy = ins[c + 4], z;
+    bool left = ARG_REG(cx) == t, right = !imm2 && ARG_REG(cy) == t;
+    if (t < first_temp || left == right) continue;
+    if (left) {
+      if (!(cx & ARG_MOVE)) continue;
+      z = imm2 ? imm_const(f, cy, ty2) : ARG_REG(cy);
+    } else {
+      if (!(cy & ARG_MOVE)) continue;
+      z = ARG_REG(cx);
+      if (op2 == 1) op2 = 2; /* z - t: RSUB (index 2 among ADD SUB RSUB MUL) */
+      else if (op2 == 2) op2 = 3;
+    }
+    if (left && op2 == 2) op2 = 3; /* MUL */
+    uint32_t x = ARG_REG(ins[p + 3]);
+    uint32_t y = imm1 ? imm_const(f, ins[p + 4], ty1) : ARG_REG(ins[p + 4]);
+    uint32_t words[10] = {(uint32_t)((ty1 == 'I' ? I_FIADDADD : I_FFADDADD) + 4 * op1 + op2),
+                          ins[c + 1], ins[p + 2], ins[c + 2], x, y, z, 0, 0, 0};
+    memcpy(ins + p, words, sizeof words);
+    i++; /* the second instruction is gone */
+  }
+  mem_free(is.target);
+  vec_free(is.starts);
+}
+
 /* Last step: the register words of typed instructions become plain byte
  * offsets (eval/code.h). */
 static void typed_offsets(F *f) {
@@ -1065,7 +1268,11 @@ static void typed_offsets(F *f) {
   for (uint32_t pc = 0; pc < n;) {
     uint32_t next = ins_operands(ins, pc, NULL, NULL);
     Opcode o = (Opcode)ins[pc];
-    if (o >= I_ADDII) {
+    if (is_fused(o)) {
+      ins[pc + 1] *= (uint32_t)sizeof(Value);
+      for (uint32_t k = pc + 4; k < pc + 7; k++)
+        ins[k] = ARG_REG(ins[k]) * (uint32_t)sizeof(Value) + ((ins[k] & ARG_K) ? 1 : 0);
+    } else if (o >= I_ADDII) {
       ins[pc + 1] *= (uint32_t)sizeof(Value);
       ins[pc + 3] = ARG_REG(ins[pc + 3]) * (uint32_t)sizeof(Value);
       if (code_layout(o)[3] == 'r') ins[pc + 4] = ARG_REG(ins[pc + 4]) * (uint32_t)sizeof(Value);
@@ -1169,7 +1376,7 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
   if (dst == UINT32_MAX) return true;
   if (typed) {
     /* a fused comparison does not write; the unfused one writes a bool */
-    if (typed_cmp_unfused(o) || o < I_LTII) hp->h[dst] = 0;
+    if (typed_cmp_unfused(o) || o < I_LTII || is_fused(o)) hp->h[dst] = 0;
   } else if (o == I_LOADK) {
     hp->h[dst] = value_is_heap(f->consts.data[ins[pc + 2]]);
   } else if (o == I_MOVE) {
@@ -1194,7 +1401,7 @@ static void heap_clears(F *f) {
       for (uint32_t r = 0; r < hp.nregs; r++) hp.h[r] |= saved.data[idx][r];
     Opcode o = (Opcode)ins[pc];
     falls = heap_step(&hp, pc, fused && o == I_JMPF);
-    fused = o >= I_LTII && !typed_cmp_unfused(o);
+    fused = o >= I_LTII && o <= I_JNEFK && !typed_cmp_unfused(o);
     /* jumps: the state after the instruction's reads flows to the target */
     const char *lay = code_layout(o);
     uint32_t at = pc + 1;
@@ -1222,10 +1429,13 @@ static void heap_clears(F *f) {
 static void f_finish(F *f) {
   Code *c = f->code;
   if (f->maxreg >= (UINT32_C(1) << 27)) fail(f, c->span, "function needs too many registers");
+  if (!f->L->failed) retarget_self_args(f);
   liveness(f);
   if (!f->L->failed) {
     fuse_branches(f);
+    fuse_arith(f);
     heap_clears(f);
+    compact_self_moves(f);
     typed_offsets(f);
   }
   c->nregs = f->maxreg;
@@ -1383,17 +1593,18 @@ void program_dump(FILE *out, const Program *p) {
           fprintf(out, " #%g", (double)x);
         } else if (*lay == 'i') {
           fprintf(out, " #%d", (int32_t)wd);
-        } else if (*lay == 'k' && k == pc + 2 &&
-                   (o == I_RET || o == I_TCALL || o == I_TCALLG || o == I_TSELF || o == I_TSELFI)) {
+        } else if (*lay == 'k' && ((k == pc + 2 && (o == I_RET || o == I_TCALL || o == I_TCALLG ||
+                                                    o == I_TSELF || o == I_TSELFI)) ||
+                                   (k == pc + 1 && o == I_TSELFM))) {
           fputs(" {", out);
           for (uint32_t j = 1; j <= c->clears[wd]; j++) fprintf(out, "%s%u", j > 1 ? "," : "", c->clears[wd + j]);
           fputc('}', out);
-        } else if (o >= I_ADDII && (*lay == 'a' || *lay == 'r')) {
-          fprintf(out, " %u", wd / (uint32_t)sizeof(Value));
+        } else if ((o >= I_ADDII && (*lay == 'a' || *lay == 'r')) || (*lay == 'P' && k > pc + 2)) {
+          fprintf(out, " %s%u", (wd & 1) ? "K" : "", wd / (uint32_t)sizeof(Value));
         } else {
           fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
         }
-        if (*lay && *lay != 'L') lay++;
+        if (*lay && *lay != 'L' && *lay != 'P') lay++;
       }
       fputc('\n', out);
       pc = next;

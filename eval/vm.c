@@ -22,7 +22,10 @@
  * one dispatch, and fall back to the operator call; the generic ADD..NE
  * handle int32/float32 pairs inline; other immediate dtypes go through
  * kscalar_binary (ops/k_elemwise.c); anything else builds a KernelCtx and
- * calls the registry's kernel (timed per operator under --profile).
+ * calls the registry's kernel (timed per operator under --profile). Fused
+ * pairs (F<T><op1><op2>) do two typed steps in one dispatch, float32 ones in
+ * single precision (each step correctly rounded, as the unfused pair would);
+ * TSELFM copies only the self-call arguments not already in place.
  */
 #include "eval/vm.h"
 #include "eval/profile.h"
@@ -359,6 +362,31 @@ static int binop_generic(const Code *code, Value *R, const uint32_t *ip, char *e
   return rc;
 }
 
+/* Operand word of a fused instruction (eval/code.h): a byte offset into the
+ * frame, or (bit 0 set) offset + 1 into the constants. */
+static inline const Value *fused_operand(const Code *code, const Value *R, uint32_t wd) {
+  const char *base = (wd & 1) ? (const char *)code->consts - 1 : (const char *)R;
+  return (const Value *)(base + wd);
+}
+
+/* The generic path of a fused pair: the two operator calls. Returns the
+ * failing part's pc offset (0 or 5) through *at. */
+static int fused_generic(const Code *code, Value *R, const uint32_t *ip, char *err, uint32_t *at) {
+  uint32_t v = (uint32_t)(ip[0] < I_FFADDADD ? ip[0] - I_FIADDADD : ip[0] - I_FFADDADD) % 4;
+  Value args[2] = {value_retain(*fused_operand(code, R, ip[4])), value_retain(*fused_operand(code, R, ip[5]))};
+  Value t = value_none(), r = value_none();
+  *at = 0;
+  int rc = op_call(&code->ops[ip[2]], args, 2, &t, err);
+  if (rc != KERNEL_OK) return rc;
+  Value z = value_retain(*fused_operand(code, R, ip[6]));
+  args[0] = v == 2 ? z : t; /* RSUB: z - t */
+  args[1] = v == 2 ? t : z;
+  *at = 5;
+  rc = op_call(&code->ops[ip[3]], args, 2, &r, err);
+  if (rc == KERNEL_OK) set_reg(ROFF(R, ip[1]), r);
+  return rc;
+}
+
 /* Room for one more frame whose registers end at stack index `top`. False on
  * overflow (depth or memory limit). May move vm->frames and vm->stack. */
 static bool call_room(VM *vm, size_t nframes, size_t top) {
@@ -628,6 +656,17 @@ L_TSELFI: {
   ip = ins;
   DISPATCH();
 }
+L_TSELFM: {
+  /* TSELFI with the moving arguments only, as byte-offset pairs */
+  uint32_t n = ip[2];
+  for (uint32_t i = 0; i < n; i++) *ROFF(R, ip[3 + 2 * i]) = *ROFF(R, ip[4 + 2 * i]);
+  clear_list(R, code->clears + ip[1]);
+  ip = ins;
+  DISPATCH();
+}
+L_NOP:
+  ip++;
+  DISPATCH();
 L_RET: {
   Value v = TAKE(ip[1]);
   clear_list(R, code->clears + ip[2]);
@@ -735,6 +774,54 @@ L_RET: {
 #undef TYPED_JMP
 #undef ARITH
 #undef CMP
+
+  /* Fused pairs (eval/code.h): op2(op1(x, y), z), each step rounded to the type. */
+#define FUSED_IN(TAG)                                                                              \
+  const Value *xp = fused_operand(code, R, ip[4]), *yp = fused_operand(code, R, ip[5]);            \
+  const Value *zp = fused_operand(code, R, ip[6]);                                                 \
+  if (UNLIKELY(xp->tag != (TAG) || yp->tag != (TAG) || zp->tag != (TAG))) goto fused_slow
+#define FUSED_I(NAME, OP1, OP2)                                                                    \
+  L_FI##NAME: {                                                                                    \
+    FUSED_IN(TAG_I32);                                                                             \
+    uint32_t p = (uint32_t)xp->i, q = (uint32_t)yp->i, z = (uint32_t)zp->i;                        \
+    uint32_t u = p OP1 q;                                                                          \
+    set_reg(ROFF(R, ip[1]), value_i32((int32_t)(OP2)));                                            \
+    ip += 10;                                                                                      \
+    DISPATCH();                                                                                    \
+  }
+#define FUSED_F(NAME, OP1, OP2)                                                                    \
+  L_FF##NAME: {                                                                                    \
+    FUSED_IN(TAG_F32);                                                                             \
+    float p = (float)xp->f, q = (float)yp->f, z = (float)zp->f; /* exact */                        \
+    float u = p OP1 q;                                                                             \
+    set_reg(ROFF(R, ip[1]), value_f32(OP2));                                                       \
+    ip += 10;                                                                                      \
+    DISPATCH();                                                                                    \
+  }
+#define FUSED_OP2(T, NAME1, OP1)                                                                   \
+  FUSED_##T(NAME1##ADD, OP1, u + z)                                                                \
+  FUSED_##T(NAME1##SUB, OP1, u - z)                                                                \
+  FUSED_##T(NAME1##RSUB, OP1, z - u)                                                               \
+  FUSED_##T(NAME1##MUL, OP1, u * z)
+  FUSED_OP2(I, ADD, +)
+  FUSED_OP2(I, SUB, -)
+  FUSED_OP2(I, MUL, *)
+  FUSED_OP2(F, ADD, +)
+  FUSED_OP2(F, SUB, -)
+  FUSED_OP2(F, MUL, *)
+#undef FUSED_IN
+#undef FUSED_I
+#undef FUSED_F
+#undef FUSED_OP2
+fused_slow: {
+  uint32_t at;
+  if (fused_generic(code, R, ip, err, &at) != KERNEL_OK) {
+    fail_span = code_span_at(code, (uint32_t)(ip - ins) + at);
+    goto error;
+  }
+  ip += 10;
+  DISPATCH();
+}
 
 L_BIN:
 binop_slow: {

@@ -2,7 +2,8 @@
  * typed int32/float32 arithmetic and comparisons (register and immediate
  * operands, int32 wrap-around, float32 rounding, ordered NaN comparisons),
  * comparisons fused with their branch, their fallback to the operator call
- * when an operand is not an immediate, self tail calls (TSELF) and the clear
+ * when an operand is not an immediate, fused pairs of typed arithmetic, self
+ * tail calls (TSELF, arguments computed in place, TSELFM) and the clear
  * lists that release a frame's registers (no leaks, memo registers reset). */
 #include <check.h>
 #include <stdlib.h>
@@ -225,7 +226,7 @@ START_TEST(self_tail_calls) {
                   "  if (%i == 0) { %acc } else { @loop(%i - 1, %acc + %i) }\n"
                   "}\n"
                   "def @main() -> int32 { @loop(100000, 0) }",
-              "705082704", "TSELFI"); /* immediates only: copies */
+              "705082704", "TSELFM    {} 1 0 2"); /* acc + i computed in place; only i - 1 is copied */
   expect_code(HDR "def @swap(%n: int32, %a: int32, %b: int32) -> (int32, int32) {\n"
                   "  if (%n == 0) { (%a, %b) } else { @swap(%n - 1, %b, %a) }\n"
                   "}\n"
@@ -240,7 +241,7 @@ START_TEST(self_tail_calls) {
              "  if (%n == 0) { %acc } else { @build(%n - 1, Cons(%n, %acc)) }\n"
              "}\n"
              "def @main() -> int32 { @len(2, @build(1000, Nil), 0) }",
-         "2000", "TSELF     0 {} 3 0! 3! 4!");
+         "2000", "FIELD     1 1! 1"); /* %rest lands in its parameter: the call copies nothing */
   /* calls: copy-only CALLGI for immediate arguments, CALLG for heap ones */
   expect_code(HDR "def @fib(%n: int32) -> int32 { if (%n < 2) { %n } else { @fib(%n - 1) + @fib(%n - 2) } }\n"
                   "def @main() -> int32 { @fib(20) }",
@@ -248,6 +249,98 @@ START_TEST(self_tail_calls) {
   expect_code(HDR "def @fst(%t: (int32, int32)) -> int32 { %t.0 }\n"
                   "def @main() -> int32 { let %t = (4, 5); @fst(%t) + @fst(%t) }",
               "8", "CALLG     ");
+}
+END_TEST
+
+START_TEST(self_call_arguments_in_place) {
+  /* the new %zr is computed before %zi' reads the old one: it stays a copy,
+   * while %zi', %k' are computed into their parameters */
+  expect_code(HDR "def @it(%zr: float32, %zi: float32, %k: int32) -> (float32, float32) {\n"
+                  "  if (%k == 0) { (%zr, %zi) } else { @it(%zr * 0.5f + %zi, %zi - %zr, %k - 1) }\n"
+                  "}\n"
+                  "def @main() -> (float32, float32) { @it(1f, 2f, 3) }",
+              "(-0.375f, -3.75f)", "TSELFM    {} 1 0 3");
+  /* an argument whose parameter another argument reads is not retargeted */
+  expect(HDR "def @rot(%a: int32, %b: int32, %c: int32, %n: int32) -> (int32, int32, int32) {\n"
+             "  if (%n == 0) { (%a, %b, %c) } else { @rot(%b + 0, %c * 1, %a - 0, %n - 1) }\n"
+             "}\n"
+             "def @main() -> (int32, int32, int32) { @rot(1, 2, 3, 4) }",
+         "(2, 3, 1)");
+  /* a heap value built for a parameter while a later argument still reads it */
+  expect(HDR "type List[A] { Cons(A, List[A]), Nil }\n"
+             "def @sum(%xs: List[int32]) -> int32 { match (%xs) { Cons(%x, %r) => %x + @sum(%r), Nil => 0 } }\n"
+             "def @f(%xs: List[int32], %n: int32, %t: int32) -> int32 {\n"
+             "  if (%n == 0) { %t } else { @f(Cons(%n, %xs), %n - 1, %t + @sum(%xs)) }\n"
+             "}\n"
+             "def @main() -> int32 { @f(Nil, 5, 0) }",
+         "40"); /* 0 + 5 + 9 + 12 + 14 */
+}
+END_TEST
+
+START_TEST(fused_pairs) {
+  /* every second operator, the temporary on either side, immediates */
+  expect_code(HDR "def @f(%a: int32, %b: int32, %c: int32) -> (int32, int32, int32, int32, int32, int32) {\n"
+                  "  (%a * %b + %c, %a * %b - %c, %c - %a * %b, (%a - %b) * %c, %a + 7 - 100, 3 - (%a + 1))\n"
+                  "}\n"
+                  "def @main() -> (int32, int32, int32, int32, int32, int32) { @f(6, 7, 100) }",
+              "(142, -58, 58, -100, -87, -4)", "FIMULRSUB");
+  /* int32 wrap-around in both steps */
+  expect_code(HDR "def @f(%a: int32, %b: int32) -> int32 { %a * %b + %a }\n"
+                  "def @main() -> int32 { @f(65536, 65536) }",
+              "65536", "FIMULADD");
+  /* float32: each step rounds (3f * (1f/3f) is 1f in float32, so the difference is 0) */
+  expect_code(HDR "def @f(%a: float32, %b: float32) -> float32 { %a * %b - 1f }\n"
+                  "def @main() -> float32 { @f(3f, 0.33333334f) }",
+              "0f", "FFMULSUB");
+  expect_code(HDR "def @f(%a: float32, %b: float32) -> (float32, float32) { (2f * %a * %b, %b - (%a + 1e-8f)) }\n"
+                  "def @main() -> (float32, float32) { @f(1.5f, 1f) }",
+              "(3f, -0.5f)", "FFADDRSUB");
+  /* a temporary read twice or kept alive is not fused away */
+  expect(HDR "def @f(%a: int32) -> (int32, int32) { let %t = %a + 1; (%t * %t, %t) }\n"
+             "def @main() -> (int32, int32) { @f(4) }",
+         "(25, 5)");
+}
+END_TEST
+
+/* Fused pairs on a rank-0 int32 TENSOR fall back to the two operator calls;
+ * on a value that is not a tensor the second call's span is reported. */
+START_TEST(fused_fallback) {
+  uint32_t V = (uint32_t)sizeof(Value);
+  /* @f(%x) = %x * 3 + %x  as  FIMULADD; RET */
+  uint32_t ins[] = {I_FIMULADD, 1 * V, 0, 1, 0 * V, 0 * V + 1, 0 * V, 0, 0, 0, I_RET, 1 | ARG_MOVE, 0};
+  uint32_t clears[] = {1, 0};
+  Value consts[] = {value_i32(3)};
+  OpCall ops[] = {{OP_MULTIPLY, NULL, NULL, false, DT_I32}, {OP_ADD, NULL, NULL, false, DT_I32}};
+  SpanEntry spans[] = {{0, {10, 11}}, {5, {20, 21}}, {10, {30, 31}}};
+  Code c = {.name = "@f", .nparams = 1, .self_reg = -1, .nregs = 2, .ins = ins,
+            .nins = (uint32_t)(sizeof ins / sizeof ins[0]), .consts = consts, .nconsts = 1,
+            .ops = ops, .nops = 2, .spans = spans, .nspans = 3, .clears = clears, .nclears = 2};
+  Code *codes[] = {&c};
+  Program p = {.codes = codes, .ncodes = 1, .nglobals = 1};
+  const char *text = "0123456789\n0123456789\n0123456789\n0123456789\n";
+  Source *src = source_new("t.relay", mem_strdup(text), strlen(text));
+  char *errs = NULL;
+  size_t errlen = 0;
+  FILE *errf = open_memstream(&errs, &errlen);
+  Diag d;
+  diag_init(&d, errf, src);
+  Value arg = {VK_TENSOR, 0, {.t = tensor_new_scalar_i32(5)}};
+  Value r = value_none();
+  ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_OK);
+  ck_assert_uint_eq(r.tag, TAG_I32);
+  ck_assert_int_eq(r.i, 20);
+  /* 3 * 3 + (): the addition fails, at the second instruction's span */
+  ins[4] = ins[5] = 0 * V + 1;
+  arg = value_tuple_new(0);
+  ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_ERROR);
+  ck_assert_int_eq(d.nerrors, 1);
+  fflush(errf);
+  if (!strstr(errs, "t.relay:2:10")) ck_abort_msg("wrong error location:\n%s", errs);
+  fclose(errf);
+  free(errs);
+  source_free(src);
+  ck_assert_int_eq(value_live_objects(), 0);
+  value_heap_shutdown();
 }
 END_TEST
 
@@ -295,6 +388,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, cast_fast_path);
   tcase_add_test(tc, typed_fallback_on_heap_scalar);
   tcase_add_test(tc, self_tail_calls);
+  tcase_add_test(tc, self_call_arguments_in_place);
+  tcase_add_test(tc, fused_pairs);
+  tcase_add_test(tc, fused_fallback);
   tcase_add_test(tc, memo_registers_reset_per_iteration);
   tcase_add_test(tc, clear_lists_release_dead_values);
   suite_add_tcase(s, tc);
