@@ -103,7 +103,8 @@ def run_test(path, relayc, valgrind):
             failures.append(f"{run}: stdout differs\n--- expected ---\n{expected_out.decode(errors='replace')[:2000]}"
                             f"\n--- got ---\n{p.stdout.decode(errors='replace')[:2000]}")
         if exit_code == 0 and roundtrip and "--expr" not in run and "--emit" not in run:
-            rt = subprocess.run(command(f"relayc --check-roundtrip %s", relayc, path, valgrind),
+            prelude = " --prelude" if "--prelude" in run.split() else ""
+            rt = subprocess.run(command(f"relayc --check-roundtrip{prelude} %s", relayc, path, valgrind),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
             if rt.returncode != 0:
                 failures.append(f"round trip failed (exit {rt.returncode}):\n{rt.stderr.decode(errors='replace')[:2000]}")
