@@ -4,11 +4,13 @@
  *
  * Convolution and pooling work in the canonical layout (N, C, spatial...) /
  * (O, I, spatial...) by looking up each canonical letter in the layout
- * strings; only primal layouts (distinct upper-case letters) are supported.
+ * strings. Convolutions also accept split layouts (`NCHW4n4c`, `OIHW4o4i`:
+ * a split axis counts outer * factor); pooling takes primal layouts only.
  * Relations that fix parameter shapes (dense with `units`, conv with
  * `channels` + `kernel_size`, bias_add, batch_norm, ...) assign them by
  * unification, which is how un-annotated weights get their types (§1.4).
  */
+#include "ops/layout.h"
 #include "ops/rel_util.h"
 
 #include <math.h>
@@ -31,18 +33,6 @@ static const char *dims_str(char *buf, size_t cap, const int64_t *v, int n) {
     len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "(", (long long)v[i]);
   if (len + 2 < cap) snprintf(buf + len, cap - len, ")");
   return buf;
-}
-
-/* Positions of the canonical letters `canon` in `layout`; false if the
- * layout is not a permutation of them. */
-static bool layout_perm(const char *layout, const char *canon, int *pos) {
-  size_t n = strlen(canon);
-  if (strlen(layout) != n || !rel_layout_primal(layout)) return false;
-  for (size_t i = 0; i < n; i++) {
-    pos[i] = rel_layout_pos(layout, canon[i]);
-    if (pos[i] < 0) return false;
-  }
-  return true;
 }
 
 /* An int array attribute of exactly `n` entries (a single value repeats). */
@@ -85,11 +75,68 @@ static const char *spatial_letters(int nsp) { return nsp == 1 ? "W" : nsp == 2 ?
 
 /* --------------------------------------------------------------- convolution */
 
+/* How a convolution layout maps onto its canonical letters (NC.../OI...):
+ * canonical dim j is the primal axis at pos[j], times its sub-axis at sub[j]
+ * (factor fac[j]) when the layout splits it (`NCHW4n4c`: C = dims[1] * 4). */
+typedef struct ConvLayout {
+  int pos[2 + MAXSP], sub[2 + MAXSP];
+  int64_t fac[2 + MAXSP];
+  uint32_t ndim;
+} ConvLayout;
+
+/* False unless `s` is a valid layout whose primal letters are exactly `canon`. */
+static bool conv_layout(const char *s, const char *canon, ConvLayout *m) {
+  Layout l;
+  if (!layout_parse(s, &l)) return false;
+  size_t n = strlen(canon), primal = 0;
+  for (int32_t i = 0; i < l.n; i++) primal += l.ax[i] >= 'A' && l.ax[i] <= 'Z';
+  if (primal != n) return false;
+  for (size_t j = 0; j < n; j++) {
+    m->pos[j] = layout_find(&l, canon[j]);
+    if (m->pos[j] < 0) return false;
+    m->fac[j] = layout_sub_factor(&l, canon[j]);
+    m->sub[j] = m->fac[j] ? layout_find(&l, (char)(canon[j] - 'A' + 'a')) : -1;
+  }
+  m->ndim = (uint32_t)l.n;
+  return true;
+}
+
+/* Canonical dim j of a shape written in layout m. */
+static Dim layout_get(const ConvLayout *m, const Dim *d, int j) {
+  Dim v = d[m->pos[j]];
+  int64_t r;
+  if (!m->fac[j]) return v;
+  return dim_known(v) && !__builtin_mul_overflow(v.value, m->fac[j], &r) ? dim_int(r) : dim_any();
+}
+
+/* Stores canonical dim j = v into a shape written in layout m (a split axis
+ * gets outer extent ceil(v / factor), spec/ops.md 6.7). */
+static void layout_put(const ConvLayout *m, Dim *d, int j, Dim v) {
+  if (!m->fac[j]) {
+    d[m->pos[j]] = v;
+    return;
+  }
+  d[m->pos[j]] = dim_known(v) ? dim_int(v.value / m->fac[j] + (v.value % m->fac[j] != 0)) : dim_any();
+  d[m->sub[j]] = dim_int(m->fac[j]);
+}
+
+/* Error unless every sub-axis of shape `d` (layout m) has its layout factor. */
+static int layout_check_subs(TypeRelCtx *c, const ConvLayout *m, const Type *t, const char *what, const char *ls) {
+  for (int j = 0; j < MAXSP + 2; j++) {
+    if (m->pos[j] < 0) break;
+    Dim s = m->fac[j] ? t->tensor.dims[m->sub[j]] : dim_int(0);
+    if (m->fac[j] && dim_known(s) && s.value != m->fac[j])
+      return rel_fail(c, "%s dim %d has extent %lld but layout %s splits it by %lld", what, m->sub[j],
+                      (long long)s.value, ls, (long long)m->fac[j]);
+  }
+  return REL_DONE;
+}
+
 typedef struct ConvIn {
   int nsp;
   bool transpose;
   const Type *data;
-  int dpos[2 + MAXSP], kpos[2 + MAXSP], opos[2 + MAXSP];
+  ConvLayout dl, kl, ol;
   const char *klayout;
 } ConvIn;
 
@@ -101,13 +148,15 @@ static int conv_layouts(TypeRelCtx *c, ConvIn *ci) {
   ci->klayout = rel_attr_str(c, "kernel_layout", kcanon);
   const char *ol = rel_attr_str(c, "out_layout", "");
   if (!*ol) ol = dl;
-  if (!layout_perm(dl, dcanon, ci->dpos)) return rel_fail(c, "unsupported data_layout \"%s\" (expected a permutation of %s)", dl, dcanon);
-  if (!layout_perm(ci->klayout, kcanon, ci->kpos))
-    return rel_fail(c, "unsupported kernel_layout \"%s\" (expected a permutation of %s)", ci->klayout, kcanon);
-  if (!layout_perm(ol, dcanon, ci->opos)) return rel_fail(c, "unsupported out_layout \"%s\"", ol);
-  if (ci->data->tensor.ndim != (uint32_t)(2 + ci->nsp))
-    return rel_fail(c, "data must have rank %d (layout %s), found %s", 2 + ci->nsp, dl, rel_type_str(c, ci->data));
-  return REL_DONE;
+  for (int j = 0; j < MAXSP + 2; j++) ci->dl.pos[j] = ci->kl.pos[j] = ci->ol.pos[j] = -1;
+  if (!conv_layout(dl, dcanon, &ci->dl))
+    return rel_fail(c, "unsupported data_layout \"%s\" (expected the axes %s, possibly split)", dl, dcanon);
+  if (!conv_layout(ci->klayout, kcanon, &ci->kl))
+    return rel_fail(c, "unsupported kernel_layout \"%s\" (expected the axes %s, possibly split)", ci->klayout, kcanon);
+  if (!conv_layout(ol, dcanon, &ci->ol)) return rel_fail(c, "unsupported out_layout \"%s\"", ol);
+  if (ci->data->tensor.ndim != ci->dl.ndim)
+    return rel_fail(c, "data must have rank %u (layout %s), found %s", ci->dl.ndim, dl, rel_type_str(c, ci->data));
+  return layout_check_subs(c, &ci->dl, ci->data, "data", dl);
 }
 
 static int conv(TypeRelCtx *c, int nsp, bool transpose) {
@@ -116,8 +165,8 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
   if (!ci.data) return rel_pending(c);
   if (conv_layouts(c, &ci)) return REL_FAIL;
   const Dim *dd = ci.data->tensor.dims;
-  Dim N = dd[ci.dpos[0]], C = dd[ci.dpos[1]], S[MAXSP];
-  for (int i = 0; i < nsp; i++) S[i] = dd[ci.dpos[2 + i]];
+  Dim N = layout_get(&ci.dl, dd, 0), C = layout_get(&ci.dl, dd, 1), S[MAXSP];
+  for (int i = 0; i < nsp; i++) S[i] = layout_get(&ci.dl, dd, 2 + i);
   int64_t G = rel_attr_int(c, "groups", 1), strides[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP], ks[MAXSP];
   int64_t opad[MAXSP] = {0};
   if (G < 1) return rel_fail(c, "groups must be positive, got %lld", (long long)G);
@@ -150,19 +199,20 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
     }
     for (int i = 0; i < nsp; i++) wc[2 + i] = dim_int(ks[i]);
     DType wdt = ci.data->tensor.dtype;
-    Type *wt = rel_new_tensor(c, wdt, (uint32_t)(2 + nsp));
-    for (int i = 0; i < 2 + nsp; i++) wt->tensor.dims[ci.kpos[i]] = wc[i];
+    Type *wt = rel_new_tensor(c, wdt, ci.kl.ndim);
+    for (int i = 0; i < 2 + nsp; i++) layout_put(&ci.kl, wt->tensor.dims, i, wc[i]);
     if (!rel_assign(c, 1, wt)) return REL_FAIL;
     O = dim_int(channels);
     for (int i = 0; i < nsp; i++) K[i] = ks[i];
   } else {
     if (!w_known) return rel_pending(c);
-    if (w->tensor.ndim != (uint32_t)(2 + nsp))
-      return rel_fail(c, "weight must have rank %d (layout %s), found %s", 2 + nsp, ci.klayout, rel_type_str(c, w));
+    if (w->tensor.ndim != ci.kl.ndim)
+      return rel_fail(c, "weight must have rank %u (layout %s), found %s", ci.kl.ndim, ci.klayout, rel_type_str(c, w));
+    if (layout_check_subs(c, &ci.kl, w, "weight", ci.klayout)) return REL_FAIL;
     const Dim *wd = w->tensor.dims;
-    Dim WO = wd[ci.kpos[0]], WI = wd[ci.kpos[1]];
+    Dim WO = layout_get(&ci.kl, wd, 0), WI = layout_get(&ci.kl, wd, 1);
     for (int i = 0; i < nsp; i++) {
-      Dim k = wd[ci.kpos[2 + i]];
+      Dim k = layout_get(&ci.kl, wd, 2 + i);
       K[i] = dim_known(k) ? k.value : -1;
     }
     if (has_ks)
@@ -215,8 +265,8 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
   }
   DType odt = ci.data->tensor.dtype;
   rel_attr_dtype(c, "out_dtype", &odt);
-  Type *o = rel_new_tensor(c, odt, (uint32_t)(2 + nsp));
-  for (int i = 0; i < 2 + nsp; i++) o->tensor.dims[ci.opos[i]] = out[i];
+  Type *o = rel_new_tensor(c, odt, ci.ol.ndim);
+  for (int i = 0; i < 2 + nsp; i++) layout_put(&ci.ol, o->tensor.dims, i, out[i]);
   return done(c, o);
 }
 
@@ -472,7 +522,9 @@ int rel_l2_normalize(TypeRelCtx *c) {
 
 /* ------------------------------------------------------------------ padding */
 
-static int pad_common(TypeRelCtx *c, const Type *a) {
+/* nn.pad accepts negative widths (they crop, as in TVM) as long as every
+ * extent stays >= 0; nn.mirror_pad requires widths >= 0. */
+static int pad_common(TypeRelCtx *c, const Type *a, bool allow_negative) {
   const AttrValue *pw = rel_attr(c, "pad_width");
   if (!pw || pw->kind != AV_ARRAY) return rel_fail(c, "pad_width must be a list of [before, after] pairs");
   if (pw->arr.n != a->tensor.ndim)
@@ -483,8 +535,17 @@ static int pad_common(TypeRelCtx *c, const Type *a) {
     if (p->kind != AV_ARRAY || p->arr.n != 2 || p->arr.items[0]->kind != AV_INT || p->arr.items[1]->kind != AV_INT)
       return rel_fail(c, "pad_width entry %u must be a pair of integers", i);
     int64_t b = p->arr.items[0]->i.value, e = p->arr.items[1]->i.value;
-    if (b < 0 || e < 0) return rel_fail(c, "negative padding on axis %u", i);
-    o->tensor.dims[i] = dim_add(a->tensor.dims[i], b + e);
+    if (!allow_negative && (b < 0 || e < 0)) return rel_fail(c, "negative padding on axis %u", i);
+    int64_t be, ext;
+    if (__builtin_add_overflow(b, e, &be)) return rel_fail(c, "pad_width entry %u is too large", i);
+    Dim d = a->tensor.dims[i];
+    if (dim_known(d)) {
+      if (__builtin_add_overflow(d.value, be, &ext)) return rel_fail(c, "pad_width entry %u is too large", i);
+      if (ext < 0)
+        return rel_fail(c, "padding [%lld, %lld] on axis %u leaves a negative extent (%lld)", (long long)b,
+                        (long long)e, i, (long long)ext);
+    }
+    o->tensor.dims[i] = dim_add(d, be);
   }
   return done(c, o);
 }
@@ -498,7 +559,7 @@ int rel_pad(TypeRelCtx *c) {
   const char *mode = rel_attr_str(c, "pad_mode", "constant");
   if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
     return rel_fail(c, "unknown pad_mode \"%s\"", mode);
-  return pad_common(c, a);
+  return pad_common(c, a, true);
 }
 
 int rel_mirror_pad(TypeRelCtx *c) {
@@ -506,7 +567,7 @@ int rel_mirror_pad(TypeRelCtx *c) {
   if (!a) return rel_pending(c);
   const char *mode = rel_attr_str(c, "mode", "SYMMETRIC");
   if (strcmp(mode, "SYMMETRIC") && strcmp(mode, "REFLECT")) return rel_fail(c, "unknown mode \"%s\"", mode);
-  return pad_common(c, a);
+  return pad_common(c, a, false);
 }
 
 /* ----------------------------------------------------------------- resizing */
