@@ -653,11 +653,17 @@ static int pad_common(KernelCtx *c, PadMode mode, const Tensor *value) {
     if (p->kind != AV_ARRAY || p->arr.n != 2 || p->arr.items[0]->kind != AV_INT || p->arr.items[1]->kind != AV_INT)
       return kernel_fail(c, "%s: pad_width entry %d is not a pair of integers", name, i);
     int64_t b = p->arr.items[0]->i.value, a = p->arr.items[1]->i.value;
-    if (b < 0 || a < 0) return kernel_fail(c, "%s: negative pad widths are not supported", name);
+    /* nn.pad crops with negative widths (spec §11); nn.mirror_pad does not */
+    if ((b < 0 || a < 0) && strcmp(name, "nn.pad") != 0)
+      return kernel_fail(c, "%s: pad widths must be non-negative", name);
+    int64_t ext;
+    if (__builtin_add_overflow(x->shape[i], b, &ext) || __builtin_add_overflow(ext, a, &ext) || ext < 0)
+      return kernel_fail(c, "%s: pad widths (%lld, %lld) do not fit dimension %d", name,
+                         (long long)b, (long long)a, i);
     if (mode != PAD_CONSTANT && (b > 0 || a > 0) && x->shape[i] == 0)
       return kernel_fail(c, "%s: cannot pad an empty dimension in this mode", name);
     before[i] = b;
-    shape[i] = x->shape[i] + b + a;
+    shape[i] = ext;
   }
   Tensor *o = kernel_output(c, x->dtype, nd, shape);
   if (!o) return KERNEL_ERROR;

@@ -398,7 +398,15 @@ START_TEST(pad_modes_all_sides) {
   Tensor *x = kr_iota(DT_F32, 2, (int64_t[]){2, 2}), *pv = kr_scalar(DT_F32, 0);
   Tensor *ins[2] = {x, pv};
   ck_assert(!kr_run(OP_NN_PAD, "pad_width=[[1, 1]]", ins, 2));
-  ck_assert(!kr_run(OP_NN_PAD, "pad_width=[[1, 1], [-1, 0]]", ins, 2));
+  Tensor *crop = kr_run(OP_NN_PAD, "pad_width=[[1, 1], [-1, 0]]", ins, 2); /* negative = crop */
+  ck_assert_ptr_nonnull(crop);
+  ck_assert_int_eq(crop->shape[0], 4);
+  ck_assert_int_eq(crop->shape[1], 1);
+  const float want[4] = {0, 1, 3, 0}; /* iota [[0,1],[2,3]] without column 0, one zero row each side */
+  for (int i = 0; i < 4; i++) ck_assert_float_eq(((float *)crop->data)[i], want[i]);
+  tensor_release(crop);
+  ck_assert(!kr_run(OP_NN_PAD, "pad_width=[[1, 1], [-3, 0]]", ins, 2));
+  ck_assert(!kr_run(OP_NN_MIRROR_PAD, "mode=\"SYMMETRIC\"; pad_width=[[0, 0], [-1, 0]]", ins, 1));
   ck_assert(!kr_run(OP_NN_PAD, "pad_width=[[1, 1], [1, 0]]; pad_mode=\"wrap\"", ins, 2));
   ck_assert(!kr_run(OP_NN_MIRROR_PAD, "mode=\"EDGE\"; pad_width=[[1, 1], [1, 0]]", ins, 1));
   kr_free(x, pv, NULL, NULL);
