@@ -21,6 +21,10 @@
  *    (no im2col). Small maps (≤ CONV_SHARED_PIX pixels) build the whole
  *    im2col once with all threads first. When there are few column blocks,
  *    the Og axis is split too.
+ *  - grouped (1 < Cg ≤ 64, not a plain 1×1): a direct kernel per (image,
+ *    group) over the group's zero-padded phase planes, OB output channels ×
+ *    NV 16-pixel vectors of accumulators in registers (ResNeXt's Cg = 4..32
+ *    made one GEMM per group on matrices too small for the sgemm tile).
  *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
  *    plane over zero-padded phase planes (ops/k_plane.h), so the plane is a
  *    few unit-stride sweeps with 16-float vectors (ops/k_simd.h).
@@ -559,6 +563,164 @@ static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, cons
   return ok;
 }
 
+/* ------------------------------------------------------------ grouped engine */
+
+/* Grouped convolution with small groups (1 < G < C, Cg ≤ GRP_MAX_CG): a
+ * direct kernel instead of one tiny GEMM per group. A task is one (image,
+ * group): its Cg input planes are copied into zero-padded phase planes
+ * (ops/k_plane.h, one plane of cstride floats per channel), so every
+ * (channel, tap) is a constant offset into one buffer, and each block of
+ * OB output channels is a sweep over v: OB × NV vectors of 16 accumulators
+ * in registers, each input vector loaded once per (channel, tap) and used
+ * for OB output channels, each weight broadcast once for NV vectors. The
+ * sweep lands in a per-thread buffer (OB rows of vlen16) and its valid
+ * entries are stored with the epilogue (dw_store_row). */
+typedef struct GrpJob {
+  const ConvGeom *g;
+  const float *x, *w;
+  float *y;
+  const Epi *epi;
+  KPlane pl;
+  int64_t cstride; /* floats per channel in the plane buffer */
+  int64_t nvec;    /* 16-float vectors per sweep: vlen16 / 16 */
+  float **pad;     /* per thread: Cg phase buffers (borders stay 0) */
+  float **vout;    /* per thread: GRP_OB sweeps of vlen16 floats */
+} GrpJob;
+
+enum { GRP_OB = 8, GRP_NV = 3 };
+
+/* out[o·ostride + v] = Σ_ci Σ_t base[ci·cstride + toff[t] + v] · w[(o·Cg + ci)·ntaps + t]
+ * for o < OB and NV vectors of v. */
+#define DEFINE_GRP_TILE(OB, NV)                                                                    \
+  static KHOT void grp_tile_##OB##_##NV(float *restrict out, int64_t ostride,                      \
+                                        const float *restrict base, int64_t cstride,               \
+                                        const int64_t *restrict toff, int64_t ntaps,               \
+                                        const float *restrict w, int64_t Cg) {                     \
+    kv16 acc[OB][NV];                                                                              \
+    for (int o = 0; o < OB; o++)                                                                   \
+      for (int k = 0; k < NV; k++) acc[o][k] = kv_splat(0);                                        \
+    int64_t wstride = Cg * ntaps;                                                                  \
+    for (int64_t ci = 0; ci < Cg; ci++) {                                                          \
+      const float *bc = base + ci * cstride;                                                       \
+      const float *wc = w + ci * ntaps;                                                            \
+      for (int64_t t = 0; t < ntaps; t++) {                                                        \
+        const float *src = bc + toff[t];                                                           \
+        kv16 xv[NV];                                                                               \
+        for (int k = 0; k < NV; k++) xv[k] = kv_load(src + 16 * k);                                \
+        for (int o = 0; o < OB; o++) {                                                             \
+          float wv = wc[o * wstride + t]; /* vector × scalar: a broadcast operand */               \
+          for (int k = 0; k < NV; k++) acc[o][k] += xv[k] * wv;                                    \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+    for (int o = 0; o < OB; o++)                                                                   \
+      for (int k = 0; k < NV; k++) kv_store(out + o * ostride + 16 * k, acc[o][k]);                \
+  }
+
+DEFINE_GRP_TILE(8, 3)
+DEFINE_GRP_TILE(8, 1)
+DEFINE_GRP_TILE(4, 3)
+DEFINE_GRP_TILE(4, 1)
+DEFINE_GRP_TILE(2, 3)
+DEFINE_GRP_TILE(2, 1)
+DEFINE_GRP_TILE(1, 3)
+DEFINE_GRP_TILE(1, 1)
+
+typedef void (*GrpTileFn)(float *restrict, int64_t, const float *restrict, int64_t,
+                          const int64_t *restrict, int64_t, const float *restrict, int64_t);
+
+/* Sweeps output channels [o0, o0 + ob) (ob = 8, 4, 2 or 1) of the group
+ * whose planes are in pad into vout (rows of vlen16). */
+static void grp_block(const GrpJob *j, const float *pad, const float *w, int ob, float *vout) {
+  static const GrpTileFn wide[4] = {grp_tile_1_3, grp_tile_2_3, grp_tile_4_3, grp_tile_8_3};
+  static const GrpTileFn one[4] = {grp_tile_1_1, grp_tile_2_1, grp_tile_4_1, grp_tile_8_1};
+  int i = ob == 8 ? 3 : ob == 4 ? 2 : ob == 2 ? 1 : 0;
+  const KPlane *pl = &j->pl;
+  int64_t vs = pl->vlen16, k = 0;
+  for (; k + GRP_NV <= j->nvec; k += GRP_NV)
+    wide[i](vout + 16 * k, vs, pad + 16 * k, j->cstride, pl->toff, pl->ntaps, w, j->g->Cg);
+  for (; k < j->nvec; k++)
+    one[i](vout + 16 * k, vs, pad + 16 * k, j->cstride, pl->toff, pl->ntaps, w, j->g->Cg);
+}
+
+static void grp_task(void *raw, int64_t lo, int64_t hi) {
+  const GrpJob *j = raw;
+  const ConvGeom *g = j->g;
+  const KPlane *pl = &j->pl;
+  int ti = threadpool_thread_index();
+  float *pad = j->pad[ti], *vout = j->vout[ti];
+  const Epi *e = j->epi;
+  bool relu = e && e->relu, acc = e && e->accumulate;
+  int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t n = t / g->G, gi = t % g->G;
+    const float *xg = j->x + (n * g->C + gi * g->Cg) * g->isz;
+    for (int64_t ci = 0; ci < g->Cg; ci++) kplane_fill(pl, xg + ci * g->isz, pad + ci * j->cstride);
+    for (int64_t m = 0; m < g->Og;) {
+      int64_t left = g->Og - m;
+      int ob = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      int64_t o0 = gi * g->Og + m;
+      grp_block(j, pad, j->w + o0 * g->Kg, ob, vout);
+      for (int b = 0; b < ob; b++) {
+        int64_t o = o0 + b;
+        float *yp = j->y + (n * g->O + o) * g->osz;
+        const float *rp = e && e->res ? e->res + (n * g->O + o) * g->osz : NULL;
+        float bias = e && e->bias ? e->bias[o] : 0.0f;
+        for (int64_t od = 0; od < OD; od++)
+          for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t row = (od * OH + oh) * OW;
+            dw_store_row(yp + row, vout + b * pl->vlen16 + kplane_row(pl, od, oh),
+                         rp ? rp + row : NULL, bias, relu, acc, OW);
+          }
+      }
+      m += ob;
+    }
+  }
+}
+
+/* Largest Cg, and plane buffer (floats per thread), of the grouped engine. */
+#define GRP_MAX_CG 64
+#define GRP_MAX_FLOATS ((int64_t)1 << 21)
+
+/* Whether the grouped engine takes this float32 convolution. */
+static bool grp_wanted(const ConvGeom *g) {
+  if (g->G <= 1 || g->Cg <= 1 || g->Cg > GRP_MAX_CG || g->osz == 0) return false;
+  /* a 1×1, stride-1, unpadded convolution: the GEMM reads the input in place
+   * (no plane copies), which wins when Kg is that small */
+  if (g->ksz == 1 && g->isz == g->osz && g->st[0] * g->st[1] * g->st[2] == 1 &&
+      g->plo[0] + g->plo[1] + g->plo[2] == 0)
+    return false;
+  if (!kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi)) return false;
+  KPlane pl;
+  kplane_init(&pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
+  int64_t per = pl.nph * pl.phase;
+  kplane_free(&pl);
+  return per <= GRP_MAX_FLOATS / g->Cg;
+}
+
+static bool conv_grouped(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y,
+                         const Epi *epi) {
+  int nt = threadpool_size();
+  GrpJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
+  kplane_init(&j.pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
+  j.cstride = j.pl.nph * j.pl.phase;
+  j.nvec = j.pl.vlen16 / 16;
+  size_t pbytes = ((size_t)(g->Cg * j.cstride) + 16) * sizeof(float);
+  size_t vbytes = (size_t)(GRP_OB * j.pl.vlen16) * sizeof(float) + 64;
+  void **pads = kscratch(0, pbytes), **vouts = pads ? kscratch(1, vbytes) : NULL;
+  bool ok = pads && vouts;
+  if (ok) {
+    for (int i = 0; i < nt; i++) memset(pads[i], 0, pbytes); /* borders stay 0 for every group */
+    j.pad = (float **)pads;
+    j.vout = (float **)vouts;
+    threadpool_for(g->N * g->G, 1, grp_task, &j);
+  } else {
+    kernel_fail(c, "%s: out of memory for the padded planes", c->op->name);
+  }
+  kplane_free(&j.pl);
+  return ok;
+}
+
 /* ------------------------------------------------------------ plain loops */
 
 /* Direct convolution in double or int64 (two's-complement wrap through
@@ -957,6 +1119,9 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
       }
     } else if (k == KC_F32 && depthwise && kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi)) {
       ok = conv_depthwise(c, g, xb, wb, yb, fused ? &epi : NULL);
+      fused = false; /* applied inside */
+    } else if (k == KC_F32 && grp_wanted(g)) {
+      ok = conv_grouped(c, g, xb, wb, yb, fused ? &epi : NULL);
       fused = false; /* applied inside */
     } else if (k == KC_F32 && conv_winograd(g, xb, wb, yb, fused ? &epi : NULL,
                                             !wo && (kernel_input(c, 1)->flags & TENSOR_READONLY))) {

@@ -24,6 +24,7 @@
 
 #include "ir/mem.h"
 #include "ops/k_sgemm.h"
+#include "runtime/bufpool.h"
 #include "runtime/threadpool.h"
 
 /* The BLAS entry points, resolved by kg_load_blas (NULL when absent). */
@@ -323,11 +324,15 @@ static struct {
   int n;
 } kg_scratch[KSCRATCH_SLOTS];
 
+/* Scratch buffers come from runtime/bufpool.h: pre-faulted in one
+ * MADV_POPULATE_WRITE call (first-touch faults cost ~4× more on VMs), and a
+ * buffer outgrown by a later call goes back to the pool for reuse. */
 void **kscratch(int slot, size_t bytes) {
   if (slot < 0 || slot >= KSCRATCH_SLOTS) return NULL;
   int nt = threadpool_size();
   if (kg_scratch[slot].n != nt) {
-    for (int i = 0; i < kg_scratch[slot].n; i++) mem_free(kg_scratch[slot].bufs[i]);
+    for (int i = 0; i < kg_scratch[slot].n; i++)
+      bufpool_free(kg_scratch[slot].bufs[i], kg_scratch[slot].sizes[i]);
     mem_free(kg_scratch[slot].bufs);
     mem_free(kg_scratch[slot].sizes);
     kg_scratch[slot].bufs = mem_calloc((size_t)nt, sizeof(void *));
@@ -337,8 +342,8 @@ void **kscratch(int slot, size_t bytes) {
   bytes = (bytes + 4095) / 4096 * 4096;
   for (int i = 0; i < nt; i++) {
     if (kg_scratch[slot].sizes[i] >= bytes) continue;
-    mem_free(kg_scratch[slot].bufs[i]);
-    kg_scratch[slot].bufs[i] = mem_aligned_try(64, bytes);
+    bufpool_free(kg_scratch[slot].bufs[i], kg_scratch[slot].sizes[i]);
+    kg_scratch[slot].bufs[i] = bufpool_alloc(bytes);
     kg_scratch[slot].sizes[i] = kg_scratch[slot].bufs[i] ? bytes : 0;
     if (!kg_scratch[slot].bufs[i]) return NULL;
   }
@@ -347,7 +352,7 @@ void **kscratch(int slot, size_t bytes) {
 
 void kscratch_free(void) {
   for (int s = 0; s < KSCRATCH_SLOTS; s++) {
-    for (int i = 0; i < kg_scratch[s].n; i++) mem_free(kg_scratch[s].bufs[i]);
+    for (int i = 0; i < kg_scratch[s].n; i++) bufpool_free(kg_scratch[s].bufs[i], kg_scratch[s].sizes[i]);
     mem_free(kg_scratch[s].bufs);
     mem_free(kg_scratch[s].sizes);
     memset(&kg_scratch[s], 0, sizeof kg_scratch[s]);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/k_simd.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -79,24 +80,72 @@ void kplane_free(KPlane *p) {
 
 size_t kplane_buffer_floats(const KPlane *p) { return (size_t)(p->nph * p->phase + 16); }
 
+/* dst[i] = src[2·i] for i < n, 16 at a time with a two-register shuffle
+ * (stride-2 phases). Reads src[0 .. 2n−2] only. */
+static KHOT void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n) {
+  const kvi16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  int64_t i = 0;
+  for (; i + 16 < n; i += 16) { /* the last block would read src[2n − 1]: scalar */
+    kv16 a = kv_load(src + 2 * i), b = kv_load(src + 2 * i + 16);
+    kv_store(dst + i, __builtin_shuffle(a, b, even));
+  }
+  for (; i < n; i++) dst[i] = src[2 * i];
+}
+
+/* dst[i] = src[i] for i < n: short rows (7×7, 14×14 planes) as a loop, not a call. */
+static KHOT void kplane_copy(float *restrict dst, const float *restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+}
+
+/* Where column phase q of a row starts: first phase index i0 and input column
+ * x0 (= i0·sw + q − plo), and how many columns it takes. */
+static void kplane_col_phase(const KPlane *p, int64_t q, int64_t *i0, int64_t *x0, int64_t *cnt) {
+  int64_t W = p->in[2], sw = p->st[2], off = q - p->plo[2];
+  *i0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+  *x0 = *i0 * sw + off;
+  *cnt = *x0 < W ? (W - *x0 + sw - 1) / sw : 0;
+}
+
+/* Row by row, with the phase and index of the padded row advanced by
+ * counting (no divisions per row). */
 void kplane_fill(const KPlane *p, const float *x, float *buf) {
   int64_t H = p->in[1], W = p->in[2], sd = p->st[0], sh = p->st[1], sw = p->st[2];
-  for (int64_t d = 0; d < p->in[0]; d++)
+  enum { QMAX = 8 };
+  int64_t qi0[QMAX], qx0[QMAX], qcnt[QMAX];
+  for (int64_t q = 0; q < sw && q < QMAX; q++) kplane_col_phase(p, q, &qi0[q], &qx0[q], &qcnt[q]);
+  for (int64_t d = 0; d < p->in[0]; d++) {
+    int64_t pd = d + p->plo[0], dph = pd % sd, dq = pd / sd;
+    int64_t hph = p->plo[1] % sh, hq = p->plo[1] / sh; /* padded row h + plo: phase, index */
     for (int64_t h = 0; h < H; h++) {
       const float *src = x + (d * H + h) * W;
-      int64_t pd = d + p->plo[0], ph = h + p->plo[1];
-      int64_t rowbase = ((pd % sd) * sh + ph % sh) * sw;
-      int64_t rowoff = kplane_row(p, pd / sd, ph / sh);
+      int64_t rowbase = (dph * sh + hph) * sw;
+      int64_t rowoff = kplane_row(p, dq, hq);
+      if (++hph == sh) {
+        hph = 0;
+        hq++;
+      }
       if (sw == 1) {
-        memcpy(buf + rowbase * p->phase + rowoff + p->plo[2], src, (size_t)W * sizeof *src);
+        float *dst = buf + rowbase * p->phase + rowoff + p->plo[2];
+        if (W >= 64) memcpy(dst, src, (size_t)W * sizeof *src);
+        else kplane_copy(dst, src, W);
         continue;
       }
       for (int64_t q = 0; q < sw; q++) {
-        /* columns i with 0 <= i·sw + q − pl < W */
-        int64_t off = q - p->plo[2];
-        int64_t i0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        float *dst = buf + (rowbase + q) * p->phase + rowoff;
-        for (int64_t i = i0, xx = i0 * sw + off; xx < W; i++, xx += sw) dst[i] = src[xx];
+        int64_t i0, x0, cnt;
+        if (q < QMAX) {
+          i0 = qi0[q];
+          x0 = qx0[q];
+          cnt = qcnt[q];
+        } else {
+          kplane_col_phase(p, q, &i0, &x0, &cnt);
+        }
+        float *dst = buf + (rowbase + q) * p->phase + rowoff + i0;
+        if (sw == 2) {
+          kplane_gather2(dst, src + x0, cnt);
+          continue;
+        }
+        for (int64_t i = 0; i < cnt; i++) dst[i] = src[x0 + i * sw];
       }
     }
+  }
 }

@@ -1,11 +1,12 @@
 /* bench/kernels/conv_bench.c — sgemm rate and conv2d GFLOP/s on real network layers.
  *
- *   conv_bench [sgemm|resnet|mobilenet|misc|all] [reps]
+ *   conv_bench [sgemm|resnet|mobilenet|resnext|misc|all] [reps]
  *
  * sgemm: square single-precision GEMM through OpenBLAS directly (its own
  * threads) and through kgemm_f32 (our pool), n = 512..2048, best of reps.
  * resnet / mobilenet: every distinct nn.conv2d of ResNet-50 (v1.5) and
- * MobileNet-V2 at batch 1, 224×224, float32, run through the kernel as the
+ * MobileNet-V2 at batch 1, 224×224, float32 (resnext: the grouped 3×3
+ * convolutions of ResNeXt-50 32×4d, groups = 32), run through the kernel as the
  * interpreter calls it; prints per-layer time and GFLOP/s, then the total
  * network conv time (each layer weighted by how often it occurs) and the
  * overall rate as a fraction of the measured square-sgemm rate.
@@ -93,6 +94,24 @@ static const Layer RESNET50[] = {
     {256, 14, 256, 3, 1, 1, 1, 5},  {1024, 14, 512, 1, 1, 0, 1, 1}, {512, 14, 512, 3, 2, 1, 1, 1},
     {1024, 14, 2048, 1, 2, 0, 1, 1}, {512, 7, 2048, 1, 1, 0, 1, 3}, {2048, 7, 512, 1, 1, 0, 1, 2},
     {512, 7, 512, 3, 1, 1, 1, 2},
+};
+
+/* ResNeXt-50 32x4d after the stem and max-pool (as in resnext50_32x4d.relay):
+ * the grouped 3×3 convolutions (groups = 32, stride 2 on a stage's first
+ * block), then the 1×1 ones. */
+static const Layer RESNEXT50[] = {
+    {128, 56, 128, 3, 1, 1, 32, 3},   {256, 56, 256, 3, 2, 1, 32, 1},
+    {256, 28, 256, 3, 1, 1, 32, 3},   {512, 28, 512, 3, 2, 1, 32, 1},
+    {512, 14, 512, 3, 1, 1, 32, 5},   {1024, 14, 1024, 3, 2, 1, 32, 1},
+    {1024, 7, 1024, 3, 1, 1, 32, 2},
+    {64, 56, 128, 1, 1, 0, 1, 1},     {128, 56, 256, 1, 1, 0, 1, 3},
+    {64, 56, 256, 1, 1, 0, 1, 1},     {256, 56, 128, 1, 1, 0, 1, 2},
+    {256, 56, 256, 1, 1, 0, 1, 1},    {256, 28, 512, 1, 1, 0, 1, 4},
+    {256, 56, 512, 1, 2, 0, 1, 1},    {512, 28, 256, 1, 1, 0, 1, 3},
+    {512, 28, 512, 1, 1, 0, 1, 1},    {512, 14, 1024, 1, 1, 0, 1, 6},
+    {512, 28, 1024, 1, 2, 0, 1, 1},   {1024, 14, 512, 1, 1, 0, 1, 5},
+    {1024, 14, 1024, 1, 1, 0, 1, 1},  {1024, 7, 2048, 1, 1, 0, 1, 3},
+    {1024, 14, 2048, 1, 2, 0, 1, 1},  {2048, 7, 1024, 1, 1, 0, 1, 2},
 };
 
 static Layer MOBILENET[64];
@@ -248,6 +267,9 @@ int main(int argc, char **argv) {
   Module *m = module_new(NULL);
   if (!strcmp(what, "resnet") || !strcmp(what, "all"))
     run_layers(m, "ResNet-50", RESNET50, (int)(sizeof RESNET50 / sizeof *RESNET50), reps, rate);
+  if (!strcmp(what, "resnext") || !strcmp(what, "all"))
+    run_layers(m, "ResNeXt-50", RESNEXT50, (int)(sizeof RESNEXT50 / sizeof *RESNEXT50),
+               reps, rate);
   if (!strcmp(what, "mobilenet") || !strcmp(what, "all")) {
     build_mobilenet();
     run_layers(m, "MobileNet-V2", MOBILENET, n_mobilenet, reps, rate);

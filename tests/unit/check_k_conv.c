@@ -248,6 +248,65 @@ START_TEST(conv2d_groups) {
 }
 END_TEST
 
+/* The grouped engine (1 < Cg <= 64) and the GEMM beyond it: group sizes
+ * 2..33 and 65, output channels per group != Cg (block tails of 8/4/2/1),
+ * padding on every side, stride, dilation, batch 2. */
+START_TEST(conv2d_grouped_engine) {
+  static const int64_t cgs[] = {2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65};
+  static const int64_t ogs[] = {1, 3, 5, 8, 9, 12, 15, 17};
+  const int64_t pad[4] = {0, 2, 1, 1};
+  for (int i = 0; i < (int)(sizeof cgs / sizeof *cgs); i++) {
+    int64_t Cg = cgs[i], Og = ogs[i % 8], G = 2 + i % 3;
+    uint32_t seed = 400 + 10 * (uint32_t)i;
+    case2d(1, Cg * G, 9, 10, Og * G, 3, 3, G, 1, 1, 1, 1, P1, F32, seed);
+    case2d(2, Cg * G, 11, 8, Og * G, 3, 2, G, 2, 2, 1, 1, pad, F32, seed + 1);
+    case2d(1, Cg * G, 12, 13, Og * G, 3, 3, G, 1, 2, 2, 1, P1, F32, seed + 2);
+    case2d(1, Cg * G, 7, 7, Og * G, 1, 1, G, 1, 1, 1, 1, P0, F32, seed + 3); /* GEMM, in place */
+    case2d(1, Cg * G, 7, 7, Og * G, 1, 1, G, 2, 2, 1, 1, P1, F32, seed + 4);
+  }
+  /* ResNeXt-50 shapes: Cg = Og = 4..32 at 56/28/14/7, stride 1 and 2 */
+  case2d(1, 128, 56, 56, 128, 3, 3, 32, 1, 1, 1, 1, P1, F32, 480);
+  case2d(1, 256, 28, 28, 256, 3, 3, 32, 2, 2, 1, 1, P1, F32, 481);
+  case2d(1, 1024, 7, 7, 1024, 3, 3, 32, 1, 1, 1, 1, P1, F32, 482);
+  /* float64 and int32 keep their own engines */
+  case2d(1, 8, 6, 6, 12, 3, 3, 2, 1, 1, 1, 1, P1, F64, 483);
+  case2d(1, 8, 6, 6, 12, 3, 3, 2, 1, 1, 1, 1, P1, I32, 484);
+}
+END_TEST
+
+/* Stride-1 planes at least 24 wide: rows computed from the input in place
+ * (vector interior with an overlapping last vector, scalar borders). */
+static void dw_wide_multiplier(int64_t C, int64_t mult, int64_t H, int64_t W, int64_t k, int64_t d,
+                               int64_t p, uint32_t seed) {
+  int64_t xs[4] = {2, C, H, W}, ws[4] = {C, mult, k, k};
+  Tensor *x = rnd(F32, 4, xs, seed), *w = rnd(F32, 4, ws, seed + 1);
+  int64_t st[2] = {1, 1}, dil[2] = {d, d}, lo[2] = {p, p}, hi[2] = {p, p};
+  RefGeom r = geom(2, st, dil, lo, hi, C);
+  Tensor *want = ref_conv(x, w, &r, F32);
+  char attrs[160];
+  snprintf(attrs, sizeof attrs, "padding=[%lld, %lld]; dilation=[%lld, %lld]; groups=%lld; channels=%lld",
+           (long long)p, (long long)p, (long long)d, (long long)d, (long long)C, (long long)(C * mult));
+  check_conv(OP_NN_CONV2D, attrs, x, w, want, 1e-5);
+  Tensor *all[] = {x, w, want};
+  for (int i = 0; i < 3; i++) tensor_release(all[i]);
+}
+
+START_TEST(conv2d_depthwise_wide) {
+  const int64_t pads[][4] = {{1, 1, 1, 1}, {0, 2, 1, 0}, {2, 0, 0, 3}, {0, 0, 0, 0}, {3, 3, 3, 3}};
+  int64_t widths[] = {24, 25, 31, 32, 47, 64, 79, 112, 130};
+  for (int i = 0; i < 9; i++) {
+    uint32_t seed = 600 + 10 * (uint32_t)i;
+    case2d(1, 3, 5 + i, widths[i], 3, 3, 3, 3, 1, 1, 1, 1, pads[i % 5], F32, seed);
+    case2d(1, 2, 12, widths[i], 2, 5, 7, 2, 1, 1, 2, 3, pads[(i + 1) % 5], F32, seed + 1);
+    case2d(1, 2, 4, widths[i], 2, 1, 1, 2, 1, 1, 1, 1, pads[(i + 2) % 5], F32, seed + 2);
+  }
+  dw_wide_multiplier(3, 2, 9, 40, 3, 1, 1, 700); /* channel multiplier */
+  dw_wide_multiplier(2, 3, 7, 24, 7, 2, 6, 702); /* interior 12 < 16: scalar columns */
+  dw_wide_multiplier(2, 2, 7, 30, 5, 2, 2, 703);
+  dw_wide_multiplier(4, 1, 3, 100, 3, 1, 0, 704);
+}
+END_TEST
+
 START_TEST(conv2d_depthwise) {
   case2d(1, 8, 9, 10, 8, 3, 3, 8, 1, 1, 1, 1, P1, F32, 50);
   case2d(2, 5, 12, 11, 5, 3, 3, 5, 2, 2, 1, 1, P1, F32, 51);
@@ -422,14 +481,14 @@ END_TEST
 
 /* The fused epilogue eval/fold.c emits: bias, residual, relu, on an
  * N×C×H×H input, O output channels, k×k kernel, stride st, padding pad. */
-static void check_fused_geom(const char *flags, bool dying_residual, int64_t N, int64_t C,
-                             int64_t H, int64_t O, int64_t k, int64_t st, int64_t pad) {
+static void check_fused_geom_g(const char *flags, bool dying_residual, int64_t N, int64_t C,
+                               int64_t H, int64_t O, int64_t k, int64_t st, int64_t pad, int64_t G) {
   int64_t OH = (H + 2 * pad - k) / st + 1;
-  int64_t xs[4] = {N, C, H, H}, ws[4] = {O, C, k, k}, bs[1] = {O}, ys[4] = {N, O, OH, OH};
+  int64_t xs[4] = {N, C, H, H}, ws[4] = {O, C / G, k, k}, bs[1] = {O}, ys[4] = {N, O, OH, OH};
   Tensor *x = rnd(F32, 4, xs, 120), *w = rnd(F32, 4, ws, 121), *b = rnd(F32, 1, bs, 122);
   Tensor *res = rnd(F32, 4, ys, 123);
   int64_t sts[2] = {st, st}, one[2] = {1, 1}, pads[2] = {pad, pad};
-  RefGeom r = geom(2, sts, one, pads, pads, 1);
+  RefGeom r = geom(2, sts, one, pads, pads, G);
   Tensor *want = ref_conv(x, w, &r, F32);
   bool hb = strchr(flags, 'b'), ha = strchr(flags, 'a'), hr = strchr(flags, 'r');
   for (int64_t i = 0; i < want->numel; i++) {
@@ -437,9 +496,10 @@ static void check_fused_geom(const char *flags, bool dying_residual, int64_t N, 
                (ha ? tensor_get_f64(res, i) : 0);
     tensor_set_f64(want, i, hr && !(v > 0) ? 0 : v);
   }
-  char attrs[160];
-  snprintf(attrs, sizeof attrs, "strides=[%lld, %lld]; padding=[%lld, %lld]; relayc.epilogue=\"%s\"",
-           (long long)st, (long long)st, (long long)pad, (long long)pad, flags);
+  char attrs[200];
+  snprintf(attrs, sizeof attrs,
+           "strides=[%lld, %lld]; padding=[%lld, %lld]; groups=%lld; relayc.epilogue=\"%s\"",
+           (long long)st, (long long)st, (long long)pad, (long long)pad, (long long)G, flags);
   Tensor *ins[4] = {x, w};
   uint32_t n = 2;
   if (hb) ins[n++] = b;
@@ -473,6 +533,11 @@ static void check_fused_geom(const char *flags, bool dying_residual, int64_t N, 
   tensor_release(res);
 }
 
+static void check_fused_geom(const char *flags, bool dying_residual, int64_t N, int64_t C,
+                             int64_t H, int64_t O, int64_t k, int64_t st, int64_t pad) {
+  check_fused_geom_g(flags, dying_residual, N, C, H, O, k, st, pad, 1);
+}
+
 static void check_fused(const char *flags, bool dying_residual) {
   check_fused_geom(flags, dying_residual, 1, 8, 9, 16, 3, 1, 1);
 }
@@ -492,6 +557,24 @@ START_TEST(conv2d_fused_epilogue) {
   check_fused_geom("ar", true, 1, 48, 14, 70, 1, 2, 0);
   check_fused_geom("bar", false, 1, 5, 40, 40, 5, 2, 2);
   check_fused_geom("bar", true, 2, 16, 9, 36, 2, 1, 0);
+}
+END_TEST
+
+START_TEST(conv2d_fused_grouped) {
+  /* the grouped engine: every epilogue, dying residual, stride 2, Og != Cg,
+   * an output-channel block tail (Og = 13: 8 + 4 + 1) */
+  const char *flags[] = {"b", "br", "ba", "bar", "ar", "a", "r"};
+  for (int i = 0; i < 7; i++) {
+    check_fused_geom_g(flags[i], false, 1, 16, 9, 16, 3, 1, 1, 4);
+    check_fused_geom_g(flags[i], strchr(flags[i], 'a') != NULL, 2, 12, 11, 39, 3, 2, 1, 3);
+  }
+  check_fused_geom_g("bar", true, 1, 64, 14, 64, 3, 1, 1, 32);
+  check_fused_geom_g("br", false, 1, 32, 7, 26, 1, 1, 0, 2); /* 1×1: the GEMM engine */
+  /* depthwise (Cg = 1): phase planes (small, stride 2) and in-place rows (wide, stride 1) */
+  for (int i = 0; i < 7; i++) {
+    check_fused_geom_g(flags[i], strchr(flags[i], 'a') != NULL, 1, 6, 10, 6, 3, 2, 1, 6);
+    check_fused_geom_g(flags[i], strchr(flags[i], 'a') != NULL, 2, 5, 40, 5, 3, 1, 1, 5);
+  }
 }
 END_TEST
 
@@ -619,13 +702,16 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_padding_every_side);
   tcase_add_test(tc, conv2d_stride_dilation);
   tcase_add_test(tc, conv2d_groups);
+  tcase_add_test(tc, conv2d_grouped_engine);
   tcase_add_test(tc, conv2d_depthwise);
+  tcase_add_test(tc, conv2d_depthwise_wide);
   tcase_add_test(tc, conv2d_dtypes);
   tcase_add_test(tc, conv2d_int_wrap_and_out_dtype);
   tcase_add_test(tc, conv2d_nhwc);
   tcase_add_test(tc, conv1d_conv3d);
   tcase_add_test(tc, conv2d_transpose);
   tcase_add_test(tc, conv2d_fused_epilogue);
+  tcase_add_test(tc, conv2d_fused_grouped);
   tcase_add_test(tc, conv2d_fused_depthwise);
   tcase_add_test(tc, conv2d_nan_and_errors);
   tcase_add_test(tc, conv2d_resnet_shapes);
