@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "runtime/bufpool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -456,7 +457,11 @@ static void ksg_epi_all(const KsgemmEpi *e, int64_t M, int64_t N, float *C, int6
 
 /* Packing buffers, one per thread, kept between calls (a fresh 600 KiB
  * block per call would be mmapped and unmapped each time: page faults and,
- * with several threads, TLB shoot-downs). Freed when the thread exits. */
+ * with several threads, TLB shoot-downs). The first one is already big
+ * enough for every blocked GEMM (KSG_BUF_MIN floats) and comes pre-faulted
+ * from runtime/bufpool.h, so growing step by step never faults pages in
+ * during a network's first pass. Freed when the thread exits. */
+enum { KSG_BUF_MIN = KSG_KC * (KSG_MC + KSG_NC) + 64 };
 typedef struct {
   float *buf;
   size_t cap; /* floats */
@@ -469,7 +474,7 @@ static bool ksg_key_ok;
 static void ksg_buf_free(void *raw) {
   KsgBuf *b = raw;
   if (!b) return;
-  mem_free(b->buf);
+  bufpool_free(b->buf, b->cap * sizeof(float));
   mem_free(b);
 }
 
@@ -491,11 +496,12 @@ static float *ksg_buffer(size_t n) {
     }
   }
   if (b->cap < n) {
-    mem_free(b->buf);
+    bufpool_free(b->buf, b->cap * sizeof(float));
     b->cap = 0;
-    b->buf = mem_aligned_try(64, n * sizeof(float));
+    size_t want = n > KSG_BUF_MIN ? n : KSG_BUF_MIN;
+    b->buf = bufpool_alloc(want * sizeof(float));
     if (!b->buf) return NULL;
-    b->cap = n;
+    b->cap = want;
   }
   return b->buf;
 }
