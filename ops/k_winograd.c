@@ -34,6 +34,7 @@
 #include "ops/k_gemm.h"
 #include "ops/k_sgemm.h"
 #include "ops/k_simd.h"
+#include "runtime/bufpool.h"
 #include "runtime/threadpool.h"
 
 /* ------------------------------------------------------------ policy */
@@ -61,9 +62,9 @@ static KwBuf kw_V, kw_M, kw_U;
 static float *kw_reserve(KwBuf *b, size_t bytes) {
   if (b->cap >= bytes) return b->p;
   size_t want = (bytes + 4095) / 4096 * 4096;
-  float *p = mem_aligned_try(64, want);
+  float *p = bufpool_alloc(want); /* pre-faulted: fresh pages cost ~10 us each to touch */
   if (!p) return NULL;
-  mem_free(b->p);
+  bufpool_free(b->p, b->cap);
   b->p = p;
   b->cap = want;
   return p;
@@ -153,7 +154,7 @@ static int kw_lru(void) {
 }
 
 static void kw_cache_drop(int i) {
-  mem_free(kw_cache[i].U);
+  bufpool_free(kw_cache[i].U, kw_cache[i].bytes);
   kw_cache_bytes -= kw_cache[i].bytes;
   kw_cache[i] = kw_cache[--kw_ncache];
 }
@@ -190,7 +191,7 @@ static const float *kw_cached_weights(const float *w, int64_t O, int64_t C, bool
   if (bytes > KW_CACHE_BYTES) return NULL;
   while (kw_ncache > 0 && (kw_ncache == KW_CACHE_MAX || kw_cache_bytes + bytes > KW_CACHE_BYTES))
     kw_cache_drop(kw_lru());
-  float *U = mem_aligned_try(64, bytes);
+  float *U = bufpool_alloc(bytes);
   if (!U) return NULL;
   kw_transform_weights(w, O, C, U);
   kw_cache[kw_ncache++] = (KwEntry){w, O, C, sum, ++kw_clock, U, bytes};
@@ -202,7 +203,7 @@ void kwino_cache_free(void) {
   while (kw_ncache > 0) kw_cache_drop(kw_ncache - 1);
   KwBuf *bufs[3] = {&kw_V, &kw_M, &kw_U};
   for (int i = 0; i < 3; i++) {
-    mem_free(bufs[i]->p);
+    bufpool_free(bufs[i]->p, bufs[i]->cap);
     *bufs[i] = (KwBuf){0};
   }
 }
