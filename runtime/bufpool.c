@@ -117,8 +117,9 @@ static BpBlock *bp_map(uint32_t cls, size_t map_bytes) {
 }
 
 void *bufpool_alloc(size_t bytes) {
+  if (bytes > SIZE_MAX / 2) return NULL; /* no allocator can serve it (ASan would abort) */
   if (bytes < BUFPOOL_MIN || bp_plain()) return mem_aligned_try(64, bytes);
-  if (mem_injected_failure() || bytes > SIZE_MAX / 2) return NULL;
+  if (mem_injected_failure()) return NULL;
   size_t total = bytes + BP_HEADER, map_bytes;
   uint32_t cls = bp_class(total, &map_bytes);
   if (cls >= BP_CLASSES) return NULL;
