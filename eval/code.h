@@ -74,6 +74,7 @@
                         then n pairs (parameter, argument register), both as byte offsets    \
                         reg * sizeof(Value); k = clear list. Made last by lower.c, padded     \
                         with NOPs to the TSELFI's length */                                   \
+  X(TSELF1, "kP")    /* TSELFM with one pair and an empty clear list */                      \
   X(NOP, "")         /* padding; never reached */                                             \
   X(RET, "rk")       /* return R[a]; k = clear list */                                        \
   X(KOP, "akL")      /* R[a] = operator call ops[k](args) through the kernel */              \
@@ -97,7 +98,10 @@
   EVAL_TYPED_CMP(X, EQ)                                                                       \
   EVAL_TYPED_CMP(X, NE)                                                                       \
   EVAL_FUSED(X, I)                                                                            \
-  EVAL_FUSED(X, F)
+  EVAL_FUSED(X, F)                                                                            \
+  X(FX, "akL")   /* R[a] = float32 expression tree xprog[k] over leaves L (below) */          \
+  X(FXC, "akL")  /* R[a] = the same with a comparison at the root (a bool) */                 \
+  X(FXJ, "akL")  /* FXC fused with the JMPF that follows, like the J<cmp> forms */
 
 /* Typed variants of ADD..NE, chosen by the lowering from the operands' inferred
  * types (rank-0 int32 / float32): <op>II (int32 registers), <op>IK (int32
@@ -132,6 +136,42 @@
 #define EVAL_FUSED(X, T)                                                                      \
   EVAL_FUSED_OP2(X, T, ADD) EVAL_FUSED_OP2(X, T, SUB) EVAL_FUSED_OP2(X, T, MUL)
 
+/* Float32 expression trees (lower.c builds them from nested typed float32
+ * add/subtract/multiply calls, optionally under a comparison): FX a k n
+ * l0..l(n-1) evaluates the step program at Code.xprog[k] in single
+ * precision (each operation rounded to float32, as the unfused
+ * instructions) with the running value in a machine register. The L list
+ * names the registers it reads (byte offsets, no ARG_MOVE: like the typed
+ * instructions), for the analyses; the steps address them directly.
+ *
+ * A step: a control word `form | op << 4 | push << 8`, the OpCall index of
+ * its node (the fallback and its error span use it), then its x operand
+ * word if x is a leaf (byte offset into the frame) or a constant (the
+ * float's bits), then likewise y. Forms (x op y): LL leaf, leaf; LK leaf,
+ * K; KL K, leaf; AL acc, leaf; LA leaf, acc; AK acc, K; KA K, acc; SA
+ * popped, acc. `push` (LL LK KL only): the running value is pushed first
+ * (at most FX_STACK deep). The program ends with an END word (FX: the
+ * result) or with a comparison step (FXC, FXJ). On a leaf that is not a
+ * float32 immediate the tree runs node by node through the operator calls.
+ * FXJ: jumps to the following JMPF's target when the comparison is false,
+ * else continues after the JMPF (on the fallback path it writes R[a] and
+ * the JMPF runs). While lowering, leaf operand words hold an index into
+ * the L list instead (resolved last). */
+enum { FX_LL, FX_LK, FX_KL, FX_AL, FX_LA, FX_AK, FX_KA, FX_SA, FX_END, FX_NFORMS };
+enum { FXO_ADD, FXO_SUB, FXO_MUL, FXO_LT, FXO_LE, FXO_GT, FXO_GE, FXO_EQ, FXO_NE, FXO_COUNT };
+#define FX_PUSH 0x100u
+#define FX_STACK 4
+/* What operand x / y of a form is: 'L' leaf, 'K' constant, 0 (running value or popped). */
+static inline char fx_x_kind(uint32_t form) {
+  return form == FX_LL || form == FX_LK || form == FX_LA ? 'L' : form == FX_KL || form == FX_KA ? 'K' : 0;
+}
+static inline char fx_y_kind(uint32_t form) {
+  return form == FX_LL || form == FX_KL || form == FX_AL ? 'L' : form == FX_LK || form == FX_AK ? 'K' : 0;
+}
+static inline uint32_t fx_step_words(uint32_t form) {
+  return 2u + (fx_x_kind(form) != 0) + (fx_y_kind(form) != 0);
+}
+
 typedef enum {
 #define X(name, layout) I_##name,
   EVAL_OPCODES(X)
@@ -150,6 +190,7 @@ typedef struct OpCall {
   const Type *out_type;  /* inferred type of the call, or NULL */
   bool cast_imm;         /* a cast to an immediate dtype: cast_to, parsed once */
   DType cast_to;
+  Span span;             /* the call (FX tree nodes report errors here) */
 } OpCall;
 
 /* pc → span, sorted by pc: the expression an instruction evaluates. */
@@ -179,6 +220,8 @@ typedef struct Code {
   uint32_t nspans;
   uint32_t *clears;     /* clear lists: at offset k, a count n then n registers */
   uint32_t nclears;
+  uint32_t *xprog;      /* FX step programs */
+  uint32_t nxprog;
 } Code;
 
 /* A lowered module. */

@@ -19,7 +19,9 @@
  * parameter (retarget_self_args); after it, typed comparisons fuse with their
  * JMPF, adjacent typed ADD/SUB/MUL pairs whose temporary dies fuse into one
  * instruction (fuse_arith), clear lists are computed, and self tail calls
- * with few moving arguments become TSELFM (compact_self_moves).
+ * with few moving arguments become TSELFM or TSELF1 (compact_self_moves).
+ * Nested typed float32 arithmetic (and a comparison on top) is emitted as
+ * one FX instruction evaluating the whole tree (emit_fx).
  *
  * Registers are allocated stack-wise; let chains are iterated, other nesting
  * recurses under stack_exhausted() guards.
@@ -78,6 +80,7 @@ typedef struct F {
   uint32_t top, maxreg;
   PtrMap imm_out;         /* (pc + 1) → 1: the instruction writes an immediate (by type) */
   VEC(uint32_t) clears;   /* Code.clears */
+  VEC(uint32_t) xprog;    /* Code.xprog: FX step programs */
   const Function *fn;     /* the Relay function, for parameter types (NULL: op/ctor wrappers) */
   Var *const *caps;       /* its captured variables */
 } F;
@@ -151,7 +154,7 @@ static uint32_t add_ctor(F *f, const Ctor *c) {
 }
 
 static uint32_t add_opcall(F *f, int32_t id, const Attrs *attrs, const Type *ty) {
-  OpCall oc = {id, attrs, ty, false, DT_I32};
+  OpCall oc = {.op = id, .attrs = attrs, .out_type = ty, .cast_imm = false, .cast_to = DT_I32, .span = {0}};
   const AttrValue *a = id == OP_CAST && attrs ? attrs_get(attrs, "dtype") : NULL;
   if (a && a->kind == AV_STRING && dtype_parse(a->s.chars, a->s.len, &oc.cast_to) &&
       value_dtype_is_immediate(oc.cast_to))
@@ -490,6 +493,153 @@ static Opcode typed_binop(F *f, Opcode o, Expr **args, uint32_t *regs) {
   return (Opcode)(first + variant);
 }
 
+/* ------------------------------------------------------------ float32 trees */
+
+/* Nodes per FX tree: bounds the recursion below and the leaf count. */
+#define FX_MAX_NODES 24
+
+/* The FX operator of registry op `id`, or FXO_COUNT. */
+static uint32_t fx_op(int32_t id) {
+  switch (id) {
+  case OP_ADD: return FXO_ADD;
+  case OP_SUBTRACT: return FXO_SUB;
+  case OP_MULTIPLY: return FXO_MUL;
+  case OP_LESS: return FXO_LT;
+  case OP_LESS_EQUAL: return FXO_LE;
+  case OP_GREATER: return FXO_GT;
+  case OP_GREATER_EQUAL: return FXO_GE;
+  case OP_EQUAL: return FXO_EQ;
+  case OP_NOT_EQUAL: return FXO_NE;
+  default: return FXO_COUNT;
+  }
+}
+
+/* An unshared rank-0 float32 constant: an FX K operand. */
+static bool fx_const(F *f, const Expr *a) {
+  return a->kind == EXPR_CONST && !ptrmap_get(&f->memo, a, NULL) && a->constant->ndim == 0 &&
+         a->constant->dtype.code == DT_FLOAT && a->constant->dtype.bits == 32 && a->constant->dtype.lanes == 1;
+}
+
+/* A binary operator call with float32 operands whose FX operator is in
+ * [lo, hi], not shared, not of two constants. */
+static bool fx_call(F *f, const Expr *e, uint32_t lo, uint32_t hi) {
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || e->call.nargs != 2) return false;
+  uint32_t o = fx_op(e->call.fn->op.id);
+  if (o < lo || o > hi || ptrmap_get(&f->memo, e, NULL)) return false;
+  Expr *x = e->call.args[0], *y = e->call.args[1];
+  return scalar_kind(x) == 'F' && scalar_kind(y) == 'F' && !(fx_const(f, x) && fx_const(f, y));
+}
+
+/* An interior node of a tree: typed float32 add/subtract/multiply. */
+static bool fx_inner(F *f, const Expr *e) { return fx_call(f, e, FXO_ADD, FXO_MUL) && scalar_kind(e) == 'F'; }
+
+/* Stack slots the tree under node e needs; counts its nodes into *nodes
+ * (stops descending past FX_MAX_NODES, answering "too many"). */
+static uint32_t fx_need(F *f, Expr *e, uint32_t *nodes) {
+  if (++*nodes > FX_MAX_NODES) return FX_STACK + 1;
+  Expr *x = e->call.args[0], *y = e->call.args[1];
+  bool xi = fx_inner(f, x), yi = fx_inner(f, y);
+  uint32_t nx = xi ? fx_need(f, x, nodes) : 0, ny = yi ? fx_need(f, y, nodes) : 0;
+  if (xi && yi) return nx > ny + 1 ? nx : ny + 1;
+  return xi ? nx : ny;
+}
+
+/* The leaves of a tree: operand registers, in evaluation order. */
+typedef struct FxLeaves {
+  Expr *e[2 * FX_MAX_NODES];
+  uint32_t reg[2 * FX_MAX_NODES];
+  uint32_t n;      /* leaf expressions */
+  uint32_t regs[2 * FX_MAX_NODES];
+  uint32_t nregs;  /* distinct registers (the instruction's L list) */
+} FxLeaves;
+
+/* Evaluates the non-constant leaves under e left to right, as the unfused
+ * code would. */
+static void fx_leaves(F *f, Expr *e, FxLeaves *lv) {
+  for (uint32_t i = 0; i < 2; i++) {
+    Expr *a = e->call.args[i];
+    if (fx_inner(f, a)) {
+      fx_leaves(f, a, lv);
+    } else if (!fx_const(f, a)) {
+      uint32_t r = operand(f, a), k = 0;
+      while (k < lv->nregs && lv->regs[k] != r) k++;
+      if (k == lv->nregs) lv->regs[lv->nregs++] = r;
+      lv->e[lv->n] = a;
+      lv->reg[lv->n++] = k;
+    }
+  }
+}
+
+static uint32_t fx_leaf(const FxLeaves *lv, const Expr *a) {
+  for (uint32_t i = 0; i < lv->n; i++)
+    if (lv->e[i] == a) return lv->reg[i];
+  UNREACHABLE();
+}
+
+static uint32_t fx_kbits(const Expr *a) {
+  float x = (float)tensor_load_f64(a->constant->dtype, a->constant->data);
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* Emits the steps computing node e into the running value (pushing the
+ * previous one first when `push`). */
+static void fx_gen(F *f, Expr *e, bool push, const FxLeaves *lv) {
+  Expr *x = e->call.args[0], *y = e->call.args[1];
+  uint32_t o = fx_op(e->call.fn->op.id);
+  bool xi = fx_inner(f, x), yi = fx_inner(f, y), xk = !xi && fx_const(f, x), yk = !yi && fx_const(f, y);
+  uint32_t form;
+  if (!xi && !yi) {
+    form = xk ? FX_KL : yk ? FX_LK : FX_LL;
+  } else if (!yi) {
+    fx_gen(f, x, push, lv);
+    form = yk ? FX_AK : FX_AL;
+    push = false;
+  } else if (!xi) {
+    fx_gen(f, y, push, lv);
+    form = xk ? FX_KA : FX_LA;
+    push = false;
+  } else {
+    fx_gen(f, x, push, lv);
+    fx_gen(f, y, true, lv);
+    form = FX_SA;
+    push = false;
+  }
+  uint32_t k = add_opcall(f, e->call.fn->op.id, e->call.attrs, e->type);
+  f->ops.data[k].span = e->span;
+  vec_push(f->xprog, form | o << 4 | (push ? FX_PUSH : 0));
+  vec_push(f->xprog, k);
+  char xk_ = fx_x_kind(form), yk_ = fx_y_kind(form);
+  if (xk_) vec_push(f->xprog, xk_ == 'L' ? fx_leaf(lv, x) : fx_kbits(x));
+  if (yk_) vec_push(f->xprog, yk_ == 'L' ? fx_leaf(lv, y) : fx_kbits(y));
+}
+
+/* Emits call e (a typed float32 add/subtract/multiply or comparison with at
+ * least one such operand nested in it) as one FX / FXC instruction into
+ * dst. False (nothing emitted) when e is not such a tree or is too big. */
+static bool emit_fx(F *f, Expr *e, uint32_t dst) {
+  if (!fx_call(f, e, FXO_ADD, FXO_NE)) return false;
+  bool cmp = fx_op(e->call.fn->op.id) >= FXO_LT;
+  if (!cmp && scalar_kind(e) != 'F') return false;
+  if (!fx_inner(f, e->call.args[0]) && !fx_inner(f, e->call.args[1])) return false;
+  uint32_t nodes = 0;
+  if (fx_need(f, e, &nodes) > FX_STACK || nodes > FX_MAX_NODES) return false;
+  uint32_t save = f->top;
+  FxLeaves lv;
+  lv.n = lv.nregs = 0;
+  fx_leaves(f, e, &lv);
+  uint32_t at = (uint32_t)f->xprog.len;
+  fx_gen(f, e, false, &lv);
+  if (!cmp) vec_push(f->xprog, FX_END);
+  op(f, cmp ? I_FXC : I_FX, e->span);
+  w(f, dst);
+  w(f, at);
+  emit_list(f, lv.regs, lv.nregs);
+  f->top = save;
+  return true;
+}
+
 /* The call of an operator, constructor, global or closure into dst, or as
  * a tail call when dst is UINT32_MAX. */
 static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
@@ -501,6 +651,7 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     w(f, add_const(f, value_adt_new(callee->ctor.ctor)));
     return;
   }
+  if (callee->kind == EXPR_OP && !tail && emit_fx(f, e, dst)) return;
   uint32_t *regs;
   if (callee->kind == EXPR_OP && n == 2 && fast_binop(callee->op.id) != I_COUNT) {
     regs = buf;
@@ -1162,6 +1313,9 @@ static void fuse_branches(F *f) {
     if (typed_cmp_unfused(o) && next < n && ins[next] == I_JMPF && !target[next] &&
         (ins[next + 1] & ARG_MOVE) && ARG_REG(ins[next + 1]) == ins[pc + 1])
       ins[pc] = (uint32_t)(o + 4);
+    if (o == I_FXC && next < n && ins[next] == I_JMPF && !target[next] && (ins[next + 1] & ARG_MOVE) &&
+        ARG_REG(ins[next + 1]) == ins[pc + 1])
+      ins[pc] = I_FXJ;
     if (o == I_TCALLG && f->L->codes.data[ins[pc + 1]] == f->code && self_moves_plain(f, ins + pc + 3))
       ins[pc] = I_TSELF;
     pc = next;
@@ -1188,7 +1342,7 @@ static void compact_self_moves(F *f) {
             pairs[k++] = r * (uint32_t)sizeof(Value);
           }
           uint32_t at = pc;
-          ins[at++] = I_TSELFM;
+          ins[at++] = m == 1 && f->clears.data[clear] == 0 ? I_TSELF1 : I_TSELFM;
           ins[at++] = clear;
           ins[at++] = m;
           for (uint32_t i = 0; i < k; i++) ins[at++] = pairs[i];
@@ -1268,7 +1422,10 @@ static void typed_offsets(F *f) {
   for (uint32_t pc = 0; pc < n;) {
     uint32_t next = ins_operands(ins, pc, NULL, NULL);
     Opcode o = (Opcode)ins[pc];
-    if (is_fused(o)) {
+    if (o == I_FX || o == I_FXC || o == I_FXJ) {
+      ins[pc + 1] *= (uint32_t)sizeof(Value);
+      for (uint32_t k = pc + 4; k < next; k++) ins[k] = ARG_REG(ins[k]) * (uint32_t)sizeof(Value);
+    } else if (is_fused(o)) {
       ins[pc + 1] *= (uint32_t)sizeof(Value);
       for (uint32_t k = pc + 4; k < pc + 7; k++)
         ins[k] = ARG_REG(ins[k]) * (uint32_t)sizeof(Value) + ((ins[k] & ARG_K) ? 1 : 0);
@@ -1276,6 +1433,29 @@ static void typed_offsets(F *f) {
       ins[pc + 1] *= (uint32_t)sizeof(Value);
       ins[pc + 3] = ARG_REG(ins[pc + 3]) * (uint32_t)sizeof(Value);
       if (code_layout(o)[3] == 'r') ins[pc + 4] = ARG_REG(ins[pc + 4]) * (uint32_t)sizeof(Value);
+    }
+    pc = next;
+  }
+}
+
+/* Last of all: the leaf operand words of FX step programs (indices into
+ * the instruction's L list) become the leaves' byte offsets. */
+static void fx_resolve(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  for (uint32_t pc = 0; pc < n;) {
+    uint32_t next = ins_operands(ins, pc, NULL, NULL);
+    Opcode o = (Opcode)ins[pc];
+    if (o == I_FX || o == I_FXC || o == I_FXJ) {
+      uint32_t *p = f->xprog.data + ins[pc + 2];
+      for (;;) {
+        uint32_t form = p[0] & 15, at = 2;
+        if (form == FX_END) break;
+        if (fx_x_kind(form) == 'L') p[at] = ins[pc + 4 + p[at]];
+        if (fx_x_kind(form)) at++;
+        if (fx_y_kind(form) == 'L') p[at] = ins[pc + 4 + p[at]];
+        if (((p[0] >> 4) & 15) >= FXO_LT) break;
+        p += fx_step_words(form);
+      }
     }
     pc = next;
   }
@@ -1356,7 +1536,7 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
     case 'L': {
       uint32_t n = ins[at++];
       for (uint32_t i = 0; i < n; i++, at++)
-        if (!((o == I_TSELF || o == I_TSELFI) && ARG_REG(ins[at]) == i)) heap_read(hp, ins[at], true);
+        if (!((o == I_TSELF || o == I_TSELFI) && ARG_REG(ins[at]) == i)) heap_read(hp, ins[at], !typed);
       break;
     }
     default: at++; break;
@@ -1376,7 +1556,7 @@ static bool heap_step(Heap *hp, uint32_t pc, bool after_fused) {
   if (dst == UINT32_MAX) return true;
   if (typed) {
     /* a fused comparison does not write; the unfused one writes a bool */
-    if (typed_cmp_unfused(o) || o < I_LTII || is_fused(o)) hp->h[dst] = 0;
+    if (typed_cmp_unfused(o) || o < I_LTII || is_fused(o) || o == I_FX || o == I_FXC) hp->h[dst] = 0;
   } else if (o == I_LOADK) {
     hp->h[dst] = value_is_heap(f->consts.data[ins[pc + 2]]);
   } else if (o == I_MOVE) {
@@ -1401,7 +1581,7 @@ static void heap_clears(F *f) {
       for (uint32_t r = 0; r < hp.nregs; r++) hp.h[r] |= saved.data[idx][r];
     Opcode o = (Opcode)ins[pc];
     falls = heap_step(&hp, pc, fused && o == I_JMPF);
-    fused = o >= I_LTII && o <= I_JNEFK && !typed_cmp_unfused(o);
+    fused = (o >= I_LTII && o <= I_JNEFK && !typed_cmp_unfused(o)) || o == I_FXJ;
     /* jumps: the state after the instruction's reads flows to the target */
     const char *lay = code_layout(o);
     uint32_t at = pc + 1;
@@ -1437,6 +1617,7 @@ static void f_finish(F *f) {
     heap_clears(f);
     compact_self_moves(f);
     typed_offsets(f);
+    fx_resolve(f);
   }
   c->nregs = f->maxreg;
   c->nins = (uint32_t)f->ins.len;
@@ -1451,6 +1632,8 @@ static void f_finish(F *f) {
   c->spans = f->spans.data;
   c->nclears = (uint32_t)f->clears.len;
   c->clears = f->clears.data;
+  c->nxprog = (uint32_t)f->xprog.len;
+  c->xprog = f->xprog.data;
   ptrmap_free(&f->imm_out);
   ptrmap_free(&f->vars);
   ptrmap_free(&f->uses);
@@ -1562,6 +1745,7 @@ void program_free(Program *p) {
     mem_free(c->ops);
     mem_free(c->spans);
     mem_free(c->clears);
+    mem_free(c->xprog);
     mem_free(c);
   }
   mem_free(p->codes);
@@ -1573,6 +1757,30 @@ int32_t program_global(const Program *p, const char *name) {
   for (uint32_t i = 0; i < p->nglobals; i++)
     if (strcmp(p->codes[i]->name + 1, name) == 0) return (int32_t)i;
   return -1;
+}
+
+/* An FX step program: `[mul R2 R2; push mul R3 R3; sub S A; ...]`. */
+static void fx_dump(FILE *out, const uint32_t *p) {
+  static const char *const ops[FXO_COUNT] = {"add", "sub", "mul", "lt", "le", "gt", "ge", "eq", "ne"};
+  fputs(" [", out);
+  for (;;) {
+    uint32_t wd = p[0], form = wd & 15, o = (wd >> 4) & 15, at = 2;
+    if (form == FX_END) break;
+    char xy[2][32];
+    for (int i = 0; i < 2; i++) {
+      char kind = i ? fx_y_kind(form) : fx_x_kind(form);
+      float kf;
+      if (kind == 'K') memcpy(&kf, &p[at], sizeof kf);
+      if (kind == 'L') snprintf(xy[i], sizeof xy[i], "R%u", p[at++] / (uint32_t)sizeof(Value));
+      else if (kind == 'K') snprintf(xy[i], sizeof xy[i], "#%g", (double)kf), at++;
+      else snprintf(xy[i], sizeof xy[i], "%s", i == 0 && form == FX_SA ? "S" : "A");
+    }
+    fprintf(out, "%s%s %s %s", (wd & FX_PUSH) ? "push " : "", ops[o], xy[0], xy[1]);
+    if (o >= FXO_LT) break;
+    p += at;
+    if ((p[0] & 15) != FX_END) fputs("; ", out);
+  }
+  fputc(']', out);
 }
 
 void program_dump(FILE *out, const Program *p) {
@@ -1595,17 +1803,19 @@ void program_dump(FILE *out, const Program *p) {
           fprintf(out, " #%d", (int32_t)wd);
         } else if (*lay == 'k' && ((k == pc + 2 && (o == I_RET || o == I_TCALL || o == I_TCALLG ||
                                                     o == I_TSELF || o == I_TSELFI)) ||
-                                   (k == pc + 1 && o == I_TSELFM))) {
+                                   (k == pc + 1 && (o == I_TSELFM || o == I_TSELF1)))) {
           fputs(" {", out);
           for (uint32_t j = 1; j <= c->clears[wd]; j++) fprintf(out, "%s%u", j > 1 ? "," : "", c->clears[wd + j]);
           fputc('}', out);
-        } else if ((o >= I_ADDII && (*lay == 'a' || *lay == 'r')) || (*lay == 'P' && k > pc + 2)) {
+        } else if ((o >= I_ADDII && (*lay == 'a' || *lay == 'r')) || (*lay == 'P' && k > pc + 2) ||
+                   (o >= I_FX && *lay == 'L' && k > pc + 3)) {
           fprintf(out, " %s%u", (wd & 1) ? "K" : "", wd / (uint32_t)sizeof(Value));
         } else {
           fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
         }
         if (*lay && *lay != 'L' && *lay != 'P') lay++;
       }
+      if (o >= I_FX) fx_dump(out, c->xprog + c->ins[pc + 2]);
       fputc('\n', out);
       pc = next;
     }

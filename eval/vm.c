@@ -25,7 +25,9 @@
  * calls the registry's kernel (timed per operator under --profile). Fused
  * pairs (F<T><op1><op2>) do two typed steps in one dispatch, float32 ones in
  * single precision (each step correctly rounded, as the unfused pair would);
- * TSELFM copies only the self-call arguments not already in place.
+ * TSELFM copies only the self-call arguments not already in place. FX
+ * evaluates a float32 expression tree in one instruction (fx_eval, in
+ * registers; fx_generic node by node when a leaf is not an immediate).
  */
 #include "eval/vm.h"
 #include "eval/profile.h"
@@ -296,6 +298,12 @@ static inline void set_reg(Value *r, Value v) {
   *r = v;
 }
 
+/* set_reg of a float32 immediate, stored field by field (value_set_f32). */
+static inline void set_f32(Value *r, float x) {
+  if (UNLIKELY((r->tag & 0xff) >= VK_TENSOR)) value_release(*r);
+  value_set_f32(r, x);
+}
+
 static inline void drop_if_moved(Value *R, uint32_t wd) {
   if (wd & ARG_MOVE) set_reg(&R[ARG_REG(wd)], value_none());
 }
@@ -315,7 +323,7 @@ static inline void clear_memo(Value *R, const Code *c) {
   for (uint32_t i = 0; i < c->nmemo; i++) R[c->memo_lo + i].tag = VK_NONE;
 }
 
-static inline bool ord_ne(double a, double b) { return a < b || a > b; }
+static inline bool ord_ne(float a, float b) { return a < b || a > b; }
 
 static inline float imm_f32(uint32_t w) {
   float x;
@@ -385,6 +393,135 @@ static int fused_generic(const Code *code, Value *R, const uint32_t *ip, char *e
   rc = op_call(&code->ops[ip[3]], args, 2, &r, err);
   if (rc == KERNEL_OK) set_reg(ROFF(R, ip[1]), r);
   return rc;
+}
+
+/* ------------------------------------------------------------ float32 trees */
+
+/* Runs FX step program p (eval/code.h) over the window R in single
+ * precision, the running value in a machine register (a function of its
+ * own: inside run() the compiler keeps it in memory). Returns -1 when a
+ * leaf is not a float32 immediate (nothing written), else the comparison's
+ * outcome (0/1) of an FXC/FXJ program, or 1 after storing an FX program's
+ * value into *dst (which holds no heap object). One indirect jump per step. */
+static int fx_eval(const uint32_t *p, const Value *R, Value *dst) {
+#define FX_T(FORM, P)                                                                              \
+  [FX_##FORM | FXO_ADD << 4 | P] = &&fx_##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&fx_##FORM##P##_SUB, \
+  [FX_##FORM | FXO_MUL << 4 | P] = &&fx_##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&fx_##FORM##P##_LT,    \
+  [FX_##FORM | FXO_LE << 4 | P] = &&fx_##FORM##P##_LE, [FX_##FORM | FXO_GT << 4 | P] = &&fx_##FORM##P##_GT,      \
+  [FX_##FORM | FXO_GE << 4 | P] = &&fx_##FORM##P##_GE, [FX_##FORM | FXO_EQ << 4 | P] = &&fx_##FORM##P##_EQ,      \
+  [FX_##FORM | FXO_NE << 4 | P] = &&fx_##FORM##P##_NE
+  static const void *const tab[0x200] = {
+      FX_T(LL, 0), FX_T(LK, 0), FX_T(KL, 0), FX_T(AL, 0), FX_T(LA, 0), FX_T(AK, 0), FX_T(KA, 0), FX_T(SA, 0),
+      FX_T(LL, 0x100), FX_T(LK, 0x100), FX_T(KL, 0x100), [FX_END] = &&fx_end,
+  };
+#undef FX_T
+  float acc = 0, st[FX_STACK];
+  uint32_t sp = 0;
+  goto *tab[p[0] & 0x1ff];
+#define FX_LEAF(dst_, at)                                                                          \
+  do {                                                                                             \
+    const Value *v_ = ROFF(R, p[at]);                                                              \
+    if (UNLIKELY(v_->tag != TAG_F32)) return -1;                                                   \
+    dst_ = value_f32_of(v_);                                                                       \
+  } while (0)
+#define FX_ARGS_LL FX_LEAF(x, 2); FX_LEAF(y, 3)
+#define FX_ARGS_LK FX_LEAF(x, 2); y = imm_f32(p[3])
+#define FX_ARGS_KL x = imm_f32(p[2]); FX_LEAF(y, 3)
+#define FX_ARGS_AL x = acc; FX_LEAF(y, 2)
+#define FX_ARGS_LA FX_LEAF(x, 2); y = acc
+#define FX_ARGS_AK x = acc; y = imm_f32(p[2])
+#define FX_ARGS_KA x = imm_f32(p[2]); y = acc
+#define FX_ARGS_SA x = st[--sp]; y = acc
+#define FX_PUSH_0
+#define FX_PUSH_0x100 st[sp++] = acc;
+#define FX_ARITH(FORM, P, NAME, OP)                                                                \
+  fx_##FORM##P##_##NAME : {                                                                        \
+    float x, y;                                                                                    \
+    FX_PUSH_##P FX_ARGS_##FORM;                                                                    \
+    acc = x OP y;                                                                                  \
+    p += fx_step_words(FX_##FORM);                                                                 \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+#define FX_CMP(FORM, P, NAME, COND)                                                                \
+  fx_##FORM##P##_##NAME : {                                                                        \
+    float x, y;                                                                                    \
+    FX_PUSH_##P FX_ARGS_##FORM;                                                                    \
+    return (COND) ? 1 : 0;                                                                         \
+  }
+#define FX_FORM(FORM, P)                                                                           \
+  FX_ARITH(FORM, P, ADD, +)                                                                        \
+  FX_ARITH(FORM, P, SUB, -)                                                                        \
+  FX_ARITH(FORM, P, MUL, *)                                                                        \
+  FX_CMP(FORM, P, LT, x < y)                                                                       \
+  FX_CMP(FORM, P, LE, x <= y)                                                                      \
+  FX_CMP(FORM, P, GT, x > y)                                                                       \
+  FX_CMP(FORM, P, GE, x >= y)                                                                      \
+  FX_CMP(FORM, P, EQ, x == y)                                                                      \
+  FX_CMP(FORM, P, NE, ord_ne(x, y))
+  FX_FORM(LL, 0)
+  FX_FORM(LK, 0)
+  FX_FORM(KL, 0)
+  FX_FORM(AL, 0)
+  FX_FORM(LA, 0)
+  FX_FORM(AK, 0)
+  FX_FORM(KA, 0)
+  FX_FORM(SA, 0)
+  FX_FORM(LL, 0x100)
+  FX_FORM(LK, 0x100)
+  FX_FORM(KL, 0x100)
+fx_end:
+  set_f32(dst, acc);
+  return 1;
+#undef FX_LEAF
+#undef FX_ARGS_LL
+#undef FX_ARGS_LK
+#undef FX_ARGS_KL
+#undef FX_ARGS_AL
+#undef FX_ARGS_LA
+#undef FX_ARGS_AK
+#undef FX_ARGS_KA
+#undef FX_ARGS_SA
+#undef FX_PUSH_0
+#undef FX_PUSH_0x100
+#undef FX_ARITH
+#undef FX_CMP
+#undef FX_FORM
+}
+
+/* The generic path of an FX instruction at ip: the tree node by node
+ * through the operator calls (leaves copied). On failure *sp is the span
+ * of the failing node. */
+static int fx_generic(const Code *code, const Value *R, const uint32_t *ip, Value *out, char *err, Span *sp) {
+  const uint32_t *p = code->xprog + ip[2];
+  Value acc = value_none(), st[FX_STACK];
+  uint32_t depth = 0;
+  for (;;) {
+    uint32_t wd = p[0], form = wd & 15, o = (wd >> 4) & 15, at = 2;
+    if (form == FX_END) break;
+    const OpCall *oc = &code->ops[p[1]];
+    Value args[2];
+    if (wd & FX_PUSH) {
+      st[depth++] = acc;
+      acc = value_none();
+    }
+    for (int i = 0; i < 2; i++) {
+      char kind = i ? fx_y_kind(form) : fx_x_kind(form);
+      if (kind == 'L') args[i] = value_retain(*ROFF(R, p[at++]));
+      else if (kind == 'K') args[i] = value_f32(imm_f32(p[at++]));
+      else if (i == 0 && form == FX_SA) args[i] = st[--depth];
+      else args[i] = acc, acc = value_none();
+    }
+    int rc = op_call(oc, args, 2, &acc, err);
+    if (rc != KERNEL_OK) {
+      while (depth) value_release(st[--depth]);
+      *sp = oc->span;
+      return rc;
+    }
+    if (o >= FXO_LT) break;
+    p += at;
+  }
+  *out = acc;
+  return KERNEL_OK;
 }
 
 /* Room for one more frame whose registers end at stack index `top`. False on
@@ -664,6 +801,10 @@ L_TSELFM: {
   ip = ins;
   DISPATCH();
 }
+L_TSELF1:
+  *ROFF(R, ip[3]) = *ROFF(R, ip[4]);
+  ip = ins;
+  DISPATCH();
 L_NOP:
   ip++;
   DISPATCH();
@@ -698,7 +839,7 @@ L_RET: {
       (void)p, (void)q, (void)s, (void)t;                                                          \
       r = IRES;                                                                                    \
     } else if (xp->tag == TAG_F32 && yp->tag == TAG_F32) {                                         \
-      double s = xp->f, t = yp->f;                                                                 \
+      float s = value_f32_of(xp), t = value_f32_of(yp);                                            \
       r = FRES;                                                                                    \
     } else {                                                                                       \
       goto binop_slow;                                                                             \
@@ -713,21 +854,27 @@ L_RET: {
   uint32_t p = (uint32_t)xp->i, q = (uint32_t)(YI);                                                \
   int32_t s = (int32_t)p, t = (int32_t)q;                                                          \
   (void)p, (void)q, (void)s, (void)t
-/* float32 operands as the doubles they are stored as: a double sum,
- * difference or product of two floats rounded once to float equals the
- * float operation (53 >= 2 * 24 + 2 bits), and comparisons are exact. */
+/* float32 operands as floats (runtime/value.h: kept in `aux`), computed in
+ * single precision: each operation correctly rounded to float32. */
 #define FLT_OPERANDS(YTAG, YF)                                                                     \
   const Value *xp = ROFF(R, ip[3]);                                                                \
   if (UNLIKELY(xp->tag != TAG_F32 || (YTAG))) goto binop_slow;                                     \
-  double s = xp->f, t = (YF)
+  float s = value_f32_of(xp), t = (YF)
 #define OPS_II INT_OPERANDS(ROFF(R, ip[4])->tag != TAG_I32, ROFF(R, ip[4])->i)
 #define OPS_IK INT_OPERANDS(false, ip[4])
-#define OPS_FF FLT_OPERANDS(ROFF(R, ip[4])->tag != TAG_F32, ROFF(R, ip[4])->f)
-#define OPS_FK FLT_OPERANDS(false, (double)imm_f32(ip[4]))
+#define OPS_FF FLT_OPERANDS(ROFF(R, ip[4])->tag != TAG_F32, value_f32_of(ROFF(R, ip[4])))
+#define OPS_FK FLT_OPERANDS(false, imm_f32(ip[4]))
 #define TYPED_VAL(LABEL, OPS, RES)                                                                 \
   LABEL: {                                                                                         \
     OPS;                                                                                           \
     set_reg(ROFF(R, ip[1]), RES);                                                                  \
+    ip += 5;                                                                                       \
+    DISPATCH();                                                                                    \
+  }
+#define TYPED_F32(LABEL, OPS, RES)                                                                 \
+  LABEL: {                                                                                         \
+    OPS;                                                                                           \
+    set_f32(ROFF(R, ip[1]), RES);                                                                  \
     ip += 5;                                                                                       \
     DISPATCH();                                                                                    \
   }
@@ -737,12 +884,12 @@ L_RET: {
     ip = (COND) ? ip + 8 : ins + ip[7];                                                            \
     DISPATCH();                                                                                    \
   }
-#define ARITH(NAME, IRES, FRES)                                                                    \
+#define ARITH(NAME, OP, IRES, FRES)                                                                    \
   GEN_BIN(NAME, IRES, FRES)                                                                        \
   TYPED_VAL(L_##NAME##II, OPS_II, IRES)                                                            \
   TYPED_VAL(L_##NAME##IK, OPS_IK, IRES)                                                            \
-  TYPED_VAL(L_##NAME##FF, OPS_FF, FRES)                                                            \
-  TYPED_VAL(L_##NAME##FK, OPS_FK, FRES)
+  TYPED_F32(L_##NAME##FF, OPS_FF, s OP t)                                                          \
+  TYPED_F32(L_##NAME##FK, OPS_FK, s OP t)
 #define CMP(NAME, ICOND, FCOND)                                                                    \
   GEN_BIN(NAME, value_bool(ICOND), value_bool(FCOND))                                              \
   TYPED_VAL(L_##NAME##II, OPS_II, value_bool(ICOND))                                               \
@@ -754,9 +901,9 @@ L_RET: {
   TYPED_JMP(L_J##NAME##FF, OPS_FF, FCOND)                                                          \
   TYPED_JMP(L_J##NAME##FK, OPS_FK, FCOND)
 
-  ARITH(ADD, value_i32((int32_t)(p + q)), value_f32((float)(s + t)))
-  ARITH(SUB, value_i32((int32_t)(p - q)), value_f32((float)(s - t)))
-  ARITH(MUL, value_i32((int32_t)(p * q)), value_f32((float)(s * t)))
+  ARITH(ADD, +, value_i32((int32_t)(p + q)), value_f32(s + t))
+  ARITH(SUB, -, value_i32((int32_t)(p - q)), value_f32(s - t))
+  ARITH(MUL, *, value_i32((int32_t)(p * q)), value_f32(s * t))
   CMP(LT, s < t, s < t)
   CMP(LE, s <= t, s <= t)
   CMP(GT, s > t, s > t)
@@ -772,6 +919,7 @@ L_RET: {
 #undef OPS_FK
 #undef TYPED_VAL
 #undef TYPED_JMP
+#undef TYPED_F32
 #undef ARITH
 #undef CMP
 
@@ -792,9 +940,9 @@ L_RET: {
 #define FUSED_F(NAME, OP1, OP2)                                                                    \
   L_FF##NAME: {                                                                                    \
     FUSED_IN(TAG_F32);                                                                             \
-    float p = (float)xp->f, q = (float)yp->f, z = (float)zp->f; /* exact */                        \
+    float p = value_f32_of(xp), q = value_f32_of(yp), z = value_f32_of(zp);                        \
     float u = p OP1 q;                                                                             \
-    set_reg(ROFF(R, ip[1]), value_f32(OP2));                                                       \
+    set_f32(ROFF(R, ip[1]), OP2);                                                                  \
     ip += 10;                                                                                      \
     DISPATCH();                                                                                    \
   }
@@ -820,6 +968,35 @@ fused_slow: {
     goto error;
   }
   ip += 10;
+  DISPATCH();
+}
+
+  /* Float32 trees (eval/code.h). */
+L_FX: {
+  if (UNLIKELY(fx_eval(code->xprog + ip[2], R, ROFF(R, ip[1])) < 0)) goto fx_slow;
+  ip += 4 + ip[3];
+  DISPATCH();
+}
+L_FXC: {
+  int c = fx_eval(code->xprog + ip[2], R, NULL);
+  if (UNLIKELY(c < 0)) goto fx_slow;
+  set_reg(ROFF(R, ip[1]), value_bool(c));
+  ip += 4 + ip[3];
+  DISPATCH();
+}
+L_FXJ: {
+  int c = fx_eval(code->xprog + ip[2], R, NULL);
+  if (UNLIKELY(c < 0)) goto fx_slow;
+  uint32_t n = ip[3]; /* the JMPF: ip[4 + n], its target at ip[4 + n + 2] */
+  ip = c ? ip + 4 + n + 3 : ins + ip[4 + n + 2];
+  DISPATCH();
+}
+fx_slow: {
+  /* FXJ: the result lands in R[a] and the JMPF that follows runs */
+  Value r = value_none();
+  if (fx_generic(code, R, ip, &r, err, &fail_span) != KERNEL_OK) goto error;
+  set_reg(ROFF(R, ip[1]), r);
+  ip += 4 + ip[3];
   DISPATCH();
 }
 

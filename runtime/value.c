@@ -184,7 +184,7 @@ Value value_int(DType dt, int64_t v) {
 }
 
 Value value_float(DType dt, double v) {
-  if (dt.bits == 32) v = (double)(float)v;
+  if (dt.bits == 32 && dt.code == DT_FLOAT) return value_f32((float)v);
   return (Value){VTAG_SCALAR(dt.code, dt.bits), 0, {.f = v}};
 }
 

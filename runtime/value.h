@@ -11,7 +11,11 @@
  *               wrapped to their width (sign-extended for signed types,
  *               zero-extended for unsigned, 0/1 for bool); floats in `f`,
  *               already rounded to their width (a float32 is a double holding
- *               exactly a float).
+ *               exactly a float). A float32 immediate ALSO keeps the float
+ *               itself in `aux` (its bits; value_f32_of reads it), so the
+ *               interpreter's float32 fast paths never convert between float
+ *               and double: build float32 immediates only through value_f32 /
+ *               value_float / value_set_f32, which keep both in step.
  *   VK_TENSOR   a heap Tensor (runtime/tensor.h) of any rank/dtype; rank-0
  *               tensors of the dtypes above are normally immediates instead,
  *               but code must accept both forms (value_scalar_* helpers).
@@ -94,7 +98,7 @@ typedef struct Obj Obj;
 
 typedef struct Value {
   uint32_t tag;  /* ValueKind in the low byte; for VK_SCALAR also dtype code (byte 1), bits (byte 2) */
-  uint32_t aux;  /* unused, zero */
+  uint32_t aux;  /* float32 immediates: the float's bits (== f); otherwise zero */
   union {
     int64_t i;   /* VK_SCALAR integer / bool */
     double f;    /* VK_SCALAR float32 / float64 */
@@ -164,7 +168,24 @@ Value value_float(DType dt, double v);
 static inline Value value_i32(int32_t v) { return (Value){TAG_I32, 0, {.i = v}}; }
 static inline Value value_i64(int64_t v) { return (Value){TAG_I64, 0, {.i = v}}; }
 static inline Value value_bool(bool b) { return (Value){TAG_BOOL, 0, {.i = b ? 1 : 0}}; }
-static inline Value value_f32(float v) { return (Value){TAG_F32, 0, {.f = (double)v}}; }
+static inline uint32_t value_f32_bits(float v) {
+  union { float f; uint32_t u; } c = {.f = v};
+  return c.u;
+}
+static inline Value value_f32(float v) { return (Value){TAG_F32, value_f32_bits(v), {.f = (double)v}}; }
+/* The float of a float32 immediate (from `aux`, no conversion). */
+static inline float value_f32_of(const Value *v) {
+  union { uint32_t u; float f; } c = {.u = v->aux};
+  return c.f;
+}
+/* Stores float32 immediate x into *r, which must not hold a heap object:
+ * the fields one by one (the next reader loads `aux` straight from this
+ * store; the double is written alongside, off that path). */
+static inline void value_set_f32(Value *r, float x) {
+  r->tag = TAG_F32;
+  r->aux = value_f32_bits(x);
+  r->f = (double)x;
+}
 static inline Value value_f64(double v) { return (Value){TAG_F64, 0, {.f = v}}; }
 /* Wraps an int64 into the range of integer dtype `dt` (bool: v != 0). */
 int64_t value_wrap_int(DType dt, int64_t v);

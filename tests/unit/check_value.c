@@ -55,6 +55,16 @@ START_TEST(immediates_wrap_and_round) {
   ck_assert_int_eq(c.i, 1);
   Value f = value_float(DT_F32, 0.1);
   ck_assert(f.f == (double)0.1f);
+  /* a float32 immediate also carries the float itself (the VM's fast paths) */
+  ck_assert(value_f32_of(&f) == 0.1f);
+  Value g = value_f32(-2.5f), h = value_from_tensor(tensor_new_scalar_f32(16777217.0f)), s = value_none();
+  ck_assert(value_f32_of(&g) == -2.5f && g.f == -2.5);
+  ck_assert(value_f32_of(&h) == 16777216.0f && h.f == 16777216.0);
+  Value s3 = value_f32(0.3f);
+  value_set_f32(&s, 0.3f);
+  ck_assert(s.tag == TAG_F32 && value_f32_of(&s) == 0.3f && s.f == (double)0.3f && value_equal(&s, &s3));
+  Value d64 = value_float(DT_F64, 0.1);
+  ck_assert(d64.aux == 0 && d64.f == 0.1);
   ck_assert(value_dtype_is_immediate(DT_I32));
   ck_assert(!value_dtype_is_immediate(DT_F16));
   ck_assert_int_eq(value_live_objects(), 0); /* immediates never allocate */

@@ -2,8 +2,10 @@
  * typed int32/float32 arithmetic and comparisons (register and immediate
  * operands, int32 wrap-around, float32 rounding, ordered NaN comparisons),
  * comparisons fused with their branch, their fallback to the operator call
- * when an operand is not an immediate, fused pairs of typed arithmetic, self
- * tail calls (TSELF, arguments computed in place, TSELFM) and the clear
+ * when an operand is not an immediate, fused pairs of typed arithmetic,
+ * float32 expression trees (FX, FXC, FXJ: forms, stack, limits, fallback,
+ * error spans of their nodes), self
+ * tail calls (TSELF, arguments computed in place, TSELFM, TSELF1) and the clear
  * lists that release a frame's registers (no leaks, memo registers reset). */
 #include <check.h>
 #include <stdlib.h>
@@ -200,7 +202,7 @@ START_TEST(typed_fallback_on_heap_scalar) {
                       I_LOADK, 2, 0, I_RET, 2 | ARG_MOVE, 0};
     uint32_t clears[] = {1, 0};
     Value consts[] = {value_i32(0)};
-    OpCall ops[] = {{OP_LESS, NULL, NULL, false, DT_I32}, {OP_ADD, NULL, NULL, false, DT_I32}};
+    OpCall ops[] = {{.op = OP_LESS, .cast_to = DT_I32}, {.op = OP_ADD, .cast_to = DT_I32}};
     Code c = {.name = "@f", .nparams = 1, .self_reg = -1, .nregs = 3, .ins = ins,
               .nins = (uint32_t)(sizeof ins / sizeof ins[0]), .consts = consts, .nconsts = 1,
               .ops = ops, .nops = 2, .clears = clears, .nclears = 2};
@@ -226,7 +228,13 @@ START_TEST(self_tail_calls) {
                   "  if (%i == 0) { %acc } else { @loop(%i - 1, %acc + %i) }\n"
                   "}\n"
                   "def @main() -> int32 { @loop(100000, 0) }",
-              "705082704", "TSELFM    {} 1 0 2"); /* acc + i computed in place; only i - 1 is copied */
+              "705082704", "TSELF1    {} 1 0 2"); /* acc + i computed in place; only i - 1 is copied */
+  /* two copies: TSELFM */
+  expect_code(HDR "def @p(%a: int32, %b: int32, %c: int32, %n: int32) -> (int32, int32, int32) {\n"
+                  "  if (%n == 0) { (%a, %b, %c) } else { @p(%a + %b, %b - %a, %a * %b, %n - 1) }\n"
+                  "}\n"
+                  "def @main() -> (int32, int32, int32) { @p(1, 2, 0, 3) }",
+              "(2, -6, -8)", "TSELFM    {} 2 0 4 1 5");
   expect_code(HDR "def @swap(%n: int32, %a: int32, %b: int32) -> (int32, int32) {\n"
                   "  if (%n == 0) { (%a, %b) } else { @swap(%n - 1, %b, %a) }\n"
                   "}\n"
@@ -259,7 +267,7 @@ START_TEST(self_call_arguments_in_place) {
                   "  if (%k == 0) { (%zr, %zi) } else { @it(%zr * 0.5f + %zi, %zi - %zr, %k - 1) }\n"
                   "}\n"
                   "def @main() -> (float32, float32) { @it(1f, 2f, 3) }",
-              "(-0.375f, -3.75f)", "TSELFM    {} 1 0 3");
+              "(-0.375f, -3.75f)", "TSELF1    {} 1 0 3");
   /* an argument whose parameter another argument reads is not retargeted */
   expect(HDR "def @rot(%a: int32, %b: int32, %c: int32, %n: int32) -> (int32, int32, int32) {\n"
              "  if (%n == 0) { (%a, %b, %c) } else { @rot(%b + 0, %c * 1, %a - 0, %n - 1) }\n"
@@ -288,13 +296,15 @@ START_TEST(fused_pairs) {
   expect_code(HDR "def @f(%a: int32, %b: int32) -> int32 { %a * %b + %a }\n"
                   "def @main() -> int32 { @f(65536, 65536) }",
               "65536", "FIMULADD");
-  /* float32: each step rounds (3f * (1f/3f) is 1f in float32, so the difference is 0) */
-  expect_code(HDR "def @f(%a: float32, %b: float32) -> float32 { %a * %b - 1f }\n"
+  /* float32 (nested calls become FX trees; let-bound temporaries still
+   * fuse): each step rounds (3f * (1f/3f) is 1f in float32, so the
+   * difference is 0) */
+  expect_code(HDR "def @f(%a: float32, %b: float32) -> float32 { let %t = %a * %b; %t - 1f }\n"
                   "def @main() -> float32 { @f(3f, 0.33333334f) }",
               "0f", "FFMULSUB");
-  expect_code(HDR "def @f(%a: float32, %b: float32) -> (float32, float32) { (2f * %a * %b, %b - (%a + 1e-8f)) }\n"
-                  "def @main() -> (float32, float32) { @f(1.5f, 1f) }",
-              "(3f, -0.5f)", "FFADDRSUB");
+  expect_code(HDR "def @f(%a: float32, %b: float32) -> float32 { let %t = %a + 1e-8f; %b - %t }\n"
+                  "def @main() -> float32 { @f(1.5f, 1f) }",
+              "-0.5f", "FFADDRSUB");
   /* a temporary read twice or kept alive is not fused away */
   expect(HDR "def @f(%a: int32) -> (int32, int32) { let %t = %a + 1; (%t * %t, %t) }\n"
              "def @main() -> (int32, int32) { @f(4) }",
@@ -310,7 +320,7 @@ START_TEST(fused_fallback) {
   uint32_t ins[] = {I_FIMULADD, 1 * V, 0, 1, 0 * V, 0 * V + 1, 0 * V, 0, 0, 0, I_RET, 1 | ARG_MOVE, 0};
   uint32_t clears[] = {1, 0};
   Value consts[] = {value_i32(3)};
-  OpCall ops[] = {{OP_MULTIPLY, NULL, NULL, false, DT_I32}, {OP_ADD, NULL, NULL, false, DT_I32}};
+  OpCall ops[] = {{.op = OP_MULTIPLY, .cast_to = DT_I32}, {.op = OP_ADD, .cast_to = DT_I32}};
   SpanEntry spans[] = {{0, {10, 11}}, {5, {20, 21}}, {10, {30, 31}}};
   Code c = {.name = "@f", .nparams = 1, .self_reg = -1, .nregs = 2, .ins = ins,
             .nins = (uint32_t)(sizeof ins / sizeof ins[0]), .consts = consts, .nconsts = 1,
@@ -336,6 +346,94 @@ START_TEST(fused_fallback) {
   ck_assert_int_eq(d.nerrors, 1);
   fflush(errf);
   if (!strstr(errs, "t.relay:2:10")) ck_abort_msg("wrong error location:\n%s", errs);
+  fclose(errf);
+  free(errs);
+  source_free(src);
+  ck_assert_int_eq(value_live_objects(), 0);
+  value_heap_shutdown();
+}
+END_TEST
+
+START_TEST(float32_trees) {
+  /* every form; results as the unfused instructions give them (float32
+   * rounding after each operation) */
+  const char *prog =
+      HDR "def @f(%a: float32, %b: float32, %c: float32, %d: float32) -> (float32, float32, float32, float32, float32, bool, int32) {\n"
+          "  (%a * %b - %c * %d, 2f * %a * %b + %c, 10f - %a * %b, %c - %a * (%b + %d),\n"
+          "   (%a + %b) * (%c - %d) - (%a * %d + %b * %c) * 0.1f, %a * %b < %c, if (%a * %a + %b * %b > 4f) { 1 } else { 0 })\n"
+          "}\n"
+          "def @main() -> ((float32, float32, float32, float32, float32, bool, int32), (float32, float32, float32, float32, float32, bool, int32)) {\n"
+          "  (@f(1.1f, 3.3f, 1.3f, 2.2f), @f(0.1f, 0.7f, 16777216f, 3.3333333f))\n"
+          "}";
+  const char *want = "((0.7700002f, 8.56f, 6.37f, -4.75f, -4.6310005f, False, 1), "
+                     "(-55924052f, 16777216f, 9.93f, 16777216f, 12247366f, True, 0))";
+  expect_code(prog, want, "FX        5 0 4 0 1 2 3 [mul R0 R1; push mul R2 R3; sub S A]");
+  expect_code(prog, want, "[mul #2 R0; mul A R1; add A R2]");
+  expect_code(prog, want, "[mul R0 R1; sub #10 A]");
+  expect_code(prog, want, "[add R1 R3; mul R0 A; sub R2 A]");
+  expect_code(prog, want, "FXC       10 67 3 0 1 2 [mul R0 R1; lt A R2]");
+  expect_code(prog, want, "FXJ       12 74 2 0 1 [mul R0 R0; push mul R1 R1; add S A; gt A #4]");
+  /* deeper than FX_STACK: the subtrees become trees of their own */
+  expect_code(HDR "def @g(%x: float32) -> float32 {\n"
+                  "  %x * 1.1f + (%x * 1.2f + (%x * 1.3f + (%x * 1.4f + (%x * 1.5f + %x * 1.6f))))\n"
+                  "}\n"
+                  "def @main() -> float32 { @g(0.3f) }",
+              "2.43f", "push mul R0 #1.6; add S A; add S A; add S A; add S A]");
+  /* more than FX_MAX_NODES nodes; NaN comparisons stay ordered */
+  char text[2048];
+  int at = snprintf(text, sizeof text, HDR "def @h(%%s: float32) -> float32 { %%s * 0.1f");
+  for (int i = 2; i <= 30; i++) at += snprintf(text + at, sizeof text - (size_t)at, " + %%s * 0.%df", i);
+  snprintf(text + at, sizeof text - (size_t)at, " }\ndef @main() -> float32 { @h(0.1f) }");
+  expect(text, "0.87f");
+  expect_code(HDR "def @f(%x: float32) -> (bool, bool) { (%x * 0f != %x * 0f, %x * 0f == %x * 0f) }\n"
+                  "def @main() -> ((bool, bool), (bool, bool)) { (@f(1f / 0f), @f(2f)) }",
+              "((False, False), (False, True))", "[mul R0 #0; push mul R0 #0; ne S A]");
+}
+END_TEST
+
+/* A hand-built FX: on a leaf that is a rank-0 float32 TENSOR the tree runs
+ * through the operator calls; a failing node reports its own span. */
+START_TEST(fx_fallback) {
+  uint32_t V = (uint32_t)sizeof(Value);
+  /* @f(%x) = (%x * 3f) - (%x * %x)  as  FX; RET */
+  uint32_t ins[] = {I_FX, 1 * V, 0, 1, 0 * V, I_RET, 1 | ARG_MOVE, 0};
+  float three = 3.0f;
+  uint32_t kb;
+  memcpy(&kb, &three, sizeof kb);
+  uint32_t xprog[] = {FX_LK | FXO_MUL << 4, 0, 0 * V, kb,
+                      FX_LL | FXO_MUL << 4 | FX_PUSH, 1, 0 * V, 0 * V,
+                      FX_SA | FXO_SUB << 4, 2, FX_END};
+  uint32_t clears[] = {1, 0};
+  OpCall ops[] = {{.op = OP_MULTIPLY, .cast_to = DT_I32, .span = {10, 11}},
+                  {.op = OP_MULTIPLY, .cast_to = DT_I32, .span = {20, 21}},
+                  {.op = OP_SUBTRACT, .cast_to = DT_I32, .span = {30, 31}}};
+  SpanEntry spans[] = {{0, {0, 1}}, {5, {40, 41}}};
+  Code c = {.name = "@f", .nparams = 1, .self_reg = -1, .nregs = 2, .ins = ins,
+            .nins = (uint32_t)(sizeof ins / sizeof ins[0]), .ops = ops, .nops = 3, .spans = spans,
+            .nspans = 2, .clears = clears, .nclears = 2, .xprog = xprog, .nxprog = 11};
+  Code *codes[] = {&c};
+  Program p = {.codes = codes, .ncodes = 1, .nglobals = 1};
+  const char *text = "0123456789\n0123456789\n0123456789\n0123456789\n";
+  Source *src = source_new("t.relay", mem_strdup(text), strlen(text));
+  char *errs = NULL;
+  size_t errlen = 0;
+  FILE *errf = open_memstream(&errs, &errlen);
+  Diag d;
+  diag_init(&d, errf, src);
+  Value arg = value_f32(1.5f), r = value_none();
+  ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_OK); /* fast path */
+  ck_assert_uint_eq(r.tag, TAG_F32);
+  ck_assert(value_f32_of(&r) == 2.25f && r.f == 2.25);
+  arg = (Value){VK_TENSOR, 0, {.t = tensor_new_scalar_f32(1.5f)}};
+  ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_OK); /* generic path */
+  ck_assert_uint_eq(r.tag, TAG_F32);
+  ck_assert(value_f32_of(&r) == 2.25f && r.f == 2.25);
+  /* () * 3f fails at the first node's span (line 2, column 1) */
+  arg = value_tuple_new(0);
+  ck_assert_int_eq(vm_run(&p, &c, &arg, 1, &r, &d, NULL), VM_ERROR);
+  ck_assert_int_eq(d.nerrors, 1);
+  fflush(errf);
+  if (!strstr(errs, "t.relay:1:11")) ck_abort_msg("wrong error location:\n%s", errs);
   fclose(errf);
   free(errs);
   source_free(src);
@@ -391,6 +489,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, self_call_arguments_in_place);
   tcase_add_test(tc, fused_pairs);
   tcase_add_test(tc, fused_fallback);
+  tcase_add_test(tc, float32_trees);
+  tcase_add_test(tc, fx_fallback);
   tcase_add_test(tc, memo_registers_reset_per_iteration);
   tcase_add_test(tc, clear_lists_release_dead_values);
   suite_add_tcase(s, tc);
