@@ -4,7 +4,9 @@
  * weight O I D H W (transpose: I O D H W), result N O D H W, with 1-D and
  * 2-D convolutions as 3-D ones whose leading spatial extents are 1 (ConvGeom).
  * Other primal layouts (NHWC/HWIO, ...) are permuted into it and back, except
- * NHWC + HWIO float32 without groups, which has its own GEMM path.
+ * NHWC + HWIO float32 without groups, which has its own GEMM path. Split
+ * layouts (NCHW16c, OIHW16i16o) are converted to the canonical ones with
+ * ops/layout.h first and the result converted back (conv_split).
  *
  * Float32 engines (the hot path):
  *  - GEMM: per (image, group), out[Og × P] = W[Og × Kg] · cols[Kg × P]
@@ -49,6 +51,7 @@
 #include "ops/k_simd.h"
 #include "ops/k_winograd.h"
 #include "ops/kernel.h"
+#include "ops/layout.h"
 #include "runtime/threadpool.h"
 
 /* ------------------------------------------------------------ geometry */
@@ -903,6 +906,8 @@ static bool conv_nhwc(KernelCtx *c, const ConvGeom *g, const float *x, const flo
 typedef struct ConvCall {
   ConvGeom g;
   bool transposed;
+  bool split;                    /* operands converted from split layouts (conv_split) */
+  const Tensor *x, *w;           /* data and weight, in layouts dl and kl */
   int xpos[5], wpos[5], ypos[5]; /* canonical dim j lives at layout dim pos[j] */
   bool xcanon, wcanon, ycanon;
   const char *dl, *kl, *ol;
@@ -914,22 +919,33 @@ static const char *const SPATIAL[4] = {"", "W", "HW", "DHW"};
  * (extents are at most 2^40 elements) far from int64 overflow. */
 #define CONV_ATTR_MAX ((int64_t)1 << 32)
 
-/* Reads attributes and shapes into cc; false after kernel_fail. */
+/* The canonical data and weight layouts ("NCHW", "OIHW" / "IOHW"). */
+static void conv_canon(int nd, bool transposed, char dcanon[8], char kcanon[8]) {
+  snprintf(dcanon, 8, "NC%s", SPATIAL[nd]);
+  snprintf(kcanon, 8, "%s%s", transposed ? "IO" : "OI", SPATIAL[nd]);
+}
+
+/* The data, kernel and out layout attributes (out_layout "" = data_layout). */
+static void conv_layout_attrs(KernelCtx *c, int nd, bool transposed, const char **dl,
+                              const char **kl, const char **ol) {
+  static const char *const dflt_data[4] = {"", "NCW", "NCHW", "NCDHW"};
+  static const char *const dflt_kern[4] = {"", "OIW", "OIHW", "OIDHW"};
+  *dl = kernel_attr_str(c, "data_layout", dflt_data[nd]);
+  *kl = kernel_attr_str(c, "kernel_layout", transposed ? "IOHW" : dflt_kern[nd]);
+  *ol = kernel_attr_str(c, "out_layout", "");
+  if (!(*ol)[0]) *ol = *dl;
+}
+
+/* Reads attributes and shapes into cc, whose x, w, dl, kl, ol (primal
+ * layouts) and split are set; false after kernel_fail. */
 static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
   ConvGeom *g = &cc->g;
-  memset(cc, 0, sizeof *cc);
+  memset(g, 0, sizeof *g);
   cc->transposed = transposed;
   g->nd = nd;
   const char *name = c->op->name;
-  static const char *const dflt_data[4] = {"", "NCW", "NCHW", "NCDHW"};
-  static const char *const dflt_kern[4] = {"", "OIW", "OIHW", "OIDHW"};
-  cc->dl = kernel_attr_str(c, "data_layout", dflt_data[nd]);
-  cc->kl = kernel_attr_str(c, "kernel_layout", transposed ? "IOHW" : dflt_kern[nd]);
-  cc->ol = kernel_attr_str(c, "out_layout", "");
-  if (!cc->ol[0]) cc->ol = cc->dl;
   char dcanon[8], kcanon[8];
-  snprintf(dcanon, sizeof dcanon, "NC%s", SPATIAL[nd]);
-  snprintf(kcanon, sizeof kcanon, "%s%s", transposed ? "IO" : "OI", SPATIAL[nd]);
+  conv_canon(nd, transposed, dcanon, kcanon);
   if (!layout_pos(cc->dl, dcanon, cc->xpos) || !layout_pos(cc->ol, dcanon, cc->ypos))
     return kernel_fail(c, "%s: unsupported data layout '%s' / '%s'", name, cc->dl, cc->ol), false;
   if (!layout_pos(cc->kl, kcanon, cc->wpos))
@@ -937,7 +953,7 @@ static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
   cc->xcanon = pos_is_identity(cc->xpos, nd + 2);
   cc->wcanon = pos_is_identity(cc->wpos, nd + 2);
   cc->ycanon = pos_is_identity(cc->ypos, nd + 2);
-  const Tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+  const Tensor *x = cc->x, *w = cc->w;
   if (x->ndim != nd + 2 || w->ndim != nd + 2)
     return kernel_fail(c, "%s: expected rank-%d data and weight", name, nd + 2), false;
   int64_t st[3], dil[3], lo[3], hi[3];
@@ -983,7 +999,7 @@ static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
                          (long long)g->G, (long long)g->Cg), false;
     g->Og = g->O / g->G;
   }
-  if (transposed && g->G > 1 && c->out_type && c->out_type->kind == TYPE_TENSOR &&
+  if (transposed && g->G > 1 && !cc->split && c->out_type && c->out_type->kind == TYPE_TENSOR &&
       c->out_type->tensor.ndim == (uint32_t)(nd + 2)) {
     const Dim *od = &c->out_type->tensor.dims[cc->ypos[1]];
     if (od->kind == DIM_INT && od->value != g->O)
@@ -1039,10 +1055,9 @@ static bool conv_epilogue(KernelCtx *c, const ConvCall *cc, Epi *e, int *bias_in
   return true;
 }
 
-/* Canonical compute-type copy of input i (converted, permuted), or its data. */
-static void *conv_operand(KernelCtx *c, uint32_t i, const int *pos, bool canon, DType as, KCompute k,
+/* Canonical compute-type copy of operand t (converted, permuted), or its data. */
+static void *conv_operand(const Tensor *t, const int *pos, bool canon, DType as, KCompute k,
                           bool *owned) {
-  const Tensor *t = kernel_input(c, i);
   bool conv_owned;
   void *buf = kcvt_load(t, as, k, &conv_owned);
   if (!buf) return NULL;
@@ -1057,11 +1072,14 @@ static void *conv_operand(KernelCtx *c, uint32_t i, const int *pos, bool canon, 
   return p;
 }
 
-static int conv_run(KernelCtx *c, int nd, bool transposed) {
-  ConvCall cc;
+/* Runs the convolution of cc->x and cc->w (primal layouts cc->dl, cc->kl)
+ * into a result in layout cc->ol: the call's output, or with `result` set
+ * (split layouts) a new tensor stored there. */
+static int conv_exec(KernelCtx *c, int nd, bool transposed, ConvCall *cc_in, Tensor **result) {
+  ConvCall cc = *cc_in;
   if (!conv_setup(c, nd, transposed, &cc)) return KERNEL_ERROR;
   const ConvGeom *g = &cc.g;
-  const Tensor *x = kernel_input(c, 0);
+  const Tensor *x = cc.x, *w = cc.w;
   DType odt = x->dtype;
   kernel_attr_dtype(c, "out_dtype", &odt);
   KCompute k = kcvt_kind(odt);
@@ -1086,6 +1104,10 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
       epi.accumulate = true;
     }
   }
+  if (!out && result) {
+    out = *result = tensor_new(odt, nd + 2, oshape);
+    if (!out) return kernel_fail(c, "%s: out of memory", c->op->name);
+  }
   if (!out) out = kernel_output(c, odt, nd + 2, oshape);
   if (!out) return KERNEL_ERROR;
 
@@ -1093,13 +1115,13 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
   /* NHWC + HWIO float32 fast path (no groups, no epilogue) */
   if (!transposed && f32 && !fused && nd == 2 && g->G == 1 && strcmp(cc.dl, "NHWC") == 0 &&
       strcmp(cc.kl, "HWIO") == 0 && strcmp(cc.ol, "NHWC") == 0 && kcvt_is_native(x->dtype, k) &&
-      kcvt_is_native(kernel_input(c, 1)->dtype, k) && kcvt_is_native(odt, k)) {
-    return conv_nhwc(c, g, x->data, kernel_input(c, 1)->data, out->data) ? KERNEL_OK : KERNEL_ERROR;
+      kcvt_is_native(w->dtype, k) && kcvt_is_native(odt, k)) {
+    return conv_nhwc(c, g, x->data, w->data, out->data) ? KERNEL_OK : KERNEL_ERROR;
   }
 
   bool xo = false, wo = false;
-  void *xb = conv_operand(c, 0, cc.xpos, cc.xcanon, odt, k, &xo);
-  void *wb = xb ? conv_operand(c, 1, cc.wpos, cc.wcanon, odt, k, &wo) : NULL;
+  void *xb = conv_operand(x, cc.xpos, cc.xcanon, odt, k, &xo);
+  void *wb = xb ? conv_operand(w, cc.wpos, cc.wcanon, odt, k, &wo) : NULL;
   bool direct_out = cc.ycanon && kcvt_is_native(odt, k);
   void *yb = direct_out ? out->data : kcvt_alloc(k, out->numel);
   bool ok = xb && wb && yb;
@@ -1124,7 +1146,7 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
       ok = conv_grouped(c, g, xb, wb, yb, fused ? &epi : NULL);
       fused = false; /* applied inside */
     } else if (k == KC_F32 && conv_winograd(g, xb, wb, yb, fused ? &epi : NULL,
-                                            !wo && (kernel_input(c, 1)->flags & TENSOR_READONLY))) {
+                                            !wo && (w->flags & TENSOR_READONLY))) {
       fused = false; /* applied inside */
     } else if (k == KC_F32 || (k == KC_F64 && !depthwise)) {
       ok = conv_gemm(c, g, xb, wb, yb, k == KC_F64, fused ? &epi : NULL);
@@ -1158,6 +1180,65 @@ static int conv_run(KernelCtx *c, int nd, bool transposed) {
   if (wo) mem_free(wb);
   if (!direct_out) mem_free(yb);
   return ok ? KERNEL_OK : KERNEL_ERROR;
+}
+
+/* Split layouts (NCHW16c, OIHW16i16o, ...; spec/ops.md 6.7): the operands
+ * are converted to the canonical layouts (a split axis counts outer × factor,
+ * so channel padding reads 0), the canonical convolution runs, and its result
+ * is converted to the out layout. A fused epilogue is not supported here
+ * (eval/fold.c fuses canonical layouts only). */
+static int conv_split(KernelCtx *c, int nd, bool transposed, const char *dl, const char *kl,
+                      const char *ol) {
+  const char *name = c->op->name;
+  char dcanon[8], kcanon[8];
+  conv_canon(nd, transposed, dcanon, kcanon);
+  Layout ld, lk, lo, cd, ck;
+  if (!layout_parse(dl, &ld) || !layout_parse(ol, &lo) || !layout_parse(kl, &lk))
+    return kernel_fail(c, "%s: invalid layout '%s' / '%s' / '%s'", name, dl, kl, ol);
+  layout_parse(dcanon, &cd);
+  layout_parse(kcanon, &ck);
+  if (kernel_attr_str(c, "relayc.epilogue", "")[0])
+    return kernel_fail(c, "%s: fused epilogue needs the canonical layout", name);
+  const Tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
+  if (x->ndim != ld.n || w->ndim != lk.n)
+    return kernel_fail(c, "%s: data/weight ranks do not match layouts '%s' / '%s'", name, dl, kl);
+  int64_t cshape[TENSOR_MAX_NDIM];
+  if (!layout_convert_shape(&ld, &cd, x->shape, cshape) || !layout_convert_shape(&lk, &ck, w->shape, cshape))
+    return kernel_fail(c, "%s: data/weight shapes do not fit layouts '%s' / '%s'", name, dl, kl);
+  Tensor *xc = layout_convert_new(x, &ld, &cd);
+  Tensor *wc = xc ? layout_convert_new(w, &lk, &ck) : NULL;
+  Tensor *yc = NULL;
+  int rc = KERNEL_ERROR;
+  if (!xc || !wc) {
+    kernel_fail(c, "%s: out of memory", name);
+  } else {
+    ConvCall cc = {.split = true, .x = xc, .w = wc, .dl = dcanon, .kl = kcanon, .ol = dcanon};
+    rc = conv_exec(c, nd, transposed, &cc, &yc);
+  }
+  if (rc == KERNEL_OK) {
+    int64_t oshape[TENSOR_MAX_NDIM];
+    Tensor *out = NULL;
+    if (!layout_convert_shape(&cd, &lo, yc->shape, oshape)) {
+      rc = kernel_fail(c, "%s: unsupported out layout '%s'", name, ol);
+    } else if (!(out = kernel_output(c, yc->dtype, lo.n, oshape))) {
+      rc = KERNEL_ERROR;
+    } else if (!layout_convert_into(yc, &cd, &lo, out)) {
+      rc = kernel_fail(c, "%s: out of memory", name);
+    }
+  }
+  if (xc) tensor_release(xc);
+  if (wc) tensor_release(wc);
+  if (yc) tensor_release(yc);
+  return rc;
+}
+
+static int conv_run(KernelCtx *c, int nd, bool transposed) {
+  const char *dl, *kl, *ol;
+  conv_layout_attrs(c, nd, transposed, &dl, &kl, &ol);
+  if (strpbrk(dl, "0123456789") || strpbrk(kl, "0123456789") || strpbrk(ol, "0123456789"))
+    return conv_split(c, nd, transposed, dl, kl, ol);
+  ConvCall cc = {.x = kernel_input(c, 0), .w = kernel_input(c, 1), .dl = dl, .kl = kl, .ol = ol};
+  return conv_exec(c, nd, transposed, &cc, NULL);
 }
 
 int kernel_NN_CONV1D(KernelCtx *c);

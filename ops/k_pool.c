@@ -1,9 +1,10 @@
 /* ops/k_pool.c — max/avg pooling (1-D, 2-D, 3-D), global and adaptive pooling.
  *
- * A layout (primal letters only, checked by the relation) is viewed as
- * [outer][spatial...][inner]: outer = product of the axes before the first
- * spatial axis (N·C for NCHW), inner = product of the axes after the last one
- * (C for NHWC); the spatial letters (D, H, W present in it) must be adjacent.
+ * A layout is viewed as [outer][spatial...][inner]: outer = product of the
+ * axes before the first spatial axis (N·C for NCHW), inner = product of the
+ * axes after the last one (C for NHWC, the 16c of NCHW16c); the spatial
+ * letters (D, H, W present in it) must be adjacent and unsplit, so split
+ * channel layouts (NCHW16c) pool in place, with no conversion.
  * Each output position reduces a window of input positions; the innermost
  * loop runs over `inner` (unit stride: channels-last vectorises), and tasks
  * are ranges of outer indices.
@@ -28,6 +29,7 @@
 #include "ops/k_plane.h"
 #include "ops/k_simd.h"
 #include "ops/kernel.h"
+#include "ops/layout.h"
 #include "runtime/threadpool.h"
 #include "runtime/value.h"
 
@@ -286,17 +288,21 @@ static bool pool_layout(KernelCtx *c, const Tensor *x, int nsp, const char *sp, 
                         int *pos) {
   static const char *const dflt[4] = {"", "NCW", "NCHW", "NCDHW"};
   const char *l = kernel_attr_str(c, "layout", dflt[nsp]);
-  if ((int32_t)strlen(l) != x->ndim) {
+  Layout lay;
+  if (!layout_parse(l, &lay) || lay.n != x->ndim) {
     kernel_fail(c, "%s: layout \"%s\" does not match rank %d", c->op->name, l, x->ndim);
     return false;
   }
   for (int i = 0; i < nsp; i++) {
-    const char *at = strchr(l, sp[i]);
-    if (!at) {
+    pos[i] = layout_find(&lay, sp[i]);
+    if (pos[i] < 0) {
       kernel_fail(c, "%s: layout \"%s\" has no %c axis", c->op->name, l, sp[i]);
       return false;
     }
-    pos[i] = (int)(at - l);
+    if (layout_sub_factor(&lay, sp[i])) {
+      kernel_fail(c, "%s: layout \"%s\" splits the spatial axis %c", c->op->name, l, sp[i]);
+      return false;
+    }
     if (i > 0 && pos[i] != pos[i - 1] + 1) {
       kernel_fail(c, "%s: layout \"%s\": spatial axes must be adjacent", c->op->name, l);
       return false;

@@ -5,7 +5,8 @@
  * Convolution and pooling work in the canonical layout (N, C, spatial...) /
  * (O, I, spatial...) by looking up each canonical letter in the layout
  * strings. Convolutions also accept split layouts (`NCHW4n4c`, `OIHW4o4i`:
- * a split axis counts outer * factor); pooling takes primal layouts only.
+ * a split axis counts outer * factor); pooling accepts layouts whose spatial
+ * axes are unsplit (`NCHW16c`: the other axes are carried through).
  * Relations that fix parameter shapes (dense with `units`, conv with
  * `channels` + `kernel_size`, bias_add, batch_norm, ...) assign them by
  * unification, which is how un-annotated weights get their types (§1.4).
@@ -281,12 +282,14 @@ int rel_conv2d_transpose(TypeRelCtx *c) { return conv(c, 2, true); }
  * of the layout is kept as is. */
 static int pool_layout(TypeRelCtx *c, const Type *a, const char *sp, int *pos) {
   const char *l = rel_attr_str(c, "layout", "");
-  if (!rel_layout_primal(l)) return rel_fail(c, "unsupported layout \"%s\"", l);
-  if (strlen(l) != a->tensor.ndim)
-    return rel_fail(c, "layout \"%s\" has %zu axes but the input has rank %u", l, strlen(l), a->tensor.ndim);
+  Layout lay;
+  if (!layout_parse(l, &lay)) return rel_fail(c, "unsupported layout \"%s\"", l);
+  if ((uint32_t)lay.n != a->tensor.ndim)
+    return rel_fail(c, "layout \"%s\" has %d axes but the input has rank %u", l, lay.n, a->tensor.ndim);
   for (int i = 0; sp[i]; i++) {
-    pos[i] = rel_layout_pos(l, sp[i]);
+    pos[i] = layout_find(&lay, sp[i]);
     if (pos[i] < 0) return rel_fail(c, "layout \"%s\" has no %c axis", l, sp[i]);
+    if (layout_sub_factor(&lay, sp[i])) return rel_fail(c, "layout \"%s\" splits the spatial axis %c (unsupported)", l, sp[i]);
   }
   const char *ol = rel_attr_str(c, "out_layout", "");
   if (*ol && strcmp(ol, l) != 0) return rel_fail(c, "out_layout \"%s\" differs from layout \"%s\" (unsupported)", ol, l);

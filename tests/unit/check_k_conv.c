@@ -692,6 +692,145 @@ START_TEST(conv_empty_shapes) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ split layouts */
+
+/* layout_transform(t, src -> dst) through its own kernel (ops/k_shape.c). */
+static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
+  char spec[128], err[KERNEL_ERR_SIZE] = "";
+  snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);
+  Tensor *ins[1] = {(Tensor *)t};
+  Tensor *o = kt_call(OP_LAYOUT_TRANSFORM, kt_attrs(M, spec), ins, 1, err);
+  ck_assert_msg(o != NULL, "layout_transform %s -> %s failed: %s", src, dst, err);
+  return o;
+}
+
+/* op on canonical (x, w) with `attrs`, against the same op on the operands
+ * converted to dl / kl with out layout ol: the split run must equal
+ * layout_transform(canonical result, canon -> ol). */
+static void split_case(int32_t op, const char *attrs, const Tensor *x, const Tensor *w,
+                       const char *dcanon, const char *kcanon, const char *dl, const char *kl,
+                       const char *ol, double tol) {
+  char err[KERNEL_ERR_SIZE] = "", full[384];
+  Tensor *ins[2] = {(Tensor *)x, (Tensor *)w};
+  Tensor *canon = kt_call(op, kt_attrs(M, attrs), ins, 2, err);
+  ck_assert_msg(canon != NULL, "canonical run failed: %s (%s)", err, attrs);
+  Tensor *want = lt(canon, dcanon, ol);
+  Tensor *xs = lt(x, dcanon, dl), *ws = lt(w, kcanon, kl);
+  snprintf(full, sizeof full, "%s%sdata_layout=\"%s\"; kernel_layout=\"%s\"; out_layout=\"%s\"", attrs,
+           attrs[0] ? "; " : "", dl, kl, ol);
+  check_conv(op, full, xs, ws, want, tol);
+  Tensor *all[] = {canon, want, xs, ws};
+  for (int i = 0; i < 4; i++) tensor_release(all[i]);
+}
+
+START_TEST(conv_split_layouts) {
+  int64_t xs[4] = {1, 8, 7, 6}, ws[4] = {8, 8, 3, 3};
+  Tensor *x = rnd(F32, 4, xs, 800), *w = rnd(F32, 4, ws, 801);
+  const char *p1 = "padding=[1, 1]";
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NCHW4c", "OIHW4i4o", "NCHW4c", 1e-5);
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NCHW4c", "OIHW2o4i", "NCHW8c", 1e-5);
+  split_case(OP_NN_CONV2D, "strides=[2, 2]", x, w, "NCHW", "OIHW", "NCHW2c", "OIHW2i4o", "NHWC", 1e-5);
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NHWC", "OIHW4i4o", "NCHW4c", 1e-5);
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NCHW8c", "OIHW8i8o", "NCHW", 1e-5);
+  /* against the reference loop nest too */
+  {
+    int64_t st[2] = {1, 1}, dil[2] = {1, 1}, lo[2] = {1, 1}, hi[2] = {1, 1};
+    RefGeom r = geom(2, st, dil, lo, hi, 1);
+    Tensor *ref = ref_conv(x, w, &r, F32), *xs4 = lt(x, "NCHW", "NCHW4c"), *ws4 = lt(w, "OIHW", "OIHW4i4o");
+    check_conv(OP_NN_CONV2D, "padding=[1, 1]; data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"; out_layout=\"NCHW\"",
+               xs4, ws4, ref, 1e-5);
+    Tensor *all[] = {ref, xs4, ws4};
+    for (int i = 0; i < 3; i++) tensor_release(all[i]);
+  }
+  tensor_release(x);
+  tensor_release(w);
+  /* channels not a multiple of the factor: padded channels read 0 */
+  int64_t xs6[4] = {2, 6, 5, 5}, ws6[4] = {6, 6, 3, 3};
+  x = rnd(F32, 4, xs6, 802);
+  w = rnd(F32, 4, ws6, 803);
+  split_case(OP_NN_CONV2D, "strides=[2, 2]; padding=[1, 0, 0, 1]", x, w, "NCHW", "OIHW", "NCHW4c", "OIHW4i4o",
+             "NCHW4c", 1e-5);
+  /* a split batch axis (TVM's test_op_level2 NCHW4n4c / OIHW4o4i) */
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NCHW4n4c", "OIHW4o4i", "NCHW4n4c", 1e-5);
+  tensor_release(x);
+  tensor_release(w);
+  /* AlterOpLayout's NCHW16c / OIHW16i16o: 1x1 (GEMM, no im2col) and 3x3 */
+  int64_t xs32[4] = {1, 32, 9, 9}, w1s[4] = {16, 32, 1, 1}, w3s[4] = {32, 32, 3, 3};
+  x = rnd(F32, 4, xs32, 804);
+  Tensor *w1 = rnd(F32, 4, w1s, 805), *w3 = rnd(F32, 4, w3s, 806);
+  split_case(OP_NN_CONV2D, "", x, w1, "NCHW", "OIHW", "NCHW16c", "OIHW16i16o", "NCHW16c", 1e-5);
+  split_case(OP_NN_CONV2D, p1, x, w3, "NCHW", "OIHW", "NCHW16c", "OIHW16i16o", "NCHW16c", 1e-5);
+  tensor_release(w1);
+  tensor_release(w3);
+  /* depthwise in NCHW16c with an OIHW1i16o weight */
+  int64_t wds[4] = {32, 1, 3, 3};
+  Tensor *wd = rnd(F32, 4, wds, 807);
+  split_case(OP_NN_CONV2D, "padding=[1, 1]; groups=32", x, wd, "NCHW", "OIHW", "NCHW16c", "OIHW1i16o",
+             "NCHW16c", 1e-5);
+  tensor_release(wd);
+  tensor_release(x);
+  /* int32 (exact), float64, conv1d and conv2d_transpose */
+  int64_t xi[4] = {1, 4, 6, 5}, wi[4] = {4, 4, 3, 3};
+  x = rnd(I32, 4, xi, 808);
+  w = rnd(I32, 4, wi, 809);
+  split_case(OP_NN_CONV2D, p1, x, w, "NCHW", "OIHW", "NCHW2c", "OIHW2i2o", "NCHW4c", 0);
+  tensor_release(x);
+  tensor_release(w);
+  int64_t wg[4] = {4, 2, 3, 3};
+  x = rnd(F64, 4, xi, 810);
+  w = rnd(F64, 4, wg, 811);
+  split_case(OP_NN_CONV2D, "groups=2", x, w, "NCHW", "OIHW", "NCHW2c", "OIHW2o", "NCHW2c", 1e-12);
+  tensor_release(x);
+  tensor_release(w);
+  int64_t x1[3] = {1, 8, 11}, w1d[3] = {4, 8, 3};
+  x = rnd(F32, 3, x1, 812);
+  w = rnd(F32, 3, w1d, 813);
+  split_case(OP_NN_CONV1D, "padding=[1, 2]; strides=[2]", x, w, "NCW", "OIW", "NCW4c", "OIW4i4o", "NCW2c", 1e-5);
+  tensor_release(x);
+  tensor_release(w);
+  int64_t xt[4] = {1, 4, 4, 5}, wt[4] = {4, 3, 3, 3};
+  x = rnd(F32, 4, xt, 814);
+  w = rnd(F32, 4, wt, 815);
+  split_case(OP_NN_CONV2D_TRANSPOSE, "channels=3; strides=[2, 2]; padding=[1, 1]", x, w, "NCHW", "IOHW", "NCHW4c",
+             "IOHW4i", "NCHW", 1e-5);
+  tensor_release(x);
+  tensor_release(w);
+}
+END_TEST
+
+START_TEST(conv_split_layout_errors) {
+  int64_t xs[5] = {1, 2, 4, 4, 4}, ws[6] = {2, 2, 3, 3, 4, 4}, bad[6] = {2, 2, 3, 3, 4, 3};
+  Tensor *x = rnd(F32, 5, xs, 820), *w = rnd(F32, 6, ws, 821), *wb = rnd(F32, 6, bad, 822);
+  char err[KERNEL_ERR_SIZE] = "";
+  Tensor *ins[2] = {x, wb};
+  const char *ok = "data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"";
+  /* a sub-axis whose extent is not its factor */
+  Tensor *got = kt_call(OP_NN_CONV2D, kt_attrs(M, ok), ins, 2, err);
+  ck_assert_ptr_null(got);
+  ck_assert_msg(strstr(err, "layout") != NULL, "%s", err);
+  ins[1] = w;
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, ok), ins, 2, err);
+  ck_assert_msg(got != NULL, "%s", err);
+  ck_assert_int_eq(got->ndim, 5);
+  ck_assert_int_eq(got->shape[1], 2);
+  ck_assert_int_eq(got->shape[4], 4);
+  tensor_release(got);
+  /* different primal axes, a rank that does not match, a fused epilogue */
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"; out_layout=\"NCDW4c\""),
+                ins, 2, err);
+  ck_assert_ptr_null(got);
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "data_layout=\"NCHW4c4n\"; kernel_layout=\"OIHW4i4o\""), ins, 2, err);
+  ck_assert_ptr_null(got);
+  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"; relayc.epilogue=\"r\""),
+                ins, 2, err);
+  ck_assert_ptr_null(got);
+  ck_assert_msg(strstr(err, "epilogue") != NULL, "%s", err);
+  tensor_release(x);
+  tensor_release(w);
+  tensor_release(wb);
+}
+END_TEST
+
 static Suite *conv_suite(void) {
   Suite *s = suite_create("k_conv");
   TCase *tc = tcase_create("conv");
@@ -717,6 +856,8 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_resnet_shapes);
   tcase_add_test(tc, conv_empty_shapes);
   tcase_add_test(tc, conv2d_random_geometries);
+  tcase_add_test(tc, conv_split_layouts);
+  tcase_add_test(tc, conv_split_layout_errors);
   suite_add_tcase(s, tc);
   return s;
 }

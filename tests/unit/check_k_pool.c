@@ -5,7 +5,8 @@
  * dtype's lowest finite value, avg divides by the in-input tap count
  * (count_include_pad=False, at least 1) or the in-padded-extent count; int
  * sums wrap then divide truncating. Other layouts are tested by permuting
- * the data and the expected result. ref_adaptive / global use the cell
+ * the data and the expected result; split layouts (NCHW16c) by comparing with
+ * layout_transform → NCHW pooling → layout_transform. ref_adaptive / global use the cell
  * bounds [floor(i·L/n), ceil((i+1)·L/n)). batch_norm follows §10.1.
  */
 #include <check.h>
@@ -366,6 +367,58 @@ START_TEST(global_and_adaptive) {
 }
 END_TEST
 
+/* ---- split layouts (NCHW16c): pooled in place, spatial axes unsplit */
+
+static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
+  char spec[128], err[KERNEL_ERR_SIZE] = "";
+  snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);
+  Tensor *ins[1] = {(Tensor *)t};
+  Tensor *o = kt_call(OP_LAYOUT_TRANSFORM, kt_attrs(Mod, spec), ins, 1, err);
+  ck_assert_msg(o != NULL, "layout_transform %s -> %s failed: %s", src, dst, err);
+  return o;
+}
+
+/* op(layout=split) on lt(x) must equal lt(op(x) in NCHW). */
+static void split_pool(int32_t op, const char *attrs, Tensor *x, const char *split, double tol) {
+  char err[KERNEL_ERR_SIZE] = "", full[256];
+  Tensor *ins[1] = {x};
+  Tensor *canon = kt_call(op, kt_attrs(Mod, attrs), ins, 1, err);
+  ck_assert_msg(canon != NULL, "canonical run failed: %s (%s)", err, attrs);
+  Tensor *want = lt(canon, "NCHW", split), *xs = lt(x, "NCHW", split);
+  snprintf(full, sizeof full, "%s%slayout=\"%s\"", attrs, attrs[0] ? "; " : "", split);
+  check_op(op, full, xs, want, tol);
+  tensor_release(canon);
+  tensor_release(want);
+  tensor_release(xs);
+}
+
+START_TEST(pool_split_layouts) {
+  int64_t xs[4] = {2, 32, 9, 8}, x6[4] = {1, 6, 7, 7};
+  Tensor *x = rnd(F32, 4, xs, 90), *y = rnd(F32, 4, x6, 91);
+  const char *win = "pool_size=[3, 3]; strides=[2, 2]; padding=[1, 0, 1, 1]";
+  split_pool(OP_NN_MAX_POOL2D, win, x, "NCHW16c", 0);
+  split_pool(OP_NN_AVG_POOL2D, win, x, "NCHW16c", 1e-6);
+  split_pool(OP_NN_AVG_POOL2D, "pool_size=[2, 2]; padding=[1, 1]; count_include_pad=True; ceil_mode=True", x,
+             "NCHW8c", 1e-6);
+  split_pool(OP_NN_GLOBAL_AVG_POOL2D, "", x, "NCHW16c", 1e-6);
+  split_pool(OP_NN_GLOBAL_MAX_POOL2D, "", x, "NCHW4n4c", 0);
+  split_pool(OP_NN_ADAPTIVE_AVG_POOL2D, "output_size=[3, 2]", x, "NCHW16c", 1e-6);
+  split_pool(OP_NN_ADAPTIVE_MAX_POOL2D, "output_size=[4]", y, "NCHW4c", 0); /* padded channels */
+  split_pool(OP_NN_MAX_POOL2D, win, y, "NCHW4c", 0);
+  /* a split spatial axis, or a layout of the wrong rank, is an error */
+  char err[KERNEL_ERR_SIZE] = "";
+  Tensor *xw = lt(y, "NCHW", "NCHW7w"), *ins[1] = {xw};
+  ck_assert_ptr_null(kt_call(OP_NN_MAX_POOL2D, kt_attrs(Mod, "pool_size=[2, 2]; layout=\"NCHW7w\""), ins, 1, err));
+  ck_assert_msg(strstr(err, "splits") != NULL, "%s", err);
+  ck_assert_ptr_null(kt_call(OP_NN_GLOBAL_AVG_POOL2D, kt_attrs(Mod, "layout=\"NCHW7w\""), ins, 1, err));
+  ins[0] = y;
+  ck_assert_ptr_null(kt_call(OP_NN_MAX_POOL2D, kt_attrs(Mod, "pool_size=[2, 2]; layout=\"NCHW4c\""), ins, 1, err));
+  tensor_release(xw);
+  tensor_release(x);
+  tensor_release(y);
+}
+END_TEST
+
 /* ---- batch_norm */
 
 static void bn_case(int nd, const int64_t *shape, int axis, bool center, bool scale, DType dt,
@@ -463,6 +516,7 @@ static Suite *pool_suite(void) {
   tcase_add_test(tc, pool_nhwc);
   tcase_add_test(tc, pool_random_windows);
   tcase_add_test(tc, global_and_adaptive);
+  tcase_add_test(tc, pool_split_layouts);
   tcase_add_test(tc, batch_norm_cases);
   tcase_add_test(tc, batch_norm_in_place_and_errors);
   suite_add_tcase(s, tc);
