@@ -674,13 +674,11 @@ int rel_full_like(TypeRelCtx *c) {
   return done(c, (Type *)a);
 }
 
-static bool attr_number(TypeRelCtx *c, const char *key, double *v) {
-  const AttrValue *x = rel_attr(c, key);
-  if (!x) return false;
-  if (x->kind == AV_INT) *v = (double)x->i.value;
-  else if (x->kind == AV_FLOAT) *v = x->f.value;
-  else return false;
-  return true;
+/* arange bound i (start, stop, step): the attribute (TVM's copy of the input,
+ * printed as meta[relay.Constant][k]) or, when omitted, a constant input. */
+static bool arange_bound(TypeRelCtx *c, uint32_t i, double *v) {
+  static const char *const keys[3] = {"start", "stop", "step"};
+  return rel_attr_number(c, keys[i], v) || (rel_attr_is_none(c, keys[i]) && rel_input_number(c, i, v));
 }
 
 int rel_arange(TypeRelCtx *c) {
@@ -691,7 +689,7 @@ int rel_arange(TypeRelCtx *c) {
     if (!rel_assign(c, i, s)) return REL_FAIL;
   Type *o = rel_new_tensor(c, dt, 1);
   double b, e, st;
-  if (attr_number(c, "start", &b) && attr_number(c, "stop", &e) && attr_number(c, "step", &st)) {
+  if (arange_bound(c, 0, &b) && arange_bound(c, 1, &e) && arange_bound(c, 2, &st)) {
     if (st == 0) return rel_fail(c, "step must not be 0");
     double n = (e - b) / st;
     int64_t k = (int64_t)n;

@@ -52,6 +52,13 @@ const char *rel_type_str(TypeRelCtx *c, const Type *t);
 /* ---- inputs ------------------------------------------------------------- */
 /* Slot i resolved: NULL while it is an unbound type variable (blocks). */
 const Type *rel_type(TypeRelCtx *c, uint32_t i);
+
+/* The value of attribute `key` as a number: an int or float literal, or a
+ * one-element meta[relay.Constant] / constant expression; false otherwise. */
+bool rel_attr_number(TypeRelCtx *c, const char *key, double *v);
+
+/* The value of input i when the call passes a one-element constant there. */
+bool rel_input_number(TypeRelCtx *c, uint32_t i, double *v);
 /* Slot i as a tensor type; NULL while unknown (blocks) or, after reporting
  * "<op>: input i must be a tensor", when it is another kind of type. */
 const Type *rel_tensor(TypeRelCtx *c, uint32_t i);

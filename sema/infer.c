@@ -102,7 +102,7 @@ static Type *infer_op_value(Inf *I, Expr *e) {
   uint32_t n = op->num_inputs > 0 ? (uint32_t)op->num_inputs : 0;
   Type **args = arena_alloc(I->cx.a, (n + 1) * sizeof *args);
   for (uint32_t i = 0; i <= n; i++) args[i] = ty_fresh(&I->cx);
-  solver_add_rel(&I->cx, op, NULL, args, n, e->span);
+  solver_add_rel(&I->cx, op, NULL, NULL, args, n, e->span);
   return ty_func(&I->cx, args, n, args[n]);
 }
 
@@ -128,7 +128,7 @@ static Type *infer_op_call(Inf *I, Expr *e) {
   args[n] = ty_fresh(&I->cx);
   f->type = ty_func(&I->cx, args, n, args[n]);
   vec_push(I->exprs, f);
-  solver_add_rel(&I->cx, op, e->call.attrs, args, n, e->span);
+  solver_add_rel(&I->cx, op, e->call.attrs, e->call.args, args, n, e->span);
   return args[n];
 }
 

@@ -27,6 +27,7 @@ struct Constraint {
   bool queued;
   const OpDef *op;     /* CON_REL */
   const Attrs *attrs;  /* CON_REL; NULL = schema defaults */
+  Expr *const *exprs;  /* CON_REL: the call's argument expressions, or NULL (op used as a value) */
   Type **args;         /* CON_REL: inputs then output; CON_PROJ: tuple, out */
   uint32_t nargs;
   uint32_t index;      /* CON_PROJ */
@@ -168,11 +169,13 @@ static void add(TyCx *cx, Constraint *k) {
   solver_drain(cx);
 }
 
-void solver_add_rel(TyCx *cx, const OpDef *op, const Attrs *attrs, Type **args, uint32_t n, Span sp) {
+void solver_add_rel(TyCx *cx, const OpDef *op, const Attrs *attrs, Expr *const *exprs, Type **args,
+                    uint32_t n, Span sp) {
   Constraint *k = arena_alloc(cx->a, sizeof *k);
   k->kind = CON_REL;
   k->op = op;
   k->attrs = attrs;
+  k->exprs = exprs;
   k->args = arena_memdup(cx->a, args, (n + 1) * sizeof *args);
   k->nargs = n + 1;
   k->span = sp;
@@ -342,6 +345,39 @@ const AttrValue *rel_attr(TypeRelCtx *c, const char *key) {
     return text ? attr_value_parse(c->cx->m, text) : NULL;
   }
   return NULL;
+}
+
+/* A scalar constant's value, when `c` holds exactly one element. */
+static bool rel_const_value(const ConstTensor *k, double *v) {
+  if (!k) return false;
+  int64_t n = 1;
+  for (int32_t i = 0; i < k->ndim; i++) n *= k->shape[i];
+  if (n != 1) return false;
+  *v = const_scalar_as_double(k);
+  return true;
+}
+
+bool rel_attr_number(TypeRelCtx *c, const char *key, double *v) {
+  const AttrValue *x = rel_attr(c, key);
+  if (!x) return false;
+  switch (x->kind) {
+  case AV_INT: *v = (double)x->i.value; return true;
+  case AV_FLOAT: *v = x->f.value; return true;
+  case AV_META: {
+    Module *m = c->cx->m;
+    if (!m || strcmp(x->meta.key, "relay.Constant") != 0 || x->meta.index >= m->nmeta_consts) return false;
+    return rel_const_value(m->meta_consts[x->meta.index], v);
+  }
+  case AV_EXPR: return x->expr && x->expr->kind == EXPR_CONST && rel_const_value(x->expr->constant, v);
+  default: return false;
+  }
+}
+
+bool rel_input_number(TypeRelCtx *c, uint32_t i, double *v) {
+  const Constraint *k = c->con;
+  if (!k->exprs || i + 1 >= k->nargs) return false;
+  const Expr *e = k->exprs[i];
+  return e && e->kind == EXPR_CONST && rel_const_value(e->constant, v);
 }
 
 bool rel_attr_is_none(TypeRelCtx *c, const char *key) {

@@ -64,7 +64,10 @@ Type *ty_tuple(TyCx *cx, Type **fields, uint32_t n);
 /* ---- sema/solver.c: relation constraints and the work-list ---------------- */
 /* The constraint Rel(args[0..n-1], args[n]) of operator `op` at `sp`. Runs it
  * at once if possible; otherwise it waits. attrs may be NULL (defaults). */
-void solver_add_rel(TyCx *cx, const OpDef *op, const Attrs *attrs, Type **args, uint32_t n, Span sp);
+/* exprs: the call's n argument expressions (relations may read constant
+ * inputs, e.g. arange's bounds), or NULL when the operator is used as a value. */
+void solver_add_rel(TyCx *cx, const OpDef *op, const Attrs *attrs, Expr *const *exprs, Type **args,
+                    uint32_t n, Span sp);
 /* out = tuple.index, deferred while the tuple type is unknown. */
 void solver_add_proj(TyCx *cx, Type *tuple, uint32_t index, Type *out, Span sp);
 /* Called by ty_unify when uvar `id` gets bound. */
