@@ -440,6 +440,8 @@ typedef struct Printer {
   VEC(ConstTensor *) meta;
   const MetaSizeVar *size_vars; /* the module's meta[tir.SizeVar] entries, written back as is */
   uint32_t nsize_vars;
+  ConstTensor *const *src_consts; /* the module's meta[relay.Constant] list (attribute references) */
+  uint32_t nsrc_consts;
   VEC(WorkItem) work;
   uint32_t temps; /* next %N */
   uint32_t gen;
@@ -588,6 +590,8 @@ static const char *pr_attr_text(Printer *p, const AttrValue *v, size_t *len) {
   return "";
 }
 
+static size_t pr_meta_index(Printer *p, ConstTensor *c);
+
 /* Appends the printed attributes (`key=value`, defaults omitted, then a
  * trailing meta reference), each preceded by ", " unless *first. */
 static void pr_attrs(Printer *p, Doc *d, const Attrs *a, bool *first) {
@@ -599,8 +603,17 @@ static void pr_attrs(Printer *p, Doc *d, const Attrs *a, bool *first) {
     *first = false;
     pr_put(p, d, at->key);
     pr_put(p, d, "=");
+    const AttrValue *v = at->value;
+    if (v->kind == AV_META && strcmp(v->meta.key, "relay.Constant") == 0 && v->meta.index < p->nsrc_consts) {
+      /* a constant referenced from an attribute (arange's start=...): renumbered
+       * and written into the metadata section like one used as an expression */
+      char tmp[64];
+      snprintf(tmp, sizeof tmp, "meta[relay.Constant][%zu]", pr_meta_index(p, p->src_consts[v->meta.index]));
+      pr_put(p, d, tmp);
+      continue;
+    }
     size_t len;
-    const char *s = pr_attr_text(p, at->value, &len);
+    const char *s = pr_attr_text(p, v, &len);
     doc_put(p->arena, d, s, len);
   }
   if (a->meta_key) {
@@ -1435,6 +1448,8 @@ void print_module(FILE *out, Module *m, PrintOptions opts) {
   pr_init(&p, opts);
   p.size_vars = m->size_vars;
   p.nsize_vars = m->nsize_vars;
+  p.src_consts = m->meta_consts;
+  p.nsrc_consts = m->nmeta_consts;
   vec_push(p.scopes, pr_doc(&p));
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   pr_module_items(&p, d, m);
@@ -1447,6 +1462,8 @@ void print_expression(FILE *out, Module *m, PrintOptions opts) {
   pr_init(&p, opts);
   p.size_vars = m->size_vars;
   p.nsize_vars = m->nsize_vars;
+  p.src_consts = m->meta_consts;
+  p.nsrc_consts = m->nmeta_consts;
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   if (m->expr) {
     pr_count_uses(&p, m->expr, 0);
