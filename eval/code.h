@@ -101,7 +101,8 @@
   EVAL_FUSED(X, F)                                                                            \
   X(FX, "akL")   /* R[a] = float32 expression tree xprog[k] over leaves L (below) */          \
   X(FXC, "akL")  /* R[a] = the same with a comparison at the root (a bool) */                 \
-  X(FXJ, "akL")  /* FXC fused with the JMPF that follows, like the J<cmp> forms */
+  X(FXJ, "akL")  /* FXC fused with the JMPF that follows, like the J<cmp> forms */              \
+  X(FXB, "k")    /* trace xprog[k] (below); NOPs follow up to the replaced instruction's end */
 
 /* Typed variants of ADD..NE, chosen by the lowering from the operands' inferred
  * types (rank-0 int32 / float32): <op>II (int32 registers), <op>IK (int32
@@ -171,6 +172,37 @@ static inline char fx_y_kind(uint32_t form) {
 static inline uint32_t fx_step_words(uint32_t form) {
   return 2u + (fx_x_kind(form) != 0) + (fx_y_kind(form) != 0);
 }
+
+/* Traces (lower.c, the last peephole): from an FX, FXJ, typed ADD/SUB/MUL or
+ * fused typed comparison at pc S, the straight line of such instructions,
+ * following at each fused comparison the edge that leads on to a self tail
+ * call (TSELF1/TSELFM with an empty clear list: the trace then restarts the
+ * function), becomes one FXB at S over the trace program at xprog[k]. FXB
+ * tag-checks every register the trace reads before writing it, then runs
+ * the instructions' work in order on the window (leaves read without
+ * checks, results stored as the instructions would), leaving at a
+ * comparison's other edge, at the end or at the restart. Only S's own words
+ * change (FXB k, NOPs up to its length): the instructions after it stay in
+ * place for the side exits. When a check fails, the instruction that was at
+ * S runs through its generic path (its words are kept in the program) and
+ * execution continues after it in the original code. Program: the offset
+ * of the original words (from the next word on), count n then
+ * n float32 offsets, count m then m int32 offsets (the checks), then steps:
+ * the FX steps (eval/code.h above; leaves are byte offsets, a comparison
+ * step is followed by `want, pc`: leave to pc when the outcome is want),
+ * and FXT_* steps (form FXT_*, operator in bits 4..7 as FX). Then the
+ * original words at S: length, words. */
+enum {
+  FXT_OUT = FX_NFORMS, /* off: R[off] = running value (float32) */
+  FXT_IRR,             /* int32 R[x] op R[y]: arith: d x y; comparison: x y want pc */
+  FXT_IRK,             /* the same with immediate y */
+  FXT_COPY,            /* d s: R[d] = R[s] (immediates; the self call's moves); operator
+                          1 / 2: known float32 / int32, copied field by field */
+  FXT_END,             /* pc: continue at pc (0 for the restart) */
+  FXT_LOOP,            /* restart of a trace at pc 0 whose checks still hold (every
+                          checked register is untouched or rewritten with its
+                          type): run the steps again without leaving */
+};
 
 typedef enum {
 #define X(name, layout) I_##name,

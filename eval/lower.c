@@ -21,7 +21,9 @@
  * instruction (fuse_arith), clear lists are computed, and self tail calls
  * with few moving arguments become TSELFM or TSELF1 (compact_self_moves).
  * Nested typed float32 arithmetic (and a comparison on top) is emitted as
- * one FX instruction evaluating the whole tree (emit_fx).
+ * one FX instruction evaluating the whole tree (emit_fx). Last, straight
+ * lines of FX / typed arithmetic / fused comparisons leading to a self tail
+ * call become FXB traces (fx_traces, eval/code.h).
  *
  * Registers are allocated stack-wise; let chains are iterated, other nesting
  * recurses under stack_exhausted() guards.
@@ -1461,6 +1463,244 @@ static void fx_resolve(F *f) {
   }
 }
 
+static bool fxb_tail(F *f, const uint32_t *ins) {
+  return (ins[0] == I_TSELF1 || ins[0] == I_TSELFM) && f->clears.data[ins[1]] == 0 && f->code->nmemo == 0 &&
+         f->code->ncaps == 0 && f->code->self_reg < 0;
+}
+
+/* ------------------------------------------------------------ traces */
+
+/* Building one FXB trace (eval/code.h): which registers (byte offsets) it
+ * has written or checked, and as which type. */
+#define FXT_MAX_REGS 64
+#define FXT_MAX_INS 32
+
+typedef struct Fxt {
+  uint32_t off[FXT_MAX_REGS];
+  char kind[FXT_MAX_REGS]; /* 'F' / 'I' */
+  uint32_t n;
+  VEC(uint32_t) fin, iin, steps;
+  bool ok;
+} Fxt;
+
+/* Register `off` read as `kind`: checked on entry unless written before. */
+static void fxt_read(Fxt *t, uint32_t off, char kind) {
+  for (uint32_t i = 0; i < t->n; i++)
+    if (t->off[i] == off) {
+      if (t->kind[i] != kind) t->ok = false;
+      return;
+    }
+  if (t->n >= FXT_MAX_REGS) {
+    t->ok = false;
+    return;
+  }
+  t->off[t->n] = off, t->kind[t->n++] = kind;
+  if (kind == 'F') vec_push(t->fin, off);
+  else vec_push(t->iin, off);
+}
+
+static void fxt_write(Fxt *t, uint32_t off, char kind) {
+  for (uint32_t i = 0; i < t->n; i++)
+    if (t->off[i] == off) {
+      t->kind[i] = kind;
+      return;
+    }
+  if (t->n >= FXT_MAX_REGS) {
+    t->ok = false;
+    return;
+  }
+  t->off[t->n] = off, t->kind[t->n++] = kind;
+}
+
+/* The steps of a resolved FX/FXC program (eval/code.h): copied, leaves read. */
+static void fxt_tree(F *f, Fxt *t, uint32_t at) {
+  for (;;) {
+    const uint32_t *p = f->xprog.data + at;
+    uint32_t wd = p[0], form = wd & 15, o = (wd >> 4) & 15, k = 2;
+    if (form == FX_END) return;
+    vec_push(t->steps, wd);
+    vec_push(t->steps, p[1]);
+    for (int i = 0; i < 2; i++) {
+      char kind = i ? fx_y_kind(form) : fx_x_kind(form);
+      if (!kind) continue;
+      uint32_t v = f->xprog.data[at + k++];
+      if (kind == 'L') fxt_read(t, v, 'F');
+      vec_push(t->steps, v);
+    }
+    if (o >= FXO_LT) return;
+    at += k;
+  }
+}
+
+/* A fused typed comparison (J<cmp>II..FK): its FX operator and variant (0 II, 1 IK, 2 FF, 3 FK). */
+static bool fxt_jcmp(Opcode o, uint32_t *fo, uint32_t *v) {
+  if (o < I_LTII || o > I_JNEFK || (o - I_LTII) % 8 < 4) return false;
+  *fo = FXO_LT + (uint32_t)(o - I_LTII) / 8;
+  *v = (uint32_t)(o - I_LTII) % 4;
+  return true;
+}
+
+/* Whether the trace instruction at pc can be a trace's member (not its tail). */
+static bool fxt_member(F *f, uint32_t pc) {
+  const uint32_t *ins = f->ins.data;
+  uint32_t fo, v, opi;
+  char ty;
+  bool imm;
+  return ins[pc] == I_FX || ins[pc] == I_FXJ || fxt_jcmp((Opcode)ins[pc], &fo, &v) ||
+         typed_arith((Opcode)ins[pc], &opi, &ty, &imm);
+}
+
+/* The two successors of a fused comparison at pc (its JMPF at *jmpf): when
+ * the outcome is true / false. */
+static void fxt_edges(F *f, uint32_t pc, uint32_t *on_true, uint32_t *on_false) {
+  const uint32_t *ins = f->ins.data;
+  uint32_t jmpf = ins_operands(ins, pc, NULL, NULL);
+  *on_true = jmpf + 3;
+  *on_false = ins[jmpf + 2];
+}
+
+/* Whether straight-line members from pc (choosing edges freely) reach a
+ * self tail call the trace can restart through. */
+static bool fxt_reaches_tail(F *f, uint32_t pc, uint32_t budget) {
+  const uint32_t *ins = f->ins.data;
+  uint32_t fo, v;
+  while (budget--) {
+    if (fxb_tail(f, ins + pc)) return true;
+    if (!fxt_member(f, pc)) return false;
+    if (ins[pc] == I_FXJ || fxt_jcmp((Opcode)ins[pc], &fo, &v)) {
+      uint32_t t, e;
+      fxt_edges(f, pc, &t, &e);
+      return fxt_reaches_tail(f, e, budget) || fxt_reaches_tail(f, t, budget);
+    }
+    pc = ins_operands(ins, pc, NULL, NULL);
+  }
+  return false;
+}
+
+/* Builds the trace from pc S into xprog (*at); false when there is none
+ * worth having. */
+static bool fxt_build(F *f, uint32_t S, uint32_t *at) {
+  const uint32_t *ins = f->ins.data;
+  Fxt t = {.ok = true};
+  uint32_t pc = S, count = 0, nfx = 0;
+  bool restart = false;
+  for (; t.ok && count < FXT_MAX_INS; count++) {
+    Opcode o = (Opcode)ins[pc];
+    uint32_t next = ins_operands(ins, pc, NULL, NULL), fo = 0, v = 0, opi;
+    char ty;
+    bool imm;
+    if (fxb_tail(f, ins + pc)) {
+      for (uint32_t i = 0; i < ins[pc + 2]; i++) {
+        uint32_t d = ins[pc + 3 + 2 * i], s = ins[pc + 4 + 2 * i];
+        char kind = 0; /* the source's type when known */
+        for (uint32_t j = 0; j < t.n; j++)
+          if (t.off[j] == s) kind = t.kind[j];
+        vec_push(t.steps, (uint32_t)FXT_COPY | (kind == 'F' ? 1u : kind == 'I' ? 2u : 0u) << 4);
+        vec_push(t.steps, d);
+        vec_push(t.steps, s);
+        fxt_write(&t, d, kind);
+      }
+      restart = true;
+      break;
+    }
+    bool cond = o == I_FXJ || fxt_jcmp(o, &fo, &v);
+    uint32_t on_t = 0, on_f = 0, want = 0, follow = 0;
+    if (cond) {
+      fxt_edges(f, pc, &on_t, &on_f);
+      if (fxt_reaches_tail(f, on_f, FXT_MAX_INS)) follow = on_f, want = 1;
+      else if (fxt_reaches_tail(f, on_t, FXT_MAX_INS)) follow = on_t, want = 0;
+      else break;
+    } else if (!fxt_member(f, pc)) {
+      break;
+    }
+    if (o == I_FX || o == I_FXJ) {
+      nfx++;
+      fxt_tree(f, &t, ins[pc + 2]);
+      if (o == I_FX) {
+        vec_push(t.steps, (uint32_t)FXT_OUT);
+        vec_push(t.steps, ins[pc + 1]);
+        fxt_write(&t, ins[pc + 1], 'F');
+      }
+    } else if (cond || typed_arith(o, &opi, &ty, &imm)) {
+      uint32_t op, var;
+      if (cond) op = fo, var = v;
+      else op = FXO_ADD + opi, var = (ty == 'I' ? 0 : 2) + imm;
+      bool k = var & 1;
+      if (var < 2) {
+        fxt_read(&t, ins[pc + 3], 'I');
+        if (!k) fxt_read(&t, ins[pc + 4], 'I');
+        vec_push(t.steps, (k ? FXT_IRK : FXT_IRR) | op << 4);
+        if (!cond) vec_push(t.steps, ins[pc + 1]);
+      } else {
+        fxt_read(&t, ins[pc + 3], 'F');
+        if (!k) fxt_read(&t, ins[pc + 4], 'F');
+        vec_push(t.steps, (k ? FX_LK : FX_LL) | op << 4);
+        vec_push(t.steps, ins[pc + 2]);
+      }
+      vec_push(t.steps, ins[pc + 3]);
+      vec_push(t.steps, ins[pc + 4]);
+      if (!cond && var >= 2) {
+        vec_push(t.steps, (uint32_t)FXT_OUT);
+        vec_push(t.steps, ins[pc + 1]);
+      }
+      if (!cond) fxt_write(&t, ins[pc + 1], var < 2 ? 'I' : 'F');
+    }
+    if (cond) {
+      vec_push(t.steps, want);
+      vec_push(t.steps, want ? on_t : on_f);
+      next = follow;
+    }
+    pc = next;
+  }
+  bool ok = t.ok && nfx && (count >= 2 || restart) && count < FXT_MAX_INS;
+  if (ok) {
+    if (!restart) {
+      vec_push(t.steps, (uint32_t)FXT_END);
+      vec_push(t.steps, pc);
+    } else {
+      bool loop = S == 0; /* the checks still hold at the restart (FXT_LOOP) */
+      for (uint32_t j = 0; j < t.n && loop; j++) {
+        char want = 0;
+        for (size_t i = 0; i < t.fin.len; i++) want = t.fin.data[i] == t.off[j] ? 'F' : want;
+        for (size_t i = 0; i < t.iin.len; i++) want = t.iin.data[i] == t.off[j] ? 'I' : want;
+        loop = !want || t.kind[j] == want;
+      }
+      vec_push(t.steps, (uint32_t)(loop ? FXT_LOOP : FXT_END));
+      vec_push(t.steps, 0u);
+    }
+    *at = (uint32_t)f->xprog.len;
+    vec_push(f->xprog, (uint32_t)(2 + t.fin.len + t.iin.len + t.steps.len));
+    vec_push(f->xprog, (uint32_t)t.fin.len);
+    for (size_t i = 0; i < t.fin.len; i++) vec_push(f->xprog, t.fin.data[i]);
+    vec_push(f->xprog, (uint32_t)t.iin.len);
+    for (size_t i = 0; i < t.iin.len; i++) vec_push(f->xprog, t.iin.data[i]);
+    for (size_t i = 0; i < t.steps.len; i++) vec_push(f->xprog, t.steps.data[i]);
+    uint32_t len = ins_operands(ins, S, NULL, NULL) - S;
+    vec_push(f->xprog, len);
+    for (uint32_t i = 0; i < len; i++) vec_push(f->xprog, ins[S + i]);
+  }
+  vec_free(t.fin);
+  vec_free(t.iin);
+  vec_free(t.steps);
+  return ok;
+}
+
+/* Last of all: traces (eval/code.h) start at the FX, FXJ or fused typed
+ * comparison instructions that lead to a restarting self tail call, and at
+ * the first of two or more adjacent members that contain an FX. */
+static void fx_traces(F *f) {
+  uint32_t *ins = f->ins.data, n = (uint32_t)f->ins.len;
+  for (uint32_t pc = 0; pc < n;) {
+    uint32_t next = ins_operands(ins, pc, NULL, NULL), at;
+    if (fxt_member(f, pc) && next - pc >= 2 && fxt_build(f, pc, &at)) {
+      ins[pc] = I_FXB;
+      ins[pc + 1] = at;
+      for (uint32_t k = pc + 2; k < next; k++) ins[k] = I_NOP;
+    }
+    pc = next;
+  }
+}
+
 /* ------------------------------------------------------------ clear lists */
 
 /* The forward "may hold a heap value" analysis behind the clear lists of RET,
@@ -1618,6 +1858,7 @@ static void f_finish(F *f) {
     compact_self_moves(f);
     typed_offsets(f);
     fx_resolve(f);
+    fx_traces(f);
   }
   c->nregs = f->maxreg;
   c->nins = (uint32_t)f->ins.len;
@@ -1783,6 +2024,58 @@ static void fx_dump(FILE *out, const uint32_t *p) {
   fputc(']', out);
 }
 
+/* An FXB trace: `{F R2 R3 I R4; ieq R4 #100 ?1>8; ...; end 0}`: the checked
+ * registers, then the steps (FX steps as fx_dump, `?want>pc` after a
+ * comparison, `>Rd` after a result written). */
+static void fxb_dump(FILE *out, const uint32_t *p) {
+  static const char *const ops[FXO_COUNT] = {"add", "sub", "mul", "lt", "le", "gt", "ge", "eq", "ne"};
+  uint32_t V = (uint32_t)sizeof(Value), n = *++p;
+  p++;
+  fputs(" {F", out);
+  for (uint32_t i = 0; i < n; i++) fprintf(out, " R%u", *p++ / V);
+  n = *p++;
+  fputs(" I", out);
+  for (uint32_t i = 0; i < n; i++) fprintf(out, " R%u", *p++ / V);
+  for (;;) {
+    uint32_t wd = *p++, form = wd & 15, o = (wd >> 4) & 15;
+    if (form == FXT_END || form == FXT_LOOP) {
+      fprintf(out, "; %s %u}", form == FXT_END ? "end" : "loop", *p);
+      return;
+    }
+    if (form == FXT_OUT) {
+      fprintf(out, " >R%u", *p++ / V);
+      continue;
+    }
+    if (form == FXT_COPY) {
+      fprintf(out, "; R%u>R%u", p[1] / V, p[0] / V);
+      p += 2;
+      continue;
+    }
+    if (form == FXT_IRR || form == FXT_IRK) {
+      fprintf(out, "; i%s", ops[o]);
+      if (o < FXO_LT) fprintf(out, " >R%u", *p++ / V);
+      fprintf(out, " R%u", *p++ / V);
+      if (form == FXT_IRK) fprintf(out, " #%d", (int32_t)*p++);
+      else fprintf(out, " R%u", *p++ / V);
+    } else {
+      fprintf(out, "; %s%s", (wd & FX_PUSH) ? "push " : "", ops[o]);
+      p++;
+      for (int i = 0; i < 2; i++) {
+        char kind = i ? fx_y_kind(form) : fx_x_kind(form);
+        float kf;
+        if (kind == 'K') memcpy(&kf, p, sizeof kf);
+        if (kind == 'L') fprintf(out, " R%u", *p++ / V);
+        else if (kind == 'K') fprintf(out, " #%g", (double)kf), p++;
+        else fprintf(out, " %s", i == 0 && form == FX_SA ? "S" : "A");
+      }
+    }
+    if (o >= FXO_LT) {
+      fprintf(out, " ?%u>%u", p[0], p[1]);
+      p += 2;
+    }
+  }
+}
+
 void program_dump(FILE *out, const Program *p) {
   for (uint32_t i = 0; i < p->ncodes; i++) {
     const Code *c = p->codes[i];
@@ -1808,14 +2101,15 @@ void program_dump(FILE *out, const Program *p) {
           for (uint32_t j = 1; j <= c->clears[wd]; j++) fprintf(out, "%s%u", j > 1 ? "," : "", c->clears[wd + j]);
           fputc('}', out);
         } else if ((o >= I_ADDII && (*lay == 'a' || *lay == 'r')) || (*lay == 'P' && k > pc + 2) ||
-                   (o >= I_FX && *lay == 'L' && k > pc + 3)) {
+                   (o >= I_FX && o <= I_FXJ && *lay == 'L' && k > pc + 3)) {
           fprintf(out, " %s%u", (wd & 1) ? "K" : "", wd / (uint32_t)sizeof(Value));
         } else {
           fprintf(out, " %s%u%s", (wd & ARG_K) ? "K" : "", ARG_REG(wd), (wd & ARG_MOVE) ? "!" : "");
         }
         if (*lay && *lay != 'L' && *lay != 'P') lay++;
       }
-      if (o >= I_FX) fx_dump(out, c->xprog + c->ins[pc + 2]);
+      if (o == I_FXB) fxb_dump(out, c->xprog + c->ins[pc + 1]);
+      else if (o >= I_FX) fx_dump(out, c->xprog + c->ins[pc + 2]);
       fputc('\n', out);
       pc = next;
     }

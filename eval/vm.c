@@ -28,6 +28,10 @@
  * TSELFM copies only the self-call arguments not already in place. FX
  * evaluates a float32 expression tree in one instruction (fx_eval, in
  * registers; fx_generic node by node when a leaf is not an immediate).
+ * FXB runs a trace (fxb_eval): tag checks once, then the instructions' work
+ * in order with side exits; a trace that restarts into itself loops inside
+ * fxb_eval. Its typed copies go field by field so the next loads forward
+ * from the stores (a whole-Value copy of fields just stored stalls).
  */
 #include "eval/vm.h"
 #include "eval/profile.h"
@@ -524,6 +528,160 @@ static int fx_generic(const Code *code, const Value *R, const uint32_t *ip, Valu
   return KERNEL_OK;
 }
 
+/* Runs FXB trace p (eval/code.h) over the window R: -1 when a checked
+ * register is not the expected immediate (nothing written), else the pc to
+ * continue at. The running value stays in a machine register; leaves are
+ * read without tag checks (checked on entry, or written by the trace). */
+static int64_t fxb_eval(const uint32_t *p, Value *R) {
+#define FXB_T(FORM, P)                                                                             \
+  [FX_##FORM | FXO_ADD << 4 | P] = &&fb_##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&fb_##FORM##P##_SUB, \
+  [FX_##FORM | FXO_MUL << 4 | P] = &&fb_##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&fb_##FORM##P##_LT,    \
+  [FX_##FORM | FXO_LE << 4 | P] = &&fb_##FORM##P##_LE, [FX_##FORM | FXO_GT << 4 | P] = &&fb_##FORM##P##_GT,      \
+  [FX_##FORM | FXO_GE << 4 | P] = &&fb_##FORM##P##_GE, [FX_##FORM | FXO_EQ << 4 | P] = &&fb_##FORM##P##_EQ,      \
+  [FX_##FORM | FXO_NE << 4 | P] = &&fb_##FORM##P##_NE
+#define FXB_I(FORM)                                                                                \
+  [FXT_##FORM | FXO_ADD << 4] = &&fb_##FORM##_ADD, [FXT_##FORM | FXO_SUB << 4] = &&fb_##FORM##_SUB,  \
+  [FXT_##FORM | FXO_MUL << 4] = &&fb_##FORM##_MUL, [FXT_##FORM | FXO_LT << 4] = &&fb_##FORM##_LT,    \
+  [FXT_##FORM | FXO_LE << 4] = &&fb_##FORM##_LE, [FXT_##FORM | FXO_GT << 4] = &&fb_##FORM##_GT,      \
+  [FXT_##FORM | FXO_GE << 4] = &&fb_##FORM##_GE, [FXT_##FORM | FXO_EQ << 4] = &&fb_##FORM##_EQ,      \
+  [FXT_##FORM | FXO_NE << 4] = &&fb_##FORM##_NE
+  static const void *const tab[0x200] = {
+      FXB_T(LL, 0), FXB_T(LK, 0), FXB_T(KL, 0), FXB_T(AL, 0), FXB_T(LA, 0), FXB_T(AK, 0), FXB_T(KA, 0), FXB_T(SA, 0),
+      FXB_T(LL, 0x100), FXB_T(LK, 0x100), FXB_T(KL, 0x100), FXB_I(IRR), FXB_I(IRK),
+      [FXT_OUT] = &&fb_out, [FXT_COPY] = &&fb_copy, [FXT_COPY | 1 << 4] = &&fb_copyf,
+      [FXT_COPY | 2 << 4] = &&fb_copyi, [FXT_END] = &&fb_end, [FXT_LOOP] = &&fb_loop,
+  };
+#undef FXB_T
+#undef FXB_I
+  p++;
+  uint32_t n = *p++;
+  for (uint32_t i = 0; i < n; i++)
+    if (UNLIKELY(ROFF(R, p[i])->tag != TAG_F32)) return -1;
+  p += n;
+  n = *p++;
+  for (uint32_t i = 0; i < n; i++)
+    if (UNLIKELY(ROFF(R, p[i])->tag != TAG_I32)) return -1;
+  p += n;
+  float acc = 0, st[FX_STACK];
+  uint32_t sp = 0;
+  const uint32_t *const steps = p;
+  goto *tab[p[0] & 0x1ff];
+#define FB_LEAF(at) value_f32_of(ROFF(R, p[at]))
+#define FB_ARGS_LL x = FB_LEAF(2); y = FB_LEAF(3)
+#define FB_ARGS_LK x = FB_LEAF(2); y = imm_f32(p[3])
+#define FB_ARGS_KL x = imm_f32(p[2]); y = FB_LEAF(3)
+#define FB_ARGS_AL x = acc; y = FB_LEAF(2)
+#define FB_ARGS_LA x = FB_LEAF(2); y = acc
+#define FB_ARGS_AK x = acc; y = imm_f32(p[2])
+#define FB_ARGS_KA x = imm_f32(p[2]); y = acc
+#define FB_ARGS_SA x = st[--sp]; y = acc
+#define FB_PUSH_0
+#define FB_PUSH_0x100 st[sp++] = acc;
+#define FB_ARITH(FORM, P, NAME, OP)                                                                \
+  fb_##FORM##P##_##NAME : {                                                                        \
+    float x, y;                                                                                    \
+    FB_PUSH_##P FB_ARGS_##FORM;                                                                    \
+    acc = x OP y;                                                                                  \
+    p += fx_step_words(FX_##FORM);                                                                 \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+#define FB_CMP(FORM, P, NAME, COND)                                                                \
+  fb_##FORM##P##_##NAME : {                                                                        \
+    float x, y;                                                                                    \
+    FB_PUSH_##P FB_ARGS_##FORM;                                                                    \
+    p += fx_step_words(FX_##FORM);                                                                 \
+    if ((uint32_t)(COND) == p[0]) return p[1];                                                     \
+    p += 2;                                                                                        \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+#define FB_FORM(FORM, P)                                                                           \
+  FB_ARITH(FORM, P, ADD, +)                                                                        \
+  FB_ARITH(FORM, P, SUB, -)                                                                        \
+  FB_ARITH(FORM, P, MUL, *)                                                                        \
+  FB_CMP(FORM, P, LT, x < y)                                                                       \
+  FB_CMP(FORM, P, LE, x <= y)                                                                      \
+  FB_CMP(FORM, P, GT, x > y)                                                                       \
+  FB_CMP(FORM, P, GE, x >= y)                                                                      \
+  FB_CMP(FORM, P, EQ, x == y)                                                                      \
+  FB_CMP(FORM, P, NE, ord_ne(x, y))
+  FB_FORM(LL, 0)
+  FB_FORM(LK, 0)
+  FB_FORM(KL, 0)
+  FB_FORM(AL, 0)
+  FB_FORM(LA, 0)
+  FB_FORM(AK, 0)
+  FB_FORM(KA, 0)
+  FB_FORM(SA, 0)
+  FB_FORM(LL, 0x100)
+  FB_FORM(LK, 0x100)
+  FB_FORM(KL, 0x100)
+  /* int32: arithmetic wraps (as the typed instructions) */
+#define FB_IARITH(FORM, NAME, OP, Y)                                                               \
+  fb_##FORM##_##NAME : {                                                                           \
+    uint32_t u = (uint32_t)ROFF(R, p[2])->i, v = (Y);                                              \
+    set_reg(ROFF(R, p[1]), value_i32((int32_t)(u OP v)));                                          \
+    p += 4;                                                                                        \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+#define FB_ICMP(FORM, NAME, OP, Y)                                                                 \
+  fb_##FORM##_##NAME : {                                                                           \
+    int32_t s = (int32_t)ROFF(R, p[1])->i, t = (int32_t)(Y);                                       \
+    if ((uint32_t)(s OP t) == p[3]) return p[4];                                                   \
+    p += 5;                                                                                        \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+#define FB_IFORM(FORM, YA, YC)                                                                     \
+  FB_IARITH(FORM, ADD, +, YA)                                                                      \
+  FB_IARITH(FORM, SUB, -, YA)                                                                      \
+  FB_IARITH(FORM, MUL, *, YA)                                                                      \
+  FB_ICMP(FORM, LT, <, YC)                                                                         \
+  FB_ICMP(FORM, LE, <=, YC)                                                                        \
+  FB_ICMP(FORM, GT, >, YC)                                                                         \
+  FB_ICMP(FORM, GE, >=, YC)                                                                        \
+  FB_ICMP(FORM, EQ, ==, YC)                                                                        \
+  FB_ICMP(FORM, NE, !=, YC)
+  FB_IFORM(IRR, (uint32_t)ROFF(R, p[3])->i, ROFF(R, p[2])->i)
+  FB_IFORM(IRK, p[3], p[2])
+fb_out:
+  set_f32(ROFF(R, p[1]), acc);
+  p += 2;
+  goto *tab[p[0] & 0x1ff];
+fb_copy:
+  *ROFF(R, p[1]) = *ROFF(R, p[2]);
+  p += 3;
+  goto *tab[p[0] & 0x1ff];
+fb_copyf: /* field by field: the loads forward from the stores that wrote R[s] */
+  set_f32(ROFF(R, p[1]), value_f32_of(ROFF(R, p[2])));
+  p += 3;
+  goto *tab[p[0] & 0x1ff];
+fb_copyi:
+  set_reg(ROFF(R, p[1]), value_i32((int32_t)ROFF(R, p[2])->i));
+  p += 3;
+  goto *tab[p[0] & 0x1ff];
+fb_end:
+  return p[1];
+fb_loop:
+  p = steps;
+  goto *tab[p[0] & 0x1ff];
+#undef FB_LEAF
+#undef FB_ARGS_LL
+#undef FB_ARGS_LK
+#undef FB_ARGS_KL
+#undef FB_ARGS_AL
+#undef FB_ARGS_LA
+#undef FB_ARGS_AK
+#undef FB_ARGS_KA
+#undef FB_ARGS_SA
+#undef FB_PUSH_0
+#undef FB_PUSH_0x100
+#undef FB_ARITH
+#undef FB_CMP
+#undef FB_FORM
+#undef FB_IARITH
+#undef FB_ICMP
+#undef FB_IFORM
+}
+
 /* Room for one more frame whose registers end at stack index `top`. False on
  * overflow (depth or memory limit). May move vm->frames and vm->stack. */
 static bool call_room(VM *vm, size_t nframes, size_t top) {
@@ -997,6 +1155,29 @@ fx_slow: {
   if (fx_generic(code, R, ip, &r, err, &fail_span) != KERNEL_OK) goto error;
   set_reg(ROFF(R, ip[1]), r);
   ip += 4 + ip[3];
+  DISPATCH();
+}
+
+L_FXB: {
+  int64_t to = fxb_eval(code->xprog + ip[1], R);
+  if (UNLIKELY(to < 0)) goto fxb_slow;
+  ip = ins + to;
+  DISPATCH();
+}
+fxb_slow: {
+  /* the replaced instruction through its generic path, then the original code */
+  const uint32_t *p = code->xprog + ip[1];
+  const uint32_t *w = p + p[0] + 1;
+  uint32_t len = *w++, pc = (uint32_t)(ip - ins);
+  if (w[0] == I_FX || w[0] == I_FXJ) {
+    Value r = value_none();
+    if (fx_generic(code, R, w, &r, err, &fail_span) != KERNEL_OK) goto error;
+    set_reg(ROFF(R, w[1]), r);
+  } else if (binop_generic(code, R, w, err) != KERNEL_OK) {
+    fail_span = code_span_at(code, pc);
+    goto error;
+  }
+  ip = ins + pc + len;
   DISPATCH();
 }
 

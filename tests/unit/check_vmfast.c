@@ -367,10 +367,11 @@ START_TEST(float32_trees) {
           "}";
   const char *want = "((0.7700002f, 8.56f, 6.37f, -4.75f, -4.6310005f, False, 1), "
                      "(-55924052f, 16777216f, 9.93f, 16777216f, 12247366f, True, 0))";
-  expect_code(prog, want, "FX        5 0 4 0 1 2 3 [mul R0 R1; push mul R2 R3; sub S A]");
-  expect_code(prog, want, "[mul #2 R0; mul A R1; add A R2]");
-  expect_code(prog, want, "[mul R0 R1; sub #10 A]");
-  expect_code(prog, want, "[add R1 R3; mul R0 A; sub R2 A]");
+  /* the adjacent trees become one trace (FXB) starting at the first */
+  expect_code(prog, want, "{F R0 R1 R2 R3 I; mul R0 R1; push mul R2 R3; sub S A >R5; mul #2 R0;");
+  expect_code(prog, want, "; mul #2 R0; mul A R1; add A R2 >R6;");
+  expect_code(prog, want, "; mul R0 R1; sub #10 A >R7;");
+  expect_code(prog, want, "; add R1 R3; mul R0 A; sub R2 A >R8;");
   expect_code(prog, want, "FXC       10 67 3 0 1 2 [mul R0 R1; lt A R2]");
   expect_code(prog, want, "FXJ       12 74 2 0 1 [mul R0 R0; push mul R1 R1; add S A; gt A #4]");
   /* deeper than FX_STACK: the subtrees become trees of their own */
@@ -378,7 +379,7 @@ START_TEST(float32_trees) {
                   "  %x * 1.1f + (%x * 1.2f + (%x * 1.3f + (%x * 1.4f + (%x * 1.5f + %x * 1.6f))))\n"
                   "}\n"
                   "def @main() -> float32 { @g(0.3f) }",
-              "2.43f", "push mul R0 #1.6; add S A; add S A; add S A; add S A]");
+              "2.43f", "push mul R0 #1.6; add S A; add S A; add S A; add S A >R3");
   /* more than FX_MAX_NODES nodes; NaN comparisons stay ordered */
   char text[2048];
   int at = snprintf(text, sizeof text, HDR "def @h(%%s: float32) -> float32 { %%s * 0.1f");
@@ -388,6 +389,24 @@ START_TEST(float32_trees) {
   expect_code(HDR "def @f(%x: float32) -> (bool, bool) { (%x * 0f != %x * 0f, %x * 0f == %x * 0f) }\n"
                   "def @main() -> ((bool, bool), (bool, bool)) { (@f(1f / 0f), @f(2f)) }",
               "((False, False), (False, True))", "[mul R0 #0; push mul R0 #0; ne S A]");
+}
+END_TEST
+
+START_TEST(float32_traces) {
+  /* mandelbrot's loop: the int32 test, the float32 test, both new values,
+   * k + 1 and the self call run as one trace that loops without leaving */
+  const char *prog =
+      HDR "def @it(%cr: float32, %ci: float32, %zr: float32, %zi: float32, %k: int32) -> int32 {\n"
+          "  if (%k == 50) { 1 } else {\n"
+          "    if (%zr * %zr + %zi * %zi > 4f) { 0 - %k } else {\n"
+          "      @it(%cr, %ci, %zr * %zr - %zi * %zi + %cr, 2f * %zr * %zi + %ci, %k + 1)\n"
+          "    }\n"
+          "  }\n"
+          "}\n"
+          "def @main() -> (int32, int32, int32) { (@it(0.3f, 0.5f, 0f, 0f, 0), @it(-0.75f, 0.1f, 0f, 0f, 0), @it(0.4f, 0.4f, 0f, 0f, 0)) }";
+  expect_code(prog, "(1, -33, -9)",
+              "{F R2 R3 R0 R1 I R4; ieq R4 #50 ?1>8; mul R2 R2; push mul R3 R3; add S A; gt A #4 ?1>23;");
+  expect_code(prog, "(1, -33, -9)", "add A R1 >R3; iadd >R4 R4 #1; R5>R2; loop 0}");
 }
 END_TEST
 
@@ -490,6 +509,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, fused_pairs);
   tcase_add_test(tc, fused_fallback);
   tcase_add_test(tc, float32_trees);
+  tcase_add_test(tc, float32_traces);
   tcase_add_test(tc, fx_fallback);
   tcase_add_test(tc, memo_registers_reset_per_iteration);
   tcase_add_test(tc, clear_lists_release_dead_values);
