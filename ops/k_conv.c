@@ -166,17 +166,6 @@ static void permute_from(const void *src, void *dst, int nd, const int64_t *csha
 
 /* ------------------------------------------------------------ im2col */
 
-/* dst[i] = src[2·i] for i < n: 16 at a time with a two-register shuffle
- * (stride-2 im2col rows). Reads src[0 .. 2n−2] only. */
-static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int64_t n) {
-  const kvi16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-  int64_t i = 0;
-  for (; i + 16 < n; i += 16) { /* the last block would read src[2n − 1]: scalar */
-    kv16 a = kv_load(src + 2 * i), b = kv_load(src + 2 * i + 16);
-    kv_store(dst + i, __builtin_shuffle(a, b, even));
-  }
-  for (; i < n; i++) dst[i] = src[2 * i];
-}
 
 /* Fills cols[Kg × plen] (row stride plen) for output pixels [p0, p0+plen)
  * of one (image, group) input block x (Cg planes of isz). */
@@ -217,7 +206,7 @@ static KHOT void gather2_f32(float *restrict dst, const float *restrict src, int
                     for (int64_t q = a0; q < a1; q++) o[q - ow0] = src[q];                         \
                   i = a1 > a0 ? a1 : i;                                                            \
                 } else if (sizeof(T) == 4 && sw == 2 && a1 > i) {                                  \
-                  gather2_f32((float *)(o + (i - ow0)), (const float *)(src + i * 2), a1 - i);     \
+                  kplane_gather2((float *)(o + (i - ow0)), (const float *)(src + i * 2), a1 - i);     \
                   i = a1;                                                                          \
                 } else {                                                                           \
                   for (; i < a1; i++) o[i - ow0] = src[i * sw];                                    \

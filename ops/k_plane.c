@@ -80,9 +80,7 @@ void kplane_free(KPlane *p) {
 
 size_t kplane_buffer_floats(const KPlane *p) { return (size_t)(p->nph * p->phase + 16); }
 
-/* dst[i] = src[2·i] for i < n, 16 at a time with a two-register shuffle
- * (stride-2 phases). Reads src[0 .. 2n−2] only. */
-static KHOT void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n) {
+KHOT void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n) {
   const kvi16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
   int64_t i = 0;
   for (; i + 16 < n; i += 16) { /* the last block would read src[2n − 1]: scalar */

@@ -42,6 +42,10 @@ void kplane_init(KPlane *p, const int64_t in[3], const int64_t out[3], const int
                  const int64_t phi[3]);
 void kplane_free(KPlane *p);
 /* Floats a phase buffer needs (phases plus the sweep's slack). */
+/* dst[i] = src[2·i] for i < n, 16 at a time with a two-register shuffle
+ * (stride-2 plane phases, stride-2 im2col rows). Reads src[0 .. 2n−2] only. */
+void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n);
+
 size_t kplane_buffer_floats(const KPlane *p);
 /* Copies one input plane (in[0]·in[1]·in[2] floats) into the buffer's interior. */
 void kplane_fill(const KPlane *p, const float *x, float *buf);
