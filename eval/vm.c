@@ -52,6 +52,7 @@ typedef struct Frame {
   const uint32_t *ip; /* resume point (saved while a callee runs) */
   uint32_t base;      /* first register in the value stack */
   uint32_t ret;       /* absolute stack index of the caller's destination register */
+  bool tail;          /* entered by a tail call: the frames it replaced are gone */
 } Frame;
 
 typedef struct VM {
@@ -126,6 +127,7 @@ static void backtrace(VM *vm) {
     }
     if (run > 1) fprintf(out, "  %s (%zu times)\n", line, run);
     else fprintf(out, "  %s\n", line);
+    if (vm->frames[k].tail) fputs("  (... tail calls ...)\n", out); /* callers it replaced */
     shown++;
   }
 }
@@ -855,6 +857,7 @@ L_CALLG: {
   nf->code = callee;
   nf->base = fr->base + code->nregs;
   nf->ret = fr->base + ip[1];
+  nf->tail = false;
   fr->ip = ip + 4 + n;
   fr = nf;
   code = callee;
@@ -881,6 +884,7 @@ L_CALLGI: {
   nf->code = callee;
   nf->base = fr->base + code->nregs;
   nf->ret = fr->base + ip[1];
+  nf->tail = false;
   fr->ip = ip + 4 + n;
   fr = nf;
   code = callee;
@@ -927,6 +931,7 @@ L_TCALLG: {
     if (callee->self_reg >= 0) R[callee->self_reg] = fv;
     else value_release(fv);
   }
+  fr->tail |= callee != code; /* a self tail call is a loop, not a lost caller */
   fr->code = callee;
   code = callee;
   ins = ip = callee->ins;
@@ -1229,7 +1234,7 @@ static int start(const Program *p, const Code *entry, Value *args, uint32_t narg
   ensure_stack(&vm, entry->nregs + 16);
   push_frame_slot(&vm);
   vm.flimit = vm.frames + (vm.capf < vm.max_frames ? vm.capf : vm.max_frames);
-  vm.frames[0] = (Frame){entry, entry->ins, 0, 0};
+  vm.frames[0] = (Frame){entry, entry->ins, 0, 0, false};
   for (uint32_t i = 0; i < nargs && i < entry->nregs; i++) vm.stack[i] = args[i];
   if (value_kind(extra) == VK_CLOSURE) {
     ClosureObj *clo = value_closure(extra);
