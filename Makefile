@@ -17,14 +17,14 @@ CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wshad
                -Wstrict-prototypes -Wmissing-prototypes -g $(OPT) $(SAN) \
                -I. -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs jansson libffi 2>/dev/null)  # OpenBLAS: dlopen on first use (ops/k_gemm.c)
+PKG_LIBS   = $(shell pkg-config --libs jansson libffi 2>/dev/null)  # OpenBLAS: dlopen on first use (ops/kernels/k_gemm.c)
 CFLAGS  ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -lpthread -ldl
 LDFLAGS ?=
 
 # Sources: every .c in the module folders; re2c/Bison outputs go to $(BUILD)/gen.
-MODULES  := ir lexer parser sema eval runtime ops
+MODULES  := ir lexer parser sema eval runtime ops ops/relations ops/kernels ops/gradients ops/foreign
 LIB_SRC  := $(foreach d,$(MODULES),$(wildcard $(d)/*.c))
 GEN_SRC  := $(BUILD)/gen/lexer.c $(BUILD)/gen/relay.tab.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/relay.tab.o

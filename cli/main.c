@@ -18,8 +18,8 @@
 #include "cli/driver.h"
 #include "ir/diag.h"
 #include "ir/mem.h"
-#include "ops/ffi.h"
-#include "ops/plugin.h"
+#include "ops/foreign/ffi.h"
+#include "ops/foreign/plugin.h"
 
 #define RELAYC_VERSION "0.1.0"
 

@@ -15,8 +15,8 @@
  *  4. nn.relu(conv ...)  →  conv with a ReLU epilogue;
  *     nn.relu(nn.batch_norm(...).0)  →  batch_norm with a ReLU epilogue.
  * The fused conv is an nn.conv2d call with extra inputs (bias, residual) and
- * the attribute relayc.epilogue = "b" / "a" / "r" flags (ops/k_conv.c reads
- * them; ops/k_batchnorm.c reads "r"). Nothing is printed after this pass.
+ * the attribute relayc.epilogue = "b" / "a" / "r" flags (ops/kernels/k_conv.c reads
+ * them; ops/kernels/k_batchnorm.c reads "r"). Nothing is printed after this pass.
  *
  * RELAYC_NO_FOLD=1 disables the pass (for comparisons). fold_module also
  * tunes glibc malloc for the run that follows (freed tensors stay in the

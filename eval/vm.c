@@ -21,7 +21,7 @@
  * float32 immediates after one tag check per operand, compare-and-branch in
  * one dispatch, and fall back to the operator call; the generic ADD..NE
  * handle int32/float32 pairs inline; other immediate dtypes go through
- * kscalar_binary (ops/k_elemwise.c); anything else builds a KernelCtx and
+ * kscalar_binary (ops/kernels/k_elemwise.c); anything else builds a KernelCtx and
  * calls the registry's kernel (timed per operator under --profile). Fused
  * pairs (F<T><op1><op2>) do two typed steps in one dispatch, float32 ones in
  * single precision (each step correctly rounded, as the unfused pair would);
@@ -43,7 +43,7 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
 

@@ -24,7 +24,7 @@
 #include "ir/attrs.h"
 #include "ir/mem.h"
 #include "ops/op_ids.h"
-#include "ops/type_rel.h"
+#include "ops/relations/type_rel.h"
 
 /* ------------------------------------------------------------ static tables */
 
@@ -40,8 +40,8 @@ static const AttrField schema_none[] = {{NULL, AT_ANY, NULL, NULL}};
 /* Each schema array ends with a {NULL} terminator that is not counted. */
 #define SCHEMA_LEN(tag) ((uint32_t)(sizeof schema_##tag / sizeof schema_##tag[0] - 1))
 
-/* Kernel column: `int kernel_ID(KernelCtx *)` defined in some ops/k_*.c file,
- * NULL (weak, undefined) until one is written. See ops/kernel.h, WIRING. */
+/* Kernel column: `int kernel_ID(KernelCtx *)` defined in some ops/kernels/k_*.c file,
+ * NULL (weak, undefined) until one is written. See ops/kernels/kernel.h, WIRING. */
 #define OP(id, name, inputs, schema, rel) int kernel_##id(KernelCtx *c) __attribute__((weak));
 #include "ops/op_table.def"
 #undef OP

@@ -1,5 +1,5 @@
 /* sema/solver.c — the work-list fixpoint over operator relations, and the
- * TypeRelCtx API relations are written against (ops/type_rel.h).
+ * TypeRelCtx API relations are written against (ops/relations/type_rel.h).
  *
  * A constraint is run as soon as it is added. If it has to wait, it records
  * the one unbound uvar it blocked on and is filed under that uvar's id;
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ir/attrs.h"
-#include "ops/type_rel.h"
+#include "ops/relations/type_rel.h"
 
 typedef enum { CON_REL, CON_PROJ } ConKind;
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/ffi.h"
-#include "ops/kernel.h"
+#include "ops/foreign/ffi.h"
+#include "ops/kernels/kernel.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
 

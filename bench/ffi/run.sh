@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 make -s build/relayc >/dev/null
 sh tests/ffi/build.sh build >/dev/null
 objs=""
-for f in ir/*.c lexer/*.c parser/*.c sema/*.c eval/*.c runtime/*.c ops/*.c; do
+for f in ir/*.c lexer/*.c parser/*.c sema/*.c eval/*.c runtime/*.c ops/*.c ops/*/*.c; do
   [ -f "$f" ] && objs="$objs build/obj/${f%.c}.o"
 done
 objs="$objs build/obj/gen/lexer.o build/obj/gen/relay.tab.o"

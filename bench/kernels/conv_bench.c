@@ -20,8 +20,8 @@
 
 #include "ir/ast.h"
 #include "ir/diag.h"
-#include "ops/k_gemm.h"
-#include "ops/kernel.h"
+#include "ops/kernels/k_gemm.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kt_util.h"

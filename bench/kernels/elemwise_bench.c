@@ -19,8 +19,8 @@
 #include <time.h>
 
 #include "ir/mem.h"
-#include "ops/k_elemwise_fast.h"
-#include "ops/kernel.h"
+#include "ops/kernels/k_elemwise_fast.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/kernels/fit_erf.py -- the erf polynomials of ops/k_vmath.h (kvm_erf16).
+"""bench/kernels/fit_erf.py -- the erf polynomials of ops/kernels/k_vmath.h (kvm_erf16).
 
     python3 bench/kernels/fit_erf.py
 

@@ -9,7 +9,7 @@ out=build/bench/conv_bench
 mkdir -p build/bench
 # every library object directly (kernels are found through weak references)
 objs="build/obj/gen/lexer.o build/obj/gen/relay.tab.o"
-for f in ir/*.c lexer/*.c parser/*.c sema/*.c eval/*.c runtime/*.c ops/*.c; do
+for f in ir/*.c lexer/*.c parser/*.c sema/*.c eval/*.c runtime/*.c ops/*.c ops/*/*.c; do
   [ -f "$f" ] && objs="$objs build/obj/${f%.c}.o"
 done
 gcc -std=c17 -D_GNU_SOURCE -O2 -g -I. -Ibuild/gen $(pkg-config --cflags openblas) \

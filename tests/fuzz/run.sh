@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 make --no-print-directory build/gen/lexer.c build/gen/relay.tab.c >/dev/null
 out=build/fuzz
 mkdir -p $out tests/fuzz/corpus-out
-# the front end only: kernels (ops/k_*.c) and the interpreter are not reached from here
+# the front end only: kernels (ops/kernels/*.c) and the interpreter are not reached from here
 srcs="$(find ir lexer parser sema ops runtime -name '*.c' ! -name 'k_*.c' | sort) build/gen/lexer.c build/gen/relay.tab.c"
 clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -Ibuild/gen \
   $(pkg-config --cflags jansson libffi openblas) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \

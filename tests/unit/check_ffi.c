@@ -1,5 +1,5 @@
-/* tests/unit/check_ffi.c — foreign operators (ops/ffi.c, ops/ffi_decl.c) and
- * native plugins (ops/plugin.c).
+/* tests/unit/check_ffi.c — foreign operators (ops/foreign/ffi.c, ops/foreign/ffi_decl.c) and
+ * native plugins (ops/foreign/plugin.c).
  *
  * main() builds the test libraries with tests/ffi/build.sh into a temporary
  * directory, then declares the foreign operators and loads the plugins every
@@ -19,9 +19,9 @@
 
 #include "ir/mem.h"
 #include "ir/print.h"
-#include "ops/ffi.h"
-#include "ops/kernel.h"
-#include "ops/plugin.h"
+#include "ops/foreign/ffi.h"
+#include "ops/kernels/kernel.h"
+#include "ops/foreign/plugin.h"
 #include "ops/registry.h"
 #include "parser/parser.h"
 #include "runtime/tensor.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "runtime/value.h"
@@ -694,7 +694,7 @@ END_TEST
 
 /* ------------------------------------------------------------ split layouts */
 
-/* layout_transform(t, src -> dst) through its own kernel (ops/k_shape.c). */
+/* layout_transform(t, src -> dst) through its own kernel (ops/kernels/k_shape.c). */
 static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
   char spec[128], err[KERNEL_ERR_SIZE] = "";
   snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);

@@ -1,7 +1,7 @@
 /* tests/unit/check_k_elemfast.c — the fast elementwise kernels
- * (ops/k_elemwise_fast.c) and the vector math (ops/k_vmath.h).
+ * (ops/kernels/k_elemwise_fast.c) and the vector math (ops/kernels/k_vmath.h).
  *
- * The reference is the generic path of ops/k_elemwise.c (the plain
+ * The reference is the generic path of ops/kernels/k_elemwise.c (the plain
  * per-element loop through int64/double), reached by switching the fast
  * path off with kfast_set_enabled(false). Every binary and unary operator
  * runs on every dtype (including those the fast path declines) over random
@@ -24,9 +24,9 @@
 
 #include "ir/diag.h"
 #include "ir/mem.h"
-#include "ops/k_elemwise_fast.h"
-#include "ops/k_vmath.h"
-#include "ops/kernel.h"
+#include "ops/kernels/k_elemwise_fast.h"
+#include "ops/kernels/k_vmath.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 

@@ -1,5 +1,5 @@
 /* tests/unit/check_k_index.c — slicing, gathering, selection, creation and
- * sorting kernels (ops/k_index.c) against plain loops and exact values.
+ * sorting kernels (ops/kernels/k_index.c) against plain loops and exact values.
  *
  * Cases follow spec/ops.md §6.4, §6.6 and §13: strided_slice's
  * canonicalisation (negative indices, None entries, the s < 0 end quirk,
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"

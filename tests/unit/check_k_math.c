@@ -1,4 +1,4 @@
-/* tests/unit/check_k_math.c — conversion kernels (ops/k_math.c) and the
+/* tests/unit/check_k_math.c — conversion kernels (ops/kernels/k_math.c) and the
  * kernel coverage of the operator table.
  *
  * cast_like follows the cast rules of spec/ops.md §2 (truncation and
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"

@@ -1,4 +1,4 @@
-/* tests/unit/check_k_nn.c — nn kernels (ops/k_nn.c) against plain references.
+/* tests/unit/check_k_nn.c — nn kernels (ops/kernels/k_nn.c) against plain references.
  *
  * Each reference is the spec formula (spec/ops.md §4.2, §7.4, §10–12)
  * evaluated per element in double: activations with the select rules
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "runtime/value.h"

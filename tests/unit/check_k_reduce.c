@@ -1,4 +1,4 @@
-/* tests/unit/check_k_reduce.c — reductions (ops/k_reduce.c) against a plain
+/* tests/unit/check_k_reduce.c — reductions (ops/kernels/k_reduce.c) against a plain
  * reference: one pass over the input in row-major order, each element
  * accumulated into its output cell (keepdims strides), so the arg-reductions'
  * flat index is the element's rank among its cell's elements.
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"

@@ -1,4 +1,4 @@
-/* tests/unit/check_k_shape.c — shape and layout kernels (ops/k_shape.c)
+/* tests/unit/check_k_shape.c — shape and layout kernels (ops/kernels/k_shape.c)
  * against plain coordinate loops.
  *
  * ref_permute, ref_join, ref_broadcast, ref_tile ... compute each output
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"

@@ -1,4 +1,4 @@
-/* tests/unit/check_sgemm.c — ops/k_sgemm.c against a plain triple loop.
+/* tests/unit/check_sgemm.c — ops/kernels/k_sgemm.c against a plain triple loop.
  *
  * Every micro-kernel the CPU has (AVX-512, AVX2) is tested on its own:
  * all M, N, K in 1..70 along one axis at a time and on a sampled grid,
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/k_gemm.h"
-#include "ops/k_sgemm.h"
+#include "ops/kernels/k_gemm.h"
+#include "ops/kernels/k_sgemm.h"
 
 static unsigned sg_seed = 12345u;
 

@@ -1,4 +1,4 @@
-/* tests/unit/check_winograd.c — Winograd F(4×4, 3×3) (ops/k_winograd.c) against a
+/* tests/unit/check_winograd.c — Winograd F(4×4, 3×3) (ops/kernels/k_winograd.c) against a
  * plain double-precision convolution loop.
  *
  * Shapes cover odd extents that are not multiples of the 4×4 tile, rows
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/k_winograd.h"
-#include "ops/kernel.h"
+#include "ops/kernels/k_winograd.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kt_util.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 #include "tests/unit/kt_util.h"
 
 char kr_err[256];

@@ -7,7 +7,7 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
-#include "ops/kernel.h"
+#include "ops/kernels/kernel.h"
 
 Attrs *kt_attrs(Module *m, const char *spec) {
   Attrs *a = arena_alloc(m->arena, sizeof *a);

@@ -1,0 +1,360 @@
+/* ops/kernels/k_gemm.c — OpenBLAS set-up and pool-threaded GEMM panels (ops/kernels/k_gemm.h).
+ *
+ * OpenBLAS is loaded with dlopen on the first GEMM that needs it, not
+ * linked: loading it and starting its threads costs about 6 ms, which every
+ * relayc run would pay. On an AVX-512 CPU float32 GEMMs use relayc's own
+ * sgemm (ops/kernels/k_sgemm.c, faster than OpenBLAS 0.3.21 on every network shape
+ * measured) and OpenBLAS is only loaded for float64 (or RELAYC_SGEMM=openblas).
+ * If it cannot be loaded, GEMMs fall back to ops/kernels/k_sgemm.c or plain loops.
+ *
+ * Invariants: OpenBLAS runs single-threaded after kgemm_init (our pool does
+ * the splitting); a panel is a contiguous range of C's columns (or rows when
+ * C is tall and narrow), aligned to the micro-kernel tile, computed by one
+ * serial GEMM call; panels
+ * never overlap, so chunk bodies write disjoint memory.
+ */
+#include "ops/kernels/k_gemm.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/mem.h"
+#include "ops/kernels/k_sgemm.h"
+#include "runtime/bufpool.h"
+#include "runtime/threadpool.h"
+
+/* The BLAS entry points, resolved by kg_load_blas (NULL when absent). */
+static struct {
+  __typeof__(cblas_sgemm) *sgemm;
+  __typeof__(cblas_dgemm) *dgemm;
+  __typeof__(cblas_sgemv) *sgemv;
+  __typeof__(cblas_dgemv) *dgemv;
+  char *(*get_corename)(void);          /* OpenBLAS extras */
+  void (*set_num_threads)(int);
+  void (*dynamic_init)(void);
+  void (*dynamic_quit)(void);
+  int (*thread_shutdown)(void);
+} blas;
+
+static void kg_load_blas(void) {
+  void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  blas.sgemm = (__typeof__(blas.sgemm))dlsym(h, "cblas_sgemm");
+  blas.dgemm = (__typeof__(blas.dgemm))dlsym(h, "cblas_dgemm");
+  blas.sgemv = (__typeof__(blas.sgemv))dlsym(h, "cblas_sgemv");
+  blas.dgemv = (__typeof__(blas.dgemv))dlsym(h, "cblas_dgemv");
+  blas.get_corename = (__typeof__(blas.get_corename))dlsym(h, "openblas_get_corename");
+  blas.set_num_threads = (__typeof__(blas.set_num_threads))dlsym(h, "openblas_set_num_threads");
+  blas.dynamic_init = (__typeof__(blas.dynamic_init))dlsym(h, "gotoblas_dynamic_init");
+  blas.dynamic_quit = (__typeof__(blas.dynamic_quit))dlsym(h, "gotoblas_dynamic_quit");
+  blas.thread_shutdown = (__typeof__(blas.thread_shutdown))dlsym(h, "blas_thread_shutdown_");
+}
+
+static bool kg_ready;
+/* Use ops/kernels/k_sgemm.c for float32 GEMMs (decided once in kgemm_init). */
+static bool kg_own_sgemm;
+
+/* Micro-kernels used by default (RELAYC_SGEMM=openblas forces OpenBLAS,
+ * RELAYC_SGEMM=own any of ours): the AVX-512 one beats OpenBLAS everywhere
+ * (1.5-2x single-threaded, more on narrow panels); the AVX2 one is ~10%
+ * slower than OpenBLAS's Haswell kernels, so AVX2-only CPUs keep OpenBLAS. */
+static bool kg_own_default_isa(const char *isa) { return isa && strcmp(isa, "avx512") == 0; }
+
+static bool kg_cpu_has_avx512(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+/* Cores OpenBLAS 0.3.21 may fall back to on an unknown AVX-512 CPU. */
+static bool kg_core_is_weaker(const char *name) {
+  static const char *const weak_cores[] = {"Haswell", "Zen", "SandyBridge", "Nehalem", "Prescott",
+                                           "Core2", "Penryn", "Barcelona", "Excavator", NULL};
+  for (int i = 0; weak_cores[i]; i++)
+    if (strcmp(name, weak_cores[i]) == 0) return true;
+  return false;
+}
+
+/* Re-runs OpenBLAS's own core selection with OPENBLAS_CORETYPE=core: it
+ * verifies the CPU/OS support for that core itself and falls back to a safe
+ * one otherwise. The caller's environment is restored afterwards. */
+static void kg_reselect(const char *core) {
+  const char *old = getenv("OPENBLAS_CORETYPE");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  blas.dynamic_quit();
+  blas.dynamic_init();
+  if (saved) setenv("OPENBLAS_CORETYPE", saved, 1);
+  else unsetenv("OPENBLAS_CORETYPE");
+  free(saved);
+}
+
+static void kg_pick_core(void) {
+  if (!blas.get_corename || !blas.dynamic_init || !blas.dynamic_quit) return;
+  const char *want = getenv("RELAYC_BLAS_CORE");
+  bool autosel = want && strcmp(want, "auto") == 0;
+  if (want && *want && !autosel) {
+    if (strcmp(want, "keep") != 0) kg_reselect(want); /* explicit choice */
+    return;
+  }
+  if (!autosel && getenv("OPENBLAS_CORETYPE")) return; /* the user chose; OpenBLAS honoured it */
+  const char *name = blas.get_corename();
+  if (name && kg_core_is_weaker(name) && kg_cpu_has_avx512()) kg_reselect("SkylakeX");
+}
+
+static pthread_once_t kg_blas_once = PTHREAD_ONCE_INIT;
+
+static void kg_blas_setup(void) {
+  kg_load_blas();
+  kg_pick_core();
+  if (blas.set_num_threads) blas.set_num_threads(1);
+  /* OpenBLAS starts its worker threads at load and they spin (sched_yield)
+   * for a while: on a 2-way SMT core that halves the first kernels' speed.
+   * relayc runs OpenBLAS single-threaded, so stop them; a later threaded
+   * call (benchmarks) would start them again. */
+  if (blas.thread_shutdown) blas.thread_shutdown();
+}
+
+/* Loads and sets up OpenBLAS once (any thread; others wait); false when absent. */
+static bool kg_blas(void) {
+  pthread_once(&kg_blas_once, kg_blas_setup);
+  return blas.sgemm != NULL;
+}
+
+void kgemm_init(void) {
+  if (kg_ready) return;
+  kg_ready = true;
+  const char *sg = getenv("RELAYC_SGEMM");
+  bool force_ob = sg && strcmp(sg, "openblas") == 0, force_own = sg && strcmp(sg, "own") == 0;
+  kg_own_sgemm = ksgemm_available() && !force_ob &&
+                 (force_own || kg_own_default_isa(ksgemm_isa()) || !kg_blas());
+  if (!kg_own_sgemm) kg_blas();
+  (void)threadpool_size();
+}
+
+const char *kgemm_core_name(void) {
+  kgemm_init();
+  kg_blas();
+  return blas.get_corename ? blas.get_corename() : "unknown";
+}
+
+const char *kgemm_sgemm_engine(void) {
+  kgemm_init();
+  return kg_own_sgemm ? ksgemm_isa() : "openblas";
+}
+
+/* ------------------------------------------------------------ serial calls */
+
+static bool kg_fits(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
+  return M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
+         ldc <= INT_MAX;
+}
+
+#define KG_NAIVE(T)                                                                                \
+  for (int64_t i = 0; i < M; i++)                                                                  \
+    for (int64_t j = 0; j < N; j++) {                                                              \
+      T s = 0;                                                                                     \
+      for (int64_t k = 0; k < K; k++)                                                              \
+        s += (ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);      \
+      C[i * ldc + j] = (beta == 0 ? 0 : beta * C[i * ldc + j]) + s;                                \
+    }
+
+void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  kgemm_init(); /* a no-op after the first call, which kernels make on the main thread */
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
+    return;
+  }
+  if (kg_own_sgemm && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !kg_blas() || !blas.sgemv) {
+    KG_NAIVE(float)
+    return;
+  }
+  if (M == 1) { /* a row vector times B: GEMV reads B once, no packing */
+    blas.sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+                tb ? (int)K : (int)N, 1.0f, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1) { /* A times a column vector */
+    blas.sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+                ta ? (int)M : (int)K, 1.0f, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
+    return;
+  }
+  blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+              (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc, const KsgemmEpi *epi) {
+  if (M <= 0 || N <= 0) return;
+  kgemm_init();
+  if (kg_own_sgemm && ksgemm_f32_epi(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, epi)) return;
+  kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+  if (!epi || !(epi->bias || epi->res || epi->relu)) return;
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * ldc, b = epi->bias ? epi->bias[i] : 0.0f;
+    const float *r = epi->res ? epi->res + i * epi->ldr : NULL;
+    for (int64_t j = 0; j < N; j++) {
+      float v = c[j] + b + (r ? r[j] : 0.0f);
+      c[j] = epi->relu && !(v > 0.0f) ? 0.0f : v;
+    }
+  }
+}
+
+void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
+                      int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                      int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  kgemm_init();
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
+    return;
+  }
+  if (!kg_fits(M, N, K, lda, ldb, ldc) || !kg_blas() || !blas.dgemm || !blas.dgemv) {
+    KG_NAIVE(double)
+    return;
+  }
+  if (M == 1) {
+    blas.dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)N : (int)K,
+                tb ? (int)K : (int)N, 1.0, B, (int)ldb, A, ta ? (int)lda : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1) {
+    blas.dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)K : (int)M,
+                ta ? (int)M : (int)K, 1.0, A, (int)lda, B, tb ? 1 : (int)ldb, beta, C, (int)ldc);
+    return;
+  }
+  blas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
+              (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+/* ------------------------------------------------------------ panels */
+
+typedef struct {
+  bool ta, tb, f64, by_rows;
+  int64_t M, N, K, lda, ldb, ldc, step, npanels;
+  const void *A, *B;
+  void *C;
+  double beta;
+} KgJob;
+
+static void kg_panel(void *raw, int64_t lo, int64_t hi) {
+  const KgJob *j = raw;
+  for (int64_t p = lo; p < hi; p++) {
+    int64_t a = p * j->step, len = j->step;
+    int64_t ext = j->by_rows ? j->M : j->N;
+    if (a >= ext) continue;
+    if (a + len > ext) len = ext - a;
+    int64_t M = j->by_rows ? len : j->M, N = j->by_rows ? j->N : len;
+    /* offsets of the panel in A (rows), B (columns) and C */
+    int64_t offA = j->by_rows ? (j->ta ? a : a * j->lda) : 0;
+    int64_t offB = j->by_rows ? 0 : (j->tb ? a * j->ldb : a);
+    int64_t offC = j->by_rows ? a * j->ldc : a;
+    if (j->f64)
+      kgemm_f64_serial(j->ta, j->tb, M, N, j->K, (const double *)j->A + offA, j->lda,
+                       (const double *)j->B + offB, j->ldb, j->beta, (double *)j->C + offC, j->ldc);
+    else
+      kgemm_f32_serial(j->ta, j->tb, M, N, j->K, (const float *)j->A + offA, j->lda,
+                       (const float *)j->B + offB, j->ldb, (float)j->beta, (float *)j->C + offC,
+                       j->ldc);
+  }
+}
+
+/* Minimum work (multiply-adds) worth a second thread. */
+#define KG_PAR_MIN_MACS (1 << 18)
+
+static void kg_run(KgJob *j) {
+  kgemm_init();
+  int nt = threadpool_size();
+  double macs = (double)j->M * (double)j->N * (double)j->K;
+  if (nt <= 1 || macs < KG_PAR_MIN_MACS || (j->M < 32 && j->N < 32)) {
+    j->by_rows = false;
+    j->step = j->N;
+    kg_panel(j, 0, 1);
+    return;
+  }
+  /* panels aligned to the micro-kernel tile (own sgemm: 12 rows × 32
+   * columns; OpenBLAS: 16); rows when C is too narrow for whole column tiles */
+  bool own = kg_own_sgemm && !j->f64;
+  int64_t colw = own ? 32 : 16, rowh = own ? 12 : 16;
+  j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt);
+  int64_t ext = j->by_rows ? j->M : j->N, align = j->by_rows ? rowh : colw;
+  int64_t step = (ext + nt - 1) / nt;
+  step = (step + align - 1) / align * align;
+  j->step = step;
+  j->npanels = (ext + step - 1) / step;
+  threadpool_for(j->npanels, 1, kg_panel, j);
+}
+
+void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+               const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  KgJob j = {.ta = ta, .tb = tb, .f64 = false, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+             .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
+  kg_run(&j);
+}
+
+void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+               const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  KgJob j = {.ta = ta, .tb = tb, .f64 = true, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+             .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
+  kg_run(&j);
+}
+
+/* ------------------------------------------------------------ scratch */
+
+static struct {
+  void **bufs;   /* per thread */
+  size_t *sizes; /* per thread */
+  int n;
+} kg_scratch[KSCRATCH_SLOTS];
+
+/* Scratch buffers come from runtime/bufpool.h: pre-faulted in one
+ * MADV_POPULATE_WRITE call (first-touch faults cost ~4× more on VMs), and a
+ * buffer outgrown by a later call goes back to the pool for reuse. */
+void **kscratch(int slot, size_t bytes) {
+  if (slot < 0 || slot >= KSCRATCH_SLOTS) return NULL;
+  int nt = threadpool_size();
+  if (kg_scratch[slot].n != nt) {
+    for (int i = 0; i < kg_scratch[slot].n; i++)
+      bufpool_free(kg_scratch[slot].bufs[i], kg_scratch[slot].sizes[i]);
+    mem_free(kg_scratch[slot].bufs);
+    mem_free(kg_scratch[slot].sizes);
+    kg_scratch[slot].bufs = mem_calloc((size_t)nt, sizeof(void *));
+    kg_scratch[slot].sizes = mem_calloc((size_t)nt, sizeof(size_t));
+    kg_scratch[slot].n = nt;
+  }
+  bytes = (bytes + 4095) / 4096 * 4096;
+  for (int i = 0; i < nt; i++) {
+    if (kg_scratch[slot].sizes[i] >= bytes) continue;
+    bufpool_free(kg_scratch[slot].bufs[i], kg_scratch[slot].sizes[i]);
+    kg_scratch[slot].bufs[i] = bufpool_alloc(bytes);
+    kg_scratch[slot].sizes[i] = kg_scratch[slot].bufs[i] ? bytes : 0;
+    if (!kg_scratch[slot].bufs[i]) return NULL;
+  }
+  return kg_scratch[slot].bufs;
+}
+
+void kscratch_free(void) {
+  for (int s = 0; s < KSCRATCH_SLOTS; s++) {
+    for (int i = 0; i < kg_scratch[s].n; i++) bufpool_free(kg_scratch[s].bufs[i], kg_scratch[s].sizes[i]);
+    mem_free(kg_scratch[s].bufs);
+    mem_free(kg_scratch[s].sizes);
+    memset(&kg_scratch[s], 0, sizeof kg_scratch[s]);
+  }
+}

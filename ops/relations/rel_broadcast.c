@@ -1,0 +1,184 @@
+/* ops/relations/rel_broadcast.c — elementwise relations: Broadcast and its variants,
+ * Identity and its variants, where, clip, casts, dropout, broadcast_to.
+ *
+ * Broadcasting is numpy's right-aligned rule (spec/ops.md §1.6) with TVM's
+ * Any handling: a 1 takes the other extent, an unknown extent takes the other
+ * one, equal extents stay. Dtypes must be identical — there is no implicit
+ * promotion anywhere.
+ */
+#include "ops/relations/rel_util.h"
+
+#include <stdio.h>
+
+typedef enum { DT_ANYKIND, DT_FLOATS, DT_INTS, DT_BOOLS } DtClass;
+
+static bool dt_ok(DType t, DtClass k) {
+  switch (k) {
+  case DT_FLOATS: return dtype_is_float(t);
+  case DT_INTS: return t.code == DT_INT || t.code == DT_UINT;
+  case DT_BOOLS: return dtype_is_bool(t);
+  default: return true;
+  }
+}
+
+static const char *class_name(DtClass k) {
+  switch (k) {
+  case DT_FLOATS: return "a floating-point";
+  case DT_INTS: return "an integer or bool";
+  case DT_BOOLS: return "a bool";
+  default: return "any";
+  }
+}
+
+static int check_class(TypeRelCtx *c, const Type *t, DtClass k, uint32_t arg) {
+  if (dt_ok(t->tensor.dtype, k)) return REL_DONE;
+  char b[32];
+  return rel_fail(c, "argument %u has dtype %s but %s dtype is required", arg, dtype_name(t->tensor.dtype, b),
+                  class_name(k));
+}
+
+/* Broadcast shape of a and b into a new tensor of dtype dt; NULL after an error. */
+static Type *broadcast_shape(TypeRelCtx *c, const Type *a, const Type *b, DType dt) {
+  uint32_t na = a->tensor.ndim, nb = b->tensor.ndim, n = na > nb ? na : nb;
+  Type *o = rel_new_tensor(c, dt, n);
+  for (uint32_t i = 1; i <= n; i++) {
+    Dim *out = &o->tensor.dims[n - i];
+    if (i > na) { *out = b->tensor.dims[nb - i]; continue; }
+    if (i > nb) { *out = a->tensor.dims[na - i]; continue; }
+    Dim x = a->tensor.dims[na - i], y = b->tensor.dims[nb - i];
+    if (dim_known(x) && x.value == 1) *out = y;
+    else if (dim_known(y) && y.value == 1) *out = x;
+    else if (!dim_known(x)) *out = y;
+    else if (!dim_known(y)) *out = x;
+    else if (x.value == y.value) *out = x;
+    else {
+      rel_fail(c, "incompatible broadcast: %s and %s (dimension %lld vs %lld)", rel_type_str(c, a),
+               rel_type_str(c, b), (long long)x.value, (long long)y.value);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+static int same_dtype(TypeRelCtx *c, const Type *a, const Type *b) {
+  if (dtype_eq(a->tensor.dtype, b->tensor.dtype)) return REL_DONE;
+  return rel_fail(c, "operands have different dtypes: %s and %s (no implicit promotion)", rel_type_str(c, a),
+                  rel_type_str(c, b));
+}
+
+static int broadcast(TypeRelCtx *c, DtClass k, bool to_bool) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *b = rel_tensor(c, 1);
+  if (!b) return rel_pending(c);
+  if (same_dtype(c, a, b) || check_class(c, a, k, 1)) return REL_FAIL;
+  Type *o = broadcast_shape(c, a, b, to_bool ? DT_BOOL_T : a->tensor.dtype);
+  if (!o) return REL_FAIL;
+  return rel_assign(c, 2, o) ? REL_DONE : REL_FAIL;
+}
+
+int rel_broadcast(TypeRelCtx *c) { return broadcast(c, DT_ANYKIND, false); }
+int rel_broadcast_comp(TypeRelCtx *c) { return broadcast(c, DT_ANYKIND, true); }
+int rel_broadcast_int(TypeRelCtx *c) { return broadcast(c, DT_INTS, false); }
+int rel_broadcast_bool(TypeRelCtx *c) { return broadcast(c, DT_BOOLS, false); }
+int rel_broadcast_float(TypeRelCtx *c) { return broadcast(c, DT_FLOATS, false); }
+
+static int identity(TypeRelCtx *c, DtClass k, bool to_bool) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  if (check_class(c, a, k, 1)) return REL_FAIL;
+  Type *o = to_bool ? rel_retype(c, a, DT_BOOL_T) : (Type *)a;
+  return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL;
+}
+
+int rel_identity(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
+/* Float math (sqrt, log, tanh, ...): TVM's relation is plain Identity, so any dtype
+ * type-checks (TVM's own tests type-check log(%n) on int32); the kernels compute floats
+ * only and report an integer input at run time (spec/ops.md §4.1). */
+int rel_identity_float(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
+int rel_identity_int(TypeRelCtx *c) { return identity(c, DT_INTS, false); }
+int rel_identity_bool(TypeRelCtx *c) { return identity(c, DT_BOOLS, false); }
+int rel_identity_comp(TypeRelCtx *c) { return identity(c, DT_ANYKIND, true); }
+
+int rel_where(TypeRelCtx *c) {
+  const Type *cond = rel_tensor(c, 0);
+  if (!cond) return rel_pending(c);
+  const Type *x = rel_tensor(c, 1);
+  if (!x) return rel_pending(c);
+  const Type *y = rel_tensor(c, 2);
+  if (!y) return rel_pending(c);
+  if (same_dtype(c, x, y)) return REL_FAIL;
+  Type *xy = broadcast_shape(c, x, y, x->tensor.dtype);
+  if (!xy) return REL_FAIL;
+  Type *o = broadcast_shape(c, cond, xy, x->tensor.dtype);
+  if (!o) return REL_FAIL;
+  return rel_assign(c, 3, o) ? REL_DONE : REL_FAIL;
+}
+
+int rel_clip(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  return rel_assign(c, 1, (Type *)a) ? REL_DONE : REL_FAIL;
+}
+
+int rel_cast(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  DType dt;
+  if (!rel_attr_dtype(c, "dtype", &dt)) return rel_fail(c, "the target dtype is not set");
+  return rel_assign(c, 1, rel_retype(c, a, dt)) ? REL_DONE : REL_FAIL;
+}
+
+int rel_cast_like(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *like = rel_tensor(c, 1);
+  if (!like) return rel_pending(c);
+  return rel_assign(c, 2, rel_retype(c, a, like->tensor.dtype)) ? REL_DONE : REL_FAIL;
+}
+
+int rel_reinterpret(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  DType dt;
+  if (!rel_attr_dtype(c, "dtype", &dt)) return rel_fail(c, "the target dtype is not set");
+  if (dt.bits * dt.lanes != a->tensor.dtype.bits * a->tensor.dtype.lanes) {
+    char x[32], y[32];
+    return rel_fail(c, "cannot reinterpret %s as %s: the bit widths differ", dtype_name(a->tensor.dtype, x),
+                    dtype_name(dt, y));
+  }
+  return rel_assign(c, 1, rel_retype(c, a, dt)) ? REL_DONE : REL_FAIL;
+}
+
+int rel_dropout(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  Type *t = rel_new_tuple(c, 2);
+  t->tuple.fields[0] = (Type *)a;
+  t->tuple.fields[1] = (Type *)a;
+  return rel_assign(c, 1, t) ? REL_DONE : REL_FAIL;
+}
+
+int rel_broadcast_to(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  Type *want = rel_attr_shape(c, "shape", a->tensor.dtype);
+  if (!want) return REL_FAIL;
+  int32_t n = (int32_t)want->tensor.ndim;
+  Type *got = broadcast_shape(c, a, want, a->tensor.dtype);
+  if (!got) return REL_FAIL;
+  for (int32_t i = 0; i < n; i++)
+    if (!dim_compat(got->tensor.dims[i], want->tensor.dims[i]) || got->tensor.ndim != (uint32_t)n)
+      return rel_fail(c, "cannot broadcast %s to %s", rel_type_str(c, a), rel_type_str(c, want));
+  return rel_assign(c, 1, want) ? REL_DONE : REL_FAIL;
+}
+
+int rel_broadcast_to_like(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *like = rel_tensor(c, 1);
+  if (!like) return rel_pending(c);
+  Type *o = broadcast_shape(c, a, like, a->tensor.dtype);
+  if (!o) return REL_FAIL;
+  return rel_assign(c, 2, o) ? REL_DONE : REL_FAIL;
+}

@@ -1,0 +1,615 @@
+/* ops/relations/rel_nn.c — relations of the neural-network operators (spec/ops.md
+ * §7-§12): convolutions, pooling, dense algebra, normalisations, softmax,
+ * padding and resizing.
+ *
+ * Convolution and pooling work in the canonical layout (N, C, spatial...) /
+ * (O, I, spatial...) by looking up each canonical letter in the layout
+ * strings. Convolutions also accept split layouts (`NCHW4n4c`, `OIHW4o4i`:
+ * a split axis counts outer * factor); pooling accepts layouts whose spatial
+ * axes are unsplit (`NCHW16c`: the other axes are carried through).
+ * Relations that fix parameter shapes (dense with `units`, conv with
+ * `channels` + `kernel_size`, bias_add, batch_norm, ...) assign them by
+ * unification, which is how un-annotated weights get their types (§1.4).
+ */
+#include "ops/layout.h"
+#include "ops/relations/rel_util.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define MAXSP 3
+
+static int done(TypeRelCtx *c, Type *o) { return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL; }
+
+static Type *vec_type(TypeRelCtx *c, Dim d, DType dt) {
+  Type *t = rel_new_tensor(c, dt, 1);
+  t->tensor.dims[0] = d;
+  return t;
+}
+
+static const char *dims_str(char *buf, size_t cap, const int64_t *v, int n) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < n && len + 24 < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "(", (long long)v[i]);
+  if (len + 2 < cap) snprintf(buf + len, cap - len, ")");
+  return buf;
+}
+
+/* An int array attribute of exactly `n` entries (a single value repeats). */
+static int spatial_attr(TypeRelCtx *c, const char *key, int n, int64_t dflt, int64_t *out) {
+  int64_t v[8];
+  int32_t k = rel_attr_ints(c, key, v, 8);
+  if (k < 0) {
+    for (int i = 0; i < n; i++) out[i] = dflt;
+    return REL_DONE;
+  }
+  if (k == 1) {
+    for (int i = 0; i < n; i++) out[i] = v[0];
+  } else if (k == n) {
+    for (int i = 0; i < n; i++) out[i] = v[i];
+  } else {
+    return rel_fail(c, "%s must have 1 or %d values, got %d", key, n, k);
+  }
+  for (int i = 0; i < n; i++)
+    if (out[i] == REL_INT_NONE || out[i] == REL_INT_ANY) return rel_fail(c, "%s must hold integers", key);
+  return REL_DONE;
+}
+
+/* padding: 1 value, n values (before = after) or 2n values (befores, afters). */
+static int padding_attr(TypeRelCtx *c, int n, int64_t *before, int64_t *after) {
+  int64_t v[16];
+  int32_t k = rel_attr_ints(c, "padding", v, 16);
+  if (k < 0) k = 0;
+  for (int i = 0; i < n; i++) {
+    if (k == 0) before[i] = after[i] = 0;
+    else if (k == 1) before[i] = after[i] = v[0];
+    else if (k == n) before[i] = after[i] = v[i];
+    else if (k == 2 * n) before[i] = v[i], after[i] = v[n + i];
+    else return rel_fail(c, "padding must have 1, %d or %d values, got %d", n, 2 * n, k);
+    if (before[i] < 0 || after[i] < 0 || before[i] == REL_INT_NONE) return rel_fail(c, "padding must be non-negative");
+  }
+  return REL_DONE;
+}
+
+static const char *spatial_letters(int nsp) { return nsp == 1 ? "W" : nsp == 2 ? "HW" : "DHW"; }
+
+/* --------------------------------------------------------------- convolution */
+
+/* How a convolution layout maps onto its canonical letters (NC.../OI...):
+ * canonical dim j is the primal axis at pos[j], times its sub-axis at sub[j]
+ * (factor fac[j]) when the layout splits it (`NCHW4n4c`: C = dims[1] * 4). */
+typedef struct ConvLayout {
+  int pos[2 + MAXSP], sub[2 + MAXSP];
+  int64_t fac[2 + MAXSP];
+  uint32_t ndim;
+} ConvLayout;
+
+/* False unless `s` is a valid layout whose primal letters are exactly `canon`. */
+static bool conv_layout(const char *s, const char *canon, ConvLayout *m) {
+  Layout l;
+  if (!layout_parse(s, &l)) return false;
+  size_t n = strlen(canon), primal = 0;
+  for (int32_t i = 0; i < l.n; i++) primal += l.ax[i] >= 'A' && l.ax[i] <= 'Z';
+  if (primal != n) return false;
+  for (size_t j = 0; j < n; j++) {
+    m->pos[j] = layout_find(&l, canon[j]);
+    if (m->pos[j] < 0) return false;
+    m->fac[j] = layout_sub_factor(&l, canon[j]);
+    m->sub[j] = m->fac[j] ? layout_find(&l, (char)(canon[j] - 'A' + 'a')) : -1;
+  }
+  m->ndim = (uint32_t)l.n;
+  return true;
+}
+
+/* Canonical dim j of a shape written in layout m. */
+static Dim layout_get(const ConvLayout *m, const Dim *d, int j) {
+  Dim v = d[m->pos[j]];
+  int64_t r;
+  if (!m->fac[j]) return v;
+  return dim_known(v) && !__builtin_mul_overflow(v.value, m->fac[j], &r) ? dim_int(r) : dim_any();
+}
+
+/* Stores canonical dim j = v into a shape written in layout m (a split axis
+ * gets outer extent ceil(v / factor), spec/ops.md 6.7). */
+static void layout_put(const ConvLayout *m, Dim *d, int j, Dim v) {
+  if (!m->fac[j]) {
+    d[m->pos[j]] = v;
+    return;
+  }
+  d[m->pos[j]] = dim_known(v) ? dim_int(v.value / m->fac[j] + (v.value % m->fac[j] != 0)) : dim_any();
+  d[m->sub[j]] = dim_int(m->fac[j]);
+}
+
+/* Error unless every sub-axis of shape `d` (layout m) has its layout factor. */
+static int layout_check_subs(TypeRelCtx *c, const ConvLayout *m, const Type *t, const char *what, const char *ls) {
+  for (int j = 0; j < MAXSP + 2; j++) {
+    if (m->pos[j] < 0) break;
+    Dim s = m->fac[j] ? t->tensor.dims[m->sub[j]] : dim_int(0);
+    if (m->fac[j] && dim_known(s) && s.value != m->fac[j])
+      return rel_fail(c, "%s dim %d has extent %lld but layout %s splits it by %lld", what, m->sub[j],
+                      (long long)s.value, ls, (long long)m->fac[j]);
+  }
+  return REL_DONE;
+}
+
+typedef struct ConvIn {
+  int nsp;
+  bool transpose;
+  const Type *data;
+  ConvLayout dl, kl, ol;
+  const char *klayout;
+} ConvIn;
+
+static int conv_layouts(TypeRelCtx *c, ConvIn *ci) {
+  char dcanon[8] = "NC", kcanon[8] = "OI";
+  strcat(dcanon, spatial_letters(ci->nsp));
+  strcat(kcanon, spatial_letters(ci->nsp));
+  const char *dl = rel_attr_str(c, "data_layout", dcanon);
+  ci->klayout = rel_attr_str(c, "kernel_layout", kcanon);
+  const char *ol = rel_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  for (int j = 0; j < MAXSP + 2; j++) ci->dl.pos[j] = ci->kl.pos[j] = ci->ol.pos[j] = -1;
+  if (!conv_layout(dl, dcanon, &ci->dl))
+    return rel_fail(c, "unsupported data_layout \"%s\" (expected the axes %s, possibly split)", dl, dcanon);
+  if (!conv_layout(ci->klayout, kcanon, &ci->kl))
+    return rel_fail(c, "unsupported kernel_layout \"%s\" (expected the axes %s, possibly split)", ci->klayout, kcanon);
+  if (!conv_layout(ol, dcanon, &ci->ol)) return rel_fail(c, "unsupported out_layout \"%s\"", ol);
+  if (ci->data->tensor.ndim != ci->dl.ndim)
+    return rel_fail(c, "data must have rank %u (layout %s), found %s", ci->dl.ndim, dl, rel_type_str(c, ci->data));
+  return layout_check_subs(c, &ci->dl, ci->data, "data", dl);
+}
+
+static int conv(TypeRelCtx *c, int nsp, bool transpose) {
+  ConvIn ci = {.nsp = nsp, .transpose = transpose};
+  ci.data = rel_tensor(c, 0);
+  if (!ci.data) return rel_pending(c);
+  if (conv_layouts(c, &ci)) return REL_FAIL;
+  const Dim *dd = ci.data->tensor.dims;
+  Dim N = layout_get(&ci.dl, dd, 0), C = layout_get(&ci.dl, dd, 1), S[MAXSP];
+  for (int i = 0; i < nsp; i++) S[i] = layout_get(&ci.dl, dd, 2 + i);
+  int64_t G = rel_attr_int(c, "groups", 1), strides[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP], ks[MAXSP];
+  int64_t opad[MAXSP] = {0};
+  if (G < 1) return rel_fail(c, "groups must be positive, got %lld", (long long)G);
+  if (spatial_attr(c, "strides", nsp, 1, strides) || spatial_attr(c, "dilation", nsp, 1, dil) ||
+      padding_attr(c, nsp, pb, pa))
+    return REL_FAIL;
+  if (transpose && spatial_attr(c, "output_padding", nsp, 0, opad)) return REL_FAIL;
+  for (int i = 0; i < nsp; i++)
+    if (strides[i] < 1 || dil[i] < 1) return rel_fail(c, "strides and dilation must be positive");
+  bool has_ks = !rel_attr_is_none(c, "kernel_size"), has_ch = !rel_attr_is_none(c, "channels");
+  int64_t channels = has_ch ? rel_attr_int(c, "channels", 0) : 0;
+  if (has_ks && spatial_attr(c, "kernel_size", nsp, 1, ks)) return REL_FAIL;
+  if (dim_known(C) && C.value % G != 0)
+    return rel_fail(c, "data has %lld channels, which is not divisible by groups=%lld", (long long)C.value, (long long)G);
+  Dim O;
+  int64_t K[MAXSP];
+  const Type *w = rel_type(c, 1);
+  bool w_known = w != NULL;
+  if (!w_known && rel_pending(c) == REL_FAIL) return REL_FAIL;
+  if (w_known && w->kind != TYPE_TENSOR) return rel_fail(c, "weight must be a tensor, found %s", rel_type_str(c, w));
+  if (has_ks && has_ch && !w_known) {
+    /* assign the weight: canonical (O, I, k...) or, transposed, (I=C, O/G, k...) */
+    Dim wc[2 + MAXSP];
+    if (!transpose) {
+      wc[0] = dim_int(channels);
+      wc[1] = dim_known(C) ? dim_int(C.value / G) : dim_any();
+    } else {
+      wc[0] = dim_int(channels / G); /* O of the canonical IOHW weight */
+      wc[1] = C;
+    }
+    for (int i = 0; i < nsp; i++) wc[2 + i] = dim_int(ks[i]);
+    DType wdt = ci.data->tensor.dtype;
+    Type *wt = rel_new_tensor(c, wdt, ci.kl.ndim);
+    for (int i = 0; i < 2 + nsp; i++) layout_put(&ci.kl, wt->tensor.dims, i, wc[i]);
+    if (!rel_assign(c, 1, wt)) return REL_FAIL;
+    O = dim_int(channels);
+    for (int i = 0; i < nsp; i++) K[i] = ks[i];
+  } else {
+    if (!w_known) return rel_pending(c);
+    if (w->tensor.ndim != ci.kl.ndim)
+      return rel_fail(c, "weight must have rank %u (layout %s), found %s", ci.kl.ndim, ci.klayout, rel_type_str(c, w));
+    if (layout_check_subs(c, &ci.kl, w, "weight", ci.klayout)) return REL_FAIL;
+    const Dim *wd = w->tensor.dims;
+    Dim WO = layout_get(&ci.kl, wd, 0), WI = layout_get(&ci.kl, wd, 1);
+    for (int i = 0; i < nsp; i++) {
+      Dim k = layout_get(&ci.kl, wd, 2 + i);
+      K[i] = dim_known(k) ? k.value : -1;
+    }
+    if (has_ks)
+      for (int i = 0; i < nsp; i++)
+        if (K[i] >= 0 && K[i] != ks[i]) {
+          char a[96], b[96];
+          return rel_fail(c, "kernel_size %s does not match the weight's kernel %s", dims_str(a, sizeof a, ks, nsp),
+                          dims_str(b, sizeof b, K, nsp));
+        }
+    if (!transpose) {
+      O = WO;
+      bool depthwise = G > 1 && dim_known(C) && C.value == G && dim_known(WO) && WO.value == G &&
+                       dim_known(WI) && WI.value != 1;
+      if (depthwise) {
+        /* (C, multiplier, k...) depthwise weight: C * multiplier outputs */
+        O = has_ch ? dim_int(channels) : dim_int(WO.value * WI.value);
+      } else if (dim_known(C) && dim_known(WI) && C.value / G != WI.value) {
+        return rel_fail(c, "data has %lld channels but weight expects %lld (groups=%lld)", (long long)C.value,
+                        (long long)(WI.value * G), (long long)G);
+      }
+      if (has_ch && dim_known(O) && O.value != channels)
+        return rel_fail(c, "channels=%lld but the weight gives %lld output channels", (long long)channels,
+                        (long long)O.value);
+    } else {
+      if (dim_known(C) && dim_known(WI) && C.value != WI.value)
+        return rel_fail(c, "data has %lld channels but weight expects %lld", (long long)C.value, (long long)WI.value);
+      O = has_ch ? dim_int(channels) : WO;
+    }
+  }
+  Dim out[2 + MAXSP];
+  out[0] = N;
+  out[1] = O;
+  for (int i = 0; i < nsp; i++) {
+    if (!dim_known(S[i]) || K[i] < 0) {
+      out[2 + i] = dim_any();
+      continue;
+    }
+    int64_t dk = (K[i] - 1) * dil[i] + 1, v;
+    if (!transpose) {
+      int64_t padded = S[i].value + pb[i] + pa[i];
+      if (padded < dk)
+        return rel_fail(c, "the kernel (extent %lld after dilation) is larger than the padded input (%lld) on spatial axis %d",
+                        (long long)dk, (long long)padded, i);
+      v = (padded - dk) / strides[i] + 1;
+    } else {
+      v = strides[i] * (S[i].value - 1) + dk - pb[i] - pa[i] + opad[i];
+      if (v <= 0) return rel_fail(c, "the output extent on spatial axis %d would be %lld", i, (long long)v);
+    }
+    out[2 + i] = dim_int(v);
+  }
+  DType odt = ci.data->tensor.dtype;
+  rel_attr_dtype(c, "out_dtype", &odt);
+  Type *o = rel_new_tensor(c, odt, ci.ol.ndim);
+  for (int i = 0; i < 2 + nsp; i++) layout_put(&ci.ol, o->tensor.dims, i, out[i]);
+  return done(c, o);
+}
+
+int rel_conv1d(TypeRelCtx *c) { return conv(c, 1, false); }
+int rel_conv2d(TypeRelCtx *c) { return conv(c, 2, false); }
+int rel_conv3d(TypeRelCtx *c) { return conv(c, 3, false); }
+int rel_conv2d_transpose(TypeRelCtx *c) { return conv(c, 2, true); }
+
+/* ------------------------------------------------------------------- pooling */
+
+/* Positions of the spatial letters of `sp` in the layout; every other letter
+ * of the layout is kept as is. */
+static int pool_layout(TypeRelCtx *c, const Type *a, const char *sp, int *pos) {
+  const char *l = rel_attr_str(c, "layout", "");
+  Layout lay;
+  if (!layout_parse(l, &lay)) return rel_fail(c, "unsupported layout \"%s\"", l);
+  if ((uint32_t)lay.n != a->tensor.ndim)
+    return rel_fail(c, "layout \"%s\" has %d axes but the input has rank %u", l, lay.n, a->tensor.ndim);
+  for (int i = 0; sp[i]; i++) {
+    pos[i] = layout_find(&lay, sp[i]);
+    if (pos[i] < 0) return rel_fail(c, "layout \"%s\" has no %c axis", l, sp[i]);
+    if (layout_sub_factor(&lay, sp[i])) return rel_fail(c, "layout \"%s\" splits the spatial axis %c (unsupported)", l, sp[i]);
+  }
+  const char *ol = rel_attr_str(c, "out_layout", "");
+  if (*ol && strcmp(ol, l) != 0) return rel_fail(c, "out_layout \"%s\" differs from layout \"%s\" (unsupported)", ol, l);
+  return REL_DONE;
+}
+
+static int pool(TypeRelCtx *c, int nsp) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int pos[MAXSP];
+  if (pool_layout(c, a, spatial_letters(nsp), pos)) return REL_FAIL;
+  int64_t ps[MAXSP], st[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP];
+  if (spatial_attr(c, "pool_size", nsp, 1, ps) || spatial_attr(c, "strides", nsp, 1, st) ||
+      spatial_attr(c, "dilation", nsp, 1, dil) || padding_attr(c, nsp, pb, pa))
+    return REL_FAIL;
+  bool ceil_mode = rel_attr_bool(c, "ceil_mode", false);
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  for (int i = 0; i < nsp; i++) {
+    if (ps[i] < 1 || st[i] < 1 || dil[i] < 1) return rel_fail(c, "pool_size, strides and dilation must be positive");
+    Dim d = a->tensor.dims[pos[i]];
+    if (!dim_known(d)) continue;
+    int64_t dk = (ps[i] - 1) * dil[i] + 1, padded = d.value + pb[i] + pa[i];
+    if (padded < dk)
+      return rel_fail(c, "the pooling window (%lld) is larger than the padded input (%lld) on axis %c", (long long)dk,
+                      (long long)padded, spatial_letters(nsp)[i]);
+    int64_t num = padded - dk + (ceil_mode ? st[i] - 1 : 0);
+    o->tensor.dims[pos[i]] = dim_int(num / st[i] + 1);
+  }
+  return done(c, o);
+}
+
+int rel_pool1d(TypeRelCtx *c) { return pool(c, 1); }
+int rel_pool2d(TypeRelCtx *c) { return pool(c, 2); }
+int rel_pool3d(TypeRelCtx *c) { return pool(c, 3); }
+
+/* Spatial letters of a pooling layout: D, H, W present in it, in that order. */
+static int layout_spatial(TypeRelCtx *c, const Type *a, char *sp, int *pos) {
+  const char *l = rel_attr_str(c, "layout", "");
+  int n = 0;
+  for (const char *p = "DHW"; *p; p++)
+    if (strchr(l, *p)) sp[n++] = *p;
+  sp[n] = 0;
+  if (n == 0) return rel_fail(c, "layout \"%s\" has no spatial axis", l);
+  return pool_layout(c, a, sp, pos) ? -1 : n;
+}
+
+int rel_global_pool(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  char sp[4];
+  int pos[MAXSP];
+  int n = layout_spatial(c, a, sp, pos);
+  if (n < 0) return REL_FAIL;
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  for (int i = 0; i < n; i++) o->tensor.dims[pos[i]] = dim_int(1);
+  return done(c, o);
+}
+
+int rel_adaptive_pool(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  char sp[4];
+  int pos[MAXSP];
+  int n = layout_spatial(c, a, sp, pos);
+  if (n < 0) return REL_FAIL;
+  int64_t os[8];
+  int32_t k = rel_attr_ints(c, "output_size", os, 8);
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  if (k <= 0) return done(c, o);
+  if (k != 1 && k != n) return rel_fail(c, "output_size must have 1 or %d values, got %d", n, k);
+  for (int i = 0; i < n; i++) {
+    int64_t v = os[k == 1 ? 0 : i];
+    if (v == REL_INT_NONE) continue; /* None keeps the input extent */
+    if (v == REL_INT_ANY) o->tensor.dims[pos[i]] = dim_any();
+    else if (v < 1) return rel_fail(c, "output_size must be positive");
+    else o->tensor.dims[pos[i]] = dim_int(v);
+  }
+  return done(c, o);
+}
+
+/* ------------------------------------------------------------ dense algebra */
+
+static DType out_dtype(TypeRelCtx *c, DType dflt) {
+  DType dt = dflt;
+  rel_attr_dtype(c, "out_dtype", &dt);
+  return dt;
+}
+
+static int matmul(TypeRelCtx *c, bool ta, bool tb) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  uint32_t na = a->tensor.ndim;
+  if (na < 1 || (ta && na < 2)) return rel_fail(c, "data must have rank at least %d, found %s", ta ? 2 : 1, rel_type_str(c, a));
+  Dim K = ta ? a->tensor.dims[na - 2] : a->tensor.dims[na - 1];
+  Dim M = ta ? a->tensor.dims[na - 1] : dim_any();
+  Dim N;
+  if (!rel_attr_is_none(c, "units")) {
+    int64_t units = rel_attr_int(c, "units", 0);
+    if (units < 1) return rel_fail(c, "units must be positive, got %lld", (long long)units);
+    const Type *w = rel_type(c, 1);
+    if (!w && rel_pending(c) == REL_FAIL) return REL_FAIL;
+    DType wdt = w && w->kind == TYPE_TENSOR ? w->tensor.dtype : a->tensor.dtype;
+    Type *wt = rel_new_tensor(c, wdt, 2);
+    wt->tensor.dims[tb ? 0 : 1] = dim_int(units);
+    wt->tensor.dims[tb ? 1 : 0] = K;
+    if (!rel_assign(c, 1, wt)) return REL_FAIL;
+    N = dim_int(units);
+  } else {
+    const Type *w = rel_tensor(c, 1);
+    if (!w) return rel_pending(c);
+    if (w->tensor.ndim != 2) return rel_fail(c, "weight must have rank 2, found %s", rel_type_str(c, w));
+    Dim WK = w->tensor.dims[tb ? 1 : 0];
+    N = w->tensor.dims[tb ? 0 : 1];
+    if (!dim_compat(WK, K))
+      return rel_fail(c, "data has %lld input features but weight expects %lld (data %s, weight %s)",
+                      (long long)K.value, (long long)WK.value, rel_type_str(c, a), rel_type_str(c, w));
+  }
+  Type *o = rel_retype(c, a, out_dtype(c, a->tensor.dtype));
+  if (ta) o->tensor.dims[na - 2] = M;
+  o->tensor.dims[na - 1] = N;
+  return done(c, o);
+}
+
+int rel_dense(TypeRelCtx *c) { return matmul(c, false, true); }
+
+int rel_matmul(TypeRelCtx *c) {
+  return matmul(c, rel_attr_bool(c, "transpose_a", false), rel_attr_bool(c, "transpose_b", false));
+}
+
+int rel_batch_matmul(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *b = rel_tensor(c, 1);
+  if (!b) return rel_pending(c);
+  if (a->tensor.ndim != 3 || b->tensor.ndim != 3)
+    return rel_fail(c, "both inputs must have rank 3, found %s and %s", rel_type_str(c, a), rel_type_str(c, b));
+  bool ta = rel_attr_bool(c, "transpose_a", false), tb = rel_attr_bool(c, "transpose_b", false);
+  const Dim *x = a->tensor.dims, *y = b->tensor.dims;
+  Dim B1 = x[0], B2 = y[0], M = ta ? x[2] : x[1], K1 = ta ? x[1] : x[2], K2 = tb ? y[2] : y[1], N = tb ? y[1] : y[2];
+  Dim B;
+  if (dim_known(B1) && B1.value == 1) B = B2;
+  else if (dim_known(B2) && B2.value == 1) B = B1;
+  else if (!dim_compat(B1, B2))
+    return rel_fail(c, "batch dimensions %lld and %lld differ (and neither is 1)", (long long)B1.value, (long long)B2.value);
+  else B = dim_known(B1) ? B1 : B2;
+  if (!dim_compat(K1, K2))
+    return rel_fail(c, "the reduction dimensions differ: %lld in %s vs %lld in %s", (long long)K1.value,
+                    rel_type_str(c, a), (long long)K2.value, rel_type_str(c, b));
+  Type *o = rel_new_tensor(c, out_dtype(c, a->tensor.dtype), 3);
+  o->tensor.dims[0] = B;
+  o->tensor.dims[1] = M;
+  o->tensor.dims[2] = N;
+  return done(c, o);
+}
+
+/* ------------------------------------------------- per-channel parameters */
+
+/* Assigns (data.shape[axis],) of data's dtype to inputs first..last. */
+static int channel_params(TypeRelCtx *c, const Type *a, int64_t axis, uint32_t first, uint32_t last) {
+  if (!rel_norm_axis(&axis, a->tensor.ndim))
+    return rel_fail(c, "axis %lld is out of range for data %s", (long long)axis, rel_type_str(c, a));
+  Type *v = vec_type(c, a->tensor.dims[axis], a->tensor.dtype);
+  for (uint32_t i = first; i <= last; i++)
+    if (!rel_assign(c, i, v)) return REL_FAIL;
+  return REL_DONE;
+}
+
+int rel_bias_add(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  if (channel_params(c, a, rel_attr_int(c, "axis", 1), 1, 1)) return REL_FAIL;
+  return done(c, (Type *)a);
+}
+
+int rel_prelu(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  if (channel_params(c, a, rel_attr_int(c, "axis", 1), 1, 1)) return REL_FAIL;
+  return done(c, (Type *)a);
+}
+
+int rel_batch_norm(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t axis = rel_attr_int(c, "axis", 1);
+  if (channel_params(c, a, axis, 1, 4)) return REL_FAIL;
+  rel_norm_axis(&axis, a->tensor.ndim);
+  Type *v = vec_type(c, a->tensor.dims[axis], a->tensor.dtype);
+  Type *t = rel_new_tuple(c, 3);
+  t->tuple.fields[0] = (Type *)a;
+  t->tuple.fields[1] = v;
+  t->tuple.fields[2] = v;
+  return done(c, t);
+}
+
+int rel_norm_affine(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t axis = rel_attr_int(c, "axis", 1);
+  if (channel_params(c, a, axis, 1, 2)) return REL_FAIL;
+  int64_t groups = rel_attr_int(c, "num_groups", 0);
+  rel_norm_axis(&axis, a->tensor.ndim);
+  Dim C = a->tensor.dims[axis];
+  if (groups > 0 && dim_known(C) && C.value % groups != 0)
+    return rel_fail(c, "%lld channels cannot be split into num_groups=%lld groups", (long long)C.value, (long long)groups);
+  return done(c, (Type *)a);
+}
+
+static int axis_identity(TypeRelCtx *c, int64_t dflt) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t axis = rel_attr_int(c, "axis", dflt);
+  if (!rel_norm_axis(&axis, a->tensor.ndim))
+    return rel_fail(c, "axis %lld is out of range for %s", (long long)rel_attr_int(c, "axis", dflt), rel_type_str(c, a));
+  return done(c, (Type *)a);
+}
+
+int rel_softmax(TypeRelCtx *c) { return axis_identity(c, -1); }
+int rel_lrn(TypeRelCtx *c) { return axis_identity(c, 1); }
+
+int rel_l2_normalize(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t axes[16];
+  int32_t n = rel_attr_ints(c, "axis", axes, 16);
+  for (int32_t i = 0; i < n; i++) {
+    int64_t x = axes[i];
+    if (x == REL_INT_NONE || x == REL_INT_ANY || !rel_norm_axis(&x, a->tensor.ndim))
+      return rel_fail(c, "axis %lld is out of range for %s", (long long)axes[i], rel_type_str(c, a));
+  }
+  return done(c, (Type *)a);
+}
+
+/* ------------------------------------------------------------------ padding */
+
+/* nn.pad accepts negative widths (they crop, as in TVM) as long as every
+ * extent stays >= 0; nn.mirror_pad requires widths >= 0. */
+static int pad_common(TypeRelCtx *c, const Type *a, bool allow_negative) {
+  const AttrValue *pw = rel_attr(c, "pad_width");
+  if (!pw || pw->kind != AV_ARRAY) return rel_fail(c, "pad_width must be a list of [before, after] pairs");
+  if (pw->arr.n != a->tensor.ndim)
+    return rel_fail(c, "pad_width has %u entries but the input has rank %u", pw->arr.n, a->tensor.ndim);
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  for (uint32_t i = 0; i < pw->arr.n; i++) {
+    const AttrValue *p = pw->arr.items[i];
+    if (p->kind != AV_ARRAY || p->arr.n != 2 || p->arr.items[0]->kind != AV_INT || p->arr.items[1]->kind != AV_INT)
+      return rel_fail(c, "pad_width entry %u must be a pair of integers", i);
+    int64_t b = p->arr.items[0]->i.value, e = p->arr.items[1]->i.value;
+    if (!allow_negative && (b < 0 || e < 0)) return rel_fail(c, "negative padding on axis %u", i);
+    int64_t be, ext;
+    if (__builtin_add_overflow(b, e, &be)) return rel_fail(c, "pad_width entry %u is too large", i);
+    Dim d = a->tensor.dims[i];
+    if (dim_known(d)) {
+      if (__builtin_add_overflow(d.value, be, &ext)) return rel_fail(c, "pad_width entry %u is too large", i);
+      if (ext < 0)
+        return rel_fail(c, "padding [%lld, %lld] on axis %u leaves a negative extent (%lld)", (long long)b,
+                        (long long)e, i, (long long)ext);
+    }
+    o->tensor.dims[i] = dim_add(d, be);
+  }
+  return done(c, o);
+}
+
+int rel_pad(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *v = rel_tensor(c, 1);
+  if (!v) return rel_pending(c);
+  if (v->tensor.ndim != 0) return rel_fail(c, "pad_value must be a scalar, found %s", rel_type_str(c, v));
+  const char *mode = rel_attr_str(c, "pad_mode", "constant");
+  if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
+    return rel_fail(c, "unknown pad_mode \"%s\"", mode);
+  return pad_common(c, a, true);
+}
+
+int rel_mirror_pad(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const char *mode = rel_attr_str(c, "mode", "SYMMETRIC");
+  if (strcmp(mode, "SYMMETRIC") && strcmp(mode, "REFLECT")) return rel_fail(c, "unknown mode \"%s\"", mode);
+  return pad_common(c, a, false);
+}
+
+/* ----------------------------------------------------------------- resizing */
+
+static int hw_positions(TypeRelCtx *c, const Type *a, int *h, int *w) {
+  const char *l = rel_attr_str(c, "layout", "NCHW");
+  if (!rel_layout_primal(l) || strlen(l) != a->tensor.ndim)
+    return rel_fail(c, "layout \"%s\" does not fit the input %s", l, rel_type_str(c, a));
+  *h = rel_layout_pos(l, 'H');
+  *w = rel_layout_pos(l, 'W');
+  if (*h < 0 || *w < 0) return rel_fail(c, "layout \"%s\" has no H and W axes", l);
+  return REL_DONE;
+}
+
+int rel_resize2d(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int h, w;
+  if (hw_positions(c, a, &h, &w)) return REL_FAIL;
+  int64_t sz[4];
+  int32_t n = rel_attr_ints(c, "size", sz, 4);
+  if (n != 2) return rel_fail(c, "size must have 2 values");
+  Type *o = rel_retype(c, a, out_dtype(c, a->tensor.dtype));
+  o->tensor.dims[h] = sz[0] == REL_INT_ANY ? dim_any() : dim_int(sz[0]);
+  o->tensor.dims[w] = sz[1] == REL_INT_ANY ? dim_any() : dim_int(sz[1]);
+  if ((sz[0] < 1 && sz[0] != REL_INT_ANY) || (sz[1] < 1 && sz[1] != REL_INT_ANY)) return rel_fail(c, "size must be positive");
+  return done(c, o);
+}
+
+int rel_upsampling(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int h, w;
+  if (hw_positions(c, a, &h, &w)) return REL_FAIL;
+  double sh = rel_attr_double(c, "scale_h", 1), sw = rel_attr_double(c, "scale_w", 1);
+  if (!(sh > 0) || !(sw > 0)) return rel_fail(c, "scales must be positive");
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  Dim H = a->tensor.dims[h], W = a->tensor.dims[w];
+  o->tensor.dims[h] = dim_known(H) ? dim_int((int64_t)nearbyint((double)H.value * sh)) : dim_any();
+  o->tensor.dims[w] = dim_known(W) ? dim_int((int64_t)nearbyint((double)W.value * sw)) : dim_any();
+  return done(c, o);
+}
