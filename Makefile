@@ -5,6 +5,7 @@
 #   make asan-check the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS=60)
 #   make bench      benchmarks under bench/ (not part of check)
+#   make install    install under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 
 BUILD   ?= build
 ifeq ($(origin CC),default)
@@ -35,7 +36,8 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden npy-io robustness diff lint asan-check valgrind-check fuzz bench plugin clean
+.PHONY: all deps demo check unit golden npy-io robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
+        install uninstall install-check
 all: $(BIN)
 
 # --- dependencies -------------------------------------------------------------
@@ -103,7 +105,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden npy-io robustness diff lint
+	@$(MAKE) --no-print-directory unit golden npy-io robustness diff lint install-check
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -125,5 +127,39 @@ bench: all
 
 clean:
 	rm -rf build
+
+# --- installation (issue 13) ----------------------------------------------------------
+# The usual variables: `make install PREFIX=$$HOME/.local`, `make install DESTDIR=/tmp/stage`.
+# The binary is self-contained (the prelude is compiled in), so it runs from anywhere.
+PREFIX        ?= /usr/local
+DESTDIR       ?=
+BINDIR        ?= $(PREFIX)/bin
+MANDIR        ?= $(PREFIX)/share/man
+INCLUDEDIR    ?= $(PREFIX)/include
+PKGCONFIGDIR  ?= $(PREFIX)/share/pkgconfig
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+VERSION       := $(shell sed -n 's/^\#define RELAYC_VERSION "\(.*\)"$$/\1/p' cli/main.c)
+INSTALLED := $(BINDIR)/relayc $(MANDIR)/man1/relayc.1 $(INCLUDEDIR)/relayc/plugin.h \
+             $(PKGCONFIGDIR)/relayc-plugin.pc $(COMPLETIONDIR)/relayc
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCLUDEDIR)/relayc \
+	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(COMPLETIONDIR)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/relayc
+	install -m 644 man/relayc.1 $(DESTDIR)$(MANDIR)/man1/relayc.1
+	install -m 644 include/relayc/plugin.h $(DESTDIR)$(INCLUDEDIR)/relayc/plugin.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  dist/relayc-plugin.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/relayc-plugin.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/relayc-plugin.pc
+	install -m 644 dist/relayc.bash $(DESTDIR)$(COMPLETIONDIR)/relayc
+
+# Removes exactly what install wrote (and the relayc/ include folder); shared folders stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/relayc 2>/dev/null
+
+# install into a temporary DESTDIR, use what was installed, uninstall (part of check)
+install-check: $(BIN)
+	@MAKE='$(MAKE)' BIN='$(BIN)' sh tests/run_install.sh
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

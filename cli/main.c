@@ -20,6 +20,7 @@
 #include "ir/mem.h"
 #include "ops/foreign/ffi.h"
 #include "ops/foreign/plugin.h"
+#include "ops/registry.h"
 
 #define RELAYC_VERSION "0.1.0"
 
@@ -47,6 +48,8 @@ static const char usage_text[] =
     "      --ffi-decl DECL   declare foreign operators given as text, e.g.\n"
     "                        'op my.erfc elementwise from libm.so.6: float erfcf(float)'\n"
     "      --plugin PATH     load an operator plugin (.so built against relayc/plugin.h)\n"
+    "      --list-ops        print every registered operator name, one per line, and exit\n"
+    "                        (with the --ffi/--plugin operators given before it)\n"
     "  -h, --help            show this help and exit\n"
     "  -V, --version         show the version and exit\n"
     "  --                    end of options\n"
@@ -63,7 +66,7 @@ static int usage_error(const char *fmt, const char *arg) {
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
     "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
-    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--help", "--version", NULL,
+    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
 static int unknown_option(const char *arg) {
@@ -107,6 +110,20 @@ static bool load_extension(const char *opt, const char *arg, bool color) {
   return foreign_declare_file(arg, &d);
 }
 
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --list-ops: every registered operator (built-in, --ffi, --plugin), sorted. */
+static void list_ops(void) {
+  uint32_t n = op_count();
+  const char **names = mem_calloc(n + 1, sizeof *names);
+  for (uint32_t i = 0; i < n; i++) names[i] = op_get((int32_t)i)->name;
+  qsort(names, n, sizeof *names, cmp_names);
+  for (uint32_t i = 0; i < n; i++) puts(names[i]);
+  mem_free(names);
+}
+
 static int parse_args(int argc, char **argv, DriverOptions *o) {
   bool options_done = false;
   for (int i = 1; i < argc; i++) {
@@ -119,6 +136,7 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     if (strcmp(a, "--") == 0) { options_done = true; continue; }
     if (is_opt(a, "--help", "-h", &nl)) { fputs(usage_text, stdout); return -1; }
     if (is_opt(a, "--version", "-V", &nl)) { printf("relayc %s (Relay text format 0.0.5)\n", RELAYC_VERSION); return -1; }
+    if (is_opt(a, "--list-ops", NULL, &nl)) { list_ops(); return -1; }
     if (is_opt(a, "--print", "-p", &nl)) { o->mode = MODE_PRINT; continue; }
     if (is_opt(a, "--types", "-t", &nl)) { o->types = true; continue; }
     if (is_opt(a, "--run", "-r", &nl)) { o->mode = MODE_RUN; continue; }
