@@ -117,12 +117,20 @@ static int process_file(const char *path, const DriverOptions *o) {
     return status;
   }
   bool typed = o->mode == MODE_CHECK || o->mode == MODE_RUN || o->mode == MODE_EMIT_TYPES ||
-               (o->mode == MODE_PRINT && o->types);
+               (o->mode == MODE_PRINT && o->types) || o->has_passes;
   Module *prelude = NULL;
   Module *m = front_end(src, o, &d, typed, &status, &prelude);
   if (m && o->stop_after) {
     module_free(m);
     m = NULL;
+  }
+  if (m && o->has_passes && !o->expr) {
+    PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
+    status = pass_pipeline_run(&o->passes, m, &d, &ro);
+    if (status) {
+      module_free(m);
+      m = NULL;
+    }
   }
   if (m) {
     switch (o->mode) {
@@ -140,7 +148,56 @@ static int process_file(const char *path, const DriverOptions *o) {
   return status;
 }
 
+/* --equal A B: both modules type-checked (so an unannotated binder compares
+ * by its inferred type, like TVM's structural_equal after InferType), after
+ * the same passes; exit 0 equal, 1 different, 2 I/O, 1 also if either
+ * module is rejected. */
+static Module *load_for_equal(const char *path, const DriverOptions *o, Source **src, Diag *d,
+                              Module **prelude, int *status) {
+  *src = source_read_file(path);
+  if (!*src) {
+    fprintf(stderr, "relayc: error: cannot read '%s': %s\n", path, strerror(errno));
+    *status = 2;
+    return NULL;
+  }
+  diag_init(d, stderr, *src);
+  d->color = o->color;
+  d->max_errors = o->max_errors;
+  Module *m = front_end(*src, o, d, true, status, prelude);
+  if (m && o->has_passes) {
+    PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
+    *status = pass_pipeline_run(&o->passes, m, d, &ro);
+    if (*status) {
+      module_free(m);
+      m = NULL;
+    }
+  }
+  return m;
+}
+
+static int equal_files(const DriverOptions *o) {
+  Source *sa = NULL, *sb = NULL;
+  Diag da, db;
+  Module *pa = NULL, *pb = NULL;
+  int st = 0, stb = 0;
+  Module *a = load_for_equal(o->files.data[0], o, &sa, &da, &pa, &st);
+  Module *b = a ? load_for_equal(o->files.data[1], o, &sb, &db, &pb, &stb) : NULL;
+  if (a && b) {
+    st = module_equal(a, b, stderr) ? 0 : 1;
+  } else if (a) {
+    st = stb;
+  }
+  module_free(a);
+  module_free(b);
+  eval_prelude_free(pa);
+  eval_prelude_free(pb);
+  if (sa) source_free(sa);
+  if (sb) source_free(sb);
+  return st;
+}
+
 int driver_run(DriverOptions *o) {
+  if (o->mode == MODE_EQUAL) return equal_files(o);
   int status = 0;
   for (size_t i = 0; i < o->files.len; i++) status = worst(status, process_file(o->files.data[i], o));
   return status;

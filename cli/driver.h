@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ir/mem.h"
+#include "transform/pass.h"
 
 #define DRIVER_STACK_SIZE ((size_t)1 << 30) /* 1 GiB reserved for deep but legal nesting */
 
@@ -17,6 +18,7 @@ typedef enum {
   MODE_EMIT_TOKENS, /* --emit=tokens */
   MODE_EMIT_AST,    /* --emit=ast */
   MODE_EMIT_TYPES,  /* --emit=types */
+  MODE_EQUAL,       /* --equal A B: structural equality of two modules */
 } DriverMode;
 
 typedef struct DriverOptions {
@@ -28,6 +30,9 @@ typedef struct DriverOptions {
   const char *output;
   VEC(const char *) files;
   VEC(const char *) inputs; /* NAME=PATH */
+  PassPipeline passes;      /* --pass=... and -O<n>, in command-line order */
+  bool has_passes;          /* any --pass / -O given */
+  bool time_passes;         /* --time-passes */
 } DriverOptions;
 
 int driver_run(DriverOptions *o);

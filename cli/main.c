@@ -42,6 +42,15 @@ static const char usage_text[] =
     "      --emit=KIND       dump a stage: tokens, ast (after resolve), types\n"
     "      --expr            read FILE as a bare expression instead of a module\n"
     "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
+    "      --pass=SPEC[,SPEC...]  run passes after type checking, in order (repeatable);\n"
+    "                        SPEC = Name or Name(key=value, ...), e.g. 'FoldConstant',\n"
+    "                        'DeadCodeElimination(inline_once=True)'\n"
+    "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level\n"
+    "      --grad            @main becomes its gradient (= --pass=Gradient)\n"
+    "      --list-passes     list every pass with its options and defaults, then exit\n"
+    "      --time-passes     report each pass's time and node counts on stderr\n"
+    "      --equal A B       exit 0 when modules A and B are structurally equal, else\n"
+    "                        print the first difference and exit 1\n"
     "      --max-errors=N    stop after N errors (default 20, 0 = no limit)\n"
     "      --stop-after=PHASE stop after parse or resolve (for benchmarks)\n"
     "      --ffi FILE        declare foreign operators from FILE (see relayc(1))\n"
@@ -66,7 +75,7 @@ static int usage_error(const char *fmt, const char *arg) {
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
     "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
-    "--emit", "--expr", "--check-roundtrip", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
+    "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
 static int unknown_option(const char *arg) {
@@ -145,6 +154,26 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     if (is_opt(a, "--profile", NULL, &nl)) { o->profile = true; continue; }
     if (is_opt(a, "--expr", NULL, &nl)) { o->expr = true; continue; }
     if (is_opt(a, "--check-roundtrip", NULL, &nl)) { o->mode = MODE_ROUNDTRIP; continue; }
+    if (is_opt(a, "--list-passes", NULL, &nl)) { pass_list(stdout); return -1; }
+    if (is_opt(a, "--time-passes", NULL, &nl)) { o->time_passes = true; continue; }
+    if (is_opt(a, "--equal", NULL, &nl)) { o->mode = MODE_EQUAL; continue; }
+    if (is_opt(a, "--pass", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v) return usage_error("option '%s' needs a pass list, e.g. --pass=FoldConstant", a);
+      if (!pass_pipeline_parse(&o->passes, v, stderr)) return 2;
+      o->has_passes = true;
+      continue;
+    }
+    if (is_opt(a, "--grad", NULL, &nl)) {
+      pass_pipeline_parse(&o->passes, "Gradient", stderr);
+      o->has_passes = true;
+      continue;
+    }
+    if (a[0] == '-' && a[1] == 'O' && (a[2] == 0 || (a[2] >= '0' && a[2] <= '3' && a[3] == 0))) {
+      pass_pipeline_add_opt_level(&o->passes, a[2] ? a[2] - '0' : 2);
+      o->has_passes = true;
+      continue;
+    }
     if (is_opt(a, "--input", "-i", &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
       if (!v) return usage_error("option '%s' needs NAME=PATH.npy", a);
@@ -203,6 +232,8 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   if ((o->inputs.len || o->output || o->json || o->profile || o->repeat) && o->mode != MODE_RUN)
     return usage_error("%s", "--input, --output, --json, --profile and --repeat need --run");
   if (o->mode == MODE_RUN && o->files.len > 1) return usage_error("%s", "--run takes exactly one file");
+  if (o->mode == MODE_EQUAL && o->files.len != 2) return usage_error("%s", "--equal takes exactly two files");
+  if (o->time_passes && !o->has_passes) return usage_error("%s", "--time-passes needs --pass or -O");
   return 0;
 }
 
@@ -221,12 +252,14 @@ static void *run_job(void *arg) {
 int main(int argc, char **argv) {
   DriverOptions opts = {0};
   opts.max_errors = 20;
+  pass_pipeline_init(&opts.passes);
   const char *nc = getenv("NO_COLOR");
   opts.color = isatty(STDERR_FILENO) && !(nc && *nc);
   int rc = parse_args(argc, argv, &opts);
   if (rc != 0) {
     vec_free(opts.files);
     vec_free(opts.inputs);
+    pass_pipeline_fini(&opts.passes);
     return rc < 0 ? 0 : rc;
   }
   /* Run the compiler on a big-stack thread (reserved address space, touched lazily). */
@@ -244,6 +277,7 @@ int main(int argc, char **argv) {
   pthread_attr_destroy(&attr);
   vec_free(opts.files);
   vec_free(opts.inputs);
+  pass_pipeline_fini(&opts.passes);
   fflush(stdout);
   if (ferror(stdout)) {
     fprintf(stderr, "relayc: error writing standard output: %s\n", strerror(errno));

@@ -216,6 +216,7 @@ bool eval_prelude_merge(Module *m, Module **prelude, Diag *d) {
   if (p->ndefs) memcpy(defs, p->defs, p->ndefs * sizeof *defs);
   if (m->ndefs) memcpy(defs + p->ndefs, m->defs, m->ndefs * sizeof *defs);
   m->defs = defs;
+  m->defs_cap = 0;
   m->ndefs += p->ndefs;
   *prelude = p; /* p->src is the prelude's Source: eval_prelude_free frees both */
   return true;

@@ -305,6 +305,7 @@ struct Module {
   Source *src;          /* not owned */
   GlobalDef **defs;     /* in textual order */
   uint32_t ndefs;
+  uint32_t defs_cap;    /* capacity of defs when grown by ir/build.c (0: exactly ndefs) */
   TypeDef **types;      /* in textual order (including ones only mentioned) */
   uint32_t ntypes;
   Expr *expr;           /* expression mode (a bare expression), else NULL */
@@ -317,6 +318,7 @@ struct Module {
   MetaSizeVar *size_vars; /* meta[tir.SizeVar][i], i < nsize_vars */
   uint32_t nsize_vars;
   uint32_t next_id;     /* counter for Var/TypeParam ids */
+  uint32_t next_fresh;  /* counter for pass-made names x_N (ir/build.h) */
 };
 
 /* ------------------------------------------------------------- constructors */

@@ -396,3 +396,117 @@ const AttrValue *attrs_get(const Attrs *a, const char *key) {
     if (a->items[i].key && strcmp(a->items[i].key, key) == 0) return a->items[i].value;
   return NULL;
 }
+
+/* ------------------------------------------------------ attribute lists */
+
+/* End of the value starting at p: the first top-level ',' or NUL, skipping
+ * brackets and quoted strings. */
+static const char *value_end(const char *p) {
+  int depth = 0;
+  for (; *p; p++) {
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1]) p++;
+      if (!*p) return p;
+    } else if (*p == '[' || *p == '(') depth++;
+    else if (*p == ']' || *p == ')') depth--;
+    else if (*p == ',' && depth == 0) return p;
+  }
+  return p;
+}
+
+static bool is_ident(const char *s, size_t n) {
+  if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
+  for (size_t i = 1; i < n; i++)
+    if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' || s[i] == '-')) return false;
+  return true;
+}
+
+Attrs *attrs_parse_list(Module *m, const char *text, bool bare_strings, const char **err) {
+  Attrs *out = arena_alloc(m->arena, sizeof *out);
+  VEC(Attr) items = {0};
+  const char *p = text ? text : "";
+  const char *msg = NULL;
+  while (!msg) {
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p) break;
+    const char *key = p;
+    while (*p && (isalnum((unsigned char)*p) || *p == '_' || *p == '.')) p++;
+    size_t klen = (size_t)(p - key);
+    while (isspace((unsigned char)*p)) p++;
+    if (klen == 0 || *p != '=') { msg = "expected key=value"; break; }
+    p++;
+    while (isspace((unsigned char)*p)) p++;
+    const char *end = value_end(p);
+    size_t vlen = (size_t)(end - p);
+    while (vlen && isspace((unsigned char)p[vlen - 1])) vlen--;
+    char *vtext = arena_strndup(m->arena, p, vlen);
+    AttrValue *v = attr_value_parse(m, vtext);
+    if (!v && bare_strings && is_ident(vtext, vlen)) v = attr_string(m, vtext);
+    if (!v) { msg = "malformed value"; break; }
+    Attr a = {arena_strndup(m->arena, key, klen), v, {0, 0}, false};
+    vec_push(items, a);
+    p = end;
+    if (*p == ',') p++;
+  }
+  if (msg) {
+    vec_free(items);
+    if (err) *err = msg;
+    return NULL;
+  }
+  out->n = (uint32_t)items.len;
+  out->items = items.len ? arena_memdup(m->arena, items.data, items.len * sizeof(Attr)) : NULL;
+  vec_free(items);
+  return out;
+}
+
+AttrValue *attr_int(Module *m, int64_t v) {
+  AttrValue *a = attr_value_new(m, AV_INT, (Span){0, 0});
+  a->i.value = v;
+  a->i.dtype = DT_I32;
+  return a;
+}
+
+AttrValue *attr_float(Module *m, double v) {
+  AttrValue *a = attr_value_new(m, AV_FLOAT, (Span){0, 0});
+  a->f.value = v;
+  a->f.dtype = DT_F32;
+  return a;
+}
+
+AttrValue *attr_bool(Module *m, bool v) {
+  AttrValue *a = attr_value_new(m, AV_BOOL, (Span){0, 0});
+  a->b = v;
+  return a;
+}
+
+AttrValue *attr_string(Module *m, const char *s) {
+  AttrValue *a = attr_value_new(m, AV_STRING, (Span){0, 0});
+  a->s.chars = arena_strdup(m->arena, s);
+  a->s.len = (uint32_t)strlen(s);
+  return a;
+}
+
+AttrValue *attr_int_array(Module *m, const int64_t *v, uint32_t n) {
+  AttrValue *a = attr_value_new(m, AV_ARRAY, (Span){0, 0});
+  a->arr.n = n;
+  a->arr.items = arena_alloc(m->arena, (n ? n : 1) * sizeof *a->arr.items);
+  for (uint32_t i = 0; i < n; i++) a->arr.items[i] = attr_int(m, v[i]);
+  return a;
+}
+
+Attrs *attrs_with(Module *m, const Attrs *a, const char *key, AttrValue *v) {
+  Attrs *out = arena_alloc(m->arena, sizeof *out);
+  uint32_t n = a ? a->n : 0;
+  out->items = arena_alloc(m->arena, (n + 1) * sizeof(Attr));
+  if (n) memcpy(out->items, a->items, n * sizeof(Attr));
+  out->n = n;
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(out->items[i].key, key) == 0) {
+      out->items[i].value = v;
+      out->items[i].is_default = false;
+      return out;
+    }
+  out->items[out->n++] = (Attr){arena_strdup(m->arena, key), v, {0, 0}, false};
+  return out;
+}

@@ -28,6 +28,21 @@ bool attr_value_equal(const AttrValue *a, const AttrValue *b);
  * (`3.1415927`). buf must hold 32 bytes. */
 char *format_shortest_double(double v, bool as_float, char *buf);
 
+/* Parses `key=value, key=value, ...` (values in canonical attribute text; a
+ * bare identifier value is taken as a string when `bare_strings`) into a new
+ * Attrs in written order. Empty text gives an empty list. On malformed text
+ * returns NULL and, when `err` is non-NULL, points *err at a static message. */
+Attrs *attrs_parse_list(Module *m, const char *text, bool bare_strings, const char **err);
+/* Value builders (module arena). */
+AttrValue *attr_int(Module *m, int64_t v);
+AttrValue *attr_float(Module *m, double v);
+AttrValue *attr_bool(Module *m, bool v);
+AttrValue *attr_string(Module *m, const char *s);
+AttrValue *attr_int_array(Module *m, const int64_t *v, uint32_t n);
+/* A copy of `a` (may be NULL) with `key` set to `v` (replacing the old value
+ * and clearing its is_default mark, or appended). `a` is not modified. */
+Attrs *attrs_with(Module *m, const Attrs *a, const char *key, AttrValue *v);
+
 /* Lookup helpers for relations and kernels: the attribute named `key`, or NULL. */
 const AttrValue *attrs_get(const Attrs *a, const char *key);
 

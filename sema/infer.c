@@ -13,6 +13,7 @@
  * reported and every recorded type is zonked in place.
  */
 #include "sema/infer.h"
+#include "ir/walk.h"
 
 #include <string.h>
 
@@ -541,6 +542,51 @@ bool infer_module(Module *m, Diag *d) {
   }
   if (m->expr) infer(&I, m->expr);
   return finish(&I, before);
+}
+
+/* ------------------------------------------------------------ clearing */
+
+static void clear_pattern(Pattern *p) {
+  /* patterns nest as deep as written; the resolver already bounded that */
+  switch (p->kind) {
+  case PAT_VAR: p->var->type = NULL; break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i]);
+    break;
+  default: break;
+  }
+}
+
+static void clear_function(Function *f) {
+  f->type = NULL;
+  for (uint32_t i = 0; i < f->nparams; i++) f->params[i]->type = NULL;
+}
+
+static void clear_node(Expr *e, void *ud) {
+  (void)ud;
+  e->type = NULL;
+  switch (e->kind) {
+  case EXPR_VAR: e->var.var->type = NULL; break;
+  case EXPR_LET: e->let.var->type = NULL; break;
+  case EXPR_FN: clear_function(e->fn); break;
+  case EXPR_MATCH:
+    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern);
+    break;
+  default: break;
+  }
+}
+
+void infer_clear(Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++) {
+    Function *f = m->defs[i]->fn;
+    if (!f) continue;
+    clear_function(f);
+    walk_post_order(f->body, true, clear_node, NULL);
+  }
+  if (m->expr) walk_post_order(m->expr, true, clear_node, NULL);
 }
 
 bool infer_expression(Module *m, Diag *d) {

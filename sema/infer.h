@@ -17,6 +17,11 @@
 
 bool infer_module(Module *m, Diag *d);
 
+/* Forgets every inferred type (Expr.type, Var.type, Function.type) so
+ * infer_module can run again on a module a pass has rewritten. Linear in the
+ * number of distinct nodes; no recursion. */
+void infer_clear(Module *m);
+
 /* A bare expression module (m->expr, after resolve_expression). */
 bool infer_expression(Module *m, Diag *d);
 

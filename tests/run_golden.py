@@ -9,6 +9,10 @@ Each test is a `.relay` file whose header comments state the expected outcome:
     // ERR:     3 |   add(%x, %y)   stderr must contain these lines, in this order
     // OUT: 42                       stdout must be exactly these lines (when any OUT line is given)
     // NO-ROUNDTRIP                  skip the print/re-parse/re-print check
+    // AFTER: name.expected.relay    (pass tests) the stdout of every RUN line with --print must be
+                                     a module structurally equal (`relayc --equal`) to this file
+                                     (path relative to the test's directory); OUT does not apply
+                                     to those lines
 
 `%s` is the test file, `%d` its directory. If `NAME.out` exists beside the test, stdout must equal
 its contents exactly. With EXIT 0 and no ERR lines, stderr must be empty (relayc is silent on
@@ -28,12 +32,12 @@ TIMEOUT = 120
 
 
 def parse_header(path):
-    runs, errs, outs = [], [], []
+    runs, errs, outs, after = [], [], [], None
     exit_code, roundtrip = 0, True
     with open(path, "rb") as f:
         text = f.read().decode("utf-8", "replace")
     for line in text.splitlines():
-        m = re.match(r"\s*//\s?(RUN|EXIT|ERR|OUT|NO-ROUNDTRIP)(:?)(.*)$", line)
+        m = re.match(r"\s*//\s?(RUN|EXIT|ERR|OUT|NO-ROUNDTRIP|AFTER)(:?)(.*)$", line)
         if not m:
             continue
         key, rest = m.group(1), m.group(3)
@@ -49,9 +53,11 @@ def parse_header(path):
             outs.append(rest)
         elif key == "NO-ROUNDTRIP":
             roundtrip = False
+        elif key == "AFTER":
+            after = rest.strip()
     if not runs:
         runs = ["relayc %s"]
-    return runs, exit_code, errs, outs, roundtrip
+    return runs, exit_code, errs, outs, roundtrip, after
 
 
 def command(run, relayc, path, valgrind):
@@ -66,7 +72,7 @@ def command(run, relayc, path, valgrind):
 
 def run_test(path, relayc, valgrind):
     """Returns a list of failure messages (empty on success)."""
-    runs, exit_code, errs, outs, roundtrip = parse_header(path)
+    runs, exit_code, errs, outs, roundtrip, after = parse_header(path)
     failures = []
     expected_out = None
     out_file = os.path.splitext(path)[0] + ".out"
@@ -99,7 +105,9 @@ def run_test(path, relayc, valgrind):
                 failures.append(f"{run}: stderr lacks (in order): {e!r}\n--- stderr ---\n{err[:2000]}")
                 break
             pos = i + len(e)
-        if expected_out is not None and p.stdout != expected_out:
+        if after and "--print" in run.split() and exit_code == 0:
+            failures += compare_after(p.stdout, run, path, after, relayc, valgrind)
+        elif expected_out is not None and p.stdout != expected_out:
             failures.append(f"{run}: stdout differs\n--- expected ---\n{expected_out.decode(errors='replace')[:2000]}"
                             f"\n--- got ---\n{p.stdout.decode(errors='replace')[:2000]}")
         if exit_code == 0 and roundtrip and "--expr" not in run and "--emit" not in run:
@@ -110,6 +118,24 @@ def run_test(path, relayc, valgrind):
                 failures.append(f"round trip failed (exit {rt.returncode}):\n{rt.stderr.decode(errors='replace')[:2000]}")
             roundtrip = False
     return failures
+
+
+def compare_after(printed, run, path, after, relayc, valgrind):
+    """The printed module must re-parse and equal the expected module (AFTER:)."""
+    import tempfile
+    expected = os.path.join(os.path.dirname(path), after)
+    with tempfile.NamedTemporaryFile("wb", suffix=".relay", delete=False) as f:
+        f.write(printed)
+        tmp = f.name
+    try:
+        argv = command(f"relayc --equal {shlex.quote(tmp)} {shlex.quote(expected)}", relayc, path, valgrind)
+        q = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        if q.returncode != 0:
+            return [f"{run}: output is not equal to {after} (exit {q.returncode}):\n"
+                    f"{q.stderr.decode(errors='replace')[:2000]}\n--- got ---\n{printed.decode(errors='replace')[:2000]}"]
+        return []
+    finally:
+        os.unlink(tmp)
 
 
 def collect(paths):

@@ -1,0 +1,195 @@
+/* ir/build.c — expression constructors for passes (see build.h).
+ *
+ * Thin wrappers over ir/ast.c's allocators: they fill exactly one node and
+ * copy argument arrays into the module's arena, so callers may pass stack
+ * arrays. Fresh variable names come from one per-module counter so every
+ * pass names its variables the same way (x_0, x_1, ...).
+ */
+#include "ir/build.h"
+
+#include <stdio.h>
+#include <string.h>
+
+Expr *build_var(Module *m, Var *v, Span sp) {
+  Expr *e = expr_new(m, EXPR_VAR, sp);
+  e->var.name = v->name;
+  e->var.var = v;
+  return e;
+}
+
+Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
+  char buf[96];
+  snprintf(buf, sizeof buf, "%s_%u", prefix, m->next_fresh++);
+  return var_new(m, arena_strdup(m->arena, buf), sp, annot);
+}
+
+Var *build_var_like(Module *m, const Var *v) {
+  Var *n = var_new(m, v->name, v->span, v->annot);
+  n->attrs = v->attrs;
+  return n;
+}
+
+Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
+  Expr *e = expr_new(m, EXPR_LET, sp);
+  e->let.var = v;
+  e->let.value = value;
+  e->let.body = body;
+  return e;
+}
+
+static Expr **dup_exprs(Module *m, Expr **xs, uint32_t n) {
+  return n ? arena_memdup(m->arena, xs, n * sizeof *xs) : NULL;
+}
+
+Expr *build_tuple(Module *m, Expr **fields, uint32_t n, Span sp) {
+  Expr *e = expr_new(m, EXPR_TUPLE, sp);
+  e->tuple.fields = dup_exprs(m, fields, n);
+  e->tuple.n = n;
+  return e;
+}
+
+Expr *build_proj(Module *m, Expr *tuple, uint32_t index, Span sp) {
+  Expr *e = expr_new(m, EXPR_PROJ, sp);
+  e->proj.tuple = tuple;
+  e->proj.index = index;
+  return e;
+}
+
+Expr *build_if(Module *m, Expr *cond, Expr *then_, Expr *else_, Span sp) {
+  Expr *e = expr_new(m, EXPR_IF, sp);
+  e->if_.cond = cond;
+  e->if_.then_ = then_;
+  e->if_.else_ = else_;
+  return e;
+}
+
+Expr *build_call(Module *m, Expr *callee, Expr **args, uint32_t nargs, Span sp) {
+  return expr_call(m, callee, args, nargs, NULL, sp);
+}
+
+Expr *build_global(Module *m, GlobalDef *g, Span sp) {
+  Expr *e = expr_new(m, EXPR_GLOBAL, sp);
+  e->global.name = g->name;
+  e->global.def = g;
+  return e;
+}
+
+Expr *build_ctor(Module *m, Ctor *c, Span sp) {
+  Expr *e = expr_new(m, EXPR_CTOR, sp);
+  e->ctor.ctor = c;
+  return e;
+}
+
+Expr *build_ref_new(Module *m, Expr *init, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_NEW, sp);
+  e->ref.arg = init;
+  return e;
+}
+
+Expr *build_ref_read(Module *m, Expr *ref, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_READ, sp);
+  e->ref.arg = ref;
+  return e;
+}
+
+Expr *build_ref_write(Module *m, Expr *ref, Expr *value, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_WRITE, sp);
+  e->ref_write.ref = ref;
+  e->ref_write.value = value;
+  return e;
+}
+
+Expr *build_match(Module *m, Expr *scrut, Clause *clauses, uint32_t n, bool partial, Span sp) {
+  Expr *e = expr_new(m, EXPR_MATCH, sp);
+  e->match.scrut = scrut;
+  e->match.clauses = n ? arena_memdup(m->arena, clauses, n * sizeof *clauses) : NULL;
+  e->match.nclauses = n;
+  e->match.partial = partial;
+  return e;
+}
+
+Function *build_function(Module *m, Var **params, uint32_t nparams, Type *ret, Expr *body,
+                         Attrs *attrs, Span sp) {
+  Function *f = arena_alloc(m->arena, sizeof *f);
+  f->span = sp;
+  f->params = nparams ? arena_memdup(m->arena, params, nparams * sizeof *params) : NULL;
+  f->nparams = nparams;
+  f->ret_annot = ret;
+  f->attrs = attrs;
+  f->body = body;
+  return f;
+}
+
+Expr *build_fn(Module *m, Function *f, Span sp) {
+  Expr *e = expr_new(m, EXPR_FN, sp);
+  e->fn = f;
+  return e;
+}
+
+Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, const void *data, Span sp) {
+  Expr *e = expr_new(m, EXPR_CONST, sp);
+  ConstTensor *c = arena_alloc(m->arena, sizeof *c);
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < ndim; i++) n *= (uint64_t)shape[i];
+  c->dtype = dt;
+  c->ndim = (int32_t)ndim;
+  c->shape = arena_alloc(m->arena, (ndim ? ndim : 1) * sizeof(int64_t));
+  if (ndim) memcpy(c->shape, shape, ndim * sizeof(int64_t));
+  c->nbytes = n * dtype_size(dt);
+  c->data = arena_alloc_aligned(m->arena, c->nbytes < 8 ? 8 : c->nbytes, 64);
+  if (c->nbytes) memcpy(c->data, data, c->nbytes);
+  c->meta_index = -1;
+  e->constant = c;
+  return e;
+}
+
+static bool is_leaf(ExprKind k) {
+  switch (k) {
+  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
+  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Expr *build_copy(Module *m, const Expr *e) {
+  Expr *n = expr_new(m, e->kind, e->span);
+  size_t hdr = offsetof(Expr, constant);
+  size_t payload = is_leaf(e->kind) ? 16 : sizeof(Expr) - hdr;
+  memcpy((char *)n + hdr, (const char *)e + hdr, payload);
+  n->type = NULL;
+  n->mark = 0;
+  return n;
+}
+
+GlobalDef *build_global_def(Module *m, const char *name, Function *fn, Span sp) {
+  GlobalDef *g = arena_alloc(m->arena, sizeof *g);
+  g->name = arena_strdup(m->arena, name);
+  g->span = sp;
+  g->fn = fn;
+  if (m->ndefs >= m->defs_cap) { /* grow by doubling: LambdaLift may add one global per closure */
+    uint32_t cap = m->ndefs < 8 ? 16 : 2 * m->ndefs;
+    GlobalDef **defs = arena_alloc(m->arena, cap * sizeof *defs);
+    if (m->ndefs) memcpy(defs, m->defs, m->ndefs * sizeof *defs);
+    m->defs = defs;
+    m->defs_cap = cap;
+  }
+  m->defs[m->ndefs++] = g;
+  return g;
+}
+
+GlobalDef *module_find_global(const Module *m, const char *name) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, name) == 0) return m->defs[i];
+  return NULL;
+}
+
+const char *module_fresh_global_name(Module *m, const char *base) {
+  if (!module_find_global(m, base)) return arena_strdup(m->arena, base);
+  char buf[256];
+  for (uint32_t i = 1;; i++) {
+    snprintf(buf, sizeof buf, "%.200s%u", base, i);
+    if (!module_find_global(m, buf)) return arena_strdup(m->arena, buf);
+  }
+}

@@ -1,0 +1,57 @@
+/* ir/build.h — building expressions in passes: one constructor per node kind.
+ *
+ * Passes (transform/) and gradient rules (ops/gradients/) make new nodes with
+ * these instead of filling structs by hand. Every builder takes the span the
+ * new node stands for (usually the span of the node it replaces), so later
+ * diagnostics still point into the user's file. New nodes carry no type
+ * (Expr.type == NULL); the pass pipeline re-runs inference after each pass.
+ * Operator calls are built by ops/op_call.h (they need the registry).
+ *
+ *     Var *v = build_fresh_var(m, "x", NULL, sp);             // %x_7
+ *     Expr *e = build_let(m, v, value, build_var(m, v, sp), sp);
+ */
+#ifndef RELAYC_IR_BUILD_H
+#define RELAYC_IR_BUILD_H
+
+#include "ir/ast.h"
+
+/* A use of `v` (a new EXPR_VAR leaf). */
+Expr *build_var(Module *m, Var *v, Span sp);
+/* A new binder named `<prefix>_<N>`, N from a per-module counter (spec/passes.md
+ * §1.2: pass-made let variables are x_N). `annot` may be NULL. */
+Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp);
+/* A new binder with the same name hint and annotation as `v` (for copies of
+ * binders, e.g. when a function body is duplicated). */
+Var *build_var_like(Module *m, const Var *v);
+
+Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp);
+Expr *build_tuple(Module *m, Expr **fields, uint32_t n, Span sp);
+Expr *build_proj(Module *m, Expr *tuple, uint32_t index, Span sp);
+Expr *build_if(Module *m, Expr *cond, Expr *then_, Expr *else_, Span sp);
+Expr *build_call(Module *m, Expr *callee, Expr **args, uint32_t nargs, Span sp);
+Expr *build_global(Module *m, GlobalDef *g, Span sp);
+Expr *build_ctor(Module *m, Ctor *c, Span sp);
+Expr *build_ref_new(Module *m, Expr *init, Span sp);
+Expr *build_ref_read(Module *m, Expr *ref, Span sp);
+Expr *build_ref_write(Module *m, Expr *ref, Expr *value, Span sp);
+Expr *build_match(Module *m, Expr *scrut, Clause *clauses, uint32_t n, bool partial, Span sp);
+/* A function literal. params are copied; `ret` and `attrs` may be NULL. */
+Function *build_function(Module *m, Var **params, uint32_t nparams, Type *ret, Expr *body,
+                         Attrs *attrs, Span sp);
+Expr *build_fn(Module *m, Function *f, Span sp);
+
+/* A constant tensor with `data` copied (nbytes = dtype size × elements). */
+Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, const void *data, Span sp);
+
+/* A shallow copy of `e` (same kind, same children, type cleared), into which a
+ * pass may write new children. Works for leaves and inner nodes alike. */
+Expr *build_copy(Module *m, const Expr *e);
+
+/* A new global function `@name` appended to the module (name copied). */
+GlobalDef *build_global_def(Module *m, const char *name, Function *fn, Span sp);
+/* The global named `name`, or NULL. Linear in the number of globals. */
+GlobalDef *module_find_global(const Module *m, const char *name);
+/* A name `base`, `base1`, `base2`, ... not yet used by any global. */
+const char *module_fresh_global_name(Module *m, const char *base);
+
+#endif

@@ -1,0 +1,388 @@
+/* transform/pass.c — the pass table, option parsing and the pipeline runner
+ * (see pass.h).
+ *
+ * passes.def is expanded three times: option arrays, weak entry points, and
+ * the table. Option values are parsed once, when the command line is read,
+ * into the pipeline's own arena, and type-checked against the option's type
+ * there (so a mistyped option is a usage error, exit 2, before any file is
+ * read). The runner re-types the module after every pass: that is both the
+ * contract (passes may leave new nodes untyped) and the verifier (LLVM's
+ * -verify-each): a pass whose output does not type-check is reported as an
+ * internal error naming the pass.
+ */
+#include "transform/pass.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ir/attrs.h"
+#include "ir/walk.h"
+#include "sema/infer.h"
+#include "transform/rewrite.h"
+
+/* ------------------------------------------------------------------ table */
+
+#define O(name, type, dflt, help) {#name, type, dflt, help},
+#define PASS_OPTS(tag, ...) static const PassOption popts_##tag[] = {__VA_ARGS__{NULL, PO_BOOL, NULL, NULL}};
+#define PASS(id, name, kind, level, opts, alias, desc)
+#include "transform/passes.def"
+#undef PASS
+#undef PASS_OPTS
+#undef O
+
+#define POPTS_LEN(tag) ((uint32_t)(sizeof popts_##tag / sizeof popts_##tag[0] - 1))
+
+#define PASS_OPTS(tag, ...)
+#define PASS(id, name, kind, level, opts, alias, desc) bool pass_##id(PassCtx *c) __attribute__((weak));
+#include "transform/passes.def"
+#undef PASS
+
+static const PassDef pass_table[PASS_COUNT] = {
+#define PASS(id, name, kind, level, opts, alias, desc) \
+  {PASS_##id, name, alias, kind, level, popts_##opts, POPTS_LEN(opts), desc, pass_##id},
+#include "transform/passes.def"
+#undef PASS
+};
+#undef PASS_OPTS
+
+const PassDef *pass_get(int id) { return id >= 0 && id < PASS_COUNT ? &pass_table[id] : NULL; }
+
+/* Lower-case without '-', '_' and blanks: "to-a-normal-form" == "ToANormalForm". */
+static void normalize_name(const char *s, size_t n, char *out, size_t cap) {
+  size_t j = 0;
+  for (size_t i = 0; i < n && s[i] && j + 1 < cap; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '-' || ch == '_' || isspace(ch)) continue;
+    out[j++] = (char)tolower(ch);
+  }
+  out[j] = 0;
+}
+
+static const PassDef *lookup_n(const char *name, size_t n) {
+  char want[128], have[128];
+  normalize_name(name, n, want, sizeof want);
+  for (int i = 0; i < PASS_COUNT; i++) {
+    normalize_name(pass_table[i].name, SIZE_MAX, have, sizeof have);
+    if (strcmp(want, have) == 0) return &pass_table[i];
+    if (pass_table[i].alias) {
+      normalize_name(pass_table[i].alias, SIZE_MAX, have, sizeof have);
+      if (strcmp(want, have) == 0) return &pass_table[i];
+    }
+  }
+  return NULL;
+}
+
+const PassDef *pass_lookup(const char *name) { return lookup_n(name, strlen(name)); }
+
+static const char *suggest_n(const char *name, size_t n) {
+  char want[128], have[128];
+  normalize_name(name, n, want, sizeof want);
+  const char *best = NULL;
+  size_t best_d = strlen(want) / 3 + 2;
+  for (int i = 0; i < PASS_COUNT; i++) {
+    normalize_name(pass_table[i].name, SIZE_MAX, have, sizeof have);
+    size_t dist = edit_distance(want, have, best_d);
+    /* a prefix or substring match ("fold" -> FoldConstant) counts as close */
+    if (dist >= best_d && strlen(want) >= 4 && strstr(have, want)) dist = best_d - 1;
+    if (dist < best_d) { best_d = dist; best = pass_table[i].name; }
+  }
+  return best;
+}
+
+const char *pass_suggest(const char *name) { return suggest_n(name, strlen(name)); }
+
+static const char *opt_type_name(PassOptType t) {
+  switch (t) {
+  case PO_BOOL: return "bool";
+  case PO_INT: return "int";
+  case PO_STRING: return "string";
+  case PO_STRING_LIST: return "string list";
+  }
+  return "?";
+}
+
+void pass_list(FILE *out) {
+  for (int i = 0; i < PASS_COUNT; i++) {
+    const PassDef *p = &pass_table[i];
+    fprintf(out, "%s", p->name);
+    if (p->alias) fprintf(out, " (alias %s)", p->alias);
+    fprintf(out, "  [level %d]%s\n", p->level, p->run ? "" : "  (not implemented yet)");
+    fprintf(out, "    %s\n", p->description);
+    for (uint32_t j = 0; j < p->nopts; j++)
+      fprintf(out, "    %s: %s = %s  -- %s\n", p->opts[j].name, opt_type_name(p->opts[j].type),
+              p->opts[j].default_text, p->opts[j].help);
+  }
+}
+
+/* ---------------------------------------------------------------- options */
+
+static bool value_has_type(const AttrValue *v, PassOptType t) {
+  switch (t) {
+  case PO_BOOL: return v->kind == AV_BOOL || (v->kind == AV_INT && (v->i.value == 0 || v->i.value == 1));
+  case PO_INT: return v->kind == AV_INT;
+  case PO_STRING: return v->kind == AV_STRING;
+  case PO_STRING_LIST:
+    if (v->kind == AV_STRING) return true;
+    if (v->kind != AV_ARRAY) return false;
+    for (uint32_t i = 0; i < v->arr.n; i++)
+      if (v->arr.items[i]->kind != AV_STRING) return false;
+    return true;
+  }
+  return false;
+}
+
+static int opt_index(const PassDef *p, const char *name) {
+  for (uint32_t i = 0; i < p->nopts; i++)
+    if (strcmp(p->opts[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+static const AttrValue *opt_value(const PassCtx *c, const char *name) {
+  int i = opt_index(c->def, name);
+  if (i < 0) {
+    fprintf(stderr, "relayc: internal error: pass %s has no option '%s'\n", c->def->name, name);
+    abort();
+  }
+  return c->opts[i];
+}
+
+const AttrValue *pass_opt(const PassCtx *c, const char *name) { return opt_value(c, name); }
+
+bool pass_opt_bool(const PassCtx *c, const char *name) {
+  const AttrValue *v = opt_value(c, name);
+  return v->kind == AV_BOOL ? v->b : v->i.value != 0;
+}
+
+int64_t pass_opt_int(const PassCtx *c, const char *name) { return opt_value(c, name)->i.value; }
+
+const char *pass_opt_string(const PassCtx *c, const char *name) {
+  const AttrValue *v = opt_value(c, name);
+  return v->kind == AV_STRING ? v->s.chars : "";
+}
+
+/* --------------------------------------------------------------- parsing */
+
+void pass_pipeline_init(PassPipeline *pl) {
+  memset(pl, 0, sizeof *pl);
+  pl->arena = module_new(NULL);
+  pl->opt_level = 2;
+}
+
+void pass_pipeline_fini(PassPipeline *pl) {
+  vec_free(pl->items);
+  module_free(pl->arena);
+  pl->arena = NULL;
+}
+
+static AttrValue **default_opts(PassPipeline *pl, const PassDef *p) {
+  AttrValue **vals = arena_alloc(pl->arena->arena, (p->nopts ? p->nopts : 1) * sizeof *vals);
+  for (uint32_t i = 0; i < p->nopts; i++) {
+    vals[i] = attr_value_parse(pl->arena, p->opts[i].default_text);
+    if (!vals[i]) {
+      fprintf(stderr, "relayc: internal error: default of %s.%s does not parse\n", p->name, p->opts[i].name);
+      abort();
+    }
+  }
+  return vals;
+}
+
+static void append(PassPipeline *pl, const PassDef *p, AttrValue **opts) {
+  PassInvocation inv = {p, opts};
+  vec_push(pl->items, inv);
+}
+
+/* One `Name` or `Name(k=v, ...)` of length n. */
+static bool parse_spec(PassPipeline *pl, const char *s, size_t n, FILE *err) {
+  while (n && isspace((unsigned char)*s)) s++, n--;
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  size_t name_len = 0;
+  while (name_len < n && s[name_len] != '(') name_len++;
+  size_t nl = name_len;
+  while (nl && isspace((unsigned char)s[nl - 1])) nl--;
+  if (nl == 0) {
+    fprintf(err, "relayc: empty pass name in --pass\n");
+    return false;
+  }
+  const PassDef *p = lookup_n(s, nl);
+  if (!p) {
+    const char *best = suggest_n(s, nl);
+    fprintf(err, "relayc: unknown pass '%.*s'", (int)nl, s);
+    if (best) fprintf(err, " (did you mean '%s'?)", best);
+    fprintf(err, "\nTry 'relayc --list-passes' for the list.\n");
+    return false;
+  }
+  AttrValue **vals = default_opts(pl, p);
+  if (name_len < n) {
+    if (s[n - 1] != ')') {
+      fprintf(err, "relayc: missing ')' after the options of pass %s\n", p->name);
+      return false;
+    }
+    char *inner = arena_strndup(pl->arena->arena, s + name_len + 1, n - name_len - 2);
+    const char *msg = NULL;
+    Attrs *as = attrs_parse_list(pl->arena, inner, true, &msg);
+    if (!as) {
+      fprintf(err, "relayc: cannot read the options of pass %s: %s in '%s'\n", p->name, msg, inner);
+      return false;
+    }
+    for (uint32_t i = 0; i < as->n; i++) {
+      int k = opt_index(p, as->items[i].key);
+      if (k < 0) {
+        const char *best = NULL;
+        size_t bd = 3;
+        for (uint32_t j = 0; j < p->nopts; j++) {
+          size_t dist = edit_distance(as->items[i].key, p->opts[j].name, bd);
+          if (dist < bd) { bd = dist; best = p->opts[j].name; }
+        }
+        fprintf(err, "relayc: pass %s has no option '%s'", p->name, as->items[i].key);
+        if (best) fprintf(err, " (did you mean '%s'?)", best);
+        else if (p->nopts == 0) fprintf(err, " (it takes no options)");
+        fputc('\n', err);
+        return false;
+      }
+      AttrValue *v = as->items[i].value;
+      if (!value_has_type(v, p->opts[k].type)) {
+        fprintf(err, "relayc: option %s of pass %s expects a %s, got '", p->opts[k].name, p->name,
+                opt_type_name(p->opts[k].type));
+        attr_value_print(err, v);
+        fprintf(err, "'\n");
+        return false;
+      }
+      vals[k] = v;
+    }
+  }
+  append(pl, p, vals);
+  return true;
+}
+
+bool pass_pipeline_parse(PassPipeline *pl, const char *text, FILE *err) {
+  const char *p = text, *start = text;
+  int depth = 0;
+  bool quoted = false;
+  for (;; p++) {
+    char ch = *p;
+    if (quoted) {
+      if (ch == '\\' && p[1]) p++;
+      else if (ch == '"') quoted = false;
+      else if (!ch) break;
+      continue;
+    }
+    if (ch == '"') quoted = true;
+    else if (ch == '(' || ch == '[') depth++;
+    else if (ch == ')' || ch == ']') depth--;
+    if ((ch == ',' && depth == 0) || ch == 0) {
+      if (!parse_spec(pl, start, (size_t)(p - start), err)) return false;
+      start = p + 1;
+    }
+    if (!ch) break;
+  }
+  if (quoted || depth != 0) {
+    fprintf(err, "relayc: unbalanced brackets or quotes in --pass '%s'\n", text);
+    return false;
+  }
+  return true;
+}
+
+/* -O levels: TVM's relay.build sequence for a CPU target, stopping after
+ * FuseOps (spec/passes.md §10). A member runs iff its level <= the opt level;
+ * FoldScaleAxis is expanded into its members so each is filtered alone. */
+void pass_pipeline_add_opt_level(PassPipeline *pl, int level) {
+  static const int seq[] = {
+      PASS_REMOVE_UNUSED, PASS_TO_BBNF, PASS_SIMPLIFY_INFERENCE, PASS_CSE, PASS_FOLD_CONSTANT,
+      PASS_BACKWARD_FOLD_SCALE_AXIS, PASS_FORWARD_FOLD_SCALE_AXIS, PASS_FOLD_CONSTANT, PASS_SIMPLIFY_EXPR,
+      PASS_CANONICALIZE_CAST, PASS_CANONICALIZE_OPS, PASS_SIMPLIFY_EXPR_POST_ALTER_OP, PASS_FOLD_CONSTANT,
+      PASS_FUSE_OPS,
+  };
+  pl->opt_level = level;
+  for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+    const PassDef *p = &pass_table[seq[i]];
+    if (p->level > level) continue;
+    AttrValue **vals = default_opts(pl, p);
+    if (seq[i] == PASS_FUSE_OPS) vals[0] = attr_int(pl->arena, level);
+    append(pl, p, vals);
+  }
+}
+
+/* ---------------------------------------------------------------- running */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool retype(Module *m, Diag *d, const PassDef *p) {
+  int before = d->nerrors;
+  infer_clear(m);
+  if (infer_module(m, d)) return true;
+  if (d->nerrors > before)
+    diag_plain(d, DIAG_NOTE, "internal error: the output of pass %s does not type-check (a relayc bug: please report it with this input)",
+               p->name);
+  return false;
+}
+
+bool pass_retype(PassCtx *c) { return retype(c->m, c->d, c->def); }
+
+static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts, int opt_level,
+                    const PassRunOptions *ro) {
+  if (!p->run) {
+    diag_plain(d, DIAG_ERROR, "pass %s is not implemented yet", p->name);
+    return false;
+  }
+  PassCtx c = {m, d, p, opts, opt_level, ro};
+  int before = d->nerrors;
+  bool ok = p->run(&c) && d->nerrors == before;
+  if (!ok) {
+    if (d->nerrors == before) diag_plain(d, DIAG_ERROR, "pass %s failed", p->name);
+    return false;
+  }
+  return retype(m, d, p);
+}
+
+bool pass_run_nested(PassCtx *c, int pass_id) {
+  const PassDef *p = pass_get(pass_id);
+  PassPipeline tmp;
+  pass_pipeline_init(&tmp);
+  AttrValue **vals = default_opts(&tmp, p);
+  bool ok = run_one(c->m, c->d, p, vals, c->opt_level, c->ro);
+  pass_pipeline_fini(&tmp);
+  return ok;
+}
+
+bool pass_for_each_function(PassCtx *c, bool (*f)(PassCtx *c, GlobalDef *g)) {
+  bool ok = true;
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
+    GlobalDef *g = c->m->defs[i];
+    if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
+    ok = f(c, g);
+  }
+  return ok;
+}
+
+int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunOptions *ro) {
+  FILE *tp = ro ? ro->time_passes : NULL;
+  double total = 0;
+  if (tp && pl->items.len) fprintf(tp, "%-28s %10s %12s %12s\n", "pass", "ms", "nodes before", "nodes after");
+  for (size_t i = 0; i < pl->items.len; i++) {
+    const PassInvocation *inv = &pl->items.data[i];
+    uint64_t before = tp ? module_node_count(m) : 0;
+    double t0 = now_ms();
+    bool ok = run_one(m, d, inv->def, inv->opts, pl->opt_level, ro);
+    double dt = now_ms() - t0;
+    total += dt;
+    if (tp) fprintf(tp, "%-28s %10.2f %12llu %12llu\n", inv->def->name, dt, (unsigned long long)before,
+                    (unsigned long long)module_node_count(m));
+    if (!ok) return 1;
+  }
+  if (tp && pl->items.len) fprintf(tp, "%-28s %10.2f\n", "total (incl. re-typing)", total);
+  return 0;
+}
+
+/* ------------------------------------------------------- built-in passes */
+
+/* InferType: the runner re-types after every pass, so there is nothing to do. */
+bool pass_INFER_TYPE(PassCtx *c) {
+  (void)c;
+  return true;
+}

@@ -1,0 +1,247 @@
+/* transform/rewrite.c — the memoising, sharing-preserving rewriter and DAG
+ * walks (see rewrite.h).
+ *
+ * Invariant: rw_expr(e) is computed once per node pointer; a node whose
+ * children all map to themselves maps to itself unless a hook says
+ * otherwise. Let chains are unrolled into an explicit array so their length
+ * never reaches the C stack; everything else recurses under
+ * stack_exhausted(), which the driver's 1 GiB stack makes generous.
+ */
+#include "transform/rewrite.h"
+
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/mem.h"
+
+void rw_init(Rewriter *rw, Module *m, Diag *d) {
+  memset(rw, 0, sizeof *rw);
+  rw->m = m;
+  rw->d = d;
+  rw->enter_fns = true;
+}
+
+void rw_fini(Rewriter *rw) {
+  ptrmap_free(&rw->memo);
+  ptrmap_free(&rw->subst);
+}
+
+void rw_reset_memo(Rewriter *rw) {
+  ptrmap_free(&rw->memo);
+  memset(&rw->memo, 0, sizeof rw->memo);
+}
+
+void rw_subst(Rewriter *rw, Var *v, Expr *e) { ptrmap_put(&rw->subst, v, (int64_t)(intptr_t)e); }
+
+static Expr *memo_get(Rewriter *rw, const Expr *e) {
+  const int64_t *v = ptrmap_find(&rw->memo, e);
+  return v ? (Expr *)(intptr_t)*v : NULL;
+}
+
+static void memo_put(Rewriter *rw, const Expr *e, Expr *r) { ptrmap_put(&rw->memo, e, (int64_t)(intptr_t)r); }
+
+static bool too_deep(Rewriter *rw, Expr *e) {
+  if (!stack_exhausted()) return false;
+  if (!rw->failed && rw->d) diag_error(rw->d, e->span, "expression nested too deeply");
+  rw->failed = true;
+  return true;
+}
+
+/* --------------------------------------------------------------- children */
+
+static Expr **rewrite_list(Rewriter *rw, Expr **xs, uint32_t n, bool *changed) {
+  Expr **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Expr *r = rw_expr(rw, xs[i]);
+    if (r != xs[i] && !out) {
+      out = arena_alloc(rw->m->arena, n * sizeof *out);
+      memcpy(out, xs, n * sizeof *out);
+    }
+    if (out) out[i] = r;
+  }
+  *changed = out != NULL;
+  return out ? out : xs;
+}
+
+static Expr *rewrite_fn(Rewriter *rw, Expr *e) {
+  if (!rw->enter_fns) return e;
+  Function *f = e->fn;
+  Expr *body = rw_expr(rw, f->body);
+  if (body == f->body) return e;
+  Function *nf = arena_alloc(rw->m->arena, sizeof *nf);
+  *nf = *f;
+  nf->body = body;
+  nf->type = NULL;
+  Expr *c = build_copy(rw->m, e);
+  c->fn = nf;
+  return c;
+}
+
+static Expr *rewrite_match(Rewriter *rw, Expr *e) {
+  Expr *scrut = rw_expr(rw, e->match.scrut);
+  Clause *cl = NULL;
+  for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    Expr *b = rw_expr(rw, e->match.clauses[i].body);
+    if (b != e->match.clauses[i].body && !cl)
+      cl = arena_memdup(rw->m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
+    if (cl) cl[i].body = b;
+  }
+  if (scrut == e->match.scrut && !cl) return e;
+  Expr *c = build_copy(rw->m, e);
+  c->match.scrut = scrut;
+  if (cl) c->match.clauses = cl;
+  return c;
+}
+
+Expr *rw_children(Rewriter *rw, Expr *e) {
+  bool ch = false;
+  Expr *c, *a, *b, *x;
+  switch (e->kind) {
+  case EXPR_CALL: {
+    Expr *fn = rw_expr(rw, e->call.fn);
+    Expr **args = rewrite_list(rw, e->call.args, e->call.nargs, &ch);
+    if (fn == e->call.fn && !ch) return e;
+    c = build_copy(rw->m, e);
+    c->call.fn = fn;
+    c->call.args = args;
+    return c;
+  }
+  case EXPR_TUPLE: {
+    Expr **fs = rewrite_list(rw, e->tuple.fields, e->tuple.n, &ch);
+    if (!ch) return e;
+    c = build_copy(rw->m, e);
+    c->tuple.fields = fs;
+    return c;
+  }
+  case EXPR_PROJ:
+    a = rw_expr(rw, e->proj.tuple);
+    if (a == e->proj.tuple) return e;
+    c = build_copy(rw->m, e);
+    c->proj.tuple = a;
+    return c;
+  case EXPR_FN: return rewrite_fn(rw, e);
+  case EXPR_LET:
+    a = rw_expr(rw, e->let.value);
+    b = rw_expr(rw, e->let.body);
+    if (a == e->let.value && b == e->let.body) return e;
+    c = build_copy(rw->m, e);
+    c->let.value = a;
+    c->let.body = b;
+    return c;
+  case EXPR_IF:
+    a = rw_expr(rw, e->if_.cond);
+    b = rw_expr(rw, e->if_.then_);
+    x = rw_expr(rw, e->if_.else_);
+    if (a == e->if_.cond && b == e->if_.then_ && x == e->if_.else_) return e;
+    c = build_copy(rw->m, e);
+    c->if_.cond = a;
+    c->if_.then_ = b;
+    c->if_.else_ = x;
+    return c;
+  case EXPR_MATCH: return rewrite_match(rw, e);
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ:
+    a = rw_expr(rw, e->ref.arg);
+    if (a == e->ref.arg) return e;
+    c = build_copy(rw->m, e);
+    c->ref.arg = a;
+    return c;
+  case EXPR_REF_WRITE:
+    a = rw_expr(rw, e->ref_write.ref);
+    b = rw_expr(rw, e->ref_write.value);
+    if (a == e->ref_write.ref && b == e->ref_write.value) return e;
+    c = build_copy(rw->m, e);
+    c->ref_write.ref = a;
+    c->ref_write.value = b;
+    return c;
+  default:
+    return e; /* leaves */
+  }
+}
+
+/* ------------------------------------------------------------- let chains */
+
+/* A chain let_1 -> let_2 -> ... -> body: pre and value of each let in order,
+ * then the body, then rebuild from the inside out calling post. */
+static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
+  VEC(Expr *) chain = {0};
+  VEC(Expr *) values = {0};
+  Expr *cur = e, *tail = NULL;
+  for (;;) {
+    if (cur->kind != EXPR_LET || memo_get(rw, cur)) { tail = rw_expr(rw, cur); break; }
+    if (rw->pre) {
+      Expr *r = rw->pre(rw, cur);
+      if (r) { memo_put(rw, cur, r); tail = r; break; }
+    }
+    vec_push(chain, cur);
+    vec_push(values, rw_expr(rw, cur->let.value));
+    cur = cur->let.body;
+  }
+  Expr *body = tail;
+  for (size_t i = chain.len; i-- > 0;) {
+    Expr *old = chain.data[i], *r = old;
+    if (values.data[i] != old->let.value || body != old->let.body) {
+      r = build_copy(rw->m, old);
+      r->let.value = values.data[i];
+      r->let.body = body;
+    }
+    if (rw->post) r = rw->post(rw, old, r);
+    memo_put(rw, old, r);
+    body = r;
+  }
+  vec_free(chain);
+  vec_free(values);
+  return body;
+}
+
+Expr *rw_expr(Rewriter *rw, Expr *e) {
+  Expr *r = memo_get(rw, e);
+  if (r) return r;
+  if (e->kind == EXPR_VAR && rw->subst.len) {
+    const int64_t *s = ptrmap_find(&rw->subst, e->var.var);
+    if (s) {
+      r = (Expr *)(intptr_t)*s;
+      memo_put(rw, e, r);
+      return r;
+    }
+  }
+  if (too_deep(rw, e)) return e;
+  if (e->kind == EXPR_LET) return rewrite_let_chain(rw, e);
+  if (rw->pre && (r = rw->pre(rw, e))) {
+    memo_put(rw, e, r);
+    return r;
+  }
+  r = rw_children(rw, e);
+  if (rw->post) r = rw->post(rw, e, r);
+  memo_put(rw, e, r);
+  return r;
+}
+
+bool rw_function(Rewriter *rw, Function *f) {
+  Expr *b = rw_expr(rw, f->body);
+  if (b != f->body) {
+    f->body = b;
+    f->type = NULL;
+  }
+  return !rw->failed;
+}
+
+/* ------------------------------------------------------------ attributes */
+
+bool fn_has_attr(const Function *f, const char *key) {
+  if (!f || !f->attrs) return false;
+  for (uint32_t i = 0; i < f->attrs->n; i++) {
+    const Attr *a = &f->attrs->items[i];
+    if (strcmp(a->key, key) != 0) continue;
+    const AttrValue *v = a->value;
+    if (v->kind == AV_INT) return v->i.value != 0;
+    if (v->kind == AV_BOOL) return v->b;
+    if (v->kind == AV_STRING) return v->s.len > 0;
+    return true;
+  }
+  return false;
+}
+
+bool fn_skipped_by_function_passes(const Function *f) {
+  return fn_has_attr(f, "Compiler") || fn_has_attr(f, "Extern") || fn_has_attr(f, "SkipOptimization");
+}

@@ -1,0 +1,81 @@
+/* transform/rewrite.h — the expression rewriter every pass is built on.
+ *
+ * A Rewriter maps each node of a function body to its replacement exactly
+ * once (a memo keyed by node pointer), so a node shared by several parents
+ * (a `%N = ...` graph binding) stays ONE node in the output, and unchanged
+ * subtrees are returned as the very same pointers (no copying). Two hooks,
+ * both optional:
+ *
+ *   pre(rw, e)   called before e's children are visited; returning non-NULL
+ *                replaces e by that expression, which is NOT visited further.
+ *   post(rw, old, e)  called after the children: `e` is old with its
+ *                rewritten children (== old when nothing below changed);
+ *                return the replacement (usually e, or something built from it).
+ *
+ * Variable substitution: rw_subst(rw, v, e) makes every later use of `v`
+ * become `e` (the use node is replaced; binders are not renamed). Binders are
+ * kept as the same Var objects unless a hook replaces them.
+ *
+ * Depth: let chains (`let`, and `e1; e2`) are walked with a loop, so
+ * 100,000-long chains use constant C stack. Other nesting recurses, guarded
+ * by stack_exhausted(): on exhaustion the rewriter reports "expression
+ * nested too deeply" once, sets rw->failed and returns nodes unchanged.
+ *
+ *     static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
+ *       if (op_call_is(e, "negative") && op_call_is(e->call.args[0], "negative"))
+ *         return e->call.args[0]->call.args[0];             // --x -> x
+ *       return e;
+ *     }
+ *     Rewriter rw;
+ *     rw_init(&rw, m, d);
+ *     rw.post = post;
+ *     fn->body = rw_expr(&rw, fn->body);
+ *     rw_fini(&rw);
+ */
+#ifndef RELAYC_TRANSFORM_REWRITE_H
+#define RELAYC_TRANSFORM_REWRITE_H
+
+#include <stdbool.h>
+
+#include "ir/ast.h"
+#include "ir/ptrmap.h"
+#include "ir/walk.h"
+
+typedef struct Rewriter Rewriter;
+typedef Expr *(*RwPre)(Rewriter *rw, Expr *e);
+typedef Expr *(*RwPost)(Rewriter *rw, Expr *old, Expr *e);
+
+struct Rewriter {
+  Module *m;
+  Diag *d;         /* for "nested too deeply"; may be NULL */
+  RwPre pre;
+  RwPost post;
+  void *ud;        /* the pass's own state */
+  PtrMap memo;     /* Expr* -> Expr* */
+  PtrMap subst;    /* Var* -> Expr* (uses of the var become the expr) */
+  bool enter_fns;  /* visit nested function literals (default true) */
+  bool failed;     /* nesting too deep: the result is partial */
+};
+
+void rw_init(Rewriter *rw, Module *m, Diag *d);
+void rw_fini(Rewriter *rw);
+/* The rewritten form of e (memoised). */
+Expr *rw_expr(Rewriter *rw, Expr *e);
+/* e with each child rewritten by rw_expr and no hooks applied to e itself:
+ * e when no child changed, else a fresh copy. For hooks that want the
+ * default behaviour after looking at a node in `pre`. */
+Expr *rw_children(Rewriter *rw, Expr *e);
+/* Every later use of v becomes e. */
+void rw_subst(Rewriter *rw, Var *v, Expr *e);
+/* Forget memoised results (e.g. between functions when a substitution changes). */
+void rw_reset_memo(Rewriter *rw);
+/* Rewrites a function's body in place (params kept); false if nesting was too deep. */
+bool rw_function(Rewriter *rw, Function *f);
+
+/* Does a function (or global) have attribute `key` set to a nonzero int / any string? */
+bool fn_has_attr(const Function *f, const char *key);
+/* Function passes skip functions marked Compiler=..., Extern=1 or SkipOptimization=1
+ * (spec/passes.md §1.1). */
+bool fn_skipped_by_function_passes(const Function *f);
+
+#endif
