@@ -26,7 +26,7 @@ _relayc_flags() {
 }
 
 _relayc_passes() {
-  "$1" --list-passes 2>/dev/null | awk 'NF { print $1 }'
+  "$1" --list-passes 2>/dev/null | awk '/^[^[:space:]]/ { print $1 }'
 }
 
 _relayc_ops() {

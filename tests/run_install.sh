@@ -111,7 +111,8 @@ case $3 in
        first=$("$relayc" --list-passes 2>/dev/null | awk 'NF { print $1; exit }')
        if [ -z "$first" ]; then complete_line "--pass=" >/dev/null; exit 0; fi
        complete_line "--pass=" | grep -qx -- "$first" &&
-       complete_line "--pass=$first," | grep -qx -- "$first" ;;
+       complete_line "--pass=$first," | grep -qx -- "$first,$first" &&
+       ! complete_line "--pass=" | grep -qx -- bind ;;
   files) cd "$4" && complete_line "--params lis" | grep -qx list.relay &&
          complete_line "--input x=lis" | grep -qx list.relay && complete_line "softp" | grep -qx softplus.relay ;;
 esac
