@@ -21,6 +21,7 @@
 
 #include "ir/mem.h"
 #include "ops/kernels/k_elemwise_fast.h"
+#include "ops/kernels/k_fastmath.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 
@@ -150,7 +151,15 @@ static int unary_float(int32_t op, DType dt, double x, double *out) {
   case OP_SIGN: r = x > 0 ? 1 : x < 0 ? -1 : 0; break;
   case OP_SQRT: r = M1(sqrt, x); break;
   case OP_RSQRT: r = f32 ? 1.0f / sqrtf((float)x) : 1.0 / sqrt(x); break;
-  case OP_EXP: case OP_FAST_EXP: r = M1(exp, x); break;
+  case OP_EXP: r = M1(exp, x); break;
+  /* TVM's polynomials (ops/kernels/k_fastmath.h) on float32 (fast_erf: and
+   * float16, in half arithmetic); the exact functions on other dtypes */
+  case OP_FAST_EXP: r = dt.bits == 32 && dt.code == DT_FLOAT ? kfm_fast_exp((float)x) : M1(exp, x); break;
+  case OP_FAST_TANH: r = dt.bits == 32 && dt.code == DT_FLOAT ? kfm_fast_tanh((float)x) : M1(tanh, x); break;
+  case OP_FAST_ERF:
+    r = dt.code != DT_FLOAT ? M1(erf, x) : dt.bits == 32 ? kfm_fast_erf((float)x)
+      : dt.bits == 16 ? kfm_fast_erf_f16((float)x) : erf(x);
+    break;
   case OP_LOG: r = M1(log, x); break;
   case OP_LOG2: r = M1(log2, x); break;
   case OP_LOG10: r = M1(log10, x); break;
@@ -162,11 +171,11 @@ static int unary_float(int32_t op, DType dt, double x, double *out) {
   case OP_ATAN: r = M1(atan, x); break;
   case OP_SINH: r = M1(sinh, x); break;
   case OP_COSH: r = M1(cosh, x); break;
-  case OP_TANH: case OP_FAST_TANH: r = M1(tanh, x); break;
+  case OP_TANH: r = M1(tanh, x); break;
   case OP_ASINH: r = M1(asinh, x); break;
   case OP_ACOSH: r = M1(acosh, x); break;
   case OP_ATANH: r = M1(atanh, x); break;
-  case OP_ERF: case OP_FAST_ERF: r = M1(erf, x); break;
+  case OP_ERF: r = M1(erf, x); break;
   case OP_SIGMOID: r = f32 ? 1.0f / (1.0f + expf(-(float)x)) : 1.0 / (1.0 + exp(-x)); break;
   case OP_FLOOR: r = M1(floor, x); break;
   case OP_CEIL: r = M1(ceil, x); break;
@@ -486,7 +495,7 @@ static int unary_kernel(KernelCtx *c) {
         msg = "this operator needs an integer or bool operand";
         break;
       }
-      rc = unary_float(c->op_id, dt, tensor_load_f64(dt, p), &r);
+      rc = unary_float(c->op_id, half ? DT_F16 : dt, tensor_load_f64(dt, p), &r); /* f16: its own fast_* */
       if (rc == EL_OK) tensor_store_f64(odt, q, r);
     } else {
       int64_t r;

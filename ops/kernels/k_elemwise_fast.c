@@ -33,7 +33,9 @@
  * floor_mod/trunc_mod are computed in double like the generic path. The
  * exceptions, all within 1e-6 relative: float32 exp/log/log2/log10/tanh/
  * erf/sigmoid (ops/kernels/k_vmath.h) and float32 power by a scalar exponent 2 or 3
- * (x·x, x·x·x) or 0.5 (sqrt, with pow's −0 and −inf cases).
+ * (x·x, x·x·x) or 0.5 (sqrt, with pow's −0 and −inf cases). float32
+ * fast_exp/fast_tanh/fast_erf are TVM's polynomials, bit-identical to the
+ * generic path's (ops/kernels/k_fastmath.h).
  */
 #include "ops/kernels/k_elemwise_fast.h"
 
@@ -530,6 +532,9 @@ KF_MAP_VM(f32_log10, kvm_log10_f32)
 KF_MAP_VM(f32_tanh, kvm_tanh_f32)
 KF_MAP_VM(f32_erf, kvm_erf_f32)
 KF_MAP_VM(f32_sigmoid, kvm_sigmoid_f32)
+KF_MAP_VM(f32_fast_exp, kvm_fast_exp_f32)
+KF_MAP_VM(f32_fast_tanh, kvm_fast_tanh_f32)
+KF_MAP_VM(f32_fast_erf, kvm_fast_erf_f32)
 
 static inline double kf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -601,12 +606,12 @@ typedef struct KfUnOp {
   case OP_ACOSH: return (KfUnOp){P##_acosh, false, KF_GRAIN_LIBM};                                 \
   case OP_ATANH: return (KfUnOp){P##_atanh, false, KF_GRAIN_LIBM};
 #define KF_TRANSC_UNARY(P, G)                                                                      \
-  case OP_EXP: case OP_FAST_EXP: return (KfUnOp){P##_exp, false, G};                               \
+  case OP_EXP: return (KfUnOp){P##_exp, false, G};                                                 \
   case OP_LOG: return (KfUnOp){P##_log, false, G};                                                 \
   case OP_LOG2: return (KfUnOp){P##_log2, false, G};                                               \
   case OP_LOG10: return (KfUnOp){P##_log10, false, G};                                             \
-  case OP_TANH: case OP_FAST_TANH: return (KfUnOp){P##_tanh, false, G};                            \
-  case OP_ERF: case OP_FAST_ERF: return (KfUnOp){P##_erf, false, G};                               \
+  case OP_TANH: return (KfUnOp){P##_tanh, false, G};                                               \
+  case OP_ERF: return (KfUnOp){P##_erf, false, G};                                                 \
   case OP_SIGMOID: return (KfUnOp){P##_sigmoid, false, G};
 #define KF_INT_UNARY(P)                                                                            \
   case OP_NEGATIVE: return (KfUnOp){P##_neg, false, KF_GRAIN_CHEAP};                               \
@@ -622,12 +627,20 @@ static KfUnOp kf_unary_for(KfKind k, int32_t op) {
     switch (op) {
       KF_FLOAT_UNARY(f32)
       KF_TRANSC_UNARY(f32, KF_GRAIN_MATH)
+    /* TVM's polynomials on float32 (spec/passes.md 11.3) */
+    case OP_FAST_EXP: return (KfUnOp){f32_fast_exp, false, KF_GRAIN_MATH};
+    case OP_FAST_TANH: return (KfUnOp){f32_fast_tanh, false, KF_GRAIN_MATH};
+    case OP_FAST_ERF: return (KfUnOp){f32_fast_erf, false, KF_GRAIN_MATH};
     default: return none;
     }
   case KF_F64:
     switch (op) {
       KF_FLOAT_UNARY(f64)
       KF_TRANSC_UNARY(f64, KF_GRAIN_LIBM)
+    /* on float64 TVM's fast functions are the exact ones */
+    case OP_FAST_EXP: return (KfUnOp){f64_exp, false, KF_GRAIN_LIBM};
+    case OP_FAST_TANH: return (KfUnOp){f64_tanh, false, KF_GRAIN_LIBM};
+    case OP_FAST_ERF: return (KfUnOp){f64_erf, false, KF_GRAIN_LIBM};
     default: return none;
     }
   case KF_I32:

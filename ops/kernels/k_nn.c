@@ -10,7 +10,8 @@
  * float64; float16/bfloat16 go through a float32 copy. Selects follow §2:
  * relu(NaN) = 0, clip(NaN) = a_max. Softmax is max-subtracted and works on
  * any axis: rows when the axis is innermost, else column tiles with the
- * running max and sum kept on the stack. Normalisations accumulate their
+ * running max and sum kept on the stack; nn.fast_softmax takes TVM's
+ * fast_exp polynomial (ops/kernels/k_fastmath.h) on float32. Normalisations accumulate their
  * statistics in double (two passes: mean, then biased variance). Resize
  * computes source coordinates in float32 exactly as TVM's topi does, with
  * every tap clamped to the image (edge replication).
@@ -20,6 +21,7 @@
 #include <stdio.h>
 
 #include "ir/mem.h"
+#include "ops/kernels/k_fastmath.h"
 #include "ops/kernels/k_util.h"
 #include "ops/op_ids.h"
 
@@ -337,6 +339,18 @@ static void sm_cols_f64(void *arg, int64_t lo, int64_t hi) {
   SM_COLS(double, exp, log);
 }
 
+/* nn.fast_softmax on float32: TVM's fast_exp (ops/kernels/k_fastmath.h) */
+static void sm_rows_fast_f32(void *arg, int64_t lo, int64_t hi) {
+  const SmJob *j = arg;
+  int64_t n = j->n;
+  SM_ROWS(float, kfm_fast_exp, logf);
+}
+static void sm_cols_fast_f32(void *arg, int64_t lo, int64_t hi) {
+  const SmJob *j = arg;
+  int64_t n = j->n, inner = j->inner;
+  SM_COLS(float, kfm_fast_exp, logf);
+}
+
 static int softmax_native(KernelCtx *c, const Tensor *x, Tensor *o) {
   int64_t axis = kernel_attr_int(c, "axis", -1), outer, n, inner;
   if (!split_axis(x, &axis, &outer, &n, &inner))
@@ -344,11 +358,16 @@ static int softmax_native(KernelCtx *c, const Tensor *x, Tensor *o) {
   if (x->numel == 0) return KERNEL_OK;
   SmJob j = {.x = x->data, .y = o->data, .n = n, .inner = inner, .log = c->op_id == OP_NN_LOG_SOFTMAX};
   bool f64 = ku_type(x->dtype) == KU_F64;
+  /* fast_exp is TVM's polynomial on float32 data only (float16 data computes
+   * in float32 here, but its fast_exp is the exact exp) */
+  bool fast = c->op_id == OP_NN_FAST_SOFTMAX && ku_type(x->dtype) == KU_F32 &&
+              !(c->out_type && c->out_type->kind == TYPE_TENSOR && ku_is_half(c->out_type->tensor.dtype));
   if (inner == 1) {
-    kernel_parallel_for(c, outer, 1 + 16384 / n, f64 ? sm_rows_f64 : sm_rows_f32, &j);
+    kernel_parallel_for(c, outer, 1 + 16384 / n, f64 ? sm_rows_f64 : fast ? sm_rows_fast_f32 : sm_rows_f32, &j);
   } else {
     j.ntiles = (inner + SM_TILE - 1) / SM_TILE;
-    kernel_parallel_for(c, outer * j.ntiles, 1 + 16384 / (SM_TILE * n), f64 ? sm_cols_f64 : sm_cols_f32, &j);
+    kernel_parallel_for(c, outer * j.ntiles, 1 + 16384 / (SM_TILE * n),
+                        f64 ? sm_cols_f64 : fast ? sm_cols_fast_f32 : sm_cols_f32, &j);
   }
   return KERNEL_OK;
 }

@@ -15,6 +15,9 @@
  * through a float32 copy. Empty reductions: sum 0, prod 1, max/min the init
  * value, all True, any False, float mean/variance NaN; an integer mean or an
  * arg-reduction over nothing is a run-time error.
+ * collapse_sum_like / collapse_sum_to are sums whose reduced axes come from
+ * the target shape (spec/gradient.md 5.1-5.2); the common identity case
+ * (nothing broadcast) returns the input itself.
  */
 #include <float.h>
 #include <math.h>
@@ -370,7 +373,10 @@ static bool int_mean(DType dt, int64_t sum, int64_t n, int64_t *out) {
   return true;
 }
 
-static int reduce(KernelCtx *c, RedOp op) {
+/* Reduces input 0 with `op` over the axes flagged in red_in (NULL: the
+ * axis/exclude attributes); oshape_in (NULL: the keepdims attribute's shape)
+ * gives the result a shape of its own with the same element count. */
+static int reduce_as(KernelCtx *c, RedOp op, const bool *red_in, int32_t ond_in, const int64_t *oshape_in) {
   const char *name = c->op->name;
   Tensor *x0 = c->inputs[0];
   DType dt = x0->dtype;
@@ -384,7 +390,8 @@ static int reduce(KernelCtx *c, RedOp op) {
     return KERNEL_OK;
   }
   bool red[MAXR];
-  if (!red_axes(c, x0->ndim, red)) return KERNEL_ERROR;
+  if (red_in) memcpy(red, red_in, (size_t)x0->ndim * sizeof *red);
+  else if (!red_axes(c, x0->ndim, red)) return KERNEL_ERROR;
   Tensor *tmp = NULL;
   const Tensor *x = x0;
   if (ku_is_half(dt)) {
@@ -396,6 +403,10 @@ static int reduce(KernelCtx *c, RedOp op) {
   int32_t ond;
   int64_t oshape[MAXR];
   red_plan(x, red, kernel_attr_bool(c, "keepdims", false), &j, &ond, oshape);
+  if (oshape_in) {
+    ond = ond_in;
+    memcpy(oshape, oshape_in, (size_t)ond * sizeof *oshape);
+  }
   int64_t on = 1;
   for (int32_t i = 0; i < ond; i++) on *= oshape[i];
   bool fl = j.kt == KU_F32 || j.kt == KU_F64;
@@ -467,6 +478,8 @@ out:
   return rc;
 }
 
+static int reduce(KernelCtx *c, RedOp op) { return reduce_as(c, op, NULL, 0, NULL); }
+
 #define REDUCE(ID, OP)            \
   int kernel_##ID(KernelCtx *c);  \
   int kernel_##ID(KernelCtx *c) { return reduce(c, OP); }
@@ -481,3 +494,58 @@ REDUCE(ANY, R_ANY)
 REDUCE(ARGMAX, R_ARGMAX)
 REDUCE(ARGMIN, R_ARGMIN)
 REDUCE(VARIANCE, R_VAR)
+
+/* ------------------------------------------------------------ collapse_sum */
+
+/* Sums input 0 down to the target shape (spec/gradient.md 5.1): aligned from
+ * the right, equal extents are kept, target extent 1 sums that axis (kept as
+ * 1), data axes without a target axis are summed away. The same shape is the
+ * input itself; when only extent-1 axes go, a view. */
+static int collapse_sum(KernelCtx *c, int32_t tnd, const int64_t *tshape) {
+  const Tensor *x = c->inputs[0];
+  int32_t nd = x->ndim;
+  if (tnd > nd) return kernel_fail(c, "%s: the target has a higher rank than the data", c->op->name);
+  bool red[MAXR];
+  bool any = false, moves = false; /* any axis summed / any summed axis of extent > 1 */
+  for (int32_t i = 0; i < nd; i++) {
+    int32_t t = i - (nd - tnd);
+    if (t < 0) red[i] = true;
+    else if (tshape[t] == x->shape[i]) red[i] = false;
+    else if (tshape[t] == 1) red[i] = true;
+    else
+      return kernel_fail(c, "%s: target extent %lld does not broadcast to %lld", c->op->name, (long long)tshape[t],
+                         (long long)x->shape[i]);
+    any |= red[i];
+    moves |= red[i] && x->shape[i] != 1;
+  }
+  if (!any) {
+    kernel_set_output(c, tensor_retain(c->inputs[0]));
+    return KERNEL_OK;
+  }
+  if (!moves) return ku_view(c, 0, tnd, tshape);
+  return reduce_as(c, R_SUM, red, tnd, tshape);
+}
+
+int kernel_COLLAPSE_SUM_LIKE(KernelCtx *c);
+int kernel_COLLAPSE_SUM_LIKE(KernelCtx *c) {
+  const Tensor *like = c->inputs[1];
+  return collapse_sum(c, like->ndim, like->shape);
+}
+
+/* The target is the `shape` attribute, or the shape input's values when the
+ * attribute is unset (a call built by hand). */
+int kernel_COLLAPSE_SUM_TO(KernelCtx *c);
+int kernel_COLLAPSE_SUM_TO(KernelCtx *c) {
+  int64_t shape[MAXR];
+  int32_t n = kernel_attr_ints(c, "shape", shape, MAXR);
+  if (n < 0) {
+    const Tensor *s = c->inputs[1];
+    if (s->ndim != 1 || s->numel > MAXR) return kernel_fail(c, "collapse_sum_to: the shape input must be a short vector");
+    n = (int32_t)s->numel;
+    for (int32_t i = 0; i < n; i++) shape[i] = ku_index(s, i);
+  }
+  if (n > MAXR) return kernel_fail(c, "collapse_sum_to: the target rank is too large");
+  for (int32_t i = 0; i < n; i++)
+    if (shape[i] < 0) return kernel_fail(c, "collapse_sum_to: negative extent %lld", (long long)shape[i]);
+  return collapse_sum(c, n, shape);
+}

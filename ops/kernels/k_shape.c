@@ -7,7 +7,7 @@
  * dtype_size bytes, so every dtype (bool, ints, floats, float16) takes the
  * same path. Shapes are recomputed from the attributes (never trusted from
  * the inferred type) and checked, so a bad call is a kernel error, not a
- * crash. reshape, reshape_like, expand_dims, squeeze and nn.batch_flatten
+ * crash. reshape, contrib_reverse_reshape, reshape_like, expand_dims, squeeze and nn.batch_flatten
  * return a view of their input's storage (ku_view). transpose merges
  * dimensions that stay adjacent, then either copies contiguous rows or runs a
  * tiled 2-D transpose over the pair of axes that are contiguous on each side,
@@ -26,10 +26,9 @@
 /* ------------------------------------------------------------ reshape family */
 
 /* The output shape of reshape (spec/ops.md §6.1); false with a message. */
-static bool reshape_shape(const Tensor *x, const int64_t *ns, int32_t nn, bool allowzero, int64_t *out,
-                          int32_t *nout, char *err, size_t errn) {
-  const int64_t *in = x->shape;
-  int32_t nin = x->ndim, src = 0, k = 0, infer = -1;
+static bool reshape_dims(const int64_t *in, int32_t nin, int64_t numel, const int64_t *ns, int32_t nn,
+                         bool allowzero, int64_t *out, int32_t *nout, char *err, size_t errn) {
+  int32_t src = 0, k = 0, infer = -1;
   bool used_out[MAXR] = {false}, used_in[MAXR] = {false};
   for (int32_t i = 0; i < nn; i++) {
     int64_t v = ns[i];
@@ -109,8 +108,8 @@ static bool reshape_shape(const Tensor *x, const int64_t *ns, int32_t nn, bool a
     out[infer] = p;
   }
   int64_t n;
-  if (!tensor_shape_numel(k, out, &n) || n != x->numel) {
-    snprintf(err, errn, "cannot reshape %lld elements into the requested shape", (long long)x->numel);
+  if (!tensor_shape_numel(k, out, &n) || n != numel) {
+    snprintf(err, errn, "cannot reshape %lld elements into the requested shape", (long long)numel);
     return false;
   }
   *nout = k;
@@ -118,6 +117,11 @@ static bool reshape_shape(const Tensor *x, const int64_t *ns, int32_t nn, bool a
 past_end:
   snprintf(err, errn, "newshape refers past the input's %d dimensions", nin);
   return false;
+}
+
+static bool reshape_shape(const Tensor *x, const int64_t *ns, int32_t nn, bool allowzero, int64_t *out,
+                          int32_t *nout, char *err, size_t errn) {
+  return reshape_dims(x->shape, x->ndim, x->numel, ns, nn, allowzero, out, nout, err, errn);
 }
 
 int kernel_RESHAPE(KernelCtx *c);
@@ -129,6 +133,28 @@ int kernel_RESHAPE(KernelCtx *c) {
   if (!reshape_shape(c->inputs[0], ns, nn, kernel_attr_int(c, "allowzero", 0) != 0, out, &nout, err, sizeof err))
     return kernel_fail(c, "reshape: %s", err);
   return ku_view(c, 0, nout, out);
+}
+
+/* contrib_reverse_reshape: reshape's special values read from the right
+ * (the reversed shape reshaped by the reversed newshape, reversed back). */
+int kernel_CONTRIB_REVERSE_RESHAPE(KernelCtx *c);
+int kernel_CONTRIB_REVERSE_RESHAPE(KernelCtx *c) {
+  const Tensor *x = c->inputs[0];
+  int64_t ns[MAXR], rs[MAXR], in[MAXR], out[MAXR], back[MAXR];
+  int32_t nn = kernel_attr_ints(c, "newshape", ns, MAXR), nout = 0;
+  if (nn < 0 || nn > MAXR)
+    return kernel_fail(c, "contrib_reverse_reshape: newshape must be a list of at most %d integers", MAXR);
+  for (int32_t i = 0; i < nn; i++) {
+    if (ns[i] == -4) return kernel_fail(c, "contrib_reverse_reshape: newshape entry -4 is not supported");
+    rs[i] = ns[nn - 1 - i];
+  }
+  for (int32_t i = 0; i < x->ndim; i++) in[i] = x->shape[x->ndim - 1 - i];
+  char err[160];
+  if (!reshape_dims(in, x->ndim, x->numel, rs, nn, kernel_attr_int(c, "allowzero", 0) != 0, out, &nout, err,
+                    sizeof err))
+    return kernel_fail(c, "contrib_reverse_reshape: %s", err);
+  for (int32_t i = 0; i < nout; i++) back[i] = out[nout - 1 - i];
+  return ku_view(c, 0, nout, back);
 }
 
 /* An optional int attribute (None → dflt). */

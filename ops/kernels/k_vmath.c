@@ -4,7 +4,9 @@
  * goes through a zero-padded 16-float buffer, so every element (tail
  * included) is computed by the same vector code and the results do not
  * depend on n or on where a thread's chunk starts. The functions are KHOT
- * (cloned per ISA level, ops/kernels/k_simd.h) and call nothing outside this file.
+ * (cloned per ISA level, ops/kernels/k_simd.h) and call nothing outside this file;
+ * TVM's fast_* functions are KVM_EXACT instead (the same clones, no FMA
+ * contraction), so they equal their scalar definitions bit for bit.
  *
  * The square roots are written with intrinsics per ISA level instead (the
  * vectoriser will not touch sqrtf while errno is on) and dispatched once
@@ -18,9 +20,21 @@
 #include <immintrin.h>
 #endif
 
-#define KVM_MAP(NAME, CORE)                                                                        \
+/* Like KHOT, but without FP contraction: the fast_* functions must round each
+ * product and sum on its own to match their scalar definition. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
+#define KVM_EXACT                                                                                  \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                    \
+                 optimize("O3", "fp-contract=off")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define KVM_EXACT __attribute__((optimize("O3", "fp-contract=off")))
+#else
+#define KVM_EXACT
+#endif
+
+#define KVM_MAP_ATTR(NAME, CORE, ATTR)                                                             \
   void NAME(const float *x, float *y, int64_t n);                                                  \
-  KHOT void NAME(const float *x, float *y, int64_t n) {                                            \
+  ATTR void NAME(const float *x, float *y, int64_t n) {                                            \
     int64_t i = 0;                                                                                 \
     for (; i + 16 <= n; i += 16) {                                                                 \
       kv16 v = kv_load(x + i);                                                                     \
@@ -37,6 +51,7 @@
       for (int64_t j = 0; j < k; j++) y[i + j] = buf[j];                                           \
     }                                                                                              \
   }
+#define KVM_MAP(NAME, CORE) KVM_MAP_ATTR(NAME, CORE, KHOT)
 
 KVM_MAP(kvm_exp_f32, kvm_exp16)
 KVM_MAP(kvm_sigmoid_f32, kvm_sigmoid16)
@@ -45,6 +60,9 @@ KVM_MAP(kvm_erf_f32, kvm_erf16)
 KVM_MAP(kvm_log_f32, kvm_log16)
 KVM_MAP(kvm_log2_f32, kvm_log2_16)
 KVM_MAP(kvm_log10_f32, kvm_log10_16)
+KVM_MAP_ATTR(kvm_fast_exp_f32, kvm_fast_exp16, KVM_EXACT)
+KVM_MAP_ATTR(kvm_fast_tanh_f32, kvm_fast_tanh16, KVM_EXACT)
+KVM_MAP_ATTR(kvm_fast_erf_f32, kvm_fast_erf16, KVM_EXACT)
 
 /* ------------------------------------------------------------ square roots */
 

@@ -31,6 +31,7 @@
 
 #include <stdint.h>
 
+#include "ops/kernels/k_fastmath.h"
 #include "ops/kernels/k_simd.h"
 
 typedef int32_t kvi16 __attribute__((vector_size(64)));
@@ -215,6 +216,67 @@ KVM_INL void kvm_log10_16(kv16 *v) {
   *v = *v * kv_splat(0.434294481903251828f);
 }
 
+/* ---- TVM's fast_exp / fast_tanh / fast_erf (spec/passes.md 11.3) ----------------
+ * Bit-identical to the scalar definitions of ops/kernels/k_fastmath.h when the
+ * caller is compiled without FP contraction (the kvm_fast_*_f32 array forms
+ * are): the same operations in the same order, selects for TVM's min/max, and
+ * floor as round-to-nearest corrected down (exact for |t| <= 128 here). */
+KVM_INL void kvm_fast_exp16(kv16 *v) {
+  kv16 x0 = *v, hi = kv_splat(KFM_EXP_HI), lo = kv_splat(KFM_EXP_LO);
+  kv16 x = KVM_SEL(x0 < hi, x0, hi);
+  x = KVM_SEL(x > lo, x, lo);
+  kv16 t = x * kv_splat(KFM_LOG2E) + kv_splat(0.5f);
+  kv16 n = KVM_RINT(t);
+  n = KVM_SEL(n > t, n - kv_splat(1.0f), n);
+  kv16 f = x - n * kv_splat(KFM_LN2);
+  kv16 y = kv_splat(KFM_EXP_P0) * f + kv_splat(KFM_EXP_P1);
+  y = y * f + kv_splat(KFM_EXP_P2);
+  y = y * f + kv_splat(KFM_EXP_P3);
+  y = y * f + kv_splat(KFM_EXP_P4);
+  y = y * f + kv_splat(KFM_EXP_P5);
+  y = y * f * f + f + kv_splat(1.0f);
+  kv16 ef = (kv16)(__builtin_convertvector(n + kv_splat(127.0f), kvi16) << 23);
+  kv16 r = ef * y;
+  *v = KVM_SEL(r > x0, r, x0);
+}
+
+KVM_INL void kvm_fast_tanh16(kv16 *v) {
+  kv16 in = *v, nine = kv_splat(9.0f), mnine = kv_splat(-9.0f);
+  kv16 x = KVM_SEL(nine < in, nine, in);
+  x = KVM_SEL(mnine > x, mnine, x);
+  kv16 x2 = x * x;
+  kv16 p = x2 * kv_splat(KFM_TANH_A13) + kv_splat(KFM_TANH_A11);
+  p = x2 * p + kv_splat(KFM_TANH_A9);
+  p = x2 * p + kv_splat(KFM_TANH_A7);
+  p = x2 * p + kv_splat(KFM_TANH_A5);
+  p = x2 * p + kv_splat(KFM_TANH_A3);
+  p = x2 * p + kv_splat(KFM_TANH_A1);
+  p = x * p;
+  kv16 q = x2 * kv_splat(KFM_TANH_B6) + kv_splat(KFM_TANH_B4);
+  q = x2 * q + kv_splat(KFM_TANH_B2);
+  q = x2 * q + kv_splat(KFM_TANH_B0);
+  *v = p / q;
+}
+
+KVM_INL void kvm_fast_erf16(kv16 *v) {
+  kv16 a = *v, four = kv_splat(4.0f), mfour = kv_splat(-4.0f);
+  kv16 x = KVM_SEL(a < four, a, four);
+  x = KVM_SEL(x > mfour, x, mfour);
+  kv16 x2 = x * x;
+  kv16 p = x2 * kv_splat(KFM_ERF_A13) + kv_splat(KFM_ERF_A11);
+  p = x2 * p + kv_splat(KFM_ERF_A9);
+  p = x2 * p + kv_splat(KFM_ERF_A7);
+  p = x2 * p + kv_splat(KFM_ERF_A5);
+  p = x2 * p + kv_splat(KFM_ERF_A3);
+  p = x2 * p + kv_splat(KFM_ERF_A1);
+  p = x * p;
+  kv16 q = x2 * kv_splat(KFM_ERF_B8) + kv_splat(KFM_ERF_B6);
+  q = x2 * q + kv_splat(KFM_ERF_B4);
+  q = x2 * q + kv_splat(KFM_ERF_B2);
+  q = x2 * q + kv_splat(KFM_ERF_B0);
+  *v = p / q;
+}
+
 /* ---- array forms (ops/kernels/k_vmath.c): y[i] = f(x[i]), i < n ----------------- */
 void kvm_exp_f32(const float *x, float *y, int64_t n);
 void kvm_sigmoid_f32(const float *x, float *y, int64_t n);
@@ -223,6 +285,10 @@ void kvm_erf_f32(const float *x, float *y, int64_t n);
 void kvm_log_f32(const float *x, float *y, int64_t n);
 void kvm_log2_f32(const float *x, float *y, int64_t n);
 void kvm_log10_f32(const float *x, float *y, int64_t n);
+/* TVM's fast functions, bit-identical to ops/kernels/k_fastmath.h */
+void kvm_fast_exp_f32(const float *x, float *y, int64_t n);
+void kvm_fast_tanh_f32(const float *x, float *y, int64_t n);
+void kvm_fast_erf_f32(const float *x, float *y, int64_t n);
 /* Correctly rounded square roots, bit-identical to sqrtf / sqrt (the vsqrt
  * instruction of the widest vector ISA the CPU has: GCC vectorises sqrtf
  * only under a global -fno-math-errno). */

@@ -1,5 +1,6 @@
 /* ops/relations/rel_broadcast.c — elementwise relations: Broadcast and its variants,
- * Identity and its variants, where, clip, casts, dropout, broadcast_to.
+ * Identity and its variants, where, clip, casts, dropout, broadcast_to, and the
+ * annotations' pass-through relation (any type, TVM's IdentityRel).
  *
  * Broadcasting is numpy's right-aligned rule (spec/ops.md §1.6) with TVM's
  * Any handling: a 1 takes the other extent, an unknown extent takes the other
@@ -99,6 +100,14 @@ int rel_identity_float(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
 int rel_identity_int(TypeRelCtx *c) { return identity(c, DT_INTS, false); }
 int rel_identity_bool(TypeRelCtx *c) { return identity(c, DT_BOOLS, false); }
 int rel_identity_comp(TypeRelCtx *c) { return identity(c, DT_ANYKIND, true); }
+
+/* on_device, device_copy, annotation.*: out := in0 whatever its kind (a tuple
+ * stays a tuple; TVM's FoldConstant wraps constant tuples in on_device). */
+int rel_pass_through(TypeRelCtx *c) {
+  const Type *a = rel_type(c, 0);
+  if (!a) return rel_pending(c);
+  return rel_assign(c, rel_ninputs(c), (Type *)a) ? REL_DONE : REL_FAIL;
+}
 
 int rel_where(TypeRelCtx *c) {
   const Type *cond = rel_tensor(c, 0);

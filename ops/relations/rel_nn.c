@@ -523,6 +523,28 @@ int rel_l2_normalize(TypeRelCtx *c) {
   return done(c, (Type *)a);
 }
 
+/* ------------------------------------------------------------------- losses */
+
+/* nn.cross_entropy(x, y), nn.cross_entropy_with_logits(x, y) (spec/gradient.md
+ * 5.6): two rank-2 tensors of one shape and dtype (TVM does not compare the
+ * dtypes; relayc does) -> a scalar of that dtype. */
+int rel_cross_entropy(TypeRelCtx *c) {
+  const Type *x = rel_tensor(c, 0);
+  if (!x) return rel_pending(c);
+  const Type *y = rel_tensor(c, 1);
+  if (!y) return rel_pending(c);
+  if (x->tensor.ndim != 2 || y->tensor.ndim != 2)
+    return rel_fail(c, "both inputs must have rank 2, found %s and %s", rel_type_str(c, x), rel_type_str(c, y));
+  for (int i = 0; i < 2; i++)
+    if (!dim_compat(x->tensor.dims[i], y->tensor.dims[i]))
+      return rel_fail(c, "the inputs must have the same shape, found %s and %s", rel_type_str(c, x),
+                      rel_type_str(c, y));
+  if (!dtype_eq(x->tensor.dtype, y->tensor.dtype))
+    return rel_fail(c, "the inputs must have the same dtype, found %s and %s", rel_type_str(c, x),
+                    rel_type_str(c, y));
+  return done(c, rel_new_tensor(c, x->tensor.dtype, 0));
+}
+
 /* ------------------------------------------------------------------ padding */
 
 /* nn.pad accepts negative widths (they crop, as in TVM) as long as every

@@ -6,6 +6,13 @@
  * when `keepdims`. A rank-0 input is returned unchanged (argmax/argmin reject it).
  * argmax/argmin results take the dtype of the input's first dimension, as in
  * TVM's ArgReduce relation: int32 for ordinary shapes, int64 for `1i64` dims.
+ *
+ * collapse_sum_like / collapse_sum_to (spec/gradient.md 5.1-5.2) reduce
+ * `data` to a target type: the output is the target (collapse_sum_like: the
+ * second input's type, dtype included; collapse_sum_to: the `shape`
+ * attribute with data's dtype) and Broadcast(data, target) must give data
+ * back, i.e. the target aligns with data from the right, each extent equal
+ * or 1, and its rank is not larger.
  */
 #include "ops/relations/rel_util.h"
 
@@ -78,4 +85,52 @@ int rel_variance(TypeRelCtx *c) {
   bool red[64];
   if (reduced_axes(c, a, red)) return REL_FAIL;
   return rel_assign(c, 2, reduced_type(c, a, red, a->tensor.dtype)) ? REL_DONE : REL_FAIL;
+}
+
+/* ------------------------------------------------------------ collapse_sum */
+
+/* Error unless `to` broadcasts to `data` (Broadcast(data, to) == data). */
+static int collapse_check(TypeRelCtx *c, const Type *data, const Type *to) {
+  uint32_t nd = data->tensor.ndim, nt = to->tensor.ndim;
+  if (nt > nd)
+    return rel_fail(c, "cannot collapse %s to %s: the target has a higher rank", rel_type_str(c, data),
+                    rel_type_str(c, to));
+  for (uint32_t i = 1; i <= nt; i++) {
+    Dim t = to->tensor.dims[nt - i], d = data->tensor.dims[nd - i];
+    if ((dim_known(t) && t.value == 1) || dim_compat(t, d)) continue;
+    return rel_fail(c, "cannot collapse %s to %s: extent %lld does not broadcast to %lld", rel_type_str(c, data),
+                    rel_type_str(c, to), (long long)t.value, (long long)d.value);
+  }
+  return REL_DONE;
+}
+
+int rel_collapse_sum_like(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *like = rel_tensor(c, 1);
+  if (!like) return rel_pending(c);
+  if (!dtype_eq(a->tensor.dtype, like->tensor.dtype))
+    return rel_fail(c, "data is %s but collapse_type is %s (the dtypes must agree)", rel_type_str(c, a),
+                    rel_type_str(c, like));
+  if (collapse_check(c, a, like)) return REL_FAIL;
+  return rel_assign(c, 2, (Type *)like) ? REL_DONE : REL_FAIL;
+}
+
+int rel_collapse_sum_to(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *s = rel_tensor(c, 1);
+  if (!s) return rel_pending(c);
+  char b[32];
+  if ((s->tensor.dtype.code != DT_INT && s->tensor.dtype.code != DT_UINT) || s->tensor.dtype.bits == 1)
+    return rel_fail(c, "the shape input must be an integer tensor, found %s", dtype_name(s->tensor.dtype, b));
+  if (s->tensor.ndim != 1 || !dim_known(s->tensor.dims[0]))
+    return rel_fail(c, "the shape input must be a rank-1 tensor of static extent, found %s", rel_type_str(c, s));
+  Type *o = rel_attr_shape(c, "shape", a->tensor.dtype);
+  if (!o) return REL_FAIL;
+  if (o->tensor.ndim != (uint32_t)s->tensor.dims[0].value)
+    return rel_fail(c, "the shape attribute has %u entries but the shape input has %lld", o->tensor.ndim,
+                    (long long)s->tensor.dims[0].value);
+  if (collapse_check(c, a, o)) return REL_FAIL;
+  return rel_assign(c, 2, o) ? REL_DONE : REL_FAIL;
 }

@@ -38,15 +38,11 @@ static void push(Shape *s, Dim d, bool used) {
   s->used[s->n++] = used;
 }
 
-int rel_reshape(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  int64_t ns[MAXR];
-  int32_t k = rel_attr_ints(c, "newshape", ns, MAXR);
-  if (k < 0) return rel_fail(c, "newshape is not set");
-  bool allowzero = rel_attr_int(c, "allowzero", 0) != 0;
-  uint32_t nd = a->tensor.ndim, src = 0;
-  const Dim *in = a->tensor.dims;
+/* reshape's output dims (spec/ops.md §6.1) for input dims in[0..nd) and
+ * newshape ns[0..k), into *outp; REL_DONE or REL_FAIL. */
+static int reshape_dims(TypeRelCtx *c, const Dim *in, uint32_t nd, const int64_t *ns, int32_t k, bool allowzero,
+                        Shape *outp) {
+  uint32_t src = 0;
   bool in_used[MAXR * 2] = {false};
   Shape out = {.n = 0};
   int32_t infer = -1;
@@ -115,13 +111,54 @@ int rel_reshape(TypeRelCtx *c) {
       out.d[infer] = dim_any();
     }
   }
-  Type *o = rel_new_tensor(c, a->tensor.dtype, out.n);
-  for (uint32_t i = 0; i < out.n; i++) o->tensor.dims[i] = out.d[i];
+  *outp = out;
+  return REL_DONE;
+}
+
+/* The reshaped type of a from out's dims, after the element-count check. */
+static int reshape_done(TypeRelCtx *c, const Type *a, const Shape *out, bool reversed) {
+  Type *o = rel_new_tensor(c, a->tensor.dtype, out->n);
+  for (uint32_t i = 0; i < out->n; i++) o->tensor.dims[i] = out->d[reversed ? out->n - 1 - i : i];
   int64_t ni, no;
   if (elems(a, &ni) && elems(o, &no) && ni != no)
     return rel_fail(c, "cannot reshape %s (%lld elements) to %s (%lld elements)", rel_type_str(c, a),
                     (long long)ni, rel_type_str(c, o), (long long)no);
   return done(c, o);
+}
+
+int rel_reshape(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t ns[MAXR];
+  int32_t k = rel_attr_ints(c, "newshape", ns, MAXR);
+  if (k < 0) return rel_fail(c, "newshape is not set");
+  if (a->tensor.ndim > 2 * MAXR) return rel_fail(c, "rank %u is too large", a->tensor.ndim);
+  Shape out;
+  if (reshape_dims(c, a->tensor.dims, a->tensor.ndim, ns, k, rel_attr_int(c, "allowzero", 0) != 0, &out))
+    return REL_FAIL;
+  return reshape_done(c, a, &out, false);
+}
+
+/* contrib_reverse_reshape (spec/gradient.md 5.7): reshape of the reversed
+ * input shape by the reversed newshape, reversed back; -4 (a split whose
+ * factors follow it) has no reversed reading and is rejected. */
+int rel_reverse_reshape(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  int64_t ns[MAXR], rs[MAXR];
+  int32_t k = rel_attr_ints(c, "newshape", ns, MAXR);
+  if (k < 0) return rel_fail(c, "newshape is not set");
+  uint32_t nd = a->tensor.ndim;
+  if (nd > 2 * MAXR) return rel_fail(c, "rank %u is too large", nd);
+  Dim in[2 * MAXR];
+  for (uint32_t i = 0; i < nd; i++) in[i] = a->tensor.dims[nd - 1 - i];
+  for (int32_t i = 0; i < k; i++) {
+    if (ns[i] == -4) return rel_fail(c, "newshape entry -4 is not supported in reverse");
+    rs[i] = ns[k - 1 - i];
+  }
+  Shape out;
+  if (reshape_dims(c, in, nd, rs, k, rel_attr_int(c, "allowzero", 0) != 0, &out)) return REL_FAIL;
+  return reshape_done(c, a, &out, true);
 }
 
 static int64_t opt_int(TypeRelCtx *c, const char *key, int64_t none) {

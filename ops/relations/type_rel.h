@@ -117,6 +117,7 @@ int rel_identity_float(TypeRelCtx *c);   /* out := in0, float dtypes only */
 int rel_identity_int(TypeRelCtx *c);     /* out := in0, int/bool only (bitwise_not) */
 int rel_identity_bool(TypeRelCtx *c);    /* out := in0, bool only (logical_not) */
 int rel_identity_comp(TypeRelCtx *c);    /* out := in0 shape, bool (isnan ...) */
+int rel_pass_through(TypeRelCtx *c);     /* out := in0, any type (on_device, annotation.*) */
 int rel_where(TypeRelCtx *c);
 int rel_clip(TypeRelCtx *c);
 int rel_cast(TypeRelCtx *c);
@@ -129,9 +130,12 @@ int rel_broadcast_to_like(TypeRelCtx *c);
 int rel_reduce(TypeRelCtx *c);           /* sum, mean, max, min, prod, all, any */
 int rel_arg_reduce(TypeRelCtx *c);       /* argmax, argmin: int32 */
 int rel_variance(TypeRelCtx *c);
+int rel_collapse_sum_like(TypeRelCtx *c);  /* out := type of in1; in1 must broadcast to in0 */
+int rel_collapse_sum_to(TypeRelCtx *c);    /* out := Tensor[attr shape, in0 dtype], same check */
 /* ops/relations/rel_shape.c */
 int rel_reshape(TypeRelCtx *c);
 int rel_reshape_like(TypeRelCtx *c);
+int rel_reverse_reshape(TypeRelCtx *c);  /* contrib_reverse_reshape: special values from the right */
 int rel_expand_dims(TypeRelCtx *c);
 int rel_squeeze(TypeRelCtx *c);
 int rel_transpose(TypeRelCtx *c);
@@ -178,6 +182,7 @@ int rel_norm_affine(TypeRelCtx *c);      /* layer_norm, instance_norm, group_nor
 int rel_softmax(TypeRelCtx *c);          /* softmax, log_softmax, fast_softmax */
 int rel_l2_normalize(TypeRelCtx *c);
 int rel_lrn(TypeRelCtx *c);
+int rel_cross_entropy(TypeRelCtx *c);    /* nn.cross_entropy(_with_logits): rank-2 pair -> scalar */
 int rel_pad(TypeRelCtx *c);
 int rel_mirror_pad(TypeRelCtx *c);
 int rel_resize2d(TypeRelCtx *c);

@@ -11,7 +11,12 @@
  * results must agree bit for bit (NaN with NaN, the sign of zero included),
  * or — for the float32 transcendental functions and float32 power — within
  * 1e-6 relative. The vector math is also swept over a million float bit
- * patterns and a list of edge values against glibc. In-place reuse of a
+ * patterns and a list of edge values against glibc. TVM's fast_exp,
+ * fast_tanh and fast_erf must equal their scalar definitions
+ * (ops/kernels/k_fastmath.h) bit for bit over the same sweep, and a table of
+ * results computed independently (numpy, float32 arithmetic: tests/diff's
+ * reference) on every path: vector kernel, generic kernel, scalar fast path;
+ * float16 fast_erf in half arithmetic. In-place reuse of a
  * dying input and the threaded chunking (4 threads, chunks starting
  * mid-row) are checked on large shapes.
  */
@@ -25,6 +30,7 @@
 #include "ir/diag.h"
 #include "ir/mem.h"
 #include "ops/kernels/k_elemwise_fast.h"
+#include "ops/kernels/k_fastmath.h"
 #include "ops/kernels/k_vmath.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
@@ -89,10 +95,10 @@ static void fill_random(Tensor *t) {
   }
 }
 
+/* (fast_exp, fast_tanh, fast_erf are not: both paths compute TVM's polynomials exactly) */
 static bool transcendental(int32_t op) {
-  return op == OP_EXP || op == OP_FAST_EXP || op == OP_LOG || op == OP_LOG2 || op == OP_LOG10 ||
-         op == OP_TANH || op == OP_FAST_TANH || op == OP_ERF || op == OP_FAST_ERF ||
-         op == OP_SIGMOID || op == OP_POWER;
+  return op == OP_EXP || op == OP_LOG || op == OP_LOG2 || op == OP_LOG10 || op == OP_TANH ||
+         op == OP_ERF || op == OP_SIGMOID || op == OP_POWER;
 }
 
 /* |got − want| within 1e-6 relative, or a few denormal steps below FLT_MIN. */
@@ -435,6 +441,114 @@ START_TEST(vmath_edges) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ TVM's fast_* */
+
+typedef struct {
+  const char *name;
+  int32_t op;
+  void (*vec)(const float *, float *, int64_t);
+  float (*def)(float);
+} FastFn;
+
+static const FastFn fast_fns[] = {
+    {"fast_exp", OP_FAST_EXP, kvm_fast_exp_f32, kfm_fast_exp},
+    {"fast_tanh", OP_FAST_TANH, kvm_fast_tanh_f32, kfm_fast_tanh},
+    {"fast_erf", OP_FAST_ERF, kvm_fast_erf_f32, kfm_fast_erf},
+};
+
+static bool same_bits(float a, float b) {
+  uint32_t x, y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  return x == y || (a != a && b != b);
+}
+
+START_TEST(fast_poly_sweep) {
+  int64_t n = (int64_t)(((uint64_t)1 << 32) / 4093) + 1;
+  float *x = mem_malloc((size_t)n * sizeof *x), *y = mem_malloc((size_t)n * sizeof *y);
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t bits = (uint32_t)((uint64_t)i * 4093u);
+    memcpy(&x[i], &bits, 4);
+  }
+  for (size_t k = 0; k < sizeof fast_fns / sizeof *fast_fns; k++) {
+    fast_fns[k].vec(x, y, n);
+    for (int64_t i = 0; i < n; i++)
+      if (!same_bits(y[i], fast_fns[k].def(x[i])))
+        ck_abort_msg("%s(%a): vector %a, definition %a", fast_fns[k].name, (double)x[i], (double)y[i],
+                     (double)fast_fns[k].def(x[i]));
+  }
+  mem_free(x);
+  mem_free(y);
+}
+END_TEST
+
+/* Expected bits from an independent numpy float32 evaluation of spec/passes.md 11.3
+ * (tests/diff/fam_fast.py's reference); where the fast function differs from the exact one:
+ * fast_exp(88.4) = inf, fast_exp(-88.3) = 0, fast_erf(NaN) = 1, tanh/erf clamp to ±1. */
+static const struct {
+  int32_t op;
+  float x;
+  uint32_t bits;
+} fast_table[] = {
+    {OP_FAST_EXP, 0.5f, 0x3fd3094cu},        {OP_FAST_EXP, -1.25f, 0x3e92b0c2u},
+    {OP_FAST_EXP, 3.0f, 0x41a0af2eu},        {OP_FAST_EXP, 20.0f, 0x4de7583cu},
+    {OP_FAST_EXP, 88.3f, 0x7f27ba33u},       {OP_FAST_EXP, 88.4f, 0x7f800000u},
+    {OP_FAST_EXP, -88.3f, 0x00000000u},      {OP_FAST_EXP, -87.5f, 0x006cb2d2u},
+    {OP_FAST_EXP, -20.0f, 0x310da438u},      {OP_FAST_EXP, 1e-3f, 0x3f8020c9u},
+    {OP_FAST_EXP, NAN, 0x7fc00000u},         {OP_FAST_TANH, 0.5f, 0x3eec9a9fu},
+    {OP_FAST_TANH, -1.25f, 0xbf59291fu},     {OP_FAST_TANH, 3.0f, 0x3f7ebbe8u},
+    {OP_FAST_TANH, 20.0f, 0x3f800000u},      {OP_FAST_TANH, -87.5f, 0xbf800000u},
+    {OP_FAST_TANH, 0.75f, 0x3f229920u},      {OP_FAST_TANH, 1e-3f, 0x3a83126bu},
+    {OP_FAST_TANH, NAN, 0x7fc00000u},        {OP_FAST_ERF, 0.5f, 0x3f053f7bu},
+    {OP_FAST_ERF, -1.25f, 0xbf6c4330u},      {OP_FAST_ERF, 3.0f, 0x3f7ffe8fu},
+    {OP_FAST_ERF, 2.5f, 0x3f7fe555u},        {OP_FAST_ERF, -20.0f, 0xbf800000u},
+    {OP_FAST_ERF, 1e-3f, 0x3a93e61cu},       {OP_FAST_ERF, NAN, 0x3f800000u},
+};
+
+static float run_f32(int32_t op, float v, bool fast) {
+  int64_t one = 1;
+  Tensor *x = tensor_new(DT_F32, 1, &one);
+  ((float *)x->data)[0] = v;
+  char err[KERNEL_ERR_SIZE];
+  Tensor *y = run_op(op, &x, 1, fast, false, err);
+  ck_assert_ptr_nonnull(y);
+  float r = ((float *)y->data)[0];
+  tensor_release(x);
+  tensor_release(y);
+  return r;
+}
+
+START_TEST(fast_poly_values) {
+  for (size_t i = 0; i < sizeof fast_table / sizeof *fast_table; i++) {
+    float want;
+    memcpy(&want, &fast_table[i].bits, 4);
+    int32_t op = fast_table[i].op;
+    float x = fast_table[i].x;
+    const char *name = op_get(op)->name;
+    ck_assert_msg(same_bits(run_f32(op, x, true), want), "%s(%g): vector kernel %a, want %a", name, (double)x,
+                  (double)run_f32(op, x, true), (double)want);
+    ck_assert_msg(same_bits(run_f32(op, x, false), want), "%s(%g): generic kernel %a, want %a", name, (double)x,
+                  (double)run_f32(op, x, false), (double)want);
+    Value out;
+    char err[KERNEL_ERR_SIZE];
+    ck_assert_int_eq(kscalar_unary(op, value_float(DT_F32, x), &out, err), KERNEL_OK);
+    ck_assert_msg(same_bits((float)out.f, want), "%s(%g): scalar path %a, want %a", name, (double)x, out.f,
+                  (double)want);
+  }
+  /* float16 fast_erf in half arithmetic (numpy float16): erf16(3) = 1.01 */
+  static const struct { float x; uint16_t bits; } h[] = {
+      {0.5f, 0x3829}, {-1.25f, 0xbb61}, {2.0f, 0x3bf6}, {3.0f, 0x3c0a}};
+  for (size_t i = 0; i < sizeof h / sizeof *h; i++)
+    ck_assert_msg(float_to_half(kfm_fast_erf_f16(h[i].x)) == h[i].bits, "fast_erf f16(%g) = %a", (double)h[i].x,
+                  (double)kfm_fast_erf_f16(h[i].x));
+  /* float64: the exact functions */
+  Value out;
+  char err[KERNEL_ERR_SIZE];
+  ck_assert_int_eq(kscalar_unary(OP_FAST_EXP, value_float(DT_F64, -88.3), &out, err), KERNEL_OK);
+  ck_assert(out.f == exp(-88.3));
+}
+END_TEST
+
 START_TEST(power_scalar_exponents) {
   char err[KERNEL_ERR_SIZE];
   static const float exps[] = {2.0f, 3.0f, 0.5f, 1.0f, 0.0f, -1.0f, 1.5f};
@@ -521,7 +635,8 @@ static Suite *elemfast_suite(void) {
       {"unary_random", unary_random_shapes},   {"unary_threaded", unary_threaded_in_place},
       {"vmath_sweep", vmath_bit_sweep},        {"vmath_edges", vmath_edges},
       {"power", power_scalar_exponents},       {"switch", switch_and_env},
-      {"sqrt_isa", sqrt_every_isa},
+      {"sqrt_isa", sqrt_every_isa},           {"fast_sweep", fast_poly_sweep},
+      {"fast_values", fast_poly_values},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     TCase *t = tcase_create(cases[i].name);

@@ -4,7 +4,8 @@
  * evaluated per element in double: activations with the select rules
  * (relu(NaN) = 0, clip(NaN) = a_max), softmax/log_softmax along any axis,
  * the normalisations with biased variance, padding by explicit index
- * reflection, and resize cases whose values are known in closed form.
+ * reflection, and resize cases whose values are known in closed form;
+ * nn.cross_entropy(_with_logits) (spec/gradient.md 5.6) as the flat sum.
  */
 #include <check.h>
 #include <float.h>
@@ -204,6 +205,62 @@ START_TEST(softmax_any_axis) {
   Tensor *i = kr_iota(DT_I32, 1, (int64_t[]){3});
   ck_assert(!kr_run(OP_NN_SOFTMAX, "", &i, 1));
   kr_free(x, i, NULL, NULL);
+}
+END_TEST
+
+/* nn.fast_softmax exponentiates with TVM's fast_exp: e^(-88.2) is 0 there
+ * (2^-127 is built as zero exponent bits), 4.9e-39 with the exact exp. */
+START_TEST(fast_softmax_uses_fast_exp) {
+  Tensor *x = kr_make(DT_F32, 1, (int64_t[]){2}, (double[]){0, -88.2});
+  Tensor *f = kr_run(OP_NN_FAST_SOFTMAX, "", &x, 1), *e = kr_run(OP_NN_SOFTMAX, "", &x, 1);
+  ck_assert(f && e);
+  ck_assert(tensor_get_f64(f, 1) == 0 && tensor_get_f64(e, 1) > 0);
+  ck_assert(tensor_get_f64(f, 0) == 1);
+  kr_free(x, f, e, NULL);
+  Tensor *c = kr_make(DT_F32, 2, (int64_t[]){2, 1}, (double[]){0, -88.2}); /* the column path */
+  f = kr_run(OP_NN_FAST_SOFTMAX, "axis=0", &c, 1);
+  ck_assert(f && tensor_get_f64(f, 1) == 0);
+  kr_free(c, f, NULL, NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------ losses */
+
+static double ref_xent(const Tensor *x, const Tensor *y, bool take_log) {
+  double s = 0;
+  for (int64_t i = 0; i < x->numel; i++) {
+    double a = tensor_get_f64(x, i);
+    s += (take_log ? log(a) : a) * tensor_get_f64(y, i);
+  }
+  return -s / (double)x->shape[0];
+}
+
+START_TEST(cross_entropy_reference) {
+  DType dts[] = {DT_F32, DT_F64, DT_F16};
+  double tols[] = {1e-6, 1e-13, 2e-3};
+  for (int d = 0; d < 3; d++) {
+    Tensor *x = kr_iota(dts[d], 2, (int64_t[]){7, 301}), *y = kr_iota(dts[d], 2, (int64_t[]){7, 301});
+    kt_fill(x, 5, 0.01, 1);
+    kt_fill(y, 6, 0, 1);
+    Tensor *ins[2] = {x, y};
+    for (int k = 0; k < 2; k++) {
+      int32_t op = k ? OP_NN_CROSS_ENTROPY_WITH_LOGITS : OP_NN_CROSS_ENTROPY;
+      Tensor *o = kr_run(op, "", ins, 2);
+      ck_assert_msg(o && o->ndim == 0 && dtype_eq(o->dtype, dts[d]), "%s: %s", op_get(op)->name, kr_err);
+      double want = ref_xent(x, y, !k), got = tensor_get_f64(o, 0);
+      ck_assert_msg(fabs(got - want) <= tols[d] * fabs(want), "%s bits %d: %.9g vs %.9g", op_get(op)->name,
+                    dts[d].bits, got, want);
+      tensor_release(o);
+    }
+    kr_free(x, y, NULL, NULL);
+  }
+  Tensor *a = kr_iota(DT_F32, 2, (int64_t[]){2, 3}), *b = kr_iota(DT_F32, 2, (int64_t[]){3, 2});
+  Tensor *i = kr_iota(DT_I32, 2, (int64_t[]){2, 3});
+  Tensor *ins[2] = {a, b};
+  ck_assert(!kr_run(OP_NN_CROSS_ENTROPY, "", ins, 2));
+  ins[1] = i;
+  ck_assert(!kr_run(OP_NN_CROSS_ENTROPY_WITH_LOGITS, "", ins, 2));
+  kr_free(a, b, i, NULL);
 }
 END_TEST
 
@@ -492,6 +549,8 @@ static Suite *suite(void) {
   tcase_add_test(t, bias_add_and_prelu);
   tcase_add_test(t, dropout_is_identity_in_inference);
   tcase_add_test(t, softmax_any_axis);
+  tcase_add_test(t, fast_softmax_uses_fast_exp);
+  tcase_add_test(t, cross_entropy_reference);
   tcase_add_test(t, layer_norm_reference);
   tcase_add_test(t, group_and_instance_norm);
   tcase_add_test(t, l2_normalize_and_lrn);

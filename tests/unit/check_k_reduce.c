@@ -6,7 +6,9 @@
  * Covers every op over many axis sets (None, negative, non-adjacent,
  * exclude, keepdims), float32/float64/float16 and integer dtypes, integer
  * wrap-around and truncating mean, argmax ties (first / select_last_index),
- * empty reductions and the error paths (spec/ops.md §5).
+ * empty reductions and the error paths (spec/ops.md §5); collapse_sum_like /
+ * collapse_sum_to (spec/gradient.md 5.1-5.2) against the same reference with
+ * the axes the target broadcasts along, their identity and view cases.
  */
 #include <check.h>
 #include <float.h>
@@ -304,6 +306,82 @@ START_TEST(variance_against_reference) {
 }
 END_TEST
 
+/* collapse_sum_like / collapse_sum_to: the sum over the axes the target
+ * broadcasts along (spec/gradient.md 5.1), against ref_reduce with keepdims. */
+static void check_collapse(DType dt, int32_t nd, const int64_t *shape, int32_t tnd, const int64_t *tshape,
+                           double tol) {
+  Tensor *x = kr_iota(dt, nd, shape), *like = kr_iota(dt, tnd, tshape);
+  kt_fill(x, (uint32_t)(nd * 7 + tnd), -2, 2);
+  bool red[MAXR];
+  for (int32_t i = 0; i < nd; i++) {
+    int32_t t = i - (nd - tnd);
+    red[i] = t < 0 || (tshape[t] == 1 && shape[i] != 1);
+  }
+  Tensor *r = ref_reduce(x, OP_SUM, red, true, false);
+  Tensor *ins[2] = {x, like};
+  Tensor *o = kr_run(OP_COLLAPSE_SUM_LIKE, "", ins, 2);
+  ck_assert_msg(o, "collapse_sum_like: %s", kr_err);
+  ck_assert(kr_shape_is(o, tnd, tshape) && dtype_eq(o->dtype, dt) && o->numel == r->numel);
+  for (int64_t i = 0; i < r->numel; i++)
+    ck_assert_msg(fabs(tensor_get_f64(o, i) - tensor_get_f64(r, i)) <= tol * (1 + fabs(tensor_get_f64(r, i))),
+                  "collapse_sum_like element %lld: %g vs %g", (long long)i, tensor_get_f64(o, i), tensor_get_f64(r, i));
+  char attrs[96] = "shape=[";
+  for (int32_t i = 0; i < tnd; i++)
+    snprintf(attrs + strlen(attrs), sizeof attrs - strlen(attrs), "%s%lld", i ? ", " : "", (long long)tshape[i]);
+  strcat(attrs, "]");
+  int64_t n1 = tnd;
+  Tensor *sv = kr_iota(DT_I32, 1, &n1);
+  for (int32_t i = 0; i < tnd; i++) tensor_set_i64(sv, i, tshape[i]);
+  Tensor *ins2[2] = {x, sv};
+  Tensor *o2 = kr_run(OP_COLLAPSE_SUM_TO, attrs, ins2, 2);
+  ck_assert_msg(o2 && kt_equal(o2, o), "collapse_sum_to %s: %s", attrs, kr_err);
+  Tensor *o3 = kr_run(OP_COLLAPSE_SUM_TO, "", ins2, 2); /* no attribute: the shape input's values */
+  ck_assert_msg(o3 && kt_equal(o3, o), "collapse_sum_to from the input: %s", kr_err);
+  kr_free(x, like, r, o);
+  kr_free(o2, o3, sv, NULL);
+}
+
+START_TEST(collapse_sum_against_reference) {
+  check_collapse(DT_F32, 3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){3, 1}, 1e-6);
+  check_collapse(DT_F32, 4, (int64_t[]){8, 16, 7, 7}, 3, (int64_t[]){16, 1, 1}, 1e-6); /* conv bias */
+  check_collapse(DT_F32, 3, (int64_t[]){4, 50, 96}, 1, (int64_t[]){96}, 1e-6);        /* dense bias */
+  check_collapse(DT_F32, 3, (int64_t[]){4, 5, 6}, 0, NULL, 1e-6);                     /* to a scalar */
+  check_collapse(DT_F64, 4, (int64_t[]){2, 1, 3, 5}, 4, (int64_t[]){1, 1, 3, 1}, 1e-12);
+  check_collapse(DT_F16, 2, (int64_t[]){30, 9}, 2, (int64_t[]){30, 1}, 2e-3);
+  check_collapse(DT_I32, 3, (int64_t[]){3, 4, 5}, 3, (int64_t[]){1, 4, 1}, 0);
+  check_collapse(DT_I8, 2, (int64_t[]){40, 3}, 1, (int64_t[]){3}, 0); /* wraps like sum */
+  check_collapse(DT_F32, 3, (int64_t[]){1, 64, 1000}, 2, (int64_t[]){64, 1000}, 0); /* only extent-1 axes */
+  check_collapse(DT_F32, 2, (int64_t[]){64, 1000}, 2, (int64_t[]){64, 1000}, 0);    /* nothing collapsed */
+}
+END_TEST
+
+START_TEST(collapse_sum_identity_and_errors) {
+  /* nothing broadcast: the input itself; only extent-1 axes: a view of it */
+  Tensor *x = kr_iota(DT_F32, 2, (int64_t[]){3, 4}), *same = kr_iota(DT_F32, 2, (int64_t[]){3, 4});
+  Tensor *ins[2] = {x, same};
+  Tensor *o = kr_run(OP_COLLAPSE_SUM_LIKE, "", ins, 2);
+  ck_assert(o == x);
+  tensor_release(o);
+  Tensor *x1 = kr_iota(DT_F32, 3, (int64_t[]){1, 3, 4});
+  ins[0] = x1;
+  o = kr_run(OP_COLLAPSE_SUM_LIKE, "", ins, 2);
+  ck_assert(o && o->data == x1->data && kr_shape_is(o, 2, (int64_t[]){3, 4}));
+  tensor_release(o);
+  /* a target that does not broadcast, or of a higher rank, is a run-time error */
+  Tensor *bad = kr_iota(DT_F32, 1, (int64_t[]){5}), *big = kr_iota(DT_F32, 3, (int64_t[]){2, 3, 4});
+  ins[0] = x;
+  ins[1] = bad;
+  ck_assert(!kr_run(OP_COLLAPSE_SUM_LIKE, "", ins, 2) && strstr(kr_err, "does not broadcast"));
+  ins[1] = big;
+  ck_assert(!kr_run(OP_COLLAPSE_SUM_LIKE, "", ins, 2) && strstr(kr_err, "higher rank"));
+  Tensor *sv = kr_iota(DT_I32, 1, (int64_t[]){2});
+  ins[1] = sv;
+  ck_assert(!kr_run(OP_COLLAPSE_SUM_TO, "shape=[-1, 4]", ins, 2) && strstr(kr_err, "negative"));
+  kr_free(x, same, x1, bad);
+  kr_free(big, sv, NULL, NULL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("k_reduce");
   TCase *t = tcase_create("core");
@@ -316,6 +394,8 @@ static Suite *suite(void) {
   tcase_add_test(t, argmax_ties_and_dtype);
   tcase_add_test(t, empty_and_rank0);
   tcase_add_test(t, variance_against_reference);
+  tcase_add_test(t, collapse_sum_against_reference);
+  tcase_add_test(t, collapse_sum_identity_and_errors);
   suite_add_tcase(s, t);
   return s;
 }

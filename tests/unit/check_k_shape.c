@@ -61,6 +61,44 @@ START_TEST(reshape_special_values) {
 }
 END_TEST
 
+/* contrib_reverse_reshape: reshape's special values resolved from the right
+ * (spec/gradient.md 5.7), still a view. */
+static void check_rreshape(const int64_t *in, int32_t nin, const char *ns, const int64_t *want, int32_t nw) {
+  Tensor *x = kr_iota(DT_F32, nin, in);
+  char attrs[128];
+  snprintf(attrs, sizeof attrs, "newshape=%s", ns);
+  Tensor *o = kr_run(OP_CONTRIB_REVERSE_RESHAPE, attrs, &x, 1);
+  ck_assert_msg(o, "contrib_reverse_reshape %s: %s", ns, kr_err);
+  ck_assert_msg(kr_shape_is(o, nw, want), "contrib_reverse_reshape %s: wrong shape", ns);
+  ck_assert(o->data == x->data);
+  kr_free(x, o, NULL, NULL);
+}
+
+START_TEST(reverse_reshape_special_values) {
+  check_rreshape((int64_t[]){10, 5, 4}, 3, "[-1, 0]", (int64_t[]){50, 4}, 2);
+  check_rreshape((int64_t[]){2, 3, 4}, 3, "[4, 0, 2]", (int64_t[]){4, 3, 2}, 3);
+  check_rreshape((int64_t[]){2, 3, 4}, 3, "[-3, 4]", (int64_t[]){6, 4}, 2);
+  check_rreshape((int64_t[]){2, 3, 4}, 3, "[0, -1]", (int64_t[]){3, 8}, 2); /* reshape: (2, 12) */
+  check_rreshape((int64_t[]){2, 3, 4}, 3, "[0, -3]", (int64_t[]){2, 12}, 2);
+  check_rreshape((int64_t[]){2, 3, 4}, 3, "[2, 0, 0]", (int64_t[]){2, 3, 4}, 3);
+}
+END_TEST
+
+START_TEST(reverse_reshape_errors_and_annotations) {
+  Tensor *x = kr_iota(DT_F32, 3, (int64_t[]){2, 3, 4});
+  ck_assert(!kr_run(OP_CONTRIB_REVERSE_RESHAPE, "newshape=[-4, 1, 2, -2]", &x, 1) && strstr(kr_err, "-4"));
+  ck_assert(!kr_run(OP_CONTRIB_REVERSE_RESHAPE, "newshape=[5, -1]", &x, 1));
+  /* the annotations hand their input back: same tensor, no copy */
+  int32_t ann[] = {OP_ON_DEVICE, OP_DEVICE_COPY, OP_ANNOTATION_STOP_FUSION, OP_ANNOTATION_CHECKPOINT};
+  for (size_t i = 0; i < sizeof ann / sizeof *ann; i++) {
+    Tensor *o = kr_run(ann[i], "", &x, 1);
+    ck_assert_msg(o == x, "%s copied its input", op_get(ann[i])->name);
+    tensor_release(o);
+  }
+  tensor_release(x);
+}
+END_TEST
+
 START_TEST(reshape_errors) {
   Tensor *x = kr_iota(DT_F32, 2, (int64_t[]){2, 3});
   ck_assert(!kr_run(OP_RESHAPE, "newshape=[4, 2]", &x, 1));
@@ -451,6 +489,8 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, reshape_special_values);
   tcase_add_test(t, reshape_errors);
+  tcase_add_test(t, reverse_reshape_special_values);
+  tcase_add_test(t, reverse_reshape_errors_and_annotations);
   tcase_add_test(t, reshape_view_ownership);
   tcase_add_test(t, reshape_likes);
   tcase_add_test(t, transpose_matches_reference);
