@@ -193,3 +193,85 @@ const char *module_fresh_global_name(Module *m, const char *base) {
     if (!module_find_global(m, buf)) return arena_strdup(m->arena, buf);
   }
 }
+
+/* ------------------------------------------------------------------ types */
+
+static Type **subst_list(Module *m, Type **xs, uint32_t n, TypeParam *const *ps, Type *const *with,
+                         uint32_t np, bool *changed) {
+  Type **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Type *r = build_type_subst(m, xs[i], ps, with, np);
+    if (r != xs[i] && !out) {
+      out = arena_alloc(m->arena, n * sizeof *out);
+      memcpy(out, xs, n * sizeof *out);
+    }
+    if (out) out[i] = r;
+  }
+  *changed = out != NULL;
+  return out ? out : xs;
+}
+
+Type *build_type_subst(Module *m, Type *t, TypeParam *const *ps, Type *const *with, uint32_t n) {
+  if (!t || n == 0 || stack_exhausted()) return t;
+  bool ch = false, ch2 = false;
+  Type *c;
+  switch (t->kind) {
+  case TYPE_VAR:
+    for (uint32_t i = 0; i < n; i++)
+      if (t->var.param == ps[i]) return with[i];
+    return t;
+  case TYPE_TUPLE: {
+    Type **f = subst_list(m, t->tuple.fields, t->tuple.n, ps, with, n, &ch);
+    if (!ch) return t;
+    c = type_new(m, TYPE_TUPLE, t->span);
+    c->tuple.fields = f;
+    c->tuple.n = t->tuple.n;
+    return c;
+  }
+  case TYPE_FUNC: {
+    Type **a = subst_list(m, t->func.args, t->func.nargs, ps, with, n, &ch);
+    Type *r = build_type_subst(m, t->func.ret, ps, with, n);
+    if (!ch && r == t->func.ret) return t;
+    c = type_new(m, TYPE_FUNC, t->span);
+    c->func = t->func;
+    c->func.args = a;
+    c->func.ret = r;
+    return c;
+  }
+  case TYPE_ADT: {
+    Type **a = subst_list(m, t->adt.args, t->adt.nargs, ps, with, n, &ch2);
+    if (!ch2) return t;
+    c = type_new(m, TYPE_ADT, t->span);
+    c->adt = t->adt;
+    c->adt.args = a;
+    return c;
+  }
+  case TYPE_REF: {
+    Type *in = build_type_subst(m, t->ref.inner, ps, with, n);
+    if (in == t->ref.inner) return t;
+    c = type_new(m, TYPE_REF, t->span);
+    c->ref.inner = in;
+    return c;
+  }
+  default:
+    return t;
+  }
+}
+
+TypeParam *build_type_param(Module *m, const char *name) {
+  return type_param_new(m, arena_strdup(m->arena, name), (Span){0, 0});
+}
+
+Type *build_type_var(Module *m, TypeParam *p) {
+  Type *t = type_new(m, TYPE_VAR, p->span);
+  t->var.param = p;
+  return t;
+}
+
+Type *build_type_adt(Module *m, TypeDef *def, Type *const *args, uint32_t n) {
+  Type *t = type_new(m, TYPE_ADT, (Span){0, 0});
+  t->adt.def = def;
+  t->adt.nargs = n;
+  t->adt.args = n ? arena_memdup(m->arena, args, n * sizeof *args) : NULL;
+  return t;
+}

@@ -47,6 +47,15 @@ Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, cons
  * pass may write new children. Works for leaves and inner nodes alike. */
 Expr *build_copy(Module *m, const Expr *e);
 
+/* Types. A copy of `t` with type parameter ps[i] replaced by with[i]
+ * (unchanged parts shared); a fresh type parameter named `name`; a TYPE_VAR
+ * naming it. */
+Type *build_type_subst(Module *m, Type *t, TypeParam *const *ps, Type *const *with, uint32_t n);
+TypeParam *build_type_param(Module *m, const char *name);
+Type *build_type_var(Module *m, TypeParam *p);
+/* The ADT type `def[args...]`. */
+Type *build_type_adt(Module *m, TypeDef *def, Type *const *args, uint32_t n);
+
 /* A new global function `@name` appended to the module (name copied). */
 GlobalDef *build_global_def(Module *m, const char *name, Function *fn, Span sp);
 /* The global named `name`, or NULL. Linear in the number of globals. */

@@ -84,6 +84,14 @@ struct PassCtx {
   const struct PassRunOptions *ro;
 };
 
+/* The entry points, one per row (defined in the pass's own file; a row
+ * nobody defined yet is NULL through a weak reference in pass.c). */
+#define PASS(id, name, kind, level, opts, alias, desc) bool pass_##id(PassCtx *c);
+#define PASS_OPTS(tag, ...)
+#include "transform/passes.def"
+#undef PASS
+#undef PASS_OPTS
+
 /* Option values by name (the name must be one of the pass's options). */
 bool pass_opt_bool(const PassCtx *c, const char *name);
 int64_t pass_opt_int(const PassCtx *c, const char *name);

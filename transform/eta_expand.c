@@ -1,0 +1,127 @@
+/* transform/eta_expand.c — EtaExpand (spec/passes.md §8.2).
+ *
+ * expand_constructor: a constructor used as a value (not as a callee) becomes
+ *   fn [A...](%eta_expand_param: T1, ...) -> Adt[A...] { Ctor(%eta_expand_param, ...) }
+ *   with fresh type parameters (named like the ADT's own) for the ADT's.
+ * expand_global_var: every occurrence of a global function, in callee
+ *   position too, becomes fn (%eta_expand_param: P1, ...) -> R { @g(...) }
+ *   keeping @g's type parameters and attributes.
+ * As in TVM (a constructor or global is one node there, and its mutator
+ * memoises by node), all occurrences of one constructor / global share ONE
+ * literal. At least one option must be true (TVM's check).
+ */
+#include <string.h>
+
+#include "ir/build.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+typedef struct Eta {
+  bool ctors, globals;
+  PtrMap lits; /* Ctor* or GlobalDef* -> Expr* (the shared literal) */
+} Eta;
+
+static Expr *cached(Eta *st, const void *key) {
+  const int64_t *v = ptrmap_find(&st->lits, key);
+  return v ? (Expr *)(intptr_t)*v : NULL;
+}
+
+static Var **eta_params(Module *m, Type **types, uint32_t n, Span sp) {
+  Var **ps = arena_alloc(m->arena, (n ? n : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < n; i++) ps[i] = var_new(m, "eta_expand_param", sp, types[i]);
+  return ps;
+}
+
+static Expr **uses(Module *m, Var **ps, uint32_t n, Span sp) {
+  Expr **as = arena_alloc(m->arena, (n ? n : 1) * sizeof *as);
+  for (uint32_t i = 0; i < n; i++) as[i] = build_var(m, ps[i], sp);
+  return as;
+}
+
+static Expr *ctor_literal(Module *m, Eta *st, Expr *e) {
+  Ctor *c = e->ctor.ctor;
+  Expr *lit = cached(st, c);
+  if (lit) return lit;
+  TypeDef *td = c->owner;
+  uint32_t nt = td->ntparams;
+  TypeParam **tps = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *tps);
+  Type **targs = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *targs);
+  for (uint32_t i = 0; i < nt; i++) {
+    tps[i] = build_type_param(m, td->tparams[i]->name);
+    targs[i] = build_type_var(m, tps[i]);
+  }
+  Type **ftys = arena_alloc(m->arena, (c->nfields ? c->nfields : 1) * sizeof *ftys);
+  for (uint32_t i = 0; i < c->nfields; i++)
+    ftys[i] = build_type_subst(m, c->fields[i], td->tparams, targs, nt);
+  Var **ps = eta_params(m, ftys, c->nfields, e->span);
+  Expr *body = build_call(m, build_ctor(m, c, e->span), uses(m, ps, c->nfields, e->span), c->nfields, e->span);
+  Function *f = build_function(m, ps, c->nfields, build_type_adt(m, td, targs, nt), body, NULL, e->span);
+  f->tparams = tps;
+  f->ntparams = nt;
+  lit = build_fn(m, f, e->span);
+  ptrmap_put(&st->lits, c, (int64_t)(intptr_t)lit);
+  return lit;
+}
+
+static Expr *global_literal(Module *m, Eta *st, Expr *e) {
+  GlobalDef *g = e->global.def;
+  Expr *lit = cached(st, g);
+  if (lit) return lit;
+  Function *gf = g->fn;
+  Type **ptys = arena_alloc(m->arena, (gf->nparams ? gf->nparams : 1) * sizeof *ptys);
+  for (uint32_t i = 0; i < gf->nparams; i++)
+    ptys[i] = gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type;
+  Var **ps = eta_params(m, ptys, gf->nparams, e->span);
+  Expr *body = build_call(m, build_global(m, g, e->span), uses(m, ps, gf->nparams, e->span), gf->nparams, e->span);
+  Type *ret = gf->ret_annot ? gf->ret_annot : (gf->type && gf->type->kind == TYPE_FUNC ? gf->type->func.ret : NULL);
+  Function *f = build_function(m, ps, gf->nparams, ret, body, gf->attrs, e->span);
+  f->tparams = gf->tparams;
+  f->ntparams = gf->ntparams;
+  lit = build_fn(m, f, e->span);
+  ptrmap_put(&st->lits, g, (int64_t)(intptr_t)lit);
+  return lit;
+}
+
+/* A constructor in callee position stays (its arguments are still visited). */
+static Expr *pre(Rewriter *rw, Expr *e) {
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_CTOR) return NULL;
+  bool ch = false;
+  Expr **args = arena_alloc(rw->m->arena, (e->call.nargs ? e->call.nargs : 1) * sizeof *args);
+  for (uint32_t i = 0; i < e->call.nargs; i++) {
+    args[i] = rw_expr(rw, e->call.args[i]);
+    ch |= args[i] != e->call.args[i];
+  }
+  if (!ch) return e;
+  Expr *c = build_copy(rw->m, e);
+  c->call.args = args;
+  return c;
+}
+
+static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
+  Eta *st = rw->ud;
+  if (e->kind == EXPR_CTOR && st->ctors) return ctor_literal(rw->m, st, e);
+  if (e->kind == EXPR_GLOBAL && st->globals && e->global.def && e->global.def->fn) return global_literal(rw->m, st, e);
+  return e;
+}
+
+bool pass_ETA_EXPAND(PassCtx *c) {
+  Eta st = {pass_opt_bool(c, "expand_constructor"), pass_opt_bool(c, "expand_global_var"), {0}};
+  if (!st.ctors && !st.globals) {
+    diag_plain(c->d, DIAG_ERROR,
+               "EtaExpand needs expand_constructor=True or expand_global_var=True (both are False by default)");
+    return false;
+  }
+  /* the literals are built from the globals as they were before the pass */
+  Rewriter rw;
+  rw_init(&rw, c->m, c->d);
+  rw.pre = pre;
+  rw.post = post;
+  rw.ud = &st;
+  uint32_t n = c->m->ndefs;
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++)
+    if (c->m->defs[i]->fn) ok = rw_function(&rw, c->m->defs[i]->fn);
+  rw_fini(&rw);
+  ptrmap_free(&st.lits);
+  return ok;
+}
