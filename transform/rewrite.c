@@ -47,6 +47,59 @@ static bool too_deep(Rewriter *rw, Expr *e) {
   return true;
 }
 
+/* The binder to use for v in the rebuilt node (v itself without a rebind hook). */
+static Var *rebind(Rewriter *rw, Var *v) {
+  if (!rw->rebind) return v;
+  Var *n = rw->rebind(rw, v);
+  if (n && n != v) {
+    rw_subst(rw, v, build_var(rw->m, n, v->span));
+    return n;
+  }
+  return v;
+}
+
+static Pattern *rebind_pattern(Rewriter *rw, Pattern *p) {
+  if (!rw->rebind || stack_exhausted()) return p;
+  Pattern *c;
+  switch (p->kind) {
+  case PAT_VAR: {
+    Var *v = rebind(rw, p->var);
+    if (v == p->var) return p;
+    c = pattern_new(rw->m, PAT_VAR, p->span);
+    c->var = v;
+    return c;
+  }
+  case PAT_CTOR: {
+    Pattern **args = NULL;
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) {
+      Pattern *a = rebind_pattern(rw, p->ctor.args[i]);
+      if (a != p->ctor.args[i] && !args) args = arena_memdup(rw->m->arena, p->ctor.args, p->ctor.nargs * sizeof *args);
+      if (args) args[i] = a;
+    }
+    if (!args) return p;
+    c = pattern_new(rw->m, PAT_CTOR, p->span);
+    c->ctor = p->ctor;
+    c->ctor.args = args;
+    return c;
+  }
+  case PAT_TUPLE: {
+    Pattern **fs = NULL;
+    for (uint32_t i = 0; i < p->tuple.n; i++) {
+      Pattern *a = rebind_pattern(rw, p->tuple.fields[i]);
+      if (a != p->tuple.fields[i] && !fs) fs = arena_memdup(rw->m->arena, p->tuple.fields, p->tuple.n * sizeof *fs);
+      if (fs) fs[i] = a;
+    }
+    if (!fs) return p;
+    c = pattern_new(rw->m, PAT_TUPLE, p->span);
+    c->tuple.fields = fs;
+    c->tuple.n = p->tuple.n;
+    return c;
+  }
+  default:
+    return p;
+  }
+}
+
 /* --------------------------------------------------------------- children */
 
 static Expr **rewrite_list(Rewriter *rw, Expr **xs, uint32_t n, bool *changed) {
@@ -66,10 +119,17 @@ static Expr **rewrite_list(Rewriter *rw, Expr **xs, uint32_t n, bool *changed) {
 static Expr *rewrite_fn(Rewriter *rw, Expr *e) {
   if (!rw->enter_fns) return e;
   Function *f = e->fn;
+  Var **ps = NULL;
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    Var *v = rebind(rw, f->params[i]);
+    if (v != f->params[i] && !ps) ps = arena_memdup(rw->m->arena, f->params, f->nparams * sizeof *ps);
+    if (ps) ps[i] = v;
+  }
   Expr *body = rw_expr(rw, f->body);
-  if (body == f->body) return e;
+  if (body == f->body && !ps) return e;
   Function *nf = arena_alloc(rw->m->arena, sizeof *nf);
   *nf = *f;
+  if (ps) nf->params = ps;
   nf->body = body;
   nf->type = NULL;
   Expr *c = build_copy(rw->m, e);
@@ -81,10 +141,14 @@ static Expr *rewrite_match(Rewriter *rw, Expr *e) {
   Expr *scrut = rw_expr(rw, e->match.scrut);
   Clause *cl = NULL;
   for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    Pattern *p = rebind_pattern(rw, e->match.clauses[i].pattern);
     Expr *b = rw_expr(rw, e->match.clauses[i].body);
-    if (b != e->match.clauses[i].body && !cl)
+    if ((b != e->match.clauses[i].body || p != e->match.clauses[i].pattern) && !cl)
       cl = arena_memdup(rw->m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
-    if (cl) cl[i].body = b;
+    if (cl) {
+      cl[i].body = b;
+      cl[i].pattern = p;
+    }
   }
   if (scrut == e->match.scrut && !cl) return e;
   Expr *c = build_copy(rw->m, e);
@@ -120,14 +184,17 @@ Expr *rw_children(Rewriter *rw, Expr *e) {
     c->proj.tuple = a;
     return c;
   case EXPR_FN: return rewrite_fn(rw, e);
-  case EXPR_LET:
+  case EXPR_LET: {
+    Var *v = rebind(rw, e->let.var);
     a = rw_expr(rw, e->let.value);
     b = rw_expr(rw, e->let.body);
-    if (a == e->let.value && b == e->let.body) return e;
+    if (a == e->let.value && b == e->let.body && v == e->let.var) return e;
     c = build_copy(rw->m, e);
+    c->let.var = v;
     c->let.value = a;
     c->let.body = b;
     return c;
+  }
   case EXPR_IF:
     a = rw_expr(rw, e->if_.cond);
     b = rw_expr(rw, e->if_.then_);
@@ -166,6 +233,7 @@ Expr *rw_children(Rewriter *rw, Expr *e) {
 static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
   VEC(Expr *) chain = {0};
   VEC(Expr *) values = {0};
+  VEC(Var *) binders = {0};
   Expr *cur = e, *tail = NULL;
   for (;;) {
     if (cur->kind != EXPR_LET || memo_get(rw, cur)) { tail = rw_expr(rw, cur); break; }
@@ -174,14 +242,16 @@ static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
       if (r) { memo_put(rw, cur, r); tail = r; break; }
     }
     vec_push(chain, cur);
+    vec_push(binders, rebind(rw, cur->let.var));
     vec_push(values, rw_expr(rw, cur->let.value));
     cur = cur->let.body;
   }
   Expr *body = tail;
   for (size_t i = chain.len; i-- > 0;) {
     Expr *old = chain.data[i], *r = old;
-    if (values.data[i] != old->let.value || body != old->let.body) {
+    if (values.data[i] != old->let.value || body != old->let.body || binders.data[i] != old->let.var) {
       r = build_copy(rw->m, old);
+      r->let.var = binders.data[i];
       r->let.value = values.data[i];
       r->let.body = body;
     }
@@ -191,6 +261,7 @@ static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
   }
   vec_free(chain);
   vec_free(values);
+  vec_free(binders);
   return body;
 }
 
@@ -224,6 +295,20 @@ bool rw_function(Rewriter *rw, Function *f) {
     f->type = NULL;
   }
   return !rw->failed;
+}
+
+/* ------------------------------------------------------------ fresh copies */
+
+static Var *fresh_binder(Rewriter *rw, Var *v) { return build_var_like(rw->m, v); }
+
+Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n) {
+  Rewriter rw;
+  rw_init(&rw, m, d);
+  rw.rebind = fresh_binder;
+  for (uint32_t i = 0; i < n; i++) rw_subst(&rw, from[i], to[i]);
+  Expr *r = rw_expr(&rw, e);
+  rw_fini(&rw);
+  return r;
 }
 
 /* ------------------------------------------------------------ attributes */

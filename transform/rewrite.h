@@ -14,7 +14,10 @@
  *
  * Variable substitution: rw_subst(rw, v, e) makes every later use of `v`
  * become `e` (the use node is replaced; binders are not renamed). Binders are
- * kept as the same Var objects unless a hook replaces them.
+ * kept as the same Var objects unless `rebind` returns a new one: then the
+ * rebuilt let / function / clause binds the new Var and every use of the old
+ * one inside its scope becomes a use of the new one. rw_copy_fresh uses this
+ * to copy code with fresh binders (inlining, specialisation).
  *
  * Depth: let chains (`let`, and `e1; e2`) are walked with a loop, so
  * 100,000-long chains use constant C stack. Other nesting recurses, guarded
@@ -44,12 +47,14 @@
 typedef struct Rewriter Rewriter;
 typedef Expr *(*RwPre)(Rewriter *rw, Expr *e);
 typedef Expr *(*RwPost)(Rewriter *rw, Expr *old, Expr *e);
+typedef Var *(*RwRebind)(Rewriter *rw, Var *v);
 
 struct Rewriter {
   Module *m;
   Diag *d;         /* for "nested too deeply"; may be NULL */
   RwPre pre;
   RwPost post;
+  RwRebind rebind; /* optional: a new binder for v (let, fn params, pattern vars); uses follow */
   void *ud;        /* the pass's own state */
   PtrMap memo;     /* Expr* -> Expr* */
   PtrMap subst;    /* Var* -> Expr* (uses of the var become the expr) */
@@ -71,6 +76,12 @@ void rw_subst(Rewriter *rw, Var *v, Expr *e);
 void rw_reset_memo(Rewriter *rw);
 /* Rewrites a function's body in place (params kept); false if nesting was too deep. */
 bool rw_function(Rewriter *rw, Function *f);
+
+/* A copy of `e` with every binder inside it fresh (alpha-renamed) and the free
+ * variables from[i] replaced by to[i] (each to[i] shared by all its uses).
+ * Subtrees with no binders and no substituted variables are shared with the
+ * original. Sharing inside e is kept. */
+Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n);
 
 /* Does a function (or global) have attribute `key` set to a nonzero int / any string? */
 bool fn_has_attr(const Function *f, const char *key);
