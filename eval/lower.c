@@ -914,8 +914,13 @@ static void emit_compute(F *f, Expr *e, uint32_t dst) {
   }
   case EXPR_CTOR: {
     Value v;
-    if (e->ctor.ctor->nfields == 0) v = value_adt_new(e->ctor.ctor);
-    else v = value_closure_immortal(f->L->codes.data[ctor_code(f->L, e->ctor.ctor, e->span)]);
+    if (e->ctor.ctor->nfields == 0) {
+      v = value_adt_new(e->ctor.ctor);
+    } else {
+      /* the index first: ctor_code may grow (move) L->codes */
+      uint32_t k = ctor_code(f->L, e->ctor.ctor, e->span);
+      v = value_closure_immortal(f->L->codes.data[k]);
+    }
     op(f, I_LOADK, e->span);
     w(f, dst);
     w(f, add_const(f, v));

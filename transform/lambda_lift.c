@@ -1,0 +1,248 @@
+/* transform/lambda_lift.c — LambdaLift (spec/passes.md §8.3).
+ *
+ * Every nested function literal (not Primitive ones; not inside functions
+ * with a Compiler attribute) becomes a global, innermost first:
+ *  - no free variables: `def @lifted_nameN(params) { body }`, and the
+ *    occurrence becomes `@lifted_nameN`;
+ *  - free variables c1..cm: `def @lifted_nameN(%c1: T1, ..., Closure=1) ->
+ *    fn (P...) -> R { fn (params...) -> R { body } }` with fresh same-name
+ *    binders for the captures, and the occurrence becomes
+ *    `@lifted_nameN(%c1, ..., %cm)`;
+ *  - a literal bound by `let %f = fn ...` that calls itself: uses of %f
+ *    inside become `@lifted_nameN(captures...)` (or `@lifted_nameN`).
+ * Type parameters the literal uses but does not bind become the lifted
+ * global's type parameters. TVM names globals by a structural hash relayc
+ * cannot reproduce; relayc numbers them in visiting order (lifted_name1,
+ * lifted_name2, ... skipping names in use), which is deterministic.
+ * After the pass the only function values in the module are globals (and
+ * Primitive literals).
+ */
+#include <string.h>
+
+#include "ir/attrs.h"
+#include "ir/build.h"
+#include "ir/walk.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+typedef VEC(Var *) VarVec;
+typedef VEC(TypeParam *) TPVec;
+
+typedef struct Lift {
+  PtrMap self_of;   /* Function* of a let-bound literal -> its let Var* */
+  uint32_t counter;
+  uint32_t lifted;
+} Lift;
+
+/* ------------------------------------------------------------ free variables */
+
+typedef struct Fv {
+  PtrMap bound, seen;
+  VarVec out;
+} Fv;
+
+static void bind_pattern(Fv *fv, Pattern *p) {
+  switch (p->kind) {
+  case PAT_VAR: ptrmap_put(&fv->bound, p->var, 1); break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) bind_pattern(fv, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) bind_pattern(fv, p->tuple.fields[i]);
+    break;
+  default: break;
+  }
+}
+
+static void note_binders(Expr *e, void *ud) {
+  Fv *fv = ud;
+  if (e->kind == EXPR_LET) ptrmap_put(&fv->bound, e->let.var, 1);
+  else if (e->kind == EXPR_FN)
+    for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&fv->bound, e->fn->params[i], 1);
+  else if (e->kind == EXPR_MATCH)
+    for (uint32_t i = 0; i < e->match.nclauses; i++) bind_pattern(fv, e->match.clauses[i].pattern);
+}
+
+static void note_uses(Expr *e, void *ud) {
+  Fv *fv = ud;
+  if (e->kind != EXPR_VAR) return;
+  Var *v = e->var.var;
+  if (ptrmap_find(&fv->bound, v) || ptrmap_find(&fv->seen, v)) return;
+  ptrmap_put(&fv->seen, v, 1);
+  vec_push(fv->out, v);
+}
+
+/* Free variables of a literal in first-occurrence order, `self` excluded. */
+static VarVec free_vars(Expr *lit, Var *self) {
+  Fv fv = {0};
+  for (uint32_t i = 0; i < lit->fn->nparams; i++) ptrmap_put(&fv.bound, lit->fn->params[i], 1);
+  if (self) ptrmap_put(&fv.bound, self, 1);
+  walk_post_order(lit->fn->body, true, note_binders, &fv);
+  walk_post_order(lit->fn->body, true, note_uses, &fv);
+  ptrmap_free(&fv.bound);
+  ptrmap_free(&fv.seen);
+  return fv.out;
+}
+
+/* Type parameters mentioned in t that are not in `bound`, appended to out once. */
+static void free_tvars(const Type *t, const PtrMap *bound, TPVec *out) {
+  if (!t || stack_exhausted()) return;
+  switch (t->kind) {
+  case TYPE_VAR:
+    if (ptrmap_find(bound, t->var.param)) return;
+    for (size_t i = 0; i < out->len; i++)
+      if (out->data[i] == t->var.param) return;
+    vec_push(*out, t->var.param);
+    return;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++) free_tvars(t->tuple.fields[i], bound, out);
+    return;
+  case TYPE_FUNC: {
+    PtrMap inner = {0};
+    for (uint32_t i = 0; i < t->func.ntparams; i++) ptrmap_put(&inner, t->func.tparams[i], 1);
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (!(t->func.args[i]->kind == TYPE_VAR && ptrmap_find(&inner, t->func.args[i]->var.param)))
+        free_tvars(t->func.args[i], bound, out);
+    if (!(t->func.ret && t->func.ret->kind == TYPE_VAR && ptrmap_find(&inner, t->func.ret->var.param)))
+      free_tvars(t->func.ret, bound, out);
+    ptrmap_free(&inner);
+    return;
+  }
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++) free_tvars(t->adt.args[i], bound, out);
+    return;
+  case TYPE_REF: free_tvars(t->ref.inner, bound, out); return;
+  default: return;
+  }
+}
+
+/* ------------------------------------------------------------------ lifting */
+
+static Expr **var_uses(Module *m, Var *const *vs, size_t n, Span sp) {
+  Expr **xs = arena_alloc(m->arena, (n ? n : 1) * sizeof *xs);
+  for (size_t i = 0; i < n; i++) xs[i] = build_var(m, vs[i], sp);
+  return xs;
+}
+
+static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
+  Module *m = rw->m;
+  Lift *st = rw->ud;
+  Function *f = e->fn;
+  int64_t selfp = 0;
+  Var *self = ptrmap_get(&st->self_of, old->fn, &selfp) ? (Var *)(intptr_t)selfp : NULL;
+  VarVec caps = free_vars(e, self);
+  uint32_t nc = (uint32_t)caps.len;
+
+  char name[64];
+  do snprintf(name, sizeof name, "lifted_name%u", ++st->counter);
+  while (module_find_global(m, name));
+  Function *gf = build_function(m, NULL, 0, NULL, NULL, NULL, e->span);
+  GlobalDef *g = build_global_def(m, name, gf, e->span);
+  st->lifted++;
+
+  /* fresh binders for the captures; substitute them and the self reference */
+  Var **fresh = arena_alloc(m->arena, (nc ? nc : 1) * sizeof *fresh);
+  for (uint32_t i = 0; i < nc; i++) {
+    fresh[i] = var_new(m, caps.data[i]->name, caps.data[i]->span, caps.data[i]->type);
+  }
+  Rewriter sub;
+  rw_init(&sub, m, rw->d);
+  sub.enter_fns = true;
+  for (uint32_t i = 0; i < nc; i++) rw_subst(&sub, caps.data[i], build_var(m, fresh[i], e->span));
+  if (self) {
+    Expr *ref = build_global(m, g, e->span);
+    if (nc) ref = build_call(m, ref, var_uses(m, fresh, nc, e->span), nc, e->span);
+    rw_subst(&sub, self, ref);
+  }
+  Expr *body = (nc || self) ? rw_expr(&sub, f->body) : f->body;
+  rw_fini(&sub);
+
+  /* inner parameters keep their annotation, or get their checked type */
+  Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    ps[i] = f->params[i];
+    if (!ps[i]->annot && ps[i]->type) ps[i]->annot = ps[i]->type;
+  }
+  Type *ret = f->ret_annot ? f->ret_annot
+                           : (old->type && old->type->kind == TYPE_FUNC ? old->type->func.ret : NULL);
+
+  /* free type parameters: those the literal's type and the captures mention */
+  PtrMap bound = {0};
+  for (uint32_t i = 0; i < f->ntparams; i++) ptrmap_put(&bound, f->tparams[i], 1);
+  TPVec ftv = {0};
+  free_tvars(old->type, &bound, &ftv);
+  for (uint32_t i = 0; i < nc; i++) free_tvars(caps.data[i]->type, &bound, &ftv);
+  ptrmap_free(&bound);
+
+  if (nc == 0) {
+    gf->params = ps;
+    gf->nparams = f->nparams;
+    gf->ret_annot = ret;
+    gf->body = body;
+    gf->attrs = f->attrs;
+    gf->tparams = f->tparams;
+    gf->ntparams = f->ntparams;
+  } else {
+    Function *inner = build_function(m, ps, f->nparams, ret, body, f->attrs, e->span);
+    inner->tparams = f->tparams;
+    inner->ntparams = f->ntparams;
+    gf->params = fresh;
+    gf->nparams = nc;
+    gf->ret_annot = old->type;
+    gf->body = build_fn(m, inner, e->span);
+    Attr a = {"Closure", attr_int(m, 1), e->span, false};
+    gf->attrs = arena_alloc(m->arena, sizeof *gf->attrs);
+    gf->attrs->items = arena_memdup(m->arena, &a, sizeof a);
+    gf->attrs->n = 1;
+  }
+  if (ftv.len) {
+    TypeParam **tps = arena_memdup(m->arena, ftv.data, ftv.len * sizeof *tps);
+    if (nc == 0 && f->ntparams) { /* keep the literal's own first, then the free ones */
+      TypeParam **all = arena_alloc(m->arena, (f->ntparams + ftv.len) * sizeof *all);
+      memcpy(all, f->tparams, f->ntparams * sizeof *all);
+      memcpy(all + f->ntparams, tps, ftv.len * sizeof *all);
+      gf->tparams = all;
+      gf->ntparams = f->ntparams + (uint32_t)ftv.len;
+    } else {
+      gf->tparams = tps;
+      gf->ntparams = (uint32_t)ftv.len;
+    }
+  }
+  vec_free(ftv);
+
+  Expr *occ = build_global(m, g, e->span);
+  if (nc) occ = build_call(m, occ, var_uses(m, caps.data, nc, e->span), nc, e->span);
+  vec_free(caps);
+  return occ;
+}
+
+static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
+  if (e->kind != EXPR_FN || fn_has_attr(e->fn, "Primitive")) return e;
+  return lift(rw, old, e);
+}
+
+static void note_self(Expr *e, void *ud) {
+  Lift *st = ud;
+  if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
+    ptrmap_put(&st->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
+}
+
+bool pass_LAMBDA_LIFT(PassCtx *c) {
+  Module *m = c->m;
+  Lift st = {0};
+  uint32_t n = m->ndefs; /* lifted globals are appended: they are already lifted */
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) {
+    GlobalDef *g = m->defs[i];
+    if (!g->fn || fn_has_attr(g->fn, "Compiler") || fn_has_attr(g->fn, "Primitive")) continue;
+    walk_post_order(g->fn->body, true, note_self, &st);
+    Rewriter rw;
+    rw_init(&rw, m, c->d);
+    rw.post = post;
+    rw.ud = &st;
+    ok = rw_function(&rw, g->fn);
+    rw_fini(&rw);
+  }
+  ptrmap_free(&st.self_of);
+  return ok;
+}
