@@ -1,0 +1,41 @@
+/* ops/op_traits.h — what passes ask about an operator besides its types and
+ * kernel: TVM's operator pattern class and a few flags (spec/passes.md
+ * §11.1-11.2). The data is one row per operator in ops/op_traits.def.
+ *
+ *     if (op_pattern(op_call_id(e)) <= OPAT_BROADCAST) ...   // E or B
+ *     if (op_traits_flags(id) & OPF_STATEFUL) ...             // never fold
+ *
+ * Unknown ids (and plugin operators) are opaque with no flags: the
+ * conservative answer for every pass.
+ */
+#ifndef RELAYC_OPS_OP_TRAITS_H
+#define RELAYC_OPS_OP_TRAITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* TVM's OpPatternKind, same numbering; ordered: a pass may compare with <=. */
+typedef enum {
+  OPAT_ELEMWISE = 0,  /* E: one output element from the same input element */
+  OPAT_BROADCAST = 1, /* B: elementwise with broadcasting of some axes */
+  OPAT_INJECTIVE = 2, /* I: each output element from one input element (reshape, take) */
+  OPAT_REDUCE = 3,    /* R: commutative reduction */
+  OPAT_OUT_FUSABLE = 4, /* O: complex op whose output may take elementwise epilogues (conv2d) */
+  OPAT_TUPLE = 7,     /* a tuple node (FuseOps) */
+  OPAT_OPAQUE = 8,    /* X: nothing fuses with it */
+} OpPattern;
+
+enum {
+  OPF_STATEFUL = 1u << 0,          /* has state (nn.dropout): never folded, CSE'd or dropped */
+  OPF_NONCOMPUTATIONAL = 1u << 1,  /* does no computation (on_device): FoldConstant/FuseOps leave it */
+  OPF_RESHAPE_ONLY = 1u << 2,      /* only reshapes its input (relay.reshape_only, FuseOps) */
+};
+
+OpPattern op_pattern(int32_t id);
+uint32_t op_traits_flags(int32_t id);
+static inline bool op_is_stateful(int32_t id) { return (op_traits_flags(id) & OPF_STATEFUL) != 0; }
+static inline bool op_is_noncomputational(int32_t id) {
+  return (op_traits_flags(id) & OPF_NONCOMPUTATIONAL) != 0;
+}
+
+#endif
