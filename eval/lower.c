@@ -1916,10 +1916,14 @@ static void lower_function(Lower *L, Pending *p) {
   f_finish(&f);
 }
 
-static Program *lower_all(Lower *L, Expr *expr_body) {
+/* Lowers every global (unless `globals` is false: then a reference to one
+ * fails to lower) and, when expr_body is given, that expression as the
+ * zero-parameter entry function. */
+static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
   Module *m = L->m;
-  L->global_vals = mem_calloc(m->ndefs + 1, sizeof(Value));
-  for (uint32_t i = 0; i < m->ndefs; i++) {
+  uint32_t nglobals = globals ? m->ndefs : 0;
+  L->global_vals = mem_calloc(nglobals + 1, sizeof(Value));
+  for (uint32_t i = 0; i < nglobals; i++) {
     GlobalDef *g = m->defs[i];
     char *name = arena_alloc(m->arena, strlen(g->name) + 2);
     name[0] = '@';
@@ -1931,12 +1935,12 @@ static Program *lower_all(Lower *L, Expr *expr_body) {
     vec_push(L->pending, p);
   }
   Code *entry = NULL;
+  Function expr_fn = {0}; /* lives until the pending functions are lowered below */
   if (expr_body) {
-    Function *fn = arena_alloc(m->arena, sizeof *fn);
-    fn->span = expr_body->span;
-    fn->body = expr_body;
+    expr_fn.span = expr_body->span;
+    expr_fn.body = expr_body;
     entry = code_new(L, "<expression>", expr_body->span);
-    Pending p = {fn, entry, NULL, 0, NULL};
+    Pending p = {&expr_fn, entry, NULL, 0, NULL};
     vec_push(L->pending, p);
   }
   for (size_t i = 0; i < L->pending.len && !L->failed; i++) {
@@ -1947,7 +1951,7 @@ static Program *lower_all(Lower *L, Expr *expr_body) {
   prog->m = m;
   prog->codes = L->codes.data;
   prog->ncodes = (uint32_t)L->codes.len;
-  prog->nglobals = m->ndefs;
+  prog->nglobals = nglobals;
   prog->global_vals = L->global_vals;
   prog->entry = entry;
   vec_free(L->pending);
@@ -1968,7 +1972,7 @@ Program *lower_module(Module *m, Diag *d) {
       diag_error(d, m->defs[i]->span, "internal error: global without a body");
       return NULL;
     }
-  return lower_all(&L, NULL);
+  return lower_all(&L, NULL, true);
 }
 
 Program *lower_expression(Module *m, Diag *d) {
@@ -1977,7 +1981,12 @@ Program *lower_expression(Module *m, Diag *d) {
     diag_plain(d, DIAG_ERROR, "no expression to evaluate");
     return NULL;
   }
-  return lower_all(&L, m->expr);
+  return lower_all(&L, m->expr, true);
+}
+
+Program *lower_closed(Module *m, Expr *e, Diag *d) {
+  Lower L = {.m = m, .d = d};
+  return lower_all(&L, e, false);
 }
 
 void program_free(Program *p) {

@@ -17,6 +17,10 @@
 /* NULL after reporting an error. The program borrows the module. */
 Program *lower_module(Module *m, Diag *d);
 Program *lower_expression(Module *m, Diag *d);
+/* Lowers only `e` (a closed expression of m: no free variables, no globals)
+ * as the entry function p->entry; the globals of m are left out, so a
+ * reference to one fails to lower (NULL after reporting). */
+Program *lower_closed(Module *m, Expr *e, Diag *d);
 void program_free(Program *p);
 /* Index of the global `name` in p->codes, or -1. */
 int32_t program_global(const Program *p, const char *name);
