@@ -135,7 +135,9 @@ static Type *infer_op_call(Inf *I, Expr *e) {
 
 static Type *infer_call(Inf *I, Expr *e) {
   Expr *f = e->call.fn;
-  if (f->kind == EXPR_OP && !f->type) return infer_op_call(I, e);
+  /* An operator callee is typed per call even when a pass made several calls
+   * share one EXPR_OP node (its recorded type is the last call's). */
+  if (f->kind == EXPR_OP) return infer_op_call(I, e);
   TyCx *cx = &I->cx;
   Type *ft = ty_instantiate(cx, infer(I, f));
   uint32_t n = e->call.nargs;
@@ -587,6 +589,15 @@ void infer_clear(Module *m) {
     walk_post_order(f->body, true, clear_node, NULL);
   }
   if (m->expr) walk_post_order(m->expr, true, clear_node, NULL);
+}
+
+bool infer_untyped(Module *m, Expr *e, Diag *d) {
+  Inf I;
+  memset(&I, 0, sizeof I);
+  ty_init(&I.cx, m, d);
+  int before = d->nerrors;
+  infer(&I, e);
+  return finish(&I, before);
 }
 
 bool infer_expression(Module *m, Diag *d) {

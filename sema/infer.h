@@ -22,6 +22,13 @@ bool infer_module(Module *m, Diag *d);
  * number of distinct nodes; no recursion. */
 void infer_clear(Module *m);
 
+/* Types the nodes under e that have no type yet (Expr.type == NULL), taking
+ * the types already recorded on the others (and on variables) as given: for
+ * a pass that built a few nodes over a typed tree and needs their types
+ * before the runner re-types the whole module. Cost: the untyped nodes
+ * only. False (after reporting) if a new node does not type-check. */
+bool infer_untyped(Module *m, Expr *e, Diag *d);
+
 /* A bare expression module (m->expr, after resolve_expression). */
 bool infer_expression(Module *m, Diag *d);
 
