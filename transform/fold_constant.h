@@ -1,0 +1,41 @@
+/* transform/fold_constant.h — constant folding as a service for other passes.
+ *
+ * FoldConstant (spec/passes.md §4.1) is also a building block: DynamicToStatic
+ * folds the shape arguments of dyn.* calls, SimplifyExpr folds `c1 * c2`.
+ * A Folder keeps its memo across calls, so folding many overlapping
+ * subexpressions of one function costs each node once.
+ *
+ *     Folder *f = folder_new(m, d);
+ *     Expr *k = folder_fold(f, arg);        // typed input; result may be untyped
+ *     if (k->kind == EXPR_CONST) ...
+ *     folder_free(f);
+ *
+ * The input must be typed (shape_of folding reads its argument's type);
+ * nodes the folder builds are untyped (the pass runner re-types).
+ */
+#ifndef RELAYC_TRANSFORM_FOLD_CONSTANT_H
+#define RELAYC_TRANSFORM_FOLD_CONSTANT_H
+
+#include "ir/ast.h"
+
+typedef struct Folder Folder;
+
+Folder *folder_new(Module *m, Diag *d);
+void folder_free(Folder *f);
+/* The folded form of e (memoised by node pointer). */
+Expr *folder_fold(Folder *f, Expr *e);
+/* Forgets the memo (after the caller rewrote nodes the memo may refer to). */
+void folder_reset(Folder *f);
+/* Whether e is a constant, or an on_device-wrapped constant (spec §11.4). */
+bool fold_is_simple_constant(const Expr *e);
+/* Whether e is a simple constant or an explicit tuple (possibly on_device-
+ * wrapped) of such, recursively. */
+bool fold_is_complex_constant(const Expr *e);
+
+/* Evaluates the operator call `call` whose arguments are all complex
+ * constants: a constant, a tuple of constants, or NULL when it cannot be
+ * evaluated (no kernel, a run-time error, a value that is no tensor). The
+ * call's type, if set, is the result type the kernel sees. */
+Expr *fold_eval_call(Module *m, Expr *call);
+
+#endif
