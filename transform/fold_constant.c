@@ -47,21 +47,9 @@ struct Folder {
 
 /* ------------------------------------------------------------ on_device */
 
-/* Registry id of `name`, looked up once (-1 when not registered). */
-static int32_t id_of(int32_t *cache, const char *name) {
-  if (*cache == -2) *cache = op_lookup(name);
-  return *cache;
-}
-
-static int32_t on_device_id(void) {
-  static int32_t id = -2;
-  return id_of(&id, "on_device");
-}
-
 /* e without an on_device wrapper. */
 static const Expr *strip_on_device(const Expr *e) {
-  int32_t od = on_device_id();
-  while (od >= 0 && e->kind == EXPR_CALL && op_call_id(e) == od && e->call.nargs == 1) e = e->call.args[0];
+  while (e->kind == EXPR_CALL && op_call_id(e) == OP_ON_DEVICE && e->call.nargs == 1) e = e->call.args[0];
   return e;
 }
 
@@ -180,8 +168,7 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Expr *s = fold_shape(m, old);
   if (s) return s;
   if (op_is_noncomputational(id)) return e;
-  static int32_t device_copy = -2;
-  if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE || id == id_of(&device_copy, "device_copy")) return e;
+  if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE || id == OP_DEVICE_COPY) return e;
   if (!call_all_complex_constant(e)) return e;
   if (!e->type) e->type = old->type; /* the type the unfolded program runs with */
   Expr *r = fold_eval_call(m, e);
