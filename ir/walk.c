@@ -88,3 +88,51 @@ uint64_t module_node_count(Module *m) {
   return n;
 }
 
+
+/* ---------------------------------------------------------- free variables */
+
+typedef struct Fv {
+  PtrMap bound, seen;
+  ExprVarList *out;
+} Fv;
+
+static void bind_pattern(Fv *fv, const Pattern *p) {
+  switch (p->kind) {
+  case PAT_VAR: ptrmap_put(&fv->bound, p->var, 1); break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) bind_pattern(fv, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) bind_pattern(fv, p->tuple.fields[i]);
+    break;
+  default: break;
+  }
+}
+
+static void note_binders(Expr *e, void *ud) {
+  Fv *fv = ud;
+  if (e->kind == EXPR_LET) ptrmap_put(&fv->bound, e->let.var, 1);
+  else if (e->kind == EXPR_FN)
+    for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&fv->bound, e->fn->params[i], 1);
+  else if (e->kind == EXPR_MATCH)
+    for (uint32_t i = 0; i < e->match.nclauses; i++) bind_pattern(fv, e->match.clauses[i].pattern);
+}
+
+static void note_uses(Expr *e, void *ud) {
+  Fv *fv = ud;
+  if (e->kind != EXPR_VAR) return;
+  Var *v = e->var.var;
+  if (ptrmap_find(&fv->bound, v) || ptrmap_find(&fv->seen, v)) return;
+  ptrmap_put(&fv->seen, v, 1);
+  vec_push(*fv->out, v);
+}
+
+void fn_free_vars(const Function *f, const Var *exclude, ExprVarList *out) {
+  Fv fv = {{0}, {0}, out};
+  for (uint32_t i = 0; i < f->nparams; i++) ptrmap_put(&fv.bound, f->params[i], 1);
+  if (exclude) ptrmap_put(&fv.bound, exclude, 1);
+  walk_post_order(f->body, true, note_binders, &fv);
+  walk_post_order(f->body, true, note_uses, &fv);
+  ptrmap_free(&fv.bound);
+  ptrmap_free(&fv.seen);
+}

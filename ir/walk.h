@@ -25,4 +25,14 @@ void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud);
 /* Number of distinct expression nodes in the module's functions (and m->expr). */
 uint64_t module_node_count(Module *m);
 
+/* Free variables of a function literal: variables used in its body that
+ * neither its parameters nor any binder inside it (let, nested parameters,
+ * pattern variables) bind, `exclude` left out (NULL: none), in order of first
+ * occurrence (left to right). Appended to *out (a VEC(Var *)). */
+typedef struct ExprVarList {
+  Var **data;
+  size_t len, cap;
+} ExprVarList;
+void fn_free_vars(const Function *f, const Var *exclude, ExprVarList *out);
+
 #endif

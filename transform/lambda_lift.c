@@ -25,7 +25,6 @@
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
-typedef VEC(Var *) VarVec;
 typedef VEC(TypeParam *) TPVec;
 
 typedef struct Lift {
@@ -33,56 +32,6 @@ typedef struct Lift {
   uint32_t counter;
   uint32_t lifted;
 } Lift;
-
-/* ------------------------------------------------------------ free variables */
-
-typedef struct Fv {
-  PtrMap bound, seen;
-  VarVec out;
-} Fv;
-
-static void bind_pattern(Fv *fv, Pattern *p) {
-  switch (p->kind) {
-  case PAT_VAR: ptrmap_put(&fv->bound, p->var, 1); break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) bind_pattern(fv, p->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) bind_pattern(fv, p->tuple.fields[i]);
-    break;
-  default: break;
-  }
-}
-
-static void note_binders(Expr *e, void *ud) {
-  Fv *fv = ud;
-  if (e->kind == EXPR_LET) ptrmap_put(&fv->bound, e->let.var, 1);
-  else if (e->kind == EXPR_FN)
-    for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&fv->bound, e->fn->params[i], 1);
-  else if (e->kind == EXPR_MATCH)
-    for (uint32_t i = 0; i < e->match.nclauses; i++) bind_pattern(fv, e->match.clauses[i].pattern);
-}
-
-static void note_uses(Expr *e, void *ud) {
-  Fv *fv = ud;
-  if (e->kind != EXPR_VAR) return;
-  Var *v = e->var.var;
-  if (ptrmap_find(&fv->bound, v) || ptrmap_find(&fv->seen, v)) return;
-  ptrmap_put(&fv->seen, v, 1);
-  vec_push(fv->out, v);
-}
-
-/* Free variables of a literal in first-occurrence order, `self` excluded. */
-static VarVec free_vars(Expr *lit, Var *self) {
-  Fv fv = {0};
-  for (uint32_t i = 0; i < lit->fn->nparams; i++) ptrmap_put(&fv.bound, lit->fn->params[i], 1);
-  if (self) ptrmap_put(&fv.bound, self, 1);
-  walk_post_order(lit->fn->body, true, note_binders, &fv);
-  walk_post_order(lit->fn->body, true, note_uses, &fv);
-  ptrmap_free(&fv.bound);
-  ptrmap_free(&fv.seen);
-  return fv.out;
-}
 
 /* Type parameters mentioned in t that are not in `bound`, appended to out once. */
 static void free_tvars(const Type *t, const PtrMap *bound, TPVec *out) {
@@ -130,7 +79,8 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
   Function *f = e->fn;
   int64_t selfp = 0;
   Var *self = ptrmap_get(&st->self_of, old->fn, &selfp) ? (Var *)(intptr_t)selfp : NULL;
-  VarVec caps = free_vars(e, self);
+  ExprVarList caps = {0};
+  fn_free_vars(e->fn, self, &caps);
   uint32_t nc = (uint32_t)caps.len;
 
   char name[64];
