@@ -130,6 +130,73 @@ START_TEST(eta_expand_shares_one_literal) {
 }
 END_TEST
 
+/* TVM's assert_no_higher_order_functions: no call (reachable from @main)
+ * whose result or argument types mention a function type. */
+static bool has_fn_type(const Type *t) {
+  if (!t) return false;
+  switch (t->kind) {
+  case TYPE_FUNC: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (has_fn_type(t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (has_fn_type(t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF: return has_fn_type(t->ref.inner);
+  default: return false;
+  }
+}
+
+typedef struct HoScan {
+  int higher_order_calls;
+  VEC(GlobalDef *) todo;
+  PtrMap seen;
+} HoScan;
+
+static void scan_call(Expr *e, void *ud) {
+  HoScan *s = ud;
+  if (e->kind == EXPR_GLOBAL && e->global.def && !ptrmap_find(&s->seen, e->global.def)) {
+    ptrmap_put(&s->seen, e->global.def, 1);
+    vec_push(s->todo, e->global.def);
+  }
+  if (e->kind != EXPR_CALL) return;
+  bool ho = has_fn_type(e->type);
+  for (uint32_t i = 0; i < e->call.nargs; i++) ho |= has_fn_type(e->call.args[i]->type);
+  s->higher_order_calls += ho;
+}
+
+static int higher_order_calls_from_main(Module *m) {
+  HoScan s = {0};
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, "main") == 0) vec_push(s.todo, m->defs[i]);
+  for (size_t i = 0; i < s.todo.len; i++)
+    if (s.todo.data[i]->fn) walk_post_order(s.todo.data[i]->fn->body, true, scan_call, &s);
+  vec_free(s.todo);
+  ptrmap_free(&s.seen);
+  return s.higher_order_calls;
+}
+
+START_TEST(defunctionalization_leaves_first_order_code) {
+  const char *prog =
+      "#[version = \"0.0.5\"]\n"
+      "type List[A] { Cons(A, List[A]), Nil, }\n"
+      "def @sum(%f: fn(int32) -> int32, %k: List[int32]) -> int32 {\n"
+      "  match (%k) { Cons(%x, %rest) => @sum(fn (%n: int32) -> int32 { %x + %f(%n) }, %rest), Nil => %f(0), }\n"
+      "}\n"
+      "def @id[A](%x: A) -> A { %x }\n"
+      "def @main() -> int32 { @sum(@id, Cons(1, Cons(2, Nil))) }\n";
+  Run before = run(prog, "InferType");
+  ck_assert_int_gt(higher_order_calls_from_main(before.m), 0);
+  done(&before);
+  Run r = run(prog, "Defunctionalization");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_int_eq(higher_order_calls_from_main(r.m), 0);
+  done(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("functional");
   TCase *tc = tcase_create("core");
@@ -137,6 +204,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, lambda_lift_prelude_leaves_only_globals);
   tcase_add_test(tc, inline_removes_marked_globals);
   tcase_add_test(tc, eta_expand_shares_one_literal);
+  tcase_add_test(tc, defunctionalization_leaves_first_order_code);
   suite_add_tcase(s, tc);
   return s;
 }

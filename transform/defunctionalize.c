@@ -1,0 +1,699 @@
+/* transform/defunctionalize.c — Defunctionalization (spec/passes.md §8.4),
+ * applied to @main and every global it reaches.
+ *
+ * Reynolds' defunctionalization with monomorphisation: every function value
+ * becomes a constructor of an ADT that stands for its (concrete) function
+ * type, and every call of an unknown function becomes a call of that type's
+ * apply function, which matches on the constructor:
+ *
+ *   type Func0 { Func0_1(float32), Func0_2, }      // fn (float32) -> float32
+ *   def @apply0(%f: Func0, %a: float32) -> float32 {
+ *     match (%f) { Func0_1(%c) => add(%a, %c), Func0_2 => @g(%a), }
+ *   }
+ *
+ * A literal with free variables v1..vk becomes Func_j(v1, ..., vk); a global,
+ * constructor or operator used as a value becomes a field-less constructor;
+ * a literal in callee position is beta-reduced (let-bound arguments); a call
+ * of a global whose instantiated type involves functions goes to a clone of
+ * that global for the instantiation (`@map_1`), with function types replaced
+ * by their ADTs throughout. A recursive `let %f = fn ...` refers to itself
+ * through the matched constructor.
+ *
+ * relayc's deviations from TVM (which works with ONE encoded function type:
+ * all names derive from the kind FuncType, constructors are named by bare
+ * decimal counters): one ADT and one apply function per distinct function
+ * type, constructor names that are identifiers, and functions may be stored
+ * in ADTs and tuples (List[fn (A) -> B] becomes List[Func0]).
+ * Preconditions (reported, not aborted): @main has no type parameters and no
+ * function in its parameter or result types.
+ */
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/equal.h"
+#include "ir/walk.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+typedef VEC(Ctor *) CtorVec;
+typedef VEC(Clause) ClauseVec;
+
+/* One instantiation of a global (or @main itself): types substituted, then converted. */
+typedef struct Inst {
+  GlobalDef *orig;
+  TypeParam **ps;
+  Type **with;    /* concrete types for orig's type parameters */
+  uint32_t n;
+  GlobalDef *out; /* the clone (or orig itself, converted in place) */
+  bool done;
+} Inst;
+
+/* How a constructor of a function type's ADT applies. */
+typedef enum { CASE_LIT, CASE_GLOBAL, CASE_CTOR, CASE_OP } CaseKind;
+
+typedef struct Case {
+  CaseKind kind;
+  Ctor *ctor;          /* the encoding constructor */
+  Expr *lit;           /* CASE_LIT: the literal (original node) */
+  Var *self;           /* CASE_LIT: let variable the literal is bound to, or NULL */
+  ExprVarList fvs;     /* CASE_LIT: its free variables (original vars) */
+  const Inst *ctx;     /* CASE_LIT: the instantiation it was found in */
+  GlobalDef *target;   /* CASE_GLOBAL */
+  Ctor *vctor;         /* CASE_CTOR */
+  Expr *op;            /* CASE_OP: the operator node */
+  bool done;
+} Case;
+
+typedef struct FnT {
+  Type *type;          /* concrete function type, unconverted */
+  TypeDef *adt;
+  GlobalDef *apply;
+  Var *fparam;         /* %f of the apply function */
+  Var **aparams;       /* its %a1..%an */
+  VEC(Case *) cases;
+} FnT;
+
+typedef struct Df {
+  Module *m;
+  Diag *d;
+  VEC(FnT *) types;
+  VEC(Inst *) insts;
+  PtrMap self_of;      /* Function* of a let-bound literal -> the let Var* */
+  bool failed;
+} Df;
+
+/* What converting one body needs. */
+typedef struct Cx {
+  Df *df;
+  const Inst *inst;
+  PtrMap vars;         /* original Var* -> Expr* (its use in the output) */
+  PtrMap memo;         /* original Expr* -> converted Expr* (keeps sharing) */
+} Cx;
+
+static Expr *conv(Cx *c, Expr *e);
+static Type *conv_type(Df *df, Type *t);
+
+static bool fail(Df *df, Span sp, const char *msg) {
+  if (!df->failed) diag_error(df->d, sp, "Defunctionalization: %s", msg);
+  df->failed = true;
+  return false;
+}
+
+/* ------------------------------------------------------------------- types */
+
+static bool has_fn(const Type *t) {
+  if (!t) return false;
+  switch (t->kind) {
+  case TYPE_FUNC: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (has_fn(t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (has_fn(t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF: return has_fn(t->ref.inner);
+  default: return false;
+  }
+}
+
+static bool has_tvar(const Type *t) {
+  if (!t) return false;
+  switch (t->kind) {
+  case TYPE_VAR: case TYPE_INCOMPLETE: case TYPE_UVAR: return true;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (has_tvar(t->func.args[i])) return true;
+    return has_tvar(t->func.ret);
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (has_tvar(t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (has_tvar(t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF: return has_tvar(t->ref.inner);
+  default: return false;
+  }
+}
+
+/* The type of an original node under the instantiation. */
+static Type *ty(Cx *c, Type *t) {
+  return c->inst ? build_type_subst(c->df->m, t, c->inst->ps, c->inst->with, c->inst->n) : t;
+}
+
+static FnT *intern(Df *df, Type *t) {
+  for (size_t i = 0; i < df->types.len; i++)
+    if (type_equal(df->types.data[i]->type, t)) return df->types.data[i];
+  Module *m = df->m;
+  FnT *f = arena_alloc(m->arena, sizeof *f);
+  memset(f, 0, sizeof *f);
+  f->type = t;
+  char name[64];
+  snprintf(name, sizeof name, "Func%zu", df->types.len);
+  f->adt = arena_alloc(m->arena, sizeof *f->adt);
+  memset(f->adt, 0, sizeof *f->adt);
+  f->adt->name = arena_strdup(m->arena, name);
+  f->adt->has_body = true;
+  snprintf(name, sizeof name, "apply%zu", df->types.len);
+  f->apply = build_global_def(m, module_fresh_global_name(m, name), NULL, (Span){0, 0});
+  vec_push(df->types, f);
+  /* the apply function's parameters (their types converted: may intern more) */
+  Type *adt_t = build_type_adt(m, f->adt, NULL, 0);
+  f->fparam = var_new(m, "f", (Span){0, 0}, adt_t);
+  f->aparams = arena_alloc(m->arena, (t->func.nargs ? t->func.nargs : 1) * sizeof(Var *));
+  for (uint32_t i = 0; i < t->func.nargs; i++) f->aparams[i] = var_new(m, "a", (Span){0, 0}, conv_type(df, t->func.args[i]));
+  /* the ADT joins the module's type definitions */
+  TypeDef **types = arena_alloc(m->arena, (m->ntypes + 1) * sizeof *types);
+  if (m->ntypes) memcpy(types, m->types, m->ntypes * sizeof *types);
+  types[m->ntypes++] = f->adt;
+  m->types = types;
+  return f;
+}
+
+static Type **conv_types(Df *df, Type **ts, uint32_t n, bool *changed) {
+  Type **out = arena_alloc(df->m->arena, (n ? n : 1) * sizeof *out);
+  *changed = false;
+  for (uint32_t i = 0; i < n; i++) {
+    out[i] = conv_type(df, ts[i]);
+    *changed |= out[i] != ts[i];
+  }
+  return out;
+}
+
+/* Function types become their ADTs, everywhere inside t. */
+static Type *conv_type(Df *df, Type *t) {
+  if (!t || !has_fn(t) || stack_exhausted()) return t;
+  bool ch = false;
+  Type *r;
+  switch (t->kind) {
+  case TYPE_FUNC:
+    return build_type_adt(df->m, intern(df, t)->adt, NULL, 0);
+  case TYPE_TUPLE:
+    r = type_new(df->m, TYPE_TUPLE, t->span);
+    r->tuple.fields = conv_types(df, t->tuple.fields, t->tuple.n, &ch);
+    r->tuple.n = t->tuple.n;
+    return r;
+  case TYPE_ADT:
+    r = type_new(df->m, TYPE_ADT, t->span);
+    r->adt = t->adt;
+    r->adt.args = conv_types(df, t->adt.args, t->adt.nargs, &ch);
+    return r;
+  case TYPE_REF:
+    r = type_new(df->m, TYPE_REF, t->span);
+    r->ref.inner = conv_type(df, t->ref.inner);
+    return r;
+  default:
+    return t;
+  }
+}
+
+/* ----------------------------------------------------------- instantiation */
+
+/* Binds ps[i] := the part of `conc` that `gen` has at ps[i]'s place. */
+static void match_type(const Type *gen, Type *conc, TypeParam **ps, Type **with, uint32_t n) {
+  if (!gen || !conc || stack_exhausted()) return;
+  if (gen->kind == TYPE_VAR) {
+    for (uint32_t i = 0; i < n; i++)
+      if (ps[i] == gen->var.param && !with[i]) with[i] = conc;
+    return;
+  }
+  if (gen->kind != conc->kind) return;
+  switch (gen->kind) {
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < gen->func.nargs && i < conc->func.nargs; i++)
+      match_type(gen->func.args[i], conc->func.args[i], ps, with, n);
+    match_type(gen->func.ret, conc->func.ret, ps, with, n);
+    return;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < gen->tuple.n && i < conc->tuple.n; i++)
+      match_type(gen->tuple.fields[i], conc->tuple.fields[i], ps, with, n);
+    return;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < gen->adt.nargs && i < conc->adt.nargs; i++)
+      match_type(gen->adt.args[i], conc->adt.args[i], ps, with, n);
+    return;
+  case TYPE_REF: match_type(gen->ref.inner, conc->ref.inner, ps, with, n); return;
+  default: return;
+  }
+}
+
+static bool needs_clone(GlobalDef *g) {
+  Function *f = g->fn;
+  if (f->ntparams) return true;
+  for (uint32_t i = 0; i < f->nparams; i++)
+    if (has_fn(f->params[i]->annot ? f->params[i]->annot : f->params[i]->type)) return true;
+  return has_fn(f->type ? f->type->func.ret : f->ret_annot);
+}
+
+/* A type nothing constrained (`_`: e.g. the element type of `Cons(Nil, Nil)`'s
+ * inner list) can be any type: use (), so the instance is concrete. */
+static Type *fill_unknown(Df *df, Type *t) {
+  if (!t || stack_exhausted()) return t;
+  Type *r;
+  bool ch = false;
+  switch (t->kind) {
+  case TYPE_INCOMPLETE: case TYPE_UVAR:
+    r = type_new(df->m, TYPE_TUPLE, t->span);
+    return r;
+  case TYPE_TUPLE: {
+    Type **f = arena_alloc(df->m->arena, (t->tuple.n ? t->tuple.n : 1) * sizeof *f);
+    for (uint32_t i = 0; i < t->tuple.n; i++) ch |= (f[i] = fill_unknown(df, t->tuple.fields[i])) != t->tuple.fields[i];
+    if (!ch) return t;
+    r = type_new(df->m, TYPE_TUPLE, t->span);
+    r->tuple.fields = f;
+    r->tuple.n = t->tuple.n;
+    return r;
+  }
+  case TYPE_ADT: {
+    Type **a = arena_alloc(df->m->arena, (t->adt.nargs ? t->adt.nargs : 1) * sizeof *a);
+    for (uint32_t i = 0; i < t->adt.nargs; i++) ch |= (a[i] = fill_unknown(df, t->adt.args[i])) != t->adt.args[i];
+    if (!ch) return t;
+    r = type_new(df->m, TYPE_ADT, t->span);
+    r->adt = t->adt;
+    r->adt.args = a;
+    return r;
+  }
+  case TYPE_FUNC: {
+    Type **a = arena_alloc(df->m->arena, (t->func.nargs ? t->func.nargs : 1) * sizeof *a);
+    for (uint32_t i = 0; i < t->func.nargs; i++) ch |= (a[i] = fill_unknown(df, t->func.args[i])) != t->func.args[i];
+    Type *ret = fill_unknown(df, t->func.ret);
+    if (!ch && ret == t->func.ret) return t;
+    r = type_new(df->m, TYPE_FUNC, t->span);
+    r->func = t->func;
+    r->func.args = a;
+    r->func.ret = ret;
+    return r;
+  }
+  case TYPE_REF: {
+    Type *in = fill_unknown(df, t->ref.inner);
+    if (in == t->ref.inner) return t;
+    r = type_new(df->m, TYPE_REF, t->span);
+    r->ref.inner = in;
+    return r;
+  }
+  default:
+    return t;
+  }
+}
+
+/* The global to call for @g used at the concrete type `at`. */
+static GlobalDef *instance(Df *df, GlobalDef *g, Type *at, Span sp) {
+  Function *f = g->fn;
+  uint32_t n = f->ntparams;
+  Type **with = arena_alloc(df->m->arena, (n ? n : 1) * sizeof *with);
+  memset(with, 0, (n ? n : 1) * sizeof *with);
+  match_type(f->type, at, f->tparams, with, n);
+  for (uint32_t i = 0; i < n; i++) {
+    with[i] = with[i] ? fill_unknown(df, with[i]) : type_new(df->m, TYPE_TUPLE, sp);
+    if (has_tvar(with[i])) {
+      fail(df, sp, "the type arguments of this call are not known (annotate the polymorphic function's use)");
+      return g;
+    }
+  }
+  for (size_t i = 0; i < df->insts.len; i++) {
+    Inst *in = df->insts.data[i];
+    if (in->orig != g) continue;
+    bool same = true;
+    for (uint32_t k = 0; k < n && same; k++) same = type_equal(in->with[k], with[k]);
+    if (same) return in->out;
+  }
+  Inst *in = arena_alloc(df->m->arena, sizeof *in);
+  memset(in, 0, sizeof *in);
+  in->orig = g;
+  in->ps = f->tparams;
+  in->with = with;
+  in->n = n;
+  if (needs_clone(g)) {
+    char name[256];
+    snprintf(name, sizeof name, "%.200s_defunc", g->name);
+    in->out = build_global_def(df->m, module_fresh_global_name(df->m, name), NULL, g->span);
+  } else {
+    in->out = g;
+  }
+  vec_push(df->insts, in);
+  return in->out;
+}
+
+/* -------------------------------------------------------------- encodings */
+
+static Case *new_case(Df *df, FnT *ft, CaseKind kind, Type **fields, uint32_t nfields) {
+  Module *m = df->m;
+  Case *cs = arena_alloc(m->arena, sizeof *cs);
+  memset(cs, 0, sizeof *cs);
+  cs->kind = kind;
+  Ctor *k = arena_alloc(m->arena, sizeof *k);
+  memset(k, 0, sizeof *k);
+  char name[96];
+  snprintf(name, sizeof name, "%s_%zu", ft->adt->name, ft->cases.len + 1);
+  k->name = arena_strdup(m->arena, name);
+  k->fields = nfields ? arena_memdup(m->arena, fields, nfields * sizeof *fields) : NULL;
+  k->nfields = nfields;
+  k->owner = ft->adt;
+  k->tag = (uint32_t)ft->cases.len;
+  cs->ctor = k;
+  vec_push(ft->cases, cs);
+  Ctor **ctors = arena_alloc(m->arena, (ft->adt->nctors + 1) * sizeof *ctors);
+  if (ft->adt->nctors) memcpy(ctors, ft->adt->ctors, ft->adt->nctors * sizeof *ctors);
+  ctors[ft->adt->nctors++] = k;
+  ft->adt->ctors = ctors;
+  return cs;
+}
+
+/* A field-less case for a global / constructor / operator value (one each). */
+static Expr *encode_named(Cx *c, FnT *ft, CaseKind kind, const void *what, Expr *e) {
+  for (size_t i = 0; i < ft->cases.len; i++) {
+    Case *cs = ft->cases.data[i];
+    if (cs->kind == kind && (kind == CASE_GLOBAL ? (const void *)cs->target
+                             : kind == CASE_CTOR ? (const void *)cs->vctor
+                                                 : (const void *)(intptr_t)cs->op->op.id) == what)
+      return build_call(c->df->m, build_ctor(c->df->m, cs->ctor, e->span), NULL, 0, e->span);
+  }
+  Case *cs = new_case(c->df, ft, kind, NULL, 0);
+  if (kind == CASE_GLOBAL) cs->target = (GlobalDef *)what;
+  else if (kind == CASE_CTOR) cs->vctor = (Ctor *)what;
+  else cs->op = e;
+  return build_call(c->df->m, build_ctor(c->df->m, cs->ctor, e->span), NULL, 0, e->span);
+}
+
+static Expr *use_of(Cx *c, Var *v, Span sp) {
+  int64_t x;
+  if (ptrmap_get(&c->vars, v, &x)) return (Expr *)(intptr_t)x;
+  return build_var(c->df->m, v, sp); /* free in the program: left alone */
+}
+
+static Expr *encode_literal(Cx *c, Expr *e) {
+  Df *df = c->df;
+  Type *t = ty(c, e->type);
+  if (has_tvar(t)) {
+    fail(df, e->span, "a polymorphic function literal used as a value is not supported");
+    return e;
+  }
+  FnT *ft = intern(df, t);
+  int64_t sv = 0;
+  Var *self = ptrmap_get(&df->self_of, e->fn, &sv) ? (Var *)(intptr_t)sv : NULL;
+  ExprVarList fvs = {0};
+  fn_free_vars(e->fn, self, &fvs);
+  Type **fields = arena_alloc(df->m->arena, (fvs.len ? fvs.len : 1) * sizeof *fields);
+  Expr **args = arena_alloc(df->m->arena, (fvs.len ? fvs.len : 1) * sizeof *args);
+  for (size_t i = 0; i < fvs.len; i++) {
+    fields[i] = conv_type(df, ty(c, fvs.data[i]->type));
+    args[i] = use_of(c, fvs.data[i], e->span);
+  }
+  Case *cs = new_case(df, ft, CASE_LIT, fields, (uint32_t)fvs.len);
+  cs->lit = e;
+  cs->self = self;
+  cs->fvs = fvs;
+  cs->ctx = c->inst;
+  return build_call(df->m, build_ctor(df->m, cs->ctor, e->span), args, (uint32_t)fvs.len, e->span);
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static Var *fresh_binder(Cx *c, Var *v) {
+  Var *n = var_new(c->df->m, v->name, v->span, conv_type(c->df, ty(c, v->type)));
+  ptrmap_put(&c->vars, v, (int64_t)(intptr_t)build_var(c->df->m, n, v->span));
+  return n;
+}
+
+static Pattern *conv_pattern(Cx *c, Pattern *p) {
+  Pattern *q = pattern_new(c->df->m, p->kind, p->span);
+  switch (p->kind) {
+  case PAT_VAR: q->var = fresh_binder(c, p->var); break;
+  case PAT_CTOR:
+    q->ctor = p->ctor;
+    q->ctor.args = arena_alloc(c->df->m->arena, (p->ctor.nargs ? p->ctor.nargs : 1) * sizeof(Pattern *));
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) q->ctor.args[i] = conv_pattern(c, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    q->tuple.n = p->tuple.n;
+    q->tuple.fields = arena_alloc(c->df->m->arena, (p->tuple.n ? p->tuple.n : 1) * sizeof(Pattern *));
+    for (uint32_t i = 0; i < p->tuple.n; i++) q->tuple.fields[i] = conv_pattern(c, p->tuple.fields[i]);
+    break;
+  default: break;
+  }
+  return q;
+}
+
+static Expr **conv_list(Cx *c, Expr **xs, uint32_t n) {
+  Expr **out = arena_alloc(c->df->m->arena, (n ? n : 1) * sizeof *out);
+  for (uint32_t i = 0; i < n; i++) out[i] = conv(c, xs[i]);
+  return out;
+}
+
+static Expr *conv_call(Cx *c, Expr *e) {
+  Df *df = c->df;
+  Module *m = df->m;
+  Expr *f = e->call.fn;
+  Expr *r;
+  switch (f->kind) {
+  case EXPR_OP:
+  case EXPR_CTOR:
+    r = build_copy(m, e);
+    r->call.fn = build_copy(m, f); /* a callee node is typed per use: never share it across instances */
+    r->call.args = conv_list(c, e->call.args, e->call.nargs);
+    return r;
+  case EXPR_GLOBAL:
+    if (f->global.def && f->global.def->fn) {
+      GlobalDef *g = instance(df, f->global.def, ty(c, f->type), f->span);
+      return build_call(m, build_global(m, g, f->span), conv_list(c, e->call.args, e->call.nargs), e->call.nargs,
+                        e->span);
+    }
+    break;
+  case EXPR_FN: {
+    /* (fn (p...) { b })(a...)  ->  let %p = a; ... b */
+    Function *fn = f->fn;
+    if (fn->nparams != e->call.nargs) break;
+    Expr **args = conv_list(c, e->call.args, e->call.nargs);
+    Var **ps = arena_alloc(m->arena, (fn->nparams ? fn->nparams : 1) * sizeof *ps);
+    for (uint32_t i = 0; i < fn->nparams; i++) ps[i] = fresh_binder(c, fn->params[i]);
+    r = conv(c, fn->body);
+    for (uint32_t i = fn->nparams; i-- > 0;) r = build_let(m, ps[i], args[i], r, e->span);
+    return r;
+  }
+  default:
+    break;
+  }
+  Type *ft = ty(c, f->type);
+  if (!ft || ft->kind != TYPE_FUNC || has_tvar(ft)) {
+    fail(df, e->span, "cannot tell the type of the function called here");
+    return e;
+  }
+  FnT *t = intern(df, ft);
+  Expr **args = arena_alloc(m->arena, (e->call.nargs + 1) * sizeof *args);
+  args[0] = conv(c, f);
+  for (uint32_t i = 0; i < e->call.nargs; i++) args[i + 1] = conv(c, e->call.args[i]);
+  return build_call(m, build_global(m, t->apply, e->span), args, e->call.nargs + 1, e->span);
+}
+
+static Expr *conv_value(Cx *c, Expr *e, CaseKind kind, const void *what) {
+  Type *t = ty(c, e->type);
+  if (!t || t->kind != TYPE_FUNC || has_tvar(t)) {
+    fail(c->df, e->span, "cannot tell the type of this function value");
+    return e;
+  }
+  return encode_named(c, intern(c->df, t), kind, what, e);
+}
+
+static Expr *conv_kind(Cx *c, Expr *e) {
+  Module *m = c->df->m;
+  Expr *r;
+  switch (e->kind) {
+  case EXPR_VAR: return use_of(c, e->var.var, e->span);
+  case EXPR_CONST: return e;
+  case EXPR_GLOBAL:
+    if (!e->global.def || !e->global.def->fn) return e;
+    return conv_value(c, e, CASE_GLOBAL, instance(c->df, e->global.def, ty(c, e->type), e->span));
+  case EXPR_CTOR: return conv_value(c, e, CASE_CTOR, e->ctor.ctor);
+  case EXPR_OP: return conv_value(c, e, CASE_OP, (const void *)(intptr_t)e->op.id);
+  case EXPR_FN: return encode_literal(c, e);
+  case EXPR_CALL: return conv_call(c, e);
+  case EXPR_TUPLE: return build_tuple(m, conv_list(c, e->tuple.fields, e->tuple.n), e->tuple.n, e->span);
+  case EXPR_PROJ: return build_proj(m, conv(c, e->proj.tuple), e->proj.index, e->span);
+  case EXPR_LET: {
+    Var *v = fresh_binder(c, e->let.var);
+    Expr *val = conv(c, e->let.value);
+    return build_let(m, v, val, conv(c, e->let.body), e->span);
+  }
+  case EXPR_IF:
+    return build_if(m, conv(c, e->if_.cond), conv(c, e->if_.then_), conv(c, e->if_.else_), e->span);
+  case EXPR_MATCH: {
+    Expr *scrut = conv(c, e->match.scrut);
+    Clause *cl = arena_alloc(m->arena, (e->match.nclauses ? e->match.nclauses : 1) * sizeof *cl);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) {
+      cl[i] = e->match.clauses[i];
+      cl[i].pattern = conv_pattern(c, e->match.clauses[i].pattern);
+      cl[i].body = conv(c, e->match.clauses[i].body);
+    }
+    return build_match(m, scrut, cl, e->match.nclauses, e->match.partial, e->span);
+  }
+  case EXPR_REF_NEW: return build_ref_new(m, conv(c, e->ref.arg), e->span);
+  case EXPR_REF_READ: return build_ref_read(m, conv(c, e->ref.arg), e->span);
+  case EXPR_REF_WRITE:
+    return build_ref_write(m, conv(c, e->ref_write.ref), conv(c, e->ref_write.value), e->span);
+  default:
+    r = e;
+    return r;
+  }
+}
+
+static Expr *conv(Cx *c, Expr *e) {
+  int64_t x;
+  if (ptrmap_get(&c->memo, e, &x)) return (Expr *)(intptr_t)x;
+  if (c->df->failed) return e;
+  if (stack_exhausted()) {
+    fail(c->df, e->span, "expression nested too deeply");
+    return e;
+  }
+  Expr *r = conv_kind(c, e);
+  ptrmap_put(&c->memo, e, (int64_t)(intptr_t)r);
+  return r;
+}
+
+/* ---------------------------------------------------------------- driving */
+
+static void cx_init(Cx *c, Df *df, const Inst *in) {
+  memset(c, 0, sizeof *c);
+  c->df = df;
+  c->inst = in;
+}
+
+static void cx_fini(Cx *c) {
+  ptrmap_free(&c->vars);
+  ptrmap_free(&c->memo);
+}
+
+static void do_inst(Df *df, Inst *in) {
+  in->done = true;
+  Module *m = df->m;
+  Function *f = in->orig->fn;
+  Cx c;
+  cx_init(&c, df, in);
+  Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < f->nparams; i++) ps[i] = fresh_binder(&c, f->params[i]);
+  Type *ret = conv_type(df, ty(&c, f->type->func.ret));
+  Expr *body = conv(&c, f->body);
+  Function *nf = build_function(m, ps, f->nparams, ret, body, f->attrs, f->span);
+  if (in->out == in->orig && f->ntparams) { /* never: polymorphic globals are cloned */
+    nf->tparams = f->tparams;
+    nf->ntparams = f->ntparams;
+  }
+  in->out->fn = nf;
+  cx_fini(&c);
+}
+
+static Clause make_clause(Df *df, FnT *ft, Case *cs) {
+  Module *m = df->m;
+  Span sp = {0, 0};
+  uint32_t na = ft->type->func.nargs;
+  Expr **args = arena_alloc(m->arena, (na ? na : 1) * sizeof *args);
+  for (uint32_t i = 0; i < na; i++) args[i] = build_var(m, ft->aparams[i], sp);
+  Pattern *p = pattern_new(m, PAT_CTOR, sp);
+  p->ctor.name = cs->ctor->name;
+  p->ctor.ctor = cs->ctor;
+  Clause cl = {p, NULL, sp};
+  switch (cs->kind) {
+  case CASE_GLOBAL: cl.body = build_call(m, build_global(m, cs->target, sp), args, na, sp); break;
+  case CASE_CTOR: cl.body = build_call(m, build_ctor(m, cs->vctor, sp), args, na, sp); break;
+  case CASE_OP: {
+    Expr *op = build_copy(m, cs->op);
+    cl.body = build_call(m, op, args, na, sp);
+    break;
+  }
+  case CASE_LIT: {
+    Cx c;
+    cx_init(&c, df, cs->ctx);
+    uint32_t nf = (uint32_t)cs->fvs.len;
+    p->ctor.args = arena_alloc(m->arena, (nf ? nf : 1) * sizeof(Pattern *));
+    p->ctor.nargs = nf;
+    for (uint32_t i = 0; i < nf; i++) {
+      Pattern *pv = pattern_new(m, PAT_VAR, sp);
+      pv->var = fresh_binder(&c, cs->fvs.data[i]);
+      p->ctor.args[i] = pv;
+    }
+    Function *lf = cs->lit->fn;
+    for (uint32_t i = 0; i < lf->nparams && i < na; i++)
+      ptrmap_put(&c.vars, lf->params[i], (int64_t)(intptr_t)args[i]);
+    if (cs->self) ptrmap_put(&c.vars, cs->self, (int64_t)(intptr_t)build_var(m, ft->fparam, sp));
+    cl.body = conv(&c, lf->body);
+    cx_fini(&c);
+    break;
+  }
+  }
+  cs->done = true;
+  return cl;
+}
+
+static void note_self(Expr *e, void *ud) {
+  Df *df = ud;
+  if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
+    ptrmap_put(&df->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
+}
+
+bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
+  Module *m = pc->m;
+  GlobalDef *main = module_find_global(m, "main");
+  if (!main || !main->fn) return true;
+  Df df = {0};
+  df.m = m;
+  df.d = pc->d;
+  Function *f = main->fn;
+  if (f->ntparams) return fail(&df, main->span, "@main must not have type parameters");
+  for (uint32_t i = 0; i < f->nparams; i++)
+    if (has_fn(f->params[i]->type))
+      return fail(&df, f->params[i]->span, "@main must not take functions as parameters");
+  if (has_fn(f->type->func.ret)) return fail(&df, main->span, "@main must not return a function");
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, note_self, &df);
+  Inst *root = arena_alloc(m->arena, sizeof *root);
+  memset(root, 0, sizeof *root);
+  root->orig = main;
+  root->out = main;
+  vec_push(df.insts, root);
+  /* work list: instantiations and apply clauses until nothing new appears */
+  VEC(ClauseVec) clauses = {0};
+  bool progress = true;
+  while (progress && !df.failed) {
+    progress = false;
+    for (size_t i = 0; i < df.insts.len && !df.failed; i++)
+      if (!df.insts.data[i]->done) {
+        do_inst(&df, df.insts.data[i]);
+        progress = true;
+      }
+    for (size_t t = 0; t < df.types.len && !df.failed; t++) {
+      while (clauses.len <= t) {
+        ClauseVec empty = {0};
+        vec_push(clauses, empty);
+      }
+      FnT *ft = df.types.data[t];
+      for (size_t k = 0; k < ft->cases.len && !df.failed; k++)
+        if (!ft->cases.data[k]->done) {
+          Clause cl = make_clause(&df, ft, ft->cases.data[k]);
+          vec_push(clauses.data[t], cl);
+          progress = true;
+        }
+    }
+  }
+  for (size_t t = 0; t < df.types.len && !df.failed; t++) {
+    FnT *ft = df.types.data[t];
+    uint32_t na = ft->type->func.nargs;
+    Var **ps = arena_alloc(m->arena, (na + 1) * sizeof *ps);
+    ps[0] = ft->fparam;
+    memcpy(ps + 1, ft->aparams, na * sizeof *ps);
+    ClauseVec *cv = &clauses.data[t];
+    Expr *body = build_match(m, build_var(m, ft->fparam, (Span){0, 0}), cv->data, (uint32_t)cv->len, false,
+                             (Span){0, 0});
+    ft->apply->fn = build_function(m, ps, na + 1, conv_type(&df, ft->type->func.ret), body, NULL, (Span){0, 0});
+  }
+  for (size_t t = 0; t < clauses.len; t++) vec_free(clauses.data[t]);
+  vec_free(clauses);
+  for (size_t t = 0; t < df.types.len; t++)
+    for (size_t k = 0; k < df.types.data[t]->cases.len; k++) vec_free(df.types.data[t]->cases.data[k]->fvs);
+  for (size_t t = 0; t < df.types.len; t++) vec_free(df.types.data[t]->cases);
+  vec_free(df.types);
+  vec_free(df.insts);
+  ptrmap_free(&df.self_of);
+  return !df.failed;
+}
