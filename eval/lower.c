@@ -862,9 +862,14 @@ static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
   patch(f, to_end);
 }
 
-/* Binds a let chain's variables; returns the first non-let body. */
+/* Binds the variable of the let `e` (which the caller is computing, whether
+ * or not it is shared) and of the unshared lets in its body; returns the
+ * first body that is not such a let. A shared let further down the chain is
+ * left to its own memo guard. (The head must not be tested against the memo
+ * table: a shared let reaches here from its own guarded computation, and
+ * stopping at it would re-enter the guard forever.) */
 static Expr *emit_lets(F *f, Expr *e) {
-  while (e->kind == EXPR_LET && !ptrmap_get(&f->memo, e, NULL)) {
+  for (bool head = true; e->kind == EXPR_LET && (head || !ptrmap_get(&f->memo, e, NULL)); head = false) {
     uint32_t r = reg_alloc(f);
     Expr *v = e->let.value;
     if (v->kind == EXPR_FN && !ptrmap_get(&f->memo, v, NULL)) {
