@@ -111,8 +111,10 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh samples/demo.sh $(BIN)
 
+# A sanitizer report exits 99 (not 1, which would pass for "program rejected").
 asan-check: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
+	@ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=99} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-exitcode=99:print_stacktrace=1} \
+	  $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness diff
 

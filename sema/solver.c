@@ -233,8 +233,10 @@ uint32_t rel_ninputs(TypeRelCtx *c) { return c->con->nargs - 1; }
 const char *rel_op_name(TypeRelCtx *c) { return c->con->op->name; }
 Module *rel_module(TypeRelCtx *c) { return c->cx->m; }
 int rel_pending(TypeRelCtx *c) { return c->failed ? REL_FAIL : REL_WAIT; }
+bool rel_failed(TypeRelCtx *c) { return c->failed; }
 
 int rel_fail(TypeRelCtx *c, const char *fmt, ...) {
+  if (c->failed) return REL_FAIL; /* one diagnostic per run: the first cause */
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -301,6 +303,7 @@ int32_t rel_tensor_tuple(TypeRelCtx *c, uint32_t i, const Type ***fields) {
 
 bool rel_assign(TypeRelCtx *c, uint32_t i, Type *t) {
   TyCx *cx = c->cx;
+  if (c->failed) return false;
   Type *old = c->con->args[i];
   if (ty_unify(cx, old, t)) return true;
   uint32_t n = c->con->nargs - 1;
@@ -391,7 +394,8 @@ int64_t rel_attr_int(TypeRelCtx *c, const char *key, int64_t dflt) {
   switch (v->kind) {
   case AV_INT: return v->i.value;
   case AV_BOOL: return v->b;
-  case AV_FLOAT: return (int64_t)v->f.value;
+  case AV_FLOAT: /* in range, else the default: converting it would be undefined */
+    return v->f.value > -0x1p63 && v->f.value < 0x1p63 ? (int64_t)v->f.value : dflt;
   case AV_ARRAY:
     if (v->arr.n == 1 && v->arr.items[0]->kind == AV_INT) return v->arr.items[0]->i.value;
     return dflt;
@@ -453,19 +457,23 @@ Type *rel_attr_shape(TypeRelCtx *c, const char *key, DType dt) {
 
 int32_t rel_attr_ints(TypeRelCtx *c, const char *key, int64_t *out, int32_t max) {
   const AttrValue *v = rel_attr(c, key);
-  if (!v || v->kind == AV_NONE) return -1;
-  if (v->kind == AV_INT) {
-    if (max > 0) out[0] = v->i.value;
-    return 1;
+  if (!v || v->kind == AV_NONE || (v->kind != AV_INT && v->kind != AV_ARRAY)) return -1;
+  uint32_t len = v->kind == AV_INT ? 1 : v->arr.n;
+  if (len > (uint32_t)(max > 0 ? max : 0)) { /* never a truncated count: the caller would read it as all */
+    rel_fail(c, "%s has %u entries; at most %d are supported", key, len, max);
+    return -1;
   }
-  if (v->kind != AV_ARRAY) return -1;
-  int32_t n = 0;
-  for (uint32_t i = 0; i < v->arr.n && n < max; i++) {
-    const AttrValue *e = v->arr.items[i];
-    if (e->kind == AV_INT) out[n++] = e->i.value;
-    else if (e->kind == AV_BOOL) out[n++] = e->b;
-    else if (e->kind == AV_ANY) out[n++] = REL_INT_ANY;
-    else out[n++] = REL_INT_NONE;
+  for (uint32_t i = 0; i < len; i++) {
+    const AttrValue *e = v->kind == AV_INT ? v : v->arr.items[i];
+    if (e->kind == AV_INT) out[i] = e->i.value;
+    else if (e->kind == AV_BOOL) out[i] = e->b;
+    else if (e->kind == AV_ANY) out[i] = REL_INT_ANY;
+    else out[i] = REL_INT_NONE;
+    if (e->kind == AV_INT && (e->i.value == REL_INT_NONE || e->i.value == REL_INT_ANY)) {
+      /* the two markers cannot be told from written values: refuse the values */
+      rel_fail(c, "%s: the value %lld is out of range", key, (long long)e->i.value);
+      return -1;
+    }
   }
-  return (int32_t)(v->arr.n < (uint32_t)max ? v->arr.n : (uint32_t)max);
+  return (int32_t)len;
 }

@@ -5,17 +5,24 @@
   - an empty file, binary garbage, random bytes;
   - a sample program cut at every byte (prefixes), and a fixed sample of the other golden programs
     cut every --stride bytes;
-  - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain.
+  - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain;
+  - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
+    axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
+    front end accepts are type-checked, and the type relations must report, never crash.
 
 Prints `N passed, N failed`.
 """
 import argparse
+import bisect
 import concurrent.futures
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
+
+import odd_attrs
 
 TIMEOUT = 60
 
@@ -27,7 +34,8 @@ class Runner:
         self.failed = 0
         self.tmp = tempfile.mkdtemp(prefix="relayc-robust-")
 
-    def check(self, label, data, allowed=(0, 1), args=()):
+    def run(self, data, args):
+        """(exit status or None on a time-out, stderr)"""
         fd, path = tempfile.mkstemp(suffix=".relay", dir=self.tmp)
         os.close(fd)
         with open(path, "wb") as f:
@@ -35,17 +43,32 @@ class Runner:
         try:
             p = subprocess.run([self.relayc, *args, path], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, timeout=TIMEOUT)
+            return p.returncode, p.stderr
         except subprocess.TimeoutExpired:
-            self.fail(label, "timed out", data)
+            return None, b""
+        finally:
             os.unlink(path)
-            return
-        os.unlink(path)
-        if p.returncode not in allowed:
-            self.fail(label, f"exit {p.returncode}: {p.stderr.decode(errors='replace')[-600:]}", data)
-        elif p.returncode == 1 and b"error" not in p.stderr:
+
+    def probe(self, data, args=(), allowed=(0, 1)):
+        """True when relayc answers `data` acceptably (no failure recorded)."""
+        rc, err = self.run(data, args)
+        return rc in allowed and (rc != 1 or b"error" in err)
+
+    def check(self, label, data, allowed=(0, 1), args=()):
+        """Records a pass or a failure; returns True on a pass."""
+        rc, err = self.run(data, args)
+        if rc is None:
+            self.fail(label, "timed out", data)
+        elif rc not in allowed:
+            text = err.decode(errors="replace")
+            san = re.search(r"^.*(?:runtime error|ERROR: \w+Sanitizer).*$", text, re.M)
+            self.fail(label, f"exit {rc}: {san.group(0) + ' ... ' if san else ''}{text[-600:]}", data)
+        elif rc == 1 and b"error" not in err:
             self.fail(label, "exit 1 without a diagnostic", data)
         else:
             self.passed += 1
+            return True
+        return False
 
     def fail(self, label, why, data):
         self.failed += 1
@@ -71,6 +94,41 @@ def nested(n):
     yield "100k graph chain", b"".join(chain)
 
 
+ERROR_LINE = re.compile(rb"^[^:\n]*:(\d+):\d+: error:", re.M)
+
+
+def odd_attribute_sweep(r, op):
+    """One operator's odd-attribute calls: first drops the calls the parser or the resolver
+    rejects (--stop-after=resolve), then type-checks the rest in one process."""
+    cs = odd_attrs.cases(op)
+    for _ in range(6):
+        text, starts = odd_attrs.module_for(op, cs)
+        fd, path = tempfile.mkstemp(suffix=".relay", dir=r.tmp)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        try:
+            p = subprocess.run([r.relayc, "--stop-after=resolve", "--max-errors=0", path],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        finally:
+            os.unlink(path)
+        if p.returncode not in (0, 1):
+            break  # reported by r.check below
+        bad = set()
+        for m in ERROR_LINE.finditer(p.stderr):
+            bad.add(max(0, bisect.bisect_right(starts, int(m.group(1))) - 1))
+        if not bad:
+            break
+        cs = [c for i, c in enumerate(cs) if i not in bad]
+    text, _ = odd_attrs.module_for(op, cs)
+    if r.check(f"odd attributes of {op[0]} ({len(cs)} calls type-checked)", text.encode(), args=("--max-errors=0",)):
+        return
+    while len(cs) > 1:  # narrow the failure down to one call, for the report
+        half = cs[:len(cs) // 2]
+        cs = half if not r.probe(odd_attrs.module_for(op, half)[0].encode(), ("--max-errors=0",)) else cs[len(cs) // 2:]
+    r.check(f"odd attributes of {op[0]}: the failing call", odd_attrs.module_for(op, cs)[0].encode(),
+            args=("--max-errors=0",))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--relayc", default="build/relayc")
@@ -91,6 +149,8 @@ def main():
     r.check("lone CR", b'#[version = "0.0.5"]\rdef @main() { 1 }\n')
     for label, data in nested(10000):
         r.check(f"deep nesting: {label}", data)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        list(ex.map(lambda op: odd_attribute_sweep(r, op), odd_attrs.read_registry()))
     files = []
     for p in a.paths:
         for root, _, names in os.walk(p):

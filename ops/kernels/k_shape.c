@@ -399,6 +399,9 @@ int kernel_LAYOUT_TRANSFORM(KernelCtx *c) {
     char ch = ls.ax[i];
     if (ch >= 'a') {
       if (!in_src[ch - 'a']) return kernel_fail(c, "layout_transform: sub-axis without its primal axis");
+      if (x->shape[i] != ls.factor[i]) /* the relation checks it; the offsets below rely on it */
+        return kernel_fail(c, "layout_transform: axis %d has extent %lld, not its factor %lld", i,
+                           (long long)x->shape[i], (long long)ls.factor[i]);
       continue;
     }
     int32_t sub = layout_find(&ls, (char)(ch - 'A' + 'a'));

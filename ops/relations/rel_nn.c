@@ -72,6 +72,17 @@ static int padding_attr(TypeRelCtx *c, int n, int64_t *before, int64_t *after) {
   return REL_DONE;
 }
 
+/* (k - 1) * dil + 1, the extent a window of k taps spaced by dil covers
+ * (k, dil >= 1); false on overflow. */
+static bool window_extent(int64_t k, int64_t dil, int64_t *out) {
+  return !__builtin_mul_overflow(k - 1, dil, out) && !__builtin_add_overflow(*out, 1, out);
+}
+
+/* extent + before + after; false on overflow. */
+static bool padded_extent(int64_t extent, int64_t before, int64_t after, int64_t *out) {
+  return !__builtin_add_overflow(extent, before, out) && !__builtin_add_overflow(*out, after, out);
+}
+
 static const char *spatial_letters(int nsp) { return nsp == 1 ? "W" : nsp == 2 ? "HW" : "DHW"; }
 
 /* --------------------------------------------------------------- convolution */
@@ -103,11 +114,9 @@ static bool conv_layout(const char *s, const char *canon, ConvLayout *m) {
 }
 
 /* Canonical dim j of a shape written in layout m. */
-static Dim layout_get(const ConvLayout *m, const Dim *d, int j) {
+static Dim layout_get(TypeRelCtx *c, const ConvLayout *m, const Dim *d, int j) {
   Dim v = d[m->pos[j]];
-  int64_t r;
-  if (!m->fac[j]) return v;
-  return dim_known(v) && !__builtin_mul_overflow(v.value, m->fac[j], &r) ? dim_int(r) : dim_any();
+  return m->fac[j] ? dim_mul(c, v, dim_int(m->fac[j])) : v;
 }
 
 /* Stores canonical dim j = v into a shape written in layout m (a split axis
@@ -117,7 +126,7 @@ static void layout_put(const ConvLayout *m, Dim *d, int j, Dim v) {
     d[m->pos[j]] = v;
     return;
   }
-  d[m->pos[j]] = dim_known(v) ? dim_int(v.value / m->fac[j] + (v.value % m->fac[j] != 0)) : dim_any();
+  d[m->pos[j]] = dim_known(v) ? dim_int(v.value / m->fac[j] + (v.value % m->fac[j] > 0)) : dim_any(); /* ceil */
   d[m->sub[j]] = dim_int(m->fac[j]);
 }
 
@@ -166,8 +175,8 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
   if (!ci.data) return rel_pending(c);
   if (conv_layouts(c, &ci)) return REL_FAIL;
   const Dim *dd = ci.data->tensor.dims;
-  Dim N = layout_get(&ci.dl, dd, 0), C = layout_get(&ci.dl, dd, 1), S[MAXSP];
-  for (int i = 0; i < nsp; i++) S[i] = layout_get(&ci.dl, dd, 2 + i);
+  Dim N = layout_get(c, &ci.dl, dd, 0), C = layout_get(c, &ci.dl, dd, 1), S[MAXSP];
+  for (int i = 0; i < nsp; i++) S[i] = layout_get(c, &ci.dl, dd, 2 + i);
   int64_t G = rel_attr_int(c, "groups", 1), strides[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP], ks[MAXSP];
   int64_t opad[MAXSP] = {0};
   if (G < 1) return rel_fail(c, "groups must be positive, got %lld", (long long)G);
@@ -179,7 +188,10 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
     if (strides[i] < 1 || dil[i] < 1) return rel_fail(c, "strides and dilation must be positive");
   bool has_ks = !rel_attr_is_none(c, "kernel_size"), has_ch = !rel_attr_is_none(c, "channels");
   int64_t channels = has_ch ? rel_attr_int(c, "channels", 0) : 0;
+  if (channels < 0) return rel_fail(c, "channels must be non-negative, got %lld", (long long)channels);
   if (has_ks && spatial_attr(c, "kernel_size", nsp, 1, ks)) return REL_FAIL;
+  for (int i = 0; has_ks && i < nsp; i++)
+    if (ks[i] < 1) return rel_fail(c, "kernel_size must be positive, got %lld", (long long)ks[i]);
   if (dim_known(C) && C.value % G != 0)
     return rel_fail(c, "data has %lld channels, which is not divisible by groups=%lld", (long long)C.value, (long long)G);
   Dim O;
@@ -211,9 +223,9 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
       return rel_fail(c, "weight must have rank %u (layout %s), found %s", ci.kl.ndim, ci.klayout, rel_type_str(c, w));
     if (layout_check_subs(c, &ci.kl, w, "weight", ci.klayout)) return REL_FAIL;
     const Dim *wd = w->tensor.dims;
-    Dim WO = layout_get(&ci.kl, wd, 0), WI = layout_get(&ci.kl, wd, 1);
+    Dim WO = layout_get(c, &ci.kl, wd, 0), WI = layout_get(c, &ci.kl, wd, 1);
     for (int i = 0; i < nsp; i++) {
-      Dim k = layout_get(&ci.kl, wd, 2 + i);
+      Dim k = layout_get(c, &ci.kl, wd, 2 + i);
       K[i] = dim_known(k) ? k.value : -1;
     }
     if (has_ks)
@@ -229,10 +241,14 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
                        dim_known(WI) && WI.value != 1;
       if (depthwise) {
         /* (C, multiplier, k...) depthwise weight: C * multiplier outputs */
-        O = has_ch ? dim_int(channels) : dim_int(WO.value * WI.value);
+        O = has_ch ? dim_int(channels) : dim_mul(c, WO, WI);
       } else if (dim_known(C) && dim_known(WI) && C.value / G != WI.value) {
+        int64_t want;
+        if (__builtin_mul_overflow(WI.value, G, &want))
+          return rel_fail(c, "data has %lld channels but weight expects %lld per group (groups=%lld)",
+                          (long long)C.value, (long long)WI.value, (long long)G);
         return rel_fail(c, "data has %lld channels but weight expects %lld (groups=%lld)", (long long)C.value,
-                        (long long)(WI.value * G), (long long)G);
+                        (long long)want, (long long)G);
       }
       if (has_ch && dim_known(O) && O.value != channels)
         return rel_fail(c, "channels=%lld but the weight gives %lld output channels", (long long)channels,
@@ -251,15 +267,22 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
       out[2 + i] = dim_any();
       continue;
     }
-    int64_t dk = (K[i] - 1) * dil[i] + 1, v;
+    int64_t dk, v;
+    if (!window_extent(K[i], dil[i], &dk)) return rel_fail(c, "the dilated kernel on spatial axis %d is too large", i);
     if (!transpose) {
-      int64_t padded = S[i].value + pb[i] + pa[i];
+      int64_t padded;
+      if (!padded_extent(S[i].value, pb[i], pa[i], &padded))
+        return rel_fail(c, "the padded input on spatial axis %d is too large", i);
       if (padded < dk)
         return rel_fail(c, "the kernel (extent %lld after dilation) is larger than the padded input (%lld) on spatial axis %d",
                         (long long)dk, (long long)padded, i);
       v = (padded - dk) / strides[i] + 1;
     } else {
-      v = strides[i] * (S[i].value - 1) + dk - pb[i] - pa[i] + opad[i];
+      /* strides * (S - 1) + dk - pb - pa + opad */
+      if (__builtin_sub_overflow(S[i].value, 1, &v) || __builtin_mul_overflow(strides[i], v, &v) ||
+          __builtin_add_overflow(v, dk, &v) || __builtin_sub_overflow(v, pb[i], &v) ||
+          __builtin_sub_overflow(v, pa[i], &v) || __builtin_add_overflow(v, opad[i], &v))
+        return rel_fail(c, "the output extent on spatial axis %d is out of range", i);
       if (v <= 0) return rel_fail(c, "the output extent on spatial axis %d would be %lld", i, (long long)v);
     }
     out[2 + i] = dim_int(v);
@@ -311,12 +334,17 @@ static int pool(TypeRelCtx *c, int nsp) {
     if (ps[i] < 1 || st[i] < 1 || dil[i] < 1) return rel_fail(c, "pool_size, strides and dilation must be positive");
     Dim d = a->tensor.dims[pos[i]];
     if (!dim_known(d)) continue;
-    int64_t dk = (ps[i] - 1) * dil[i] + 1, padded = d.value + pb[i] + pa[i];
+    int64_t dk, padded;
+    if (!window_extent(ps[i], dil[i], &dk))
+      return rel_fail(c, "the dilated pooling window on axis %c is too large", spatial_letters(nsp)[i]);
+    if (!padded_extent(d.value, pb[i], pa[i], &padded))
+      return rel_fail(c, "the padded input on axis %c is too large", spatial_letters(nsp)[i]);
     if (padded < dk)
       return rel_fail(c, "the pooling window (%lld) is larger than the padded input (%lld) on axis %c", (long long)dk,
                       (long long)padded, spatial_letters(nsp)[i]);
-    int64_t num = padded - dk + (ceil_mode ? st[i] - 1 : 0);
-    o->tensor.dims[pos[i]] = dim_int(num / st[i] + 1);
+    /* (padded - dk [+ st - 1]) / st + 1, with padded - dk >= 0 */
+    int64_t num = padded - dk;
+    o->tensor.dims[pos[i]] = dim_int(num / st[i] + (ceil_mode && num % st[i] != 0) + 1);
   }
   return done(c, o);
 }
@@ -325,14 +353,19 @@ int rel_pool1d(TypeRelCtx *c) { return pool(c, 1); }
 int rel_pool2d(TypeRelCtx *c) { return pool(c, 2); }
 int rel_pool3d(TypeRelCtx *c) { return pool(c, 3); }
 
-/* Spatial letters of a pooling layout: D, H, W present in it, in that order. */
+/* Spatial letters of a pooling layout: D, H, W present in it, in that order.
+ * Returns how many (1..3) with their positions in pos, or -1 after reporting
+ * an error: a count, never a REL_ status (REL_FAIL would read as 2 axes). */
 static int layout_spatial(TypeRelCtx *c, const Type *a, char *sp, int *pos) {
   const char *l = rel_attr_str(c, "layout", "");
   int n = 0;
   for (const char *p = "DHW"; *p; p++)
     if (strchr(l, *p)) sp[n++] = *p;
   sp[n] = 0;
-  if (n == 0) return rel_fail(c, "layout \"%s\" has no spatial axis", l);
+  if (n == 0) {
+    rel_fail(c, "layout \"%s\" has no spatial axis", l);
+    return -1;
+  }
   return pool_layout(c, a, sp, pos) ? -1 : n;
 }
 
@@ -570,7 +603,7 @@ static int pad_common(TypeRelCtx *c, const Type *a, bool allow_negative) {
         return rel_fail(c, "padding [%lld, %lld] on axis %u leaves a negative extent (%lld)", (long long)b,
                         (long long)e, i, (long long)ext);
     }
-    o->tensor.dims[i] = dim_add(d, be);
+    o->tensor.dims[i] = dim_add(c, d, be);
   }
   return done(c, o);
 }
@@ -622,6 +655,14 @@ int rel_resize2d(TypeRelCtx *c) {
   return done(c, o);
 }
 
+/* round(extent * scale) as an extent; false unless it is in [0, 2^62]. */
+static bool scaled_extent(int64_t extent, double scale, Dim *out) {
+  double v = nearbyint((double)extent * scale);
+  if (!(v >= 0 && v <= 0x1p62)) return false;
+  *out = dim_int((int64_t)v);
+  return true;
+}
+
 int rel_upsampling(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
@@ -631,7 +672,10 @@ int rel_upsampling(TypeRelCtx *c) {
   if (!(sh > 0) || !(sw > 0)) return rel_fail(c, "scales must be positive");
   Type *o = rel_retype(c, a, a->tensor.dtype);
   Dim H = a->tensor.dims[h], W = a->tensor.dims[w];
-  o->tensor.dims[h] = dim_known(H) ? dim_int((int64_t)nearbyint((double)H.value * sh)) : dim_any();
-  o->tensor.dims[w] = dim_known(W) ? dim_int((int64_t)nearbyint((double)W.value * sw)) : dim_any();
+  if ((dim_known(H) && !scaled_extent(H.value, sh, &o->tensor.dims[h])) ||
+      (dim_known(W) && !scaled_extent(W.value, sw, &o->tensor.dims[w])))
+    return rel_fail(c, "the scaled extents are out of range");
+  if (!dim_known(H)) o->tensor.dims[h] = dim_any();
+  if (!dim_known(W)) o->tensor.dims[w] = dim_any();
   return done(c, o);
 }

@@ -9,18 +9,24 @@
 #include "ops/layout.h"
 #include "ops/relations/rel_util.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define MAXR 64
 
 static int done(TypeRelCtx *c, Type *o) { return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL; }
 
-static bool elems(const Type *t, int64_t *n) {
+/* The element count of t when every extent is known; false otherwise, and
+ * (after reporting) when the count overflows int64. */
+static bool elems(TypeRelCtx *c, const Type *t, int64_t *n) {
   int64_t p = 1;
-  for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
     if (!dim_known(t->tensor.dims[i])) return false;
-    p *= t->tensor.dims[i].value;
-  }
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    if (__builtin_mul_overflow(p, t->tensor.dims[i].value, &p)) {
+      if (!rel_failed(c)) rel_fail(c, "%s has too many elements", rel_type_str(c, t));
+      return false;
+    }
   *n = p;
   return true;
 }
@@ -73,7 +79,7 @@ static int reshape_dims(TypeRelCtx *c, const Dim *in, uint32_t nd, const int64_t
     } else if (v == -3) {
       if (src + 1 >= nd) return rel_fail(c, "newshape entry -3 needs two remaining input dimensions");
       in_used[src] = in_used[src + 1] = true;
-      push(&out, dim_mul(in[src], in[src + 1]), true);
+      push(&out, dim_mul(c, in[src], in[src + 1]), true);
       src += 2;
     } else if (v == -4) {
       if (i + 2 >= k) return rel_fail(c, "newshape entry -4 must be followed by two values");
@@ -87,7 +93,9 @@ static int reshape_dims(TypeRelCtx *c, const Dim *in, uint32_t nd, const int64_t
       Dim dx = dim_int(x), dy = dim_int(y);
       if (x == -1) dx = dim_known(d) ? dim_int(d.value / y) : dim_any();
       if (y == -1) dy = dim_known(d) ? dim_int(d.value / x) : dim_any();
-      if (dim_known(d) && dim_known(dx) && dim_known(dy) && dx.value * dy.value != d.value)
+      int64_t xy;
+      if (dim_known(d) && dim_known(dx) && dim_known(dy) &&
+          (__builtin_mul_overflow(dx.value, dy.value, &xy) || xy != d.value))
         return rel_fail(c, "cannot split dimension %lld into %lld x %lld", (long long)d.value,
                         (long long)dx.value, (long long)dy.value);
       in_used[src] = true;
@@ -101,11 +109,12 @@ static int reshape_dims(TypeRelCtx *c, const Dim *in, uint32_t nd, const int64_t
   if (infer >= 0) {
     Dim num = dim_int(1), den = dim_int(1);
     for (uint32_t i = 0; i < nd; i++)
-      if (!in_used[i]) num = dim_mul(num, in[i]);
+      if (!in_used[i]) num = dim_mul(c, num, in[i]);
     for (uint32_t i = 0; i < out.n; i++)
-      if (!out.used[i] && (int32_t)i != infer) den = dim_mul(den, out.d[i]);
+      if (!out.used[i] && (int32_t)i != infer) den = dim_mul(c, den, out.d[i]);
     if (dim_known(num) && dim_known(den)) {
       if (den.value == 0) return rel_fail(c, "cannot infer -1 next to a zero-sized dimension");
+      if (den.value == -1 && num.value == INT64_MIN) return rel_fail(c, "cannot infer -1: the extent overflows");
       out.d[infer] = dim_int(num.value / den.value);
     } else {
       out.d[infer] = dim_any();
@@ -120,7 +129,7 @@ static int reshape_done(TypeRelCtx *c, const Type *a, const Shape *out, bool rev
   Type *o = rel_new_tensor(c, a->tensor.dtype, out->n);
   for (uint32_t i = 0; i < out->n; i++) o->tensor.dims[i] = out->d[reversed ? out->n - 1 - i : i];
   int64_t ni, no;
-  if (elems(a, &ni) && elems(o, &no) && ni != no)
+  if (elems(c, a, &ni) && elems(c, o, &no) && ni != no)
     return rel_fail(c, "cannot reshape %s (%lld elements) to %s (%lld elements)", rel_type_str(c, a),
                     (long long)ni, rel_type_str(c, o), (long long)no);
   return done(c, o);
@@ -189,7 +198,7 @@ int rel_reshape_like(TypeRelCtx *c) {
   for (int64_t i = rb; i < re; i++) o->tensor.dims[j++] = l->tensor.dims[i];
   for (int64_t i = le; i < na; i++) o->tensor.dims[j++] = a->tensor.dims[i];
   int64_t ni, no;
-  if (elems(a, &ni) && elems(o, &no) && ni != no)
+  if (elems(c, a, &ni) && elems(c, o, &no) && ni != no)
     return rel_fail(c, "cannot reshape %s to %s (element counts differ)", rel_type_str(c, a), rel_type_str(c, o));
   return done(c, o);
 }
@@ -274,7 +283,7 @@ int rel_batch_flatten(TypeRelCtx *c) {
   if (!a) return rel_pending(c);
   if (a->tensor.ndim < 1) return rel_fail(c, "the input must have rank at least 1");
   Dim p = dim_int(1);
-  for (uint32_t i = 1; i < a->tensor.ndim; i++) p = dim_mul(p, a->tensor.dims[i]);
+  for (uint32_t i = 1; i < a->tensor.ndim; i++) p = dim_mul(c, p, a->tensor.dims[i]);
   Type *o = rel_new_tensor(c, a->tensor.dtype, 2);
   o->tensor.dims[0] = a->tensor.dims[0];
   o->tensor.dims[1] = p;
@@ -302,7 +311,7 @@ int rel_concatenate(TypeRelCtx *c) {
       return rel_fail(c, "field %d is %s but field 0 is %s", j, rel_type_str(c, f), rel_type_str(c, fs[0]));
     for (uint32_t i = 0; i < nd; i++) {
       if ((int64_t)i == axis) {
-        o->tensor.dims[i] = dim_sum(o->tensor.dims[i], f->tensor.dims[i]);
+        o->tensor.dims[i] = dim_sum(c, o->tensor.dims[i], f->tensor.dims[i]);
       } else if (!dim_compat(o->tensor.dims[i], f->tensor.dims[i])) {
         return rel_fail(c, "field %d has extent %lld at axis %u but field 0 has %lld", j,
                         (long long)f->tensor.dims[i].value, i, (long long)o->tensor.dims[i].value);
@@ -394,22 +403,26 @@ int rel_split(TypeRelCtx *c) {
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Extent of axis `axis` (extent d) sliced by begin b, end e, stride s (TVM's
+ * clamping rules). b and e may be REL_INT_NONE / REL_INT_ANY (unset) and any
+ * other int64; the arithmetic is done so that none of it can overflow. */
 static int slice_dim(TypeRelCtx *c, Dim d, int64_t b, int64_t e, int64_t s, bool size_mode, Dim *out,
                      uint32_t axis) {
   if (size_mode) s = 1;
   if (s == 0) return rel_fail(c, "stride 0 on axis %u", axis);
+  if (s == REL_INT_NONE || s == REL_INT_ANY) return rel_fail(c, "the stride on axis %u is not an integer", axis);
   if (!dim_known(d)) {
     *out = dim_any();
     return REL_DONE;
   }
   int64_t n = d.value;
+  if (n < 0) return rel_fail(c, "axis %u has a negative extent (%lld)", axis, (long long)n);
   bool bnone = b == REL_INT_NONE || b == REL_INT_ANY, enone = e == REL_INT_NONE || e == REL_INT_ANY;
   if (bnone) b = s > 0 ? 0 : n - 1;
   if (b < 0) b += n;
   b = s > 0 ? clamp64(b, 0, n) : clamp64(b, -1, n - 1);
   if (size_mode) {
-    if (enone || e < 0) e = n;
-    else e = b + clamp64(e, 0, n);
+    if (enone || e < 0 || __builtin_add_overflow(b, clamp64(e, 0, n), &e)) e = n;
   } else if (enone) {
     e = s > 0 ? n : 0;
   } else if (e < 0) {
@@ -422,8 +435,10 @@ static int slice_dim(TypeRelCtx *c, Dim d, int64_t b, int64_t e, int64_t s, bool
   if (s < 0 && b < e)
     return rel_fail(c, "begin %lld is before end %lld on axis %u (stride %lld)", (long long)b, (long long)e, axis,
                     (long long)s);
-  int64_t span = b > e ? b - e : e - b, as = s > 0 ? s : -s;
-  *out = dim_int((span + as - 1) / as);
+  /* b, e in [-1, n]: their distance fits in uint64 and the count in int64 */
+  uint64_t span = b > e ? (uint64_t)b - (uint64_t)e : (uint64_t)e - (uint64_t)b;
+  uint64_t as = s > 0 ? (uint64_t)s : -(uint64_t)s;
+  *out = dim_int((int64_t)(span / as + (span % as != 0)));
   return REL_DONE;
 }
 
@@ -528,9 +543,12 @@ int rel_gather_nd(TypeRelCtx *c) {
     if (!dim_known(ix->tensor.dims[0])) return rel_fail(c, "index_rank must be set when indices.shape[0] is unknown");
     m = ix->tensor.dims[0].value;
   }
+  if (m < 0) return rel_fail(c, "the index rank %lld (indices.shape[0]) is negative", (long long)m);
   int64_t bd = rel_attr_int(c, "batch_dims", 0), nd = a->tensor.ndim;
-  if (bd < 0 || m + bd > nd) return rel_fail(c, "indices address %lld dimensions but data has rank %lld",
-                                             (long long)(m + bd), (long long)nd);
+  if (bd < 0) return rel_fail(c, "batch_dims must be non-negative, got %lld", (long long)bd);
+  if (m > nd || bd > nd - m) /* m + bd > nd without overflowing */
+    return rel_fail(c, "indices address %lld + %lld dimensions (batch_dims + index rank) but data has rank %lld",
+                    (long long)bd, (long long)m, (long long)nd);
   uint32_t n = (uint32_t)((ix->tensor.ndim - 1) + (nd - m - bd));
   Type *o = rel_new_tensor(c, a->tensor.dtype, n);
   uint32_t k = 0;
@@ -598,7 +616,7 @@ int rel_tile(TypeRelCtx *c) {
     int64_t r = i + (uint32_t)n >= out ? reps[i + (uint32_t)n - out] : 1;
     if (r < 0) return rel_fail(c, "reps must be non-negative");
     Dim d = i + nd >= out ? a->tensor.dims[i + nd - out] : dim_int(1);
-    o->tensor.dims[i] = dim_mul(d, dim_int(r));
+    o->tensor.dims[i] = dim_mul(c, d, dim_int(r));
   }
   return done(c, o);
 }
@@ -611,7 +629,7 @@ int rel_repeat(TypeRelCtx *c) {
   if (rel_attr_is_none(c, "axis")) return rel_fail(c, "axis must be set");
   if (!rel_norm_axis(&axis, a->tensor.ndim))
     return rel_fail(c, "axis %lld is out of range for rank %u", (long long)axis, a->tensor.ndim);
-  return done(c, with_dim(c, a, (uint32_t)axis, dim_mul(a->tensor.dims[axis], dim_int(r))));
+  return done(c, with_dim(c, a, (uint32_t)axis, dim_mul(c, a->tensor.dims[axis], dim_int(r))));
 }
 
 int rel_reverse(TypeRelCtx *c) {
@@ -631,7 +649,7 @@ int rel_cumulative(TypeRelCtx *c) {
   rel_attr_dtype(c, "dtype", &dt);
   if (rel_attr_is_none(c, "axis")) {
     Dim p = dim_int(1);
-    for (uint32_t i = 0; i < a->tensor.ndim; i++) p = dim_mul(p, a->tensor.dims[i]);
+    for (uint32_t i = 0; i < a->tensor.ndim; i++) p = dim_mul(c, p, a->tensor.dims[i]);
     Type *o = rel_new_tensor(c, dt, 1);
     o->tensor.dims[0] = p;
     return done(c, o);
@@ -653,6 +671,10 @@ int rel_layout_transform(TypeRelCtx *c) {
   if (!layout_parse(dst, &ld)) return rel_fail(c, "invalid dst_layout \"%s\"", dst);
   if ((uint32_t)ls.n != a->tensor.ndim)
     return rel_fail(c, "src_layout \"%s\" has %d axes but the input has rank %u", src, ls.n, a->tensor.ndim);
+  for (int32_t i = 0; i < ls.n; i++) /* a split axis holds exactly its factor */
+    if (ls.ax[i] >= 'a' && dim_known(a->tensor.dims[i]) && a->tensor.dims[i].value != ls.factor[i])
+      return rel_fail(c, "src_layout \"%s\" splits %c by %lld but the input's axis %d has extent %lld", src,
+                      ls.ax[i] - 'a' + 'A', (long long)ls.factor[i], i, (long long)a->tensor.dims[i].value);
   for (int32_t i = 0; i < ls.n; i++)
     if (ls.ax[i] <= 'Z' && !memchr(ld.ax, ls.ax[i], (size_t)ld.n))
       return rel_fail(c, "layouts \"%s\" and \"%s\" have different primal axes", src, dst);
@@ -669,8 +691,8 @@ int rel_layout_transform(TypeRelCtx *c) {
     int p = (int)((const char *)memchr(ls.ax, ch, (size_t)ls.n) - ls.ax);
     Dim full = a->tensor.dims[p];
     int64_t fs = layout_sub_factor(&ls, ch), fd = layout_sub_factor(&ld, ch);
-    if (fs) full = dim_mul(full, dim_int(fs));
-    if (fd) full = dim_known(full) ? dim_int((full.value + fd - 1) / fd) : dim_any();
+    if (fs) full = dim_mul(c, full, dim_int(fs));
+    if (fd) full = dim_known(full) ? dim_int(full.value / fd + (full.value % fd > 0)) : dim_any(); /* ceil */
     o->tensor.dims[i] = full;
   }
   return done(c, o);
@@ -728,11 +750,13 @@ int rel_arange(TypeRelCtx *c) {
   double b, e, st;
   if (arange_bound(c, 0, &b) && arange_bound(c, 1, &e) && arange_bound(c, 2, &st)) {
     if (st == 0) return rel_fail(c, "step must not be 0");
-    double n = (e - b) / st;
-    int64_t k = (int64_t)n;
-    if ((double)k < n) k++;
-    if (k <= 0) return rel_fail(c, "the range is empty (start %g, stop %g, step %g)", b, e, st);
-    o->tensor.dims[0] = dim_int(k);
+    double n = ceil((e - b) / st);
+    if (!(n > 0)) {
+      if (isnan(n)) return rel_fail(c, "the length of the range is not a number (start %g, stop %g, step %g)", b, e, st);
+      return rel_fail(c, "the range is empty (start %g, stop %g, step %g)", b, e, st);
+    }
+    if (n > 0x1p62) return rel_fail(c, "the range is too long (start %g, stop %g, step %g)", b, e, st);
+    o->tensor.dims[0] = dim_int((int64_t)n);
   }
   return done(c, o);
 }

@@ -18,17 +18,34 @@ static inline bool rel_norm_axis(int64_t *axis, int64_t ndim) {
   return true;
 }
 
-static inline Dim dim_mul(Dim a, Dim b) {
-  if (dim_known(a) && dim_known(b)) return dim_int(a.value * b.value);
-  if ((dim_known(a) && a.value == 0) || (dim_known(b) && b.value == 0)) return dim_int(0);
+/* Extent arithmetic. An unknown extent makes the result `?` (a known 0 still
+ * makes a product 0). A result that does not fit in int64 is reported once as
+ * "<op>: extent ... overflows" and gives `?`; the relation then fails when it
+ * assigns its output (rel_assign refuses after an error), so callers need no
+ * check of their own. Extents come from annotations and attributes and may be
+ * anything an int64 holds, negative included: never multiply or add them
+ * with plain C arithmetic in a relation. */
+static inline Dim rel_dim_overflow(TypeRelCtx *c, const char *what, int64_t a, int64_t b) {
+  if (!rel_failed(c)) rel_fail(c, "extent %lld %s %lld overflows", (long long)a, what, (long long)b);
   return dim_any();
 }
 
-static inline Dim dim_add(Dim a, int64_t k) { return dim_known(a) ? dim_int(a.value + k) : dim_any(); }
-
-static inline Dim dim_sum(Dim a, Dim b) {
-  return dim_known(a) && dim_known(b) ? dim_int(a.value + b.value) : dim_any();
+static inline Dim dim_mul(TypeRelCtx *c, Dim a, Dim b) {
+  if ((dim_known(a) && a.value == 0) || (dim_known(b) && b.value == 0)) return dim_int(0);
+  if (!dim_known(a) || !dim_known(b)) return dim_any();
+  int64_t r;
+  if (__builtin_mul_overflow(a.value, b.value, &r)) return rel_dim_overflow(c, "*", a.value, b.value);
+  return dim_int(r);
 }
+
+static inline Dim dim_add(TypeRelCtx *c, Dim a, int64_t k) {
+  int64_t r;
+  if (!dim_known(a)) return dim_any();
+  if (__builtin_add_overflow(a.value, k, &r)) return rel_dim_overflow(c, "+", a.value, k);
+  return dim_int(r);
+}
+
+static inline Dim dim_sum(TypeRelCtx *c, Dim a, Dim b) { return dim_known(b) ? dim_add(c, a, b.value) : dim_any(); }
 
 /* Position of `letter` in a layout string, or -1. */
 static inline int rel_layout_pos(const char *layout, char letter) {

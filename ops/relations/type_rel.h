@@ -44,7 +44,10 @@ const char *rel_op_name(TypeRelCtx *c);
 Module *rel_module(TypeRelCtx *c);
 /* REL_FAIL if an accessor already reported an error, else REL_WAIT. */
 int rel_pending(TypeRelCtx *c);
-/* Reports "<op>: <message>" at the call; returns REL_FAIL. */
+/* True once this run of the relation has reported an error. */
+bool rel_failed(TypeRelCtx *c);
+/* Reports "<op>: <message>" at the call; returns REL_FAIL. Only the first
+ * error of a run is reported (later calls just return REL_FAIL). */
 int rel_fail(TypeRelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A type as Relay text, for messages (arena string). */
 const char *rel_type_str(TypeRelCtx *c, const Type *t);
@@ -68,7 +71,8 @@ const Type *rel_tensor(TypeRelCtx *c, uint32_t i);
 int32_t rel_tensor_tuple(TypeRelCtx *c, uint32_t i, const Type ***fields);
 
 /* ---- outputs ------------------------------------------------------------ */
-/* Unifies slot i with t. False after reporting a mismatch. */
+/* Unifies slot i with t. False after reporting a mismatch, and (without
+ * assigning) when the relation has already reported an error. */
 bool rel_assign(TypeRelCtx *c, uint32_t i, Type *t);
 /* A fresh tensor type with `ndim` dims (all DIM_ANY) to fill in. */
 Type *rel_new_tensor(TypeRelCtx *c, DType dt, uint32_t ndim);
@@ -94,9 +98,11 @@ bool rel_attr_bool(TypeRelCtx *c, const char *key, bool dflt);
 const char *rel_attr_str(TypeRelCtx *c, const char *key, const char *dflt);
 /* A dtype attribute: false when unset ("" or None). */
 bool rel_attr_dtype(TypeRelCtx *c, const char *key, DType *out);
-/* An int array (a single int counts as [v]): number of elements (capped at
- * `max`), or -1 when None/absent. A `None` element is stored as INT64_MIN,
- * a `?` element as INT64_MIN + 1. */
+/* An int array (a single int counts as [v]): number of elements, or -1 when
+ * None/absent and (after reporting the error) when it has more than `max`
+ * elements. A `None` element is stored as INT64_MIN, a `?` element as
+ * INT64_MIN + 1; a written value equal to either marker is reported as out
+ * of range (-1). */
 int32_t rel_attr_ints(TypeRelCtx *c, const char *key, int64_t *out, int32_t max);
 /* A tensor type of dtype `dt` shaped by the int array attribute `key` (`?`
  * entries stay Any; an `i64` element gives an int64 dimension, as TVM's

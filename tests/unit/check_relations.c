@@ -290,7 +290,7 @@ static const Case cases[] = {
     OK("%d: Tensor[(4, 5), float32], %i: Tensor[(4, 2), int32]", "gather(%d, %i, axis=1)", "Tensor[(4, 2), float32]"),
     BAD("%d: Tensor[(4, 5), float32], %i: Tensor[(4), int32]", "gather(%d, %i, axis=1)", "indices have rank 1 but data has rank 2"),
     OK("%d: Tensor[(4, 5, 6), float32], %i: Tensor[(2, 3), int32]", "gather_nd(%d, %i)", "Tensor[(3, 6), float32]"),
-    BAD("%d: Tensor[(4, 5), float32], %i: Tensor[(3, 7), int32]", "gather_nd(%d, %i)", "indices address 3 dimensions"),
+    BAD("%d: Tensor[(4, 5), float32], %i: Tensor[(3, 7), int32]", "gather_nd(%d, %i)", "indices address 0 + 3 dimensions"),
     OK("%c: Tensor[(1, 1, 50, 50), bool], %x: Tensor[(1, 12, 50, 50), float32]", "where(%c, %x, -10000f)",
        "Tensor[(1, 12, 50, 50), float32]"),
     BAD("%c: bool, %x: Tensor[(3), float32]", "where(%c, %x, 1)", "where: operands have different dtypes: Tensor[(3), float32] and int32"),
