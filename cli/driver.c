@@ -17,6 +17,7 @@
 #include "ir/equal.h"
 #include "ir/print.h"
 #include "parser/parser.h"
+#include "cli/gradcheck.h"
 #include "eval/eval.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
@@ -100,6 +101,27 @@ static int roundtrip(Module *m, const DriverOptions *o, Diag *d) {
   return rc;
 }
 
+/* --check-grad: the file parsed twice (analytic and float64 copies), after
+ * the same --pass pipeline. */
+static int check_grad_file(Source *src, const DriverOptions *o, Diag *d) {
+  int st = 0, st2 = 0;
+  Module *pa = NULL, *pb = NULL;
+  Module *a = front_end(src, o, d, true, &st, &pa);
+  Module *b = a ? front_end(src, o, d, true, &st2, &pb) : NULL;
+  if (a && b && o->has_passes) {
+    PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
+    st = pass_pipeline_run(&o->passes, a, d, &ro);
+    if (st == 0) st = pass_pipeline_run(&o->passes, b, d, &ro);
+  }
+  if (a && b && st == 0) st = gradcheck_run(a, b, o, d);
+  else if (a && !b) st = st2;
+  module_free(a);
+  module_free(b);
+  eval_prelude_free(pa);
+  eval_prelude_free(pb);
+  return st;
+}
+
 static int process_file(const char *path, const DriverOptions *o) {
   Source *src = source_read_file(path);
   if (!src) {
@@ -113,6 +135,11 @@ static int process_file(const char *path, const DriverOptions *o) {
   int status = 0;
   if (o->mode == MODE_EMIT_TOKENS) {
     status = dump_tokens(src, stdout, &d) ? 0 : 1;
+    source_free(src);
+    return status;
+  }
+  if (o->mode == MODE_CHECK_GRAD) {
+    status = check_grad_file(src, o, &d);
     source_free(src);
     return status;
   }

@@ -4,6 +4,7 @@
 #define RELAYC_CLI_DRIVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ir/mem.h"
 #include "transform/pass.h"
@@ -19,6 +20,7 @@ typedef enum {
   MODE_EMIT_AST,    /* --emit=ast */
   MODE_EMIT_TYPES,  /* --emit=types */
   MODE_EQUAL,       /* --equal A B: structural equality of two modules */
+  MODE_CHECK_GRAD,  /* --check-grad: analytic gradient vs central differences (cli/gradcheck.h) */
 } DriverMode;
 
 typedef struct DriverOptions {
@@ -33,6 +35,11 @@ typedef struct DriverOptions {
   PassPipeline passes;      /* --pass=... and -O<n>, in command-line order */
   bool has_passes;          /* any --pass / -O given */
   bool time_passes;         /* --time-passes */
+  /* --check-grad settings (spec/gradient.md §3.2) */
+  double gc_eps, gc_atol, gc_rtol; /* --eps, --atol, --rtol: 1e-6, 1e-5, 1e-3 */
+  double gc_scale, gc_mean;        /* --scale, --mean: drawn inputs N(mean, scale^2): 1e-5, 0 */
+  uint64_t gc_seed;                /* --seed: the generator's seed (0) */
+  bool gc_set;                     /* any of them given */
 } DriverOptions;
 
 int driver_run(DriverOptions *o);

@@ -2,7 +2,7 @@
  *
  * This is the only place that decides an exit status (DESIGN.md):
  *   0 success; 1 the program is rejected (syntax, scope or type error);
- *   2 usage or I/O error; 3 run-time error.
+ *   2 usage or I/O error; 3 run-time error; 4 --check-grad out of tolerance.
  * The phases themselves report through ir/diag.h and return a status.
  * Compilation runs on a thread with a large stack so that deep (but legal)
  * nesting never overflows the C stack; recursive passes check
@@ -47,6 +47,12 @@ static const char usage_text[] =
     "                        'DeadCodeElimination(inline_once=True)'\n"
     "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level\n"
     "      --grad            @main becomes its gradient (= --pass=Gradient)\n"
+    "      --check-grad      compare @main's gradient with central differences (float64);\n"
+    "                        exit 4 when out of tolerance; inputs not given are drawn\n"
+    "      --eps=X --atol=X --rtol=X  with --check-grad: step (1e-6) and tolerances\n"
+    "                        (1e-5, 1e-3): pass when |a - n| <= atol + rtol*|n|\n"
+    "      --scale=X --mean=X --seed=N  with --check-grad: drawn inputs N(mean, scale^2)\n"
+    "                        (1e-5, 0) from a fixed-seed generator (seed 0)\n"
     "      --list-passes     list every pass with its options and defaults, then exit\n"
     "      --time-passes     report each pass's time and node counts on stderr\n"
     "      --equal A B       exit 0 when modules A and B are structurally equal, else\n"
@@ -63,7 +69,8 @@ static const char usage_text[] =
     "  -V, --version         show the version and exit\n"
     "  --                    end of options\n"
     "\n"
-    "Exit status: 0 ok, 1 program rejected, 2 usage or I/O error, 3 run-time error.\n";
+    "Exit status: 0 ok, 1 program rejected, 2 usage or I/O error, 3 run-time error,\n"
+    "4 --check-grad found a gradient out of tolerance.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "relayc: ");
@@ -75,7 +82,7 @@ static int usage_error(const char *fmt, const char *arg) {
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
     "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
-    "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
+    "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--check-grad", "--eps", "--atol", "--rtol", "--scale", "--mean", "--seed", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
 static int unknown_option(const char *arg) {
@@ -157,6 +164,32 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     if (is_opt(a, "--list-passes", NULL, &nl)) { pass_list(stdout); return -1; }
     if (is_opt(a, "--time-passes", NULL, &nl)) { o->time_passes = true; continue; }
     if (is_opt(a, "--equal", NULL, &nl)) { o->mode = MODE_EQUAL; continue; }
+    if (is_opt(a, "--check-grad", NULL, &nl)) { o->mode = MODE_CHECK_GRAD; continue; }
+    if (is_opt(a, "--eps", NULL, &nl) || is_opt(a, "--atol", NULL, &nl) || is_opt(a, "--rtol", NULL, &nl) ||
+        is_opt(a, "--scale", NULL, &nl) || is_opt(a, "--mean", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      char *end = NULL;
+      double x = v ? strtod(v, &end) : 0;
+      bool nonneg = strncmp(a, "--mean", 6) != 0;
+      if (!v || !*v || *end || x != x || (nonneg && x < 0) || (strncmp(a, "--eps", 5) == 0 && x <= 0))
+        return usage_error("option '%s' expects a number (non-negative; --eps positive)", a);
+      if (strncmp(a, "--eps", 5) == 0) o->gc_eps = x;
+      else if (strncmp(a, "--atol", 6) == 0) o->gc_atol = x;
+      else if (strncmp(a, "--rtol", 6) == 0) o->gc_rtol = x;
+      else if (strncmp(a, "--scale", 7) == 0) o->gc_scale = x;
+      else o->gc_mean = x;
+      o->gc_set = true;
+      continue;
+    }
+    if (is_opt(a, "--seed", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      char *end = NULL;
+      unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+      if (!v || !*v || *end) return usage_error("--seed expects a non-negative integer, got '%s'", v ? v : "");
+      o->gc_seed = n;
+      o->gc_set = true;
+      continue;
+    }
     if (is_opt(a, "--pass", NULL, &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
       if (!v) return usage_error("option '%s' needs a pass list, e.g. --pass=FoldConstant", a);
@@ -229,8 +262,13 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   }
   if (o->files.len == 0) return usage_error("%s", "no input file (use '-' for standard input)");
   if (o->types && o->mode != MODE_PRINT) return usage_error("%s", "--types only applies to --print");
-  if ((o->inputs.len || o->output || o->json || o->profile || o->repeat) && o->mode != MODE_RUN)
-    return usage_error("%s", "--input, --output, --json, --profile and --repeat need --run");
+  if (o->inputs.len && o->mode != MODE_RUN && o->mode != MODE_CHECK_GRAD)
+    return usage_error("%s", "--input needs --run or --check-grad");
+  if ((o->output || o->json || o->profile || o->repeat) && o->mode != MODE_RUN)
+    return usage_error("%s", "--output, --json, --profile and --repeat need --run");
+  if (o->gc_set && o->mode != MODE_CHECK_GRAD)
+    return usage_error("%s", "--eps, --atol, --rtol, --scale, --mean and --seed need --check-grad");
+  if (o->mode == MODE_CHECK_GRAD && o->files.len > 1) return usage_error("%s", "--check-grad takes exactly one file");
   if (o->mode == MODE_RUN && o->files.len > 1) return usage_error("%s", "--run takes exactly one file");
   if (o->mode == MODE_EQUAL && o->files.len != 2) return usage_error("%s", "--equal takes exactly two files");
   if (o->time_passes && !o->has_passes) return usage_error("%s", "--time-passes needs --pass or -O");
@@ -252,6 +290,10 @@ static void *run_job(void *arg) {
 int main(int argc, char **argv) {
   DriverOptions opts = {0};
   opts.max_errors = 20;
+  opts.gc_eps = 1e-6;
+  opts.gc_atol = 1e-5;
+  opts.gc_rtol = 1e-3;
+  opts.gc_scale = 1e-5;
   pass_pipeline_init(&opts.passes);
   const char *nc = getenv("NO_COLOR");
   opts.color = isatty(STDERR_FILENO) && !(nc && *nc);

@@ -9,9 +9,11 @@
  *      parameter's type (both are named), a result --output cannot write;
  *   3  a run-time error (reported with its span and a Relay backtrace).
  *
- * --output PATH: a tensor (or scalar) result is written as .npy; a tuple
- * whose fields are all tensors is written as an .npz archive (members arr_0,
- * arr_1, ... like numpy.savez) to PATH as given; anything else is an error.
+ * --output PATH: a tensor (or scalar) result is written as .npy; a tuple,
+ * nested or not, whose leaves are all tensors is written as an .npz archive
+ * of its leaves flattened depth-first (members arr_0, arr_1, ... like
+ * numpy.savez: a gradient result (R, (g1, g2)) gives arr_0 = R, arr_1 = g1,
+ * arr_2 = g2) to PATH as given; anything else is an error.
  *
  * Limits: the environment variable RELAYC_MAX_DEPTH (a positive integer)
  * sets the deepest Relay call nesting before "stack overflow" (default

@@ -120,6 +120,33 @@ static int bind_inputs(Module *m, const Function *fn, const DriverOptions *o, Va
   return status;
 }
 
+typedef VEC(Tensor *) TensorList;
+
+/* The tensor leaves of a (nested) tuple, depth-first: (R, (g1, g2)) gives
+ * R, g1, g2 (arr_0, arr_1, arr_2 in the .npz). False if a leaf is not a
+ * tensor. Iterative (an explicit stack of pending values). */
+static bool flatten_tensors(const Value *v, TensorList *out) {
+  VEC(const Value *) stack = {0};
+  vec_push(stack, v);
+  bool ok = true;
+  while (stack.len && ok) {
+    const Value *x = stack.data[--stack.len];
+    ValueKind k = value_kind(*x);
+    if (k == VK_TUPLE) {
+      TupleObj *tu = value_tuple(*x);
+      for (uint32_t i = tu->n; i-- > 0;) vec_push(stack, &tu->f[i]);
+    } else if (k == VK_SCALAR || k == VK_TENSOR) {
+      Tensor *t = value_to_tensor(x);
+      if (!t) ok = false;
+      else vec_push(*out, t);
+    } else {
+      ok = false;
+    }
+  }
+  vec_free(stack);
+  return ok;
+}
+
 static int write_output(const char *path, const Value *v, Diag *d) {
   char err[NPY_ERR_SIZE];
   ValueKind k = value_kind(*v);
@@ -134,21 +161,16 @@ static int write_output(const char *path, const Value *v, Diag *d) {
     return 0;
   }
   if (k == VK_TUPLE) {
-    TupleObj *tu = value_tuple(*v);
-    Tensor **ts = mem_calloc(tu->n + 1, sizeof *ts);
-    bool ok = true;
-    for (uint32_t i = 0; i < tu->n && ok; i++) {
-      ValueKind fk = value_kind(tu->f[i]);
-      ok = (fk == VK_SCALAR || fk == VK_TENSOR) && (ts[i] = value_to_tensor(&tu->f[i])) != NULL;
-    }
+    TensorList ts = {0};
+    bool ok = flatten_tensors(v, &ts);
     if (!ok) {
-      diag_plain(d, DIAG_ERROR, "--output: the result tuple holds a value that is not a tensor");
-    } else if (!npz_write_file(path, ts, NULL, tu->n, err)) {
+      diag_plain(d, DIAG_ERROR, "--output: the result tuple holds a value that is not a tensor (or a tuple of tensors)");
+    } else if (!npz_write_file(path, ts.data, NULL, (uint32_t)ts.len, err)) {
       diag_plain(d, DIAG_ERROR, "cannot write %s: %s", path, err);
       ok = false;
     }
-    for (uint32_t i = 0; i < tu->n; i++) tensor_release(ts[i]);
-    mem_free(ts);
+    for (size_t i = 0; i < ts.len; i++) tensor_release(ts.data[i]);
+    vec_free(ts);
     return ok ? 0 : 2;
   }
   char buf[96];

@@ -46,8 +46,15 @@ static const AttrField schema_none[] = {{NULL, AT_ANY, NULL, NULL}};
 #include "ops/op_table.def"
 #undef OP
 
+/* Gradient column: `bool grad_ID(GradCtx *)` defined in some ops/gradients/grad_*.c
+ * file, NULL (weak, undefined) for an operator without a rule. See ops/gradients/grad.h. */
+#define OP(id, name, inputs, schema, rel) bool grad_##id(GradCtx *c) __attribute__((weak));
+#include "ops/op_table.def"
+#undef OP
+
 static const OpDef builtin_ops[] = {
-#define OP(id, name, inputs, schema, rel) {name, inputs, schema_##schema, SCHEMA_LEN(schema), rel, kernel_##id},
+#define OP(id, name, inputs, schema, rel) \
+  {name, inputs, schema_##schema, SCHEMA_LEN(schema), rel, kernel_##id, grad_##id},
 #include "ops/op_table.def"
 #undef OP
 };

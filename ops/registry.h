@@ -2,7 +2,7 @@
  *
  * One row per operator (see ops/op_table.def) gives its name, positional
  * inputs, attribute schema (names, types, defaults, print order), type
- * relation and kernel. Attribute parsing, printing (defaults omitted), type
+ * relation, kernel and gradient rule. Attribute parsing, printing (defaults omitted), type
  * checking and dispatch all read this table. Built-in operators occupy ids
  * 0..op_builtin_count()-1; plugins (issue 6) append more with op_register().
  *
@@ -41,8 +41,10 @@ typedef struct AttrField {
 /* Filled by later issues: the type relation (sema/infer) and the kernel (eval/). */
 typedef struct TypeRelCtx TypeRelCtx;
 typedef struct KernelCtx KernelCtx;
+typedef struct GradCtx GradCtx;
 typedef int (*TypeRelFn)(TypeRelCtx *ctx);
 typedef int (*KernelFn)(KernelCtx *ctx);
+typedef bool (*GradFn)(GradCtx *ctx); /* ops/gradients/grad.h */
 
 typedef struct OpDef {
   const char *name;        /* "add", "nn.conv2d" */
@@ -51,6 +53,7 @@ typedef struct OpDef {
   uint32_t nattrs;
   TypeRelFn relation;      /* NULL until implemented */
   KernelFn kernel;         /* NULL until implemented */
+  GradFn grad;             /* gradient rule (ops/gradients/), NULL: not differentiable */
 } OpDef;
 
 /* Id of the operator named `name`, or -1. O(1) average (hash table). */

@@ -70,6 +70,40 @@ def run(relayc, tmp, i, dtype, shape, elem, body, fn):
     return None
 
 
+def run_nested(relayc, tmp):
+    """A nested tuple result (a gradient (R, (g1, g2))) flattens depth-first into arr_0..2;
+    --json prints it as nested arrays."""
+    src = os.path.join(tmp, "nested.relay")
+    with open(src, "w") as f:
+        f.write('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3,), float32]) '
+                '-> Tensor[(2, 3), float32] {\n  multiply(%x, %y)\n}\n')
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((2, 3)).astype("float32")
+    y = rng.standard_normal((3,)).astype("float32")
+    xi, yi, out = (os.path.join(tmp, n) for n in ("nx.npy", "ny.npy", "nested.npz"))
+    np.save(xi, x)
+    np.save(yi, y)
+    p = subprocess.run([relayc, "--grad", "--run", src, "--input", f"x={xi}", "--input", f"y={yi}",
+                        "--output", out], capture_output=True)
+    if p.returncode != 0:
+        return f"exit {p.returncode}: {p.stderr.decode()[:300]}"
+    z = np.load(out)
+    want = [x * y, np.broadcast_to(y, (2, 3)), x.sum(axis=0)]
+    if sorted(z.files) != ["arr_0", "arr_1", "arr_2"]:
+        return f"members {z.files}"
+    for k, w in enumerate(want):
+        if not np.allclose(z[f"arr_{k}"], w, rtol=1e-6, atol=1e-6):
+            return f"arr_{k} = {z[f'arr_{k}']!r}, want {w!r}"
+    p = subprocess.run([relayc, "--grad", "--run", "--json", src, "--input", f"x={xi}", "--input", f"y={yi}"],
+                       capture_output=True)
+    import json
+    v = json.loads(p.stdout.decode())
+    if not (isinstance(v, list) and len(v) == 2 and isinstance(v[1], list) and len(v[1]) == 2
+            and v[1][1]["shape"] == [3]):
+        return f"--json nesting: {p.stdout.decode()[:300]}"
+    return None
+
+
 def main():
     relayc = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/relayc")
     passed = failed = 0
@@ -81,6 +115,12 @@ def main():
                 print(f"FAIL npy-io case {i} ({case[0]} {case[1]}): {err}")
             else:
                 passed += 1
+        err = run_nested(relayc, tmp)
+        if err:
+            failed += 1
+            print(f"FAIL npy-io nested tuple: {err}")
+        else:
+            passed += 1
     print(f"npy-io: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -1,0 +1,266 @@
+/* ops/gradients/grad.c — the helpers gradient rules are written with (see grad.h).
+ *
+ * Thin wrappers over ops/op_call.h and ir/build.h that stamp the forward
+ * call's span on every node, plus type and attribute queries on the forward
+ * call. An operator a rule emits that is not registered (yet) is reported as
+ * an error of the gradient, never an abort: rules may name operators that a
+ * plugin or a later registry row provides.
+ */
+#include "ops/gradients/grad.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/attrs.h"
+#include "ir/build.h"
+#include "ops/op_call.h"
+
+static const char *op_name(GradCtx *c) {
+  const OpDef *op = op_get(c->op);
+  return op ? op->name : "operator";
+}
+
+bool gr_fail(GradCtx *c, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(c->d, c->sp, "gradient of %s: %s", op_name(c), msg);
+  return false;
+}
+
+/* ------------------------------------------------------------------ building */
+
+Expr *gr_let(GradCtx *c, Expr *e) { return c->bind ? c->bind(c, e) : e; }
+
+/* A placeholder for an operator that is not registered: reported once per rule
+ * run; the pass sees the error count and gives up. */
+static Expr *missing_op(GradCtx *c, const char *name) {
+  gr_fail(c, "the rule needs the operator %s, which is not registered", name);
+  return build_tuple(c->m, NULL, 0, c->sp);
+}
+
+Expr *gr_op(GradCtx *c, const char *name, const char *attrs, Expr **args, uint32_t nargs) {
+  if (op_lookup(name) < 0) return missing_op(c, name);
+  return op_call(c->m, name, args, nargs, attrs, c->sp);
+}
+
+Expr *gr_op_like(GradCtx *c, const char *name, const char *changes, Expr **args, uint32_t nargs) {
+  if (op_lookup(name) < 0) return missing_op(c, name);
+  Attrs *a = NULL;
+  if (c->attrs) {
+    a = arena_alloc(c->m->arena, sizeof *a);
+    *a = *c->attrs;
+  }
+  if (changes && *changes) {
+    const char *err = NULL;
+    Attrs *ch = attrs_parse_list(c->m, changes, false, &err);
+    if (!ch) {
+      fprintf(stderr, "relayc: internal error: malformed attribute text '%s' in a gradient rule\n", changes);
+      abort();
+    }
+    for (uint32_t i = 0; i < ch->n; i++) a = attrs_with(c->m, a, ch->items[i].key, ch->items[i].value);
+  }
+  /* re-normalisation re-marks defaults against the new operator's schema */
+  if (a)
+    for (uint32_t i = 0; i < a->n; i++) a->items[i].is_default = false;
+  return op_call_attrs(c->m, name, args, nargs, a, c->sp);
+}
+
+Expr *gr_add(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "add", NULL, a, b); }
+Expr *gr_sub(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "subtract", NULL, a, b); }
+Expr *gr_mul(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "multiply", NULL, a, b); }
+Expr *gr_div(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "divide", NULL, a, b); }
+Expr *gr_neg(GradCtx *c, Expr *a) { return GR_OP(c, "negative", NULL, a); }
+Expr *gr_un(GradCtx *c, const char *name, Expr *a) { return gr_op(c, name, NULL, &a, 1); }
+Expr *gr_where(GradCtx *c, Expr *cond, Expr *a, Expr *b) { return GR_OP(c, "where", NULL, cond, a, b); }
+Expr *gr_zeros_like(GradCtx *c, Expr *a) { return GR_OP(c, "zeros_like", NULL, a); }
+Expr *gr_ones_like(GradCtx *c, Expr *a) { return GR_OP(c, "ones_like", NULL, a); }
+Expr *gr_cast_like(GradCtx *c, Expr *a, Expr *like) { return GR_OP(c, "cast_like", NULL, a, like); }
+Expr *gr_reshape_like(GradCtx *c, Expr *a, Expr *like) { return GR_OP(c, "reshape_like", NULL, a, like); }
+Expr *gr_broadcast_to_like(GradCtx *c, Expr *a, Expr *like) {
+  return GR_OP(c, "broadcast_to_like", NULL, a, like);
+}
+Expr *gr_proj(GradCtx *c, Expr *tuple, uint32_t i) { return build_proj(c->m, tuple, i, c->sp); }
+Expr *gr_tuple(GradCtx *c, Expr **fields, uint32_t n) { return build_tuple(c->m, fields, n, c->sp); }
+
+Expr *gr_const(GradCtx *c, double v, DType dt) {
+  if (dtype_is_float(dt)) return expr_scalar_float(c->m, dt, v, c->sp);
+  if (dtype_is_bool(dt)) return expr_scalar_bool(c->m, v != 0, c->sp);
+  return expr_scalar_int(c->m, dt, (int64_t)v, c->sp);
+}
+
+Expr *gr_scalar(GradCtx *c, double v, int i) { return gr_const(c, v, gr_dtype(c, i)); }
+
+static bool same_static_shape(const Type *a, const Type *b) {
+  if (!a || !b || a->kind != TYPE_TENSOR || b->kind != TYPE_TENSOR) return false;
+  if (a->tensor.ndim != b->tensor.ndim) return false;
+  for (uint32_t k = 0; k < a->tensor.ndim; k++) {
+    Dim x = a->tensor.dims[k], y = b->tensor.dims[k];
+    if (x.kind != DIM_INT || y.kind != DIM_INT || x.value != y.value) return false;
+  }
+  return true;
+}
+
+Expr *gr_unb(GradCtx *c, Expr *e, uint32_t i) {
+  if (same_static_shape(c->out_t, c->xt[i])) return e;
+  return GR_OP(c, "collapse_sum_like", NULL, e, c->x[i]);
+}
+
+Expr *gr_sum(GradCtx *c, Expr *e, const int64_t *axes, uint32_t naxes, bool keepdims) {
+  const char *ax = naxes ? gr_ints_text(c, axes, naxes) : "None";
+  return GR_OP(c, "sum", gr_fmt(c, "axis=%s, keepdims=%s", ax, keepdims ? "True" : "False"), e);
+}
+
+Expr *gr_expand_axes(GradCtx *c, Expr *e, const int64_t *axes, uint32_t naxes) {
+  for (uint32_t k = 0; k < naxes; k++)
+    e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%lld", (long long)axes[k]), e);
+  return e;
+}
+
+/* -------------------------------------------------------------------- types */
+
+static const Type *resolved(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+const Type *gr_tensor(GradCtx *c, int i) {
+  const Type *t = resolved(i < 0 ? c->out_t : c->xt[i]);
+  return t && t->kind == TYPE_TENSOR ? t : NULL;
+}
+
+uint32_t gr_rank(GradCtx *c, int i) {
+  const Type *t = gr_tensor(c, i);
+  return t ? t->tensor.ndim : 0;
+}
+
+DType gr_dtype(GradCtx *c, int i) {
+  const Type *t = gr_tensor(c, i);
+  return t ? t->tensor.dtype : DT_F32;
+}
+
+bool gr_shape(GradCtx *c, int i, int64_t *dims) {
+  const Type *t = gr_tensor(c, i);
+  if (!t) return gr_fail(c, "%s is not a tensor", i < 0 ? "the result" : "an input");
+  if (t->tensor.ndim > GRAD_MAX_RANK) return gr_fail(c, "rank %u is above %d", t->tensor.ndim, GRAD_MAX_RANK);
+  for (uint32_t k = 0; k < t->tensor.ndim; k++) {
+    if (t->tensor.dims[k].kind != DIM_INT) {
+      if (i < 0) return gr_fail(c, "the rule needs the static shape of the result; extent %u is not known", k);
+      return gr_fail(c, "the rule needs the static shape of input %d; extent %u is not known", i, k);
+    }
+    dims[k] = t->tensor.dims[k].value;
+  }
+  return true;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+uint32_t gr_reduce_axes(GradCtx *c, uint32_t rank, int64_t *axes) {
+  int64_t given[GRAD_MAX_RANK];
+  int32_t n = gr_attr_ints(c, "axis", given, GRAD_MAX_RANK);
+  bool exclude = gr_attr_bool(c, "exclude", false);
+  bool sel[GRAD_MAX_RANK] = {0};
+  if (n < 0) {
+    for (uint32_t k = 0; k < rank; k++) sel[k] = true;
+    exclude = false;
+  } else {
+    for (int32_t k = 0; k < n && k < GRAD_MAX_RANK; k++) {
+      int64_t a = given[k] < 0 ? given[k] + (int64_t)rank : given[k];
+      if (a >= 0 && a < (int64_t)rank) sel[a] = true;
+    }
+  }
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < rank; k++)
+    if (sel[k] != exclude) axes[m++] = k;
+  qsort(axes, m, sizeof *axes, cmp_i64);
+  return m;
+}
+
+/* --------------------------------------------------------------- attributes */
+
+const AttrValue *gr_attr(GradCtx *c, const char *key) {
+  const AttrValue *v = c->attrs ? attrs_get(c->attrs, key) : NULL;
+  if (v) return v;
+  const OpDef *op = op_get(c->op);
+  for (uint32_t i = 0; op && i < op->nattrs; i++) {
+    const AttrField *f = &op->attrs[i];
+    if (strcmp(f->name, key) != 0) continue;
+    const char *text = f->default_text ? f->default_text : f->py_default;
+    return text ? attr_value_parse(c->m, text) : NULL;
+  }
+  return NULL;
+}
+
+int64_t gr_attr_int(GradCtx *c, const char *key, int64_t dflt) {
+  const AttrValue *v = gr_attr(c, key);
+  if (!v) return dflt;
+  if (v->kind == AV_INT) return v->i.value;
+  if (v->kind == AV_BOOL) return v->b;
+  if (v->kind == AV_FLOAT) return (int64_t)v->f.value;
+  return dflt;
+}
+
+double gr_attr_double(GradCtx *c, const char *key, double dflt) {
+  const AttrValue *v = gr_attr(c, key);
+  if (!v) return dflt;
+  if (v->kind == AV_FLOAT) return v->f.value;
+  if (v->kind == AV_INT) return (double)v->i.value;
+  return dflt;
+}
+
+bool gr_attr_bool(GradCtx *c, const char *key, bool dflt) {
+  const AttrValue *v = gr_attr(c, key);
+  if (!v) return dflt;
+  if (v->kind == AV_BOOL) return v->b;
+  if (v->kind == AV_INT) return v->i.value != 0;
+  return dflt;
+}
+
+const char *gr_attr_str(GradCtx *c, const char *key, const char *dflt) {
+  const AttrValue *v = gr_attr(c, key);
+  return v && v->kind == AV_STRING ? v->s.chars : dflt;
+}
+
+int32_t gr_attr_ints(GradCtx *c, const char *key, int64_t *out, int32_t cap) {
+  const AttrValue *v = gr_attr(c, key);
+  if (!v) return -1;
+  if (v->kind == AV_INT) {
+    if (cap > 0) out[0] = v->i.value;
+    return 1;
+  }
+  if (v->kind != AV_ARRAY) return -1;
+  for (uint32_t i = 0; i < v->arr.n && (int32_t)i < cap; i++) {
+    const AttrValue *e = v->arr.items[i];
+    out[i] = e->kind == AV_INT ? e->i.value : e->kind == AV_BOOL ? e->b : -1;
+  }
+  return (int32_t)v->arr.n;
+}
+
+const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n) {
+  size_t cap = 4 + (size_t)n * 24, len = 0;
+  char *buf = arena_alloc(c->m->arena, cap);
+  len += (size_t)snprintf(buf + len, cap - len, "[");
+  for (uint32_t i = 0; i < n; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)v[i]);
+  snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+const char *gr_fmt(GradCtx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *buf = arena_alloc(c->m->arena, (size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(buf, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return buf;
+}

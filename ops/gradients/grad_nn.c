@@ -1,0 +1,108 @@
+/* ops/gradients/grad_nn.c — rules of dense algebra, softmax and the losses (spec/gradient.md §4.5).
+ *
+ * For C = op(A)·op(B) (op = identity or transpose): d op(A) = G·op(B)ᵀ and
+ * d op(B) = op(A)ᵀ·G, then op undone; every case is one more matmul with
+ * the right transpose flags, so no transpose is materialised except for
+ * nn.dense, whose weight is stored transposed. nn.dense accepts data of any
+ * rank (leading axes flattened for the weight gradient); an out_dtype other
+ * than the inputs' is cast back (§4.6 item 4).
+ */
+#include "ops/gradients/grad.h"
+
+#define G (c->g)
+
+/* g in x's dtype when the call computed in another (out_dtype) */
+static Expr *g_as_input(GradCtx *c, uint32_t i) {
+  return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? G : gr_cast_like(c, G, c->x[i]);
+}
+
+/* nn.dense(x (.., K), w (N, K)) = x·wᵀ:  dx = g·w,  dw = gᵀ·x (leading axes flattened) */
+GRAD_RULE(NN_DENSE) {
+  int64_t wd[GRAD_MAX_RANK];
+  if (!gr_shape(c, 1, wd)) return false;
+  Expr *g = gr_let(c, g_as_input(c, 0));
+  Expr *wt = GR_OP(c, "transpose", "axes=[1, 0]", X1);
+  c->dx[0] = GR_OP(c, "nn.dense", gr_fmt(c, "units=%lld", (long long)wd[1]), g, wt);
+  Expr *g2 = g, *x2 = X0;
+  if (gr_rank(c, 0) != 2) {
+    g2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[0]), g);
+    x2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[1]), X0);
+  }
+  Expr *gt = GR_OP(c, "transpose", "axes=[1, 0]", g2), *xt = GR_OP(c, "transpose", "axes=[1, 0]", x2);
+  c->dx[1] = GR_OP(c, "nn.dense", gr_fmt(c, "units=%lld", (long long)wd[1]), gt, xt);
+  return true;
+}
+
+static const char *flags(GradCtx *c, bool ta, bool tb) {
+  return gr_fmt(c, "transpose_a=%s, transpose_b=%s", ta ? "True" : "False", tb ? "True" : "False");
+}
+
+/* The four transpose cases of C = op(A)·op(B) for `name` (nn.matmul / nn.batch_matmul). */
+static bool matmul_rule(GradCtx *c, const char *name) {
+  bool ta = gr_attr_bool(c, "transpose_a", false), tb = gr_attr_bool(c, "transpose_b", false);
+  Expr *g = gr_let(c, g_as_input(c, 0)), *a = X0, *b = X1, *da, *db;
+  if (!ta && !tb) { /* C = A·B:      dA = G·Bᵀ,      dB = Aᵀ·G */
+    da = GR_OP(c, name, flags(c, false, true), g, b);
+    db = GR_OP(c, name, flags(c, true, false), a, g);
+  } else if (ta && !tb) { /* C = Aᵀ·B: dA = B·Gᵀ,      dB = A·G */
+    da = GR_OP(c, name, flags(c, false, true), b, g);
+    db = GR_OP(c, name, flags(c, false, false), a, g);
+  } else if (!ta && tb) { /* C = A·Bᵀ: dA = G·B,       dB = Gᵀ·A */
+    da = GR_OP(c, name, flags(c, false, false), g, b);
+    db = GR_OP(c, name, flags(c, true, false), g, a);
+  } else { /* C = Aᵀ·Bᵀ:              dA = Bᵀ·Gᵀ,     dB = Gᵀ·Aᵀ */
+    da = GR_OP(c, name, flags(c, true, true), b, g);
+    db = GR_OP(c, name, flags(c, true, true), g, a);
+  }
+  c->dx[0] = gr_unb(c, da, 0);
+  c->dx[1] = gr_unb(c, db, 1);
+  return true;
+}
+GRAD_RULE(NN_MATMUL) { return matmul_rule(c, "nn.matmul"); }
+GRAD_RULE(NN_BATCH_MATMUL) { return matmul_rule(c, "nn.batch_matmul"); }
+
+/* bias_add(x, b, axis): b gets g summed over every other axis */
+GRAD_RULE(NN_BIAS_ADD) {
+  int64_t axis = gr_attr_int(c, "axis", 1);
+  if (axis < 0) axis += gr_rank(c, 0);
+  c->dx[0] = G;
+  c->dx[1] = GR_OP(c, "sum", gr_fmt(c, "axis=[%lld], exclude=True", (long long)axis), G);
+  return true;
+}
+
+/* softmax: dx = (g − Σ_axis(g·y)) · y */
+static bool softmax_rule(GradCtx *c) {
+  const char *ax = gr_fmt(c, "axis=[%lld], keepdims=True", (long long)gr_attr_int(c, "axis", -1));
+  Expr *dot = GR_OP(c, "sum", ax, gr_mul(c, G, c->out));
+  c->dx[0] = gr_mul(c, gr_sub(c, G, dot), c->out);
+  return true;
+}
+GRAD_RULE(NN_SOFTMAX) { return softmax_rule(c); }
+GRAD_RULE(NN_FAST_SOFTMAX) { return softmax_rule(c); }
+
+/* log_softmax: dx = g − Σ_axis(g) · exp(y) */
+GRAD_RULE(NN_LOG_SOFTMAX) {
+  const char *ax = gr_fmt(c, "axis=[%lld], keepdims=True", (long long)gr_attr_int(c, "axis", -1));
+  c->dx[0] = gr_sub(c, G, gr_mul(c, GR_OP(c, "sum", ax, G), gr_un(c, "exp", c->out)));
+  return true;
+}
+
+/* −Σ log(x)·y / B:  dx = −(g/B)·y/x,  dy = −(g/B)·log(x) */
+GRAD_RULE(NN_CROSS_ENTROPY) {
+  int64_t dims[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims)) return false;
+  Expr *gb = gr_let(c, gr_div(c, G, gr_scalar(c, (double)dims[0], -1)));
+  c->dx[0] = gr_neg(c, gr_div(c, gr_mul(c, gb, X1), X0));
+  c->dx[1] = gr_neg(c, gr_mul(c, gb, gr_un(c, "log", X0)));
+  return true;
+}
+
+/* −Σ x·y / B:  dx = −(g/B)·y,  dy = −(g/B)·x */
+GRAD_RULE(NN_CROSS_ENTROPY_WITH_LOGITS) {
+  int64_t dims[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims)) return false;
+  Expr *gb = gr_let(c, gr_div(c, G, gr_scalar(c, (double)dims[0], -1)));
+  c->dx[0] = gr_neg(c, gr_mul(c, gb, X1));
+  c->dx[1] = gr_neg(c, gr_mul(c, gb, X0));
+  return true;
+}

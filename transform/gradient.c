@@ -1,0 +1,893 @@
+/* transform/gradient.c — the Gradient pass: TVM's higher-order reverse mode (spec/gradient.md
+ * §1.2-1.4, §1.6-1.7), the checks both modes share, and the pass entry points.
+ *
+ * Every tensor value v of the source becomes a pair (v, ref(gradient of v));
+ * tuples, functions, refs and ADTs are translated structurally (a function
+ * gains a trailing parameter: the tape, a `ref(fn () -> ())` holding the
+ * backpropagator built so far). Each operator call, when it runs, pushes a
+ * closure onto the tape that reads its result's gradient cell, applies the
+ * operator's rule from the registry (ops/gradients/grad.h) and adds the
+ * input adjoints into the inputs' cells, then calls the previous closure.
+ * The top level seeds the first leaf of the result with ones_like and runs
+ * the tape once. Output is A-normal form: every intermediate is let-bound.
+ *
+ * Invariants and trade-offs:
+ *  - Translation is memoised by node pointer, so a DAG-shared node is
+ *    translated once and its one gradient cell receives every use's
+ *    contribution (§1.6; TVM instead rejects graph sharing). A memo entry is
+ *    only valid while the scope (function body, branch, clause) that bound
+ *    it is open; a node first met inside a branch is translated again when
+ *    it is met outside (the branches are exclusive, so values stay right).
+ *  - Rules receive the let-bound forward result (no recomputation, §1.4).
+ *  - Calls whose result or inputs hold no float tensor push no closure and
+ *    need no rule; integer and bool parameters get zero gradients (§1.2).
+ *  - An ADT whose constructors hold tensors or functions gets a translated
+ *    copy `T_grad` with constructors `C_grad` over pair types (§1.7).
+ *  - Let chains are walked with a loop; other nesting recurses with a
+ *    stack_exhausted() guard.
+ */
+#include "transform/gradient.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/print.h"
+#include "ir/mem.h"
+#include "ir/ptrmap.h"
+#include "ir/walk.h"
+#include "ops/gradients/grad.h"
+#include "ops/op_call.h"
+#include "ops/registry.h"
+#include "transform/pass.h"
+
+/* ================================================================ shared checks */
+
+static const Type *rt(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+static const char *type_text(Module *m, const Type *t) { return t ? type_to_string(m->arena, t) : "_"; }
+
+bool grad_type_has_float(const Type *t) {
+  t = rt(t);
+  if (!t) return false;
+  if (t->kind == TYPE_TENSOR) return dtype_is_float(t->tensor.dtype);
+  if (t->kind == TYPE_TUPLE) {
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (grad_type_has_float(t->tuple.fields[i])) return true;
+  }
+  return false;
+}
+
+bool grad_call_needs_rule(const Expr *call) {
+  if (!grad_type_has_float(call->type)) return false;
+  for (uint32_t i = 0; i < call->call.nargs; i++)
+    if (grad_type_has_float(call->call.args[i]->type)) return true;
+  return false;
+}
+
+typedef struct MissingUse {
+  Span sp;
+  const char *op;
+} MissingUse;
+
+typedef struct RuleScan {
+  VEC(MissingUse) missing;
+  VEC(Function *) todo;
+  PtrMap seen; /* GlobalDef* already queued */
+  bool with_globals;
+} RuleScan;
+
+static void scan_node(Expr *e, void *ud) {
+  RuleScan *s = ud;
+  if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) {
+    const OpDef *op = op_get(e->call.fn->op.id);
+    if (op && !op->grad && grad_call_needs_rule(e)) vec_push(s->missing, ((MissingUse){e->span, op->name}));
+  } else if (e->kind == EXPR_GLOBAL && s->with_globals && e->global.def && e->global.def->fn) {
+    int64_t *slot = ptrmap_slot(&s->seen, e->global.def);
+    if (!*slot) {
+      *slot = 1;
+      vec_push(s->todo, e->global.def->fn);
+    }
+  }
+}
+
+static int cmp_use(const void *a, const void *b) {
+  const MissingUse *x = a, *y = b;
+  return x->sp.lo < y->sp.lo ? -1 : x->sp.lo > y->sp.lo;
+}
+
+bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
+  (void)m;
+  RuleScan s = {.with_globals = with_globals};
+  vec_push(s.todo, f);
+  for (size_t i = 0; i < s.todo.len; i++) walk_post_order(s.todo.data[i]->body, true, scan_node, &s);
+  bool ok = s.missing.len == 0;
+  if (!ok) {
+    qsort(s.missing.data, s.missing.len, sizeof *s.missing.data, cmp_use);
+    /* the distinct operator names, in order of first use */
+    char names[1024];
+    size_t len = 0, ndistinct = 0;
+    names[0] = 0;
+    for (size_t i = 0; i < s.missing.len; i++) {
+      bool dup = false;
+      for (size_t j = 0; j < i && !dup; j++) dup = strcmp(s.missing.data[j].op, s.missing.data[i].op) == 0;
+      if (dup) continue;
+      ndistinct++;
+      if (len + strlen(s.missing.data[i].op) + 8 < sizeof names)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", s.missing.data[i].op);
+    }
+    diag_error(d, s.missing.data[0].sp,
+               "cannot differentiate: %zu operator%s ha%s no gradient rule: %s (%zu use%s, listed here and below)",
+               ndistinct, ndistinct == 1 ? "" : "s", ndistinct == 1 ? "s" : "ve", names, s.missing.len,
+               s.missing.len == 1 ? "" : "s");
+    for (size_t i = 1; i < s.missing.len; i++)
+      diag_note(d, s.missing.data[i].sp, "%s has no gradient rule", s.missing.data[i].op);
+  }
+  vec_free(s.missing);
+  vec_free(s.todo);
+  ptrmap_free(&s.seen);
+  return ok;
+}
+
+/* Tensor, or tuples of them (nested); empty tuples only when allowed. */
+static bool tensors_only(const Type *t, bool allow_empty) {
+  t = rt(t);
+  if (!t) return false;
+  if (t->kind == TYPE_TENSOR) return true;
+  if (t->kind != TYPE_TUPLE) return false;
+  if (t->tuple.n == 0) return allow_empty;
+  for (uint32_t i = 0; i < t->tuple.n; i++)
+    if (!tensors_only(t->tuple.fields[i], allow_empty)) return false;
+  return true;
+}
+
+/* The seed follows the first field of every tuple: it must reach a tensor. */
+static bool seedable(const Type *t) {
+  t = rt(t);
+  while (t && t->kind == TYPE_TUPLE && t->tuple.n > 0) t = rt(t->tuple.fields[0]);
+  return t && t->kind == TYPE_TENSOR;
+}
+
+bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d) {
+  bool ok = true;
+  if (f->ntparams) {
+    diag_error(d, f->span, "cannot differentiate a polymorphic function (it has type parameters)");
+    return false;
+  }
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    const Var *p = f->params[i];
+    if (!tensors_only(p->type, true)) {
+      diag_error(d, p->span, "cannot differentiate with respect to %%%s of type %s: parameters must be tensors or tuples of tensors",
+                 p->name, type_text(m, p->type));
+      ok = false;
+    }
+  }
+  const Type *r = f->type && rt(f->type)->kind == TYPE_FUNC ? rt(f->type)->func.ret : f->body->type;
+  if (!tensors_only(r, true) || (!first_order && !seedable(r))) {
+    diag_error(d, f->ret_annot ? f->ret_annot->span : f->body->span,
+               "cannot differentiate a function returning %s: the result must be a tensor or a tuple of tensors%s",
+               type_text(m, r), first_order ? "" : " whose first field (recursively) is a tensor (the seeded part)");
+    ok = false;
+  }
+  return ok;
+}
+
+Type *grad_result_annotation(Module *m, const Function *f) {
+  if (!f->ret_annot) return NULL;
+  Type **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    if (!f->params[i]->annot) return NULL;
+    ps[i] = f->params[i]->annot;
+  }
+  Type *grads = type_new(m, TYPE_TUPLE, f->ret_annot->span);
+  grads->tuple.fields = ps;
+  grads->tuple.n = f->nparams;
+  Type *res = type_new(m, TYPE_TUPLE, f->ret_annot->span);
+  res->tuple.fields = arena_alloc(m->arena, 2 * sizeof(Type *));
+  res->tuple.fields[0] = f->ret_annot;
+  res->tuple.fields[1] = grads;
+  res->tuple.n = 2;
+  return res;
+}
+
+/* ============================================================= higher-order mode */
+
+typedef struct Bind {
+  Var *v;
+  Expr *e;
+} Bind;
+typedef VEC(Bind) BindVec;
+
+typedef struct MemoVal {
+  Var *v;
+  uint32_t scope;
+} MemoVal;
+
+typedef struct AD {
+  Module *m;
+  Diag *d;
+  BindVec *ll;        /* where bindings go now */
+  Var *k;             /* the tape of the code being translated */
+  PtrMap vmap;        /* source Var* -> translated Var* */
+  PtrMap gmap;        /* GlobalDef* -> its @g_grad */
+  PtrMap memo;        /* source Expr* -> 1 + index in memo_vals */
+  VEC(MemoVal) memo_vals;
+  VEC(uint8_t) open;  /* scope id -> still open */
+  uint32_t scope;
+  PtrMap tpmap;       /* TypeParam* -> TypeParam* (a translated global's own) */
+  PtrMap adt_needs;   /* TypeDef* -> 1 translate / 2 keep */
+  PtrMap adt_map;     /* TypeDef* -> shadow TypeDef* */
+  PtrMap ctor_map;    /* Ctor* -> shadow Ctor* */
+  bool failed;
+} AD;
+
+static Span SP0 = {0, 0};
+
+/* ------------------------------------------------------------ let lists */
+
+static Expr *use(AD *a, Var *v, Span sp) { return build_var(a->m, v, sp); }
+
+static Var *push_var(AD *a, Var *v, Expr *e) {
+  Bind b = {v, e};
+  vec_push(*a->ll, b);
+  return v;
+}
+
+/* Binds e to a fresh variable; returns a use. */
+static Expr *push(AD *a, const char *prefix, Expr *e) {
+  return use(a, push_var(a, build_fresh_var(a->m, prefix, NULL, e->span), e), e->span);
+}
+
+/* `e;` — evaluated for its effect (a unit result). */
+static void push_unit(AD *a, Expr *e) { push_var(a, var_new(a->m, "", e->span, NULL), e); }
+
+static bool is_atom(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
+         e->kind == EXPR_CTOR;
+}
+
+static Expr *atomize(AD *a, const char *prefix, Expr *e) { return is_atom(e) ? e : push(a, prefix, e); }
+
+/* let b1; ...; let bn; body — built from the end, no recursion. Frees the list. */
+static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
+  for (size_t i = bv->len; i-- > 0;) body = build_let(a->m, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
+  vec_free(*bv);
+  return body;
+}
+
+static uint32_t scope_open(AD *a) {
+  uint8_t one = 1;
+  vec_push(a->open, one);
+  uint32_t prev = a->scope;
+  a->scope = (uint32_t)a->open.len - 1;
+  return prev;
+}
+
+static void scope_close(AD *a, uint32_t prev) {
+  a->open.data[a->scope] = 0;
+  a->scope = prev;
+}
+
+/* ------------------------------------------------------------- types */
+
+static Type *bp_type(AD *a) {
+  Type *unit = type_new(a->m, TYPE_TUPLE, SP0);
+  Type *fn = type_new(a->m, TYPE_FUNC, SP0);
+  fn->func.ret = unit;
+  Type *r = type_new(a->m, TYPE_REF, SP0);
+  r->ref.inner = fn;
+  return r;
+}
+
+static bool adt_needs_shadow(AD *a, TypeDef *def);
+
+/* Does translating t change it? */
+static bool type_changes(AD *a, const Type *t) {
+  t = rt(t);
+  if (!t) return false;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+  case TYPE_FUNC: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (type_changes(a, t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_REF: return type_changes(a, t->ref.inner);
+  case TYPE_ADT:
+    if (adt_needs_shadow(a, t->adt.def)) return true;
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (type_changes(a, t->adt.args[i])) return true;
+    return false;
+  default: return false;
+  }
+}
+
+/* An ADT needs a translated copy when a constructor field's type changes
+ * (a tensor, a function...), assuming recursive occurrences do not: the
+ * least fixpoint, computed per definition on first use. */
+static bool adt_needs_shadow(AD *a, TypeDef *def) {
+  int64_t st = 0;
+  if (ptrmap_get(&a->adt_needs, def, &st)) return st == 1;
+  ptrmap_put(&a->adt_needs, def, 2); /* provisional "no" for recursive uses */
+  bool needs = false;
+  for (uint32_t i = 0; i < def->nctors && !needs; i++)
+    for (uint32_t j = 0; j < def->ctors[i]->nfields && !needs; j++) needs = type_changes(a, def->ctors[i]->fields[j]);
+  ptrmap_put(&a->adt_needs, def, needs ? 1 : 2);
+  return needs;
+}
+
+static TypeDef *shadow_adt(AD *a, TypeDef *def);
+
+/* τ̂ (spec/gradient.md §1.4); NULL for a type that cannot be written (`_`). */
+static Type *tr_type(AD *a, const Type *t) {
+  t = rt(t);
+  if (!t) return NULL;
+  switch (t->kind) {
+  case TYPE_TENSOR: {
+    Type *r = type_new(a->m, TYPE_REF, t->span);
+    r->ref.inner = (Type *)t;
+    Type *p = type_new(a->m, TYPE_TUPLE, t->span);
+    p->tuple.fields = arena_alloc(a->m->arena, 2 * sizeof(Type *));
+    p->tuple.fields[0] = (Type *)t;
+    p->tuple.fields[1] = r;
+    p->tuple.n = 2;
+    return p;
+  }
+  case TYPE_TUPLE: {
+    Type *p = type_new(a->m, TYPE_TUPLE, t->span);
+    p->tuple.n = t->tuple.n;
+    p->tuple.fields = arena_alloc(a->m->arena, (t->tuple.n ? t->tuple.n : 1) * sizeof(Type *));
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!(p->tuple.fields[i] = tr_type(a, t->tuple.fields[i]))) return NULL;
+    return p;
+  }
+  case TYPE_FUNC: {
+    Type *f = type_new(a->m, TYPE_FUNC, t->span);
+    f->func.tparams = t->func.tparams;
+    f->func.ntparams = t->func.ntparams;
+    f->func.nargs = t->func.nargs + 1;
+    f->func.args = arena_alloc(a->m->arena, f->func.nargs * sizeof(Type *));
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (!(f->func.args[i] = tr_type(a, t->func.args[i]))) return NULL;
+    f->func.args[t->func.nargs] = bp_type(a);
+    if (!(f->func.ret = tr_type(a, t->func.ret))) return NULL;
+    return f;
+  }
+  case TYPE_REF: {
+    Type *r = type_new(a->m, TYPE_REF, t->span);
+    if (!(r->ref.inner = tr_type(a, t->ref.inner))) return NULL;
+    return r;
+  }
+  case TYPE_ADT: {
+    Type *r = type_new(a->m, TYPE_ADT, t->span);
+    r->adt.def = shadow_adt(a, t->adt.def);
+    r->adt.nargs = t->adt.nargs;
+    r->adt.args = t->adt.nargs ? arena_alloc(a->m->arena, t->adt.nargs * sizeof(Type *)) : NULL;
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (!(r->adt.args[i] = tr_type(a, t->adt.args[i]))) return NULL;
+    return r;
+  }
+  case TYPE_VAR: {
+    int64_t np = 0;
+    if (ptrmap_get(&a->tpmap, t->var.param, &np)) {
+      Type *v = type_new(a->m, TYPE_VAR, t->span);
+      v->var.param = (TypeParam *)(intptr_t)np;
+      return v;
+    }
+    return (Type *)t;
+  }
+  default: return NULL;
+  }
+}
+
+/* The translated copy `T_grad` of an ADT whose fields change (or def itself). */
+static TypeDef *shadow_adt(AD *a, TypeDef *def) {
+  if (!adt_needs_shadow(a, def)) return def;
+  int64_t got = 0;
+  if (ptrmap_get(&a->adt_map, def, &got)) return (TypeDef *)(intptr_t)got;
+  Module *m = a->m;
+  TypeDef *s = arena_alloc(m->arena, sizeof *s);
+  *s = *def;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s_grad", def->name);
+  s->name = arena_strdup(m->arena, buf);
+  s->is_extern = false;
+  s->has_body = true;
+  ptrmap_put(&a->adt_map, def, (int64_t)(intptr_t)s);
+  s->tparams = def->ntparams ? arena_alloc(m->arena, def->ntparams * sizeof *s->tparams) : NULL;
+  for (uint32_t i = 0; i < def->ntparams; i++) {
+    s->tparams[i] = type_param_new(m, def->tparams[i]->name, def->tparams[i]->span);
+    ptrmap_put(&a->tpmap, def->tparams[i], (int64_t)(intptr_t)s->tparams[i]);
+  }
+  s->ctors = def->nctors ? arena_alloc(m->arena, def->nctors * sizeof *s->ctors) : NULL;
+  for (uint32_t i = 0; i < def->nctors; i++) {
+    Ctor *c = arena_alloc(m->arena, sizeof *c);
+    *c = *def->ctors[i];
+    snprintf(buf, sizeof buf, "%.200s_grad", def->ctors[i]->name);
+    c->name = arena_strdup(m->arena, buf);
+    c->owner = s;
+    c->fields = c->nfields ? arena_alloc(m->arena, c->nfields * sizeof *c->fields) : NULL;
+    s->ctors[i] = c;
+    ptrmap_put(&a->ctor_map, def->ctors[i], (int64_t)(intptr_t)c);
+  }
+  for (uint32_t i = 0; i < def->nctors; i++)
+    for (uint32_t j = 0; j < def->ctors[i]->nfields; j++) {
+      Type *ft = tr_type(a, def->ctors[i]->fields[j]);
+      if (!ft) {
+        diag_error(a->d, def->ctors[i]->span, "cannot translate the fields of constructor %s for differentiation",
+                   def->ctors[i]->name);
+        a->failed = true;
+        ft = def->ctors[i]->fields[j];
+      }
+      s->ctors[i]->fields[j] = ft;
+    }
+  /* append to the module's type list */
+  TypeDef **types = arena_alloc(m->arena, (m->ntypes + 1) * sizeof *types);
+  if (m->ntypes) memcpy(types, m->types, m->ntypes * sizeof *types);
+  types[m->ntypes++] = s;
+  m->types = types;
+  return s;
+}
+
+static Ctor *map_ctor(AD *a, Ctor *c) {
+  shadow_adt(a, c->owner);
+  int64_t got = 0;
+  return ptrmap_get(&a->ctor_map, c, &got) ? (Ctor *)(intptr_t)got : c;
+}
+
+/* A new binder for source var v: same name, translated annotation when v had one
+ * (or always, for parameters). */
+static Var *new_binder(AD *a, Var *v, bool annotate) {
+  Type *ann = annotate || v->annot ? tr_type(a, v->type ? v->type : v->annot) : NULL;
+  Var *n = var_new(a->m, v->name, v->span, ann);
+  ptrmap_put(&a->vmap, v, (int64_t)(intptr_t)n);
+  return n;
+}
+
+/* ------------------------------------------------- lifted pair helpers */
+
+/* pair(x) = (x, ref(zeros_like(x))), structurally over tuples (x an atom of type t) */
+static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
+  t = rt(t);
+  if (t && t->kind == TYPE_TUPLE) {
+    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
+    for (uint32_t i = 0; i < t->tuple.n; i++) {
+      Expr *f = push(a, "x", build_proj(a->m, x, i, sp));
+      fs[i] = atomize(a, "p", pair_of(a, f, t->tuple.fields[i], sp));
+    }
+    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    mem_free(fs);
+    return r;
+  }
+  Expr *z = op_call(a->m, "zeros_like", &x, 1, NULL, sp);
+  return build_tuple(a->m, (Expr *[]){x, build_ref_new(a->m, z, sp)}, 2, sp);
+}
+
+/* val(p): the forward value of a translated value p of source type t */
+static Expr *value_of(AD *a, Expr *p, const Type *t, Span sp) {
+  t = rt(t);
+  if (t && t->kind == TYPE_TUPLE) {
+    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
+    for (uint32_t i = 0; i < t->tuple.n; i++) {
+      Expr *f = push(a, "x", build_proj(a->m, p, i, sp));
+      fs[i] = atomize(a, "v", value_of(a, f, t->tuple.fields[i], sp));
+    }
+    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    mem_free(fs);
+    return r;
+  }
+  return build_proj(a->m, p, 0, sp);
+}
+
+/* grad(p): the current contents of p's gradient cells */
+static Expr *grad_of(AD *a, Expr *p, const Type *t, Span sp) {
+  t = rt(t);
+  if (t && t->kind == TYPE_TUPLE) {
+    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
+    for (uint32_t i = 0; i < t->tuple.n; i++) {
+      Expr *f = push(a, "x", build_proj(a->m, p, i, sp));
+      fs[i] = atomize(a, "g", grad_of(a, f, t->tuple.fields[i], sp));
+    }
+    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    mem_free(fs);
+    return r;
+  }
+  return build_ref_read(a->m, build_proj(a->m, p, 1, sp), sp);
+}
+
+/* acc(p, d): add d into p's cells (d an expression of source type t) */
+static void accumulate(AD *a, Expr *p, Expr *d, const Type *t, Span sp) {
+  t = rt(t);
+  if (!grad_type_has_float(t)) return;
+  if (t->kind == TYPE_TUPLE) {
+    Expr *dv = atomize(a, "d", d);
+    for (uint32_t i = 0; i < t->tuple.n; i++) {
+      if (!grad_type_has_float(t->tuple.fields[i])) continue;
+      Expr *pi = push(a, "x", build_proj(a->m, p, i, sp));
+      accumulate(a, pi, build_proj(a->m, dv, i, sp), t->tuple.fields[i], sp);
+    }
+    return;
+  }
+  Expr *cur = build_ref_read(a->m, build_proj(a->m, p, 1, sp), sp);
+  Expr *sum = op_call(a->m, "add", (Expr *[]){cur, d}, 2, NULL, sp);
+  push_unit(a, build_ref_write(a->m, build_proj(a->m, p, 1, sp), sum, sp));
+}
+
+/* ------------------------------------------------------------ translation */
+
+static Expr *tr(AD *a, Expr *e);
+static Expr *tr_value(AD *a, Expr *e);
+
+static bool fail(AD *a, Span sp, const char *msg) {
+  if (!a->failed || a->d->nerrors == 0) diag_error(a->d, sp, "%s", msg);
+  a->failed = true;
+  return false;
+}
+
+static Expr *unit(AD *a, Span sp) { return build_tuple(a->m, NULL, 0, sp); }
+
+static Expr *rule_bind(GradCtx *c, Expr *e) { return push((AD *)c->pass, "t", e); }
+
+/* An operator call (§1.4 table, row `op(e1..en)`). */
+static Expr *tr_op_call(AD *a, Expr *e) {
+  Module *m = a->m;
+  Span sp = e->span;
+  uint32_t n = e->call.nargs;
+  Expr **args = mem_calloc(n + 1, sizeof *args), **vals = mem_calloc(n + 1, sizeof *vals);
+  const Type **types = mem_calloc(n + 1, sizeof *types);
+  for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
+  for (uint32_t i = 0; i < n; i++) {
+    types[i] = rt(e->call.args[i]->type);
+    vals[i] = atomize(a, "v", value_of(a, args[i], types[i], sp));
+  }
+  Expr *callee = build_copy(m, e->call.fn);
+  Expr *y = push(a, "y", expr_call(m, callee, vals, n, e->call.attrs, sp));
+  Expr *r = push(a, "r", pair_of(a, y, e->type, sp));
+  const OpDef *op = op_get(e->call.fn->op.id);
+  if (grad_call_needs_rule(e) && op && op->grad) {
+    Expr *prev = push(a, "prev", build_ref_read(m, use(a, a->k, sp), sp));
+    BindVec body = {0}, *saved = a->ll;
+    a->ll = &body;
+    Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
+    Expr **dx = mem_calloc(n + 1, sizeof *dx);
+    GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
+                  .x = vals, .xt = types, .out = y, .out_t = rt(e->type), .g = gy, .dx = dx,
+                  .bind = rule_bind, .pass = a};
+    int before = a->d->nerrors;
+    if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
+    for (uint32_t i = 0; i < n && !a->failed; i++)
+      if (dx[i] && grad_type_has_float(types[i])) accumulate(a, args[i], dx[i], types[i], sp);
+    mem_free(dx);
+    Expr *ret = build_call(m, prev, NULL, 0, sp);
+    a->ll = saved;
+    Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &body, ret), NULL, sp);
+    push_unit(a, build_ref_write(m, use(a, a->k, sp), build_fn(m, bp, sp), sp));
+  }
+  mem_free(args);
+  mem_free(vals);
+  mem_free(types);
+  return r;
+}
+
+/* fn (x1..xn) { body }  ->  fn (x̂1..x̂n, %k) { [[body]]_k } */
+static Function *tr_function(AD *a, Function *f, Span sp) {
+  Module *m = a->m;
+  Var **ps = mem_calloc(f->nparams + 2, sizeof *ps);
+  for (uint32_t i = 0; i < f->nparams; i++) ps[i] = new_binder(a, f->params[i], true);
+  Var *k = build_fresh_var(m, "k", bp_type(a), sp);
+  ps[f->nparams] = k;
+  BindVec body = {0}, *saved_ll = a->ll;
+  Var *saved_k = a->k;
+  a->ll = &body;
+  a->k = k;
+  uint32_t prev_scope = scope_open(a);
+  Expr *res = tr(a, f->body);
+  scope_close(a, prev_scope);
+  a->ll = saved_ll;
+  a->k = saved_k;
+  const Type *ft = rt(f->type);
+  Type *ret = ft && ft->kind == TYPE_FUNC ? tr_type(a, ft->func.ret) : NULL;
+  Function *nf = build_function(m, ps, f->nparams + 1, ret, wrap(a, &body, res), NULL, sp);
+  mem_free(ps);
+  return nf;
+}
+
+/* @g -> @g_grad, created on first use (registered before its body is
+ * translated, so recursion finds it). */
+static GlobalDef *grad_global(AD *a, GlobalDef *g) {
+  int64_t got = 0;
+  if (ptrmap_get(&a->gmap, g, &got)) return (GlobalDef *)(intptr_t)got;
+  Module *m = a->m;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s_grad", g->name);
+  Function *of = g->fn;
+  Function *nf = build_function(m, NULL, 0, NULL, NULL, NULL, of->span);
+  GlobalDef *ng = build_global_def(m, module_fresh_global_name(m, buf), nf, g->span);
+  ptrmap_put(&a->gmap, g, (int64_t)(intptr_t)ng);
+  if (of->ntparams) {
+    nf->ntparams = of->ntparams;
+    nf->tparams = arena_alloc(m->arena, of->ntparams * sizeof *nf->tparams);
+    for (uint32_t i = 0; i < of->ntparams; i++) {
+      nf->tparams[i] = type_param_new(m, of->tparams[i]->name, of->tparams[i]->span);
+      ptrmap_put(&a->tpmap, of->tparams[i], (int64_t)(intptr_t)nf->tparams[i]);
+    }
+  }
+  /* translate in a fresh memo scope: the global's body is its own world */
+  Function *t = tr_function(a, of, of->span);
+  nf->params = t->params;
+  nf->nparams = t->nparams;
+  nf->ret_annot = t->ret_annot;
+  nf->body = t->body;
+  return ng;
+}
+
+static Pattern *tr_pattern(AD *a, Pattern *p) {
+  Pattern *q = pattern_new(a->m, p->kind, p->span);
+  switch (p->kind) {
+  case PAT_WILDCARD: break;
+  case PAT_VAR: q->var = new_binder(a, p->var, false); break;
+  case PAT_CTOR:
+    q->ctor = p->ctor;
+    q->ctor.ctor = p->ctor.ctor ? map_ctor(a, p->ctor.ctor) : NULL;
+    if (q->ctor.ctor) q->ctor.name = q->ctor.ctor->name;
+    q->ctor.args = p->ctor.nargs ? arena_alloc(a->m->arena, p->ctor.nargs * sizeof(Pattern *)) : NULL;
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) q->ctor.args[i] = tr_pattern(a, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    q->tuple.n = p->tuple.n;
+    q->tuple.fields = p->tuple.n ? arena_alloc(a->m->arena, p->tuple.n * sizeof(Pattern *)) : NULL;
+    for (uint32_t i = 0; i < p->tuple.n; i++) q->tuple.fields[i] = tr_pattern(a, p->tuple.fields[i]);
+    break;
+  }
+  return q;
+}
+
+/* [[branch]] in its own scope and let list */
+static Expr *tr_block(AD *a, Expr *e) {
+  BindVec body = {0}, *saved = a->ll;
+  a->ll = &body;
+  uint32_t prev = scope_open(a);
+  Expr *res = tr(a, e);
+  scope_close(a, prev);
+  a->ll = saved;
+  return wrap(a, &body, res);
+}
+
+static Expr *memo_get(AD *a, Expr *e) {
+  int64_t *ix = ptrmap_find(&a->memo, e);
+  if (!ix || !*ix) return NULL;
+  MemoVal *mv = &a->memo_vals.data[*ix - 1];
+  if (!a->open.data[mv->scope]) return NULL;
+  return use(a, mv->v, e->span);
+}
+
+static void memo_put(AD *a, Expr *e, Var *v) {
+  MemoVal mv = {v, a->scope};
+  vec_push(a->memo_vals, mv);
+  ptrmap_put(&a->memo, e, (int64_t)a->memo_vals.len);
+}
+
+/* [[e]] as an atom (a variable), memoised by node. */
+static Expr *tr(AD *a, Expr *e) {
+  if (is_atom(e) && e->kind != EXPR_CONST) return tr_value(a, e);
+  Expr *got = memo_get(a, e);
+  if (got) return got;
+  Expr *v = tr_value(a, e);
+  if (v->kind != EXPR_VAR) v = push(a, e->kind == EXPR_CONST ? "c" : "x", v);
+  memo_put(a, e, v->var.var);
+  return v;
+}
+
+static Expr *tr_let_chain(AD *a, Expr *e) {
+  while (e->kind == EXPR_LET && !a->failed) {
+    Var *x = e->let.var;
+    Expr *val = e->let.value;
+    Expr *got = memo_get(a, val);
+    if (!got && val->kind == EXPR_FN) { /* possibly recursive: bind the name first */
+      Var *nx = new_binder(a, x, false);
+      Function *nf = tr_function(a, val->fn, val->span);
+      push_var(a, nx, build_fn(a->m, nf, val->span));
+      memo_put(a, val, nx);
+    } else {
+      Expr *tv = got ? got : tr_value(a, val);
+      Var *nx = new_binder(a, x, false);
+      if (!*x->name) nx->name = "";
+      push_var(a, nx, tv);
+      if (!is_atom(val)) memo_put(a, val, nx);
+    }
+    e = e->let.body;
+  }
+  return tr_value(a, e);
+}
+
+/* The translation of e as an expression (bindings for its parts pushed). */
+static Expr *tr_value(AD *a, Expr *e) {
+  Module *m = a->m;
+  Span sp = e->span;
+  if (a->failed) return unit(a, sp);
+  if (stack_exhausted()) {
+    fail(a, sp, "expression nested too deeply");
+    return unit(a, sp);
+  }
+  switch (e->kind) {
+  case EXPR_VAR: {
+    int64_t nv = 0;
+    if (ptrmap_get(&a->vmap, e->var.var, &nv)) return use(a, (Var *)(intptr_t)nv, sp);
+    /* a captured variable: a constant of the differentiated function */
+    if (tensors_only(e->var.var->type, true)) return pair_of(a, e, e->var.var->type, sp);
+    fail(a, sp, "cannot differentiate through a captured variable that is not a tensor");
+    return unit(a, sp);
+  }
+  case EXPR_CONST: return pair_of(a, e, e->type, sp);
+  case EXPR_GLOBAL:
+    if (!e->global.def || !e->global.def->fn) {
+      fail(a, sp, "cannot differentiate a call of an external global");
+      return unit(a, sp);
+    }
+    return build_global(m, grad_global(a, e->global.def), sp);
+  case EXPR_OP:
+    fail(a, sp, "cannot differentiate an operator used as a value: wrap it in a function, e.g. fn (%x) { op(%x) }");
+    return unit(a, sp);
+  case EXPR_CTOR:
+    if (e->ctor.ctor->nfields == 0) return build_ctor(m, map_ctor(a, e->ctor.ctor), sp);
+    fail(a, sp, "cannot differentiate a constructor used as a value: wrap it in a function");
+    return unit(a, sp);
+  case EXPR_CALL: {
+    Expr *fn = e->call.fn;
+    if (fn->kind == EXPR_OP) return tr_op_call(a, e);
+    uint32_t n = e->call.nargs;
+    Expr **args = mem_calloc(n + 2, sizeof *args);
+    Expr *r;
+    if (fn->kind == EXPR_CTOR) {
+      for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
+      r = expr_call(m, build_ctor(m, map_ctor(a, fn->ctor.ctor), fn->span), args, n, NULL, sp);
+    } else {
+      Expr *f = tr(a, fn);
+      for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
+      args[n] = use(a, a->k, sp);
+      r = build_call(m, f, args, n + 1, sp);
+    }
+    mem_free(args);
+    return r;
+  }
+  case EXPR_TUPLE: {
+    Expr **fs = mem_calloc(e->tuple.n + 1, sizeof *fs);
+    for (uint32_t i = 0; i < e->tuple.n; i++) fs[i] = tr(a, e->tuple.fields[i]);
+    Expr *r = build_tuple(m, fs, e->tuple.n, sp);
+    mem_free(fs);
+    return r;
+  }
+  case EXPR_PROJ: return build_proj(m, tr(a, e->proj.tuple), e->proj.index, sp);
+  case EXPR_FN: return build_fn(m, tr_function(a, e->fn, sp), sp);
+  case EXPR_LET: return tr_let_chain(a, e);
+  case EXPR_IF: {
+    Expr *c = tr(a, e->if_.cond);
+    Expr *cv = push(a, "cond", build_proj(m, c, 0, sp));
+    Expr *t = tr_block(a, e->if_.then_);
+    Expr *f = tr_block(a, e->if_.else_);
+    return build_if(m, cv, t, f, sp);
+  }
+  case EXPR_MATCH: {
+    Expr *s = tr(a, e->match.scrut);
+    Clause *cs = mem_calloc(e->match.nclauses + 1, sizeof *cs);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) {
+      cs[i].span = e->match.clauses[i].span;
+      cs[i].pattern = tr_pattern(a, e->match.clauses[i].pattern);
+      cs[i].body = tr_block(a, e->match.clauses[i].body);
+    }
+    Expr *r = build_match(m, s, cs, e->match.nclauses, e->match.partial, sp);
+    mem_free(cs);
+    return r;
+  }
+  case EXPR_REF_NEW: return build_ref_new(m, tr(a, e->ref.arg), sp);
+  case EXPR_REF_READ: return build_ref_read(m, tr(a, e->ref.arg), sp);
+  case EXPR_REF_WRITE: {
+    Expr *r = tr(a, e->ref_write.ref);
+    return build_ref_write(m, r, tr(a, e->ref_write.value), sp);
+  }
+  default:
+    fail(a, sp, "unexpected expression in a resolved module");
+    return unit(a, sp);
+  }
+}
+
+static void ad_free(AD *a) {
+  ptrmap_free(&a->vmap);
+  ptrmap_free(&a->gmap);
+  ptrmap_free(&a->memo);
+  ptrmap_free(&a->tpmap);
+  ptrmap_free(&a->adt_needs);
+  ptrmap_free(&a->adt_map);
+  ptrmap_free(&a->ctor_map);
+  vec_free(a->memo_vals);
+  vec_free(a->open);
+}
+
+/* The top level (§1.4): pair the parameters, run the translated body on a
+ * fresh tape, seed the first leaf of the result, run the tape, return
+ * (value, (gradient of each parameter)). */
+static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
+  AD a = {.m = m, .d = d};
+  uint8_t one = 1;
+  vec_push(a.open, one);
+  a.scope = 0;
+  BindVec top = {0};
+  a.ll = &top;
+  Span sp = f->span;
+  Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(&a, sp), NULL, sp);
+  Var *tape = build_fresh_var(m, "tape", NULL, sp);
+  push_var(&a, tape, build_ref_new(m, build_fn(m, empty, sp), sp));
+  a.k = tape;
+  Expr **qs = mem_calloc(f->nparams + 1, sizeof *qs);
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    Var *p = f->params[i];
+    qs[i] = push(&a, p->name, pair_of(&a, use(&a, p, p->span), p->type, p->span));
+    ptrmap_put(&a.vmap, p, (int64_t)(intptr_t)qs[i]->var.var);
+  }
+  Expr *res = tr(&a, f->body);
+  Expr *out = NULL;
+  if (!a.failed) {
+    /* seed: ones_like at the first leaf (overwriting its cell) */
+    const Type *t = rt(f->body->type);
+    Expr *leaf = res;
+    while (t->kind == TYPE_TUPLE) {
+      leaf = push(&a, "x", build_proj(m, leaf, 0, sp));
+      t = rt(t->tuple.fields[0]);
+    }
+    Expr *ones = op_call(m, "ones_like", (Expr *[]){build_proj(m, leaf, 0, sp)}, 1, NULL, sp);
+    push_unit(&a, build_ref_write(m, build_proj(m, leaf, 1, sp), ones, sp));
+    push_unit(&a, build_call(m, build_ref_read(m, use(&a, tape, sp), sp), NULL, 0, sp));
+    Expr *value = atomize(&a, "v", value_of(&a, res, f->body->type, sp));
+    Expr **gs = mem_calloc(f->nparams + 1, sizeof *gs);
+    for (uint32_t i = 0; i < f->nparams; i++) gs[i] = grad_of(&a, qs[i], f->params[i]->type, sp);
+    Expr *grads = build_tuple(m, gs, f->nparams, sp);
+    mem_free(gs);
+    Expr *body = wrap(&a, &top, build_tuple(m, (Expr *[]){value, grads}, 2, sp));
+    Function *nf = build_function(m, f->params, f->nparams, grad_result_annotation(m, f), body, f->attrs, sp);
+    out = build_fn(m, nf, sp);
+  } else {
+    vec_free(top);
+  }
+  mem_free(qs);
+  ad_free(&a);
+  return out;
+}
+
+/* ================================================================== entry points */
+
+Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d) {
+  int before = d->nerrors;
+  if (!grad_check_signature(m, f, mode == GRAD_FIRST_ORDER, d)) return NULL;
+  if (mode == GRAD_FIRST_ORDER) return gradient_first_order(m, f, d);
+  if (!grad_check_rules(m, f, true, d)) return NULL;
+  Expr *r = gradient_higher_order(m, f, d);
+  return d->nerrors > before ? NULL : r;
+}
+
+static bool run_on_main(PassCtx *c, GradMode mode) {
+  GlobalDef *main = module_find_global(c->m, "main");
+  if (!main || !main->fn) {
+    diag_plain(c->d, DIAG_ERROR, "pass %s: the module has no @main function", c->def->name);
+    return false;
+  }
+  Expr *g = gradient_of_function(c->m, main->fn, mode, c->d);
+  if (!g) return false;
+  main->fn = g->fn;
+  return true;
+}
+
+bool pass_GRADIENT(PassCtx *c);
+bool pass_GRADIENT(PassCtx *c) {
+  const char *mode = pass_opt_string(c, "mode");
+  if (strcmp(mode, "higher_order") == 0) return run_on_main(c, GRAD_HIGHER_ORDER);
+  if (strcmp(mode, "first_order") == 0) return run_on_main(c, GRAD_FIRST_ORDER);
+  diag_plain(c->d, DIAG_ERROR, "pass Gradient: mode must be higher_order or first_order, not '%s'", mode);
+  return false;
+}
+
+bool pass_FIRST_ORDER_GRADIENT(PassCtx *c);
+bool pass_FIRST_ORDER_GRADIENT(PassCtx *c) { return run_on_main(c, GRAD_FIRST_ORDER); }

@@ -1,0 +1,58 @@
+/* transform/gradient.h — automatic differentiation of Relay functions (spec/gradient.md §1).
+ *
+ * gradient_of_function turns a typed function `fn (%p1: T1, ..., %pn: Tn) -> R`
+ * into the function literal `fn (%p1, ..., %pn) -> (R, (T1, ..., Tn))` that
+ * returns the forward value and the gradient of (the first leaf of) the
+ * result with respect to every parameter, in TVM's two forms:
+ *
+ *   GRAD_HIGHER_ORDER  reverse mode with references and closures (§1.4): works
+ *                      through let, if, match/ADTs, closures, refs, recursion
+ *                      and calls of other globals (each called @g gets a
+ *                      translated copy @g_grad added to the module);
+ *   GRAD_FIRST_ORDER   a staged reverse pass over pure dataflow code (§1.5): no
+ *                      refs or closures in the output; rejects let, if, match,
+ *                      refs, globals and unapplied function literals.
+ *
+ * The parameters of the result are the very Var objects of `f`; its body is
+ * new (f itself is not modified). Operators are differentiated by the
+ * registry's gradient column (ops/gradients/grad.h): the transform knows
+ * nothing about any particular operator. Before building anything every
+ * operator call reachable from f (through called globals too) that needs a
+ * rule and has none is reported, all in one diagnostic (error + one note per
+ * use). New nodes are untyped: re-run inference on the module afterwards
+ * (the pass runner does). Returns NULL after reporting errors.
+ *
+ *     Expr *g = gradient_of_function(m, main->fn, GRAD_HIGHER_ORDER, d);
+ *     if (g) main->fn = g->fn;            // then infer_clear + infer_module
+ */
+#ifndef RELAYC_TRANSFORM_GRADIENT_H
+#define RELAYC_TRANSFORM_GRADIENT_H
+
+#include <stdbool.h>
+
+#include "ir/ast.h"
+
+typedef enum {
+  GRAD_HIGHER_ORDER, /* TVM's gradient(expr, mod, "higher_order") */
+  GRAD_FIRST_ORDER,  /* TVM's FirstOrderGradient */
+} GradMode;
+
+Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d);
+
+/* ---- shared by the two modes (transform/gradient*.c) ---- */
+/* Does t hold a float tensor (a tensor, or a tuple with one)? */
+bool grad_type_has_float(const Type *t);
+/* Does the operator call need a gradient rule: a float result and a float input? */
+bool grad_call_needs_rule(const Expr *call);
+/* Reports, in one diagnostic, every operator call reachable from f that needs a
+ * rule and has none; false when there was any. `with_globals`: also scan the
+ * globals f calls (transitively). */
+bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d);
+/* Checks the parameter and result types the transform accepts (§1.2). */
+bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d);
+/* The return annotation (R, (T1..Tn)) when f's result and every parameter
+ * were annotated, else NULL (§1.3). */
+Type *grad_result_annotation(Module *m, const Function *f);
+Expr *gradient_first_order(Module *m, Function *f, Diag *d);
+
+#endif
