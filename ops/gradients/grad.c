@@ -34,7 +34,10 @@ bool gr_fail(GradCtx *c, const char *fmt, ...) {
 
 /* ------------------------------------------------------------------ building */
 
-Expr *gr_let(GradCtx *c, Expr *e) { return c->bind ? c->bind(c, e) : e; }
+Expr *gr_let(GradCtx *c, Expr *e) {
+  if (e->kind == EXPR_VAR || e->kind == EXPR_CONST) return e; /* already an atom */
+  return c->bind ? c->bind(c, e) : e;
+}
 
 /* A placeholder for an operator that is not registered: reported once per rule
  * run; the pass sees the error count and gives up. */
