@@ -73,6 +73,7 @@ typedef struct F {
   PtrMap vars;   /* Var* → register */
   PtrMap uses;   /* Expr* → parent count (body DAG, outside nested fns) */
   PtrMap memo;   /* Expr* → memo register */
+  PtrMap inl;    /* EXPR_FN literal → 1: its only use is as a callee, lowered in place */
   /* Shared nodes known to be computed at the current emission point: node →
    * the control region it was computed in; valid while that region is open.
    * Regions open for each if branch, match clause and JSET-guarded body. */
@@ -214,13 +215,19 @@ static void push_children(ExprStack *st, Expr *e, bool into_fns) {
   if (e->kind == EXPR_FN && into_fns) vec_push(*st, e->fn->body);
 }
 
-/* Parent counts of the nodes of `body` (nested fn bodies excluded). */
-static void count_uses(Expr *body, PtrMap *uses) {
+/* Adds one parent to `root` and, when root is new, counts the parents of
+ * the nodes below it (nested fn bodies excluded). Calls whose callee is a
+ * function literal are collected in `fn_calls` (may be NULL). */
+typedef VEC(Expr *) ExprVec;
+
+static void count_uses_from(Expr *root, PtrMap *uses, ExprVec *fn_calls) {
+  int64_t *r = ptrmap_slot(uses, root);
+  if ((*r)++ > 0) return;
   ExprStack st = {0};
-  vec_push(st, body);
-  ptrmap_put(uses, body, 1);
+  vec_push(st, root);
   while (st.len) {
     Expr *e = st.data[--st.len];
+    if (fn_calls && e->kind == EXPR_CALL && e->call.fn->kind == EXPR_FN) vec_push(*fn_calls, e);
     size_t before = st.len;
     push_children(&st, e, false);
     /* count each new edge; descend only on first sight */
@@ -235,6 +242,50 @@ static void count_uses(Expr *body, PtrMap *uses) {
     st.len = keep;
   }
   vec_free(st);
+}
+
+/* Direct calls of function literals (`fn (...) {...}(args)`, FuseOps'
+ * Primitive=1 groups) whose literal has no other use are lowered in place:
+ * the arguments go to registers bound to the parameters and the body is
+ * emitted right there, so the call makes no closure and pushes no frame.
+ * Their bodies count as part of this function (`uses`), found to a fixed
+ * point (an inlined body may hold more such calls). A literal whose count
+ * rises above one once every body is counted (a body shares it) is
+ * excluded and the counting restarts without it. */
+static void count_uses_inlining(F *f, Expr *body) {
+  PtrMap excluded = {0};
+  for (;;) {
+    ExprVec calls = {0}, chosen = {0};
+    count_uses_from(body, &f->uses, &calls);
+    for (size_t i = 0; i < calls.len; i++) {
+      Expr *call = calls.data[i], *lit = call->call.fn;
+      int64_t n = 0;
+      ptrmap_get(&f->uses, lit, &n);
+      if (n != 1 || lit->fn->nparams != call->call.nargs || ptrmap_get(&excluded, lit, NULL) ||
+          ptrmap_get(&f->inl, lit, NULL))
+        continue;
+      ptrmap_put(&f->inl, lit, 1);
+      vec_push(chosen, lit);
+      count_uses_from(lit->fn->body, &f->uses, &calls); /* appends further calls */
+    }
+    bool redo = false;
+    for (size_t i = 0; i < chosen.len; i++) {
+      int64_t n = 0;
+      ptrmap_get(&f->uses, chosen.data[i], &n);
+      if (n != 1) {
+        ptrmap_put(&excluded, chosen.data[i], 1);
+        redo = true;
+      }
+    }
+    vec_free(calls);
+    vec_free(chosen);
+    if (!redo) break;
+    ptrmap_free(&f->uses);
+    ptrmap_free(&f->inl);
+    memset(&f->uses, 0, sizeof f->uses);
+    memset(&f->inl, 0, sizeof f->inl);
+  }
+  ptrmap_free(&excluded);
 }
 
 static bool trivial(const Expr *e) {
@@ -642,11 +693,27 @@ static bool emit_fx(F *f, Expr *e, uint32_t dst) {
   return true;
 }
 
+/* A call of a literal lowered in place (count_uses_inlining): arguments into
+ * registers that become the parameters, then the body into dst (or as the
+ * tail). */
+static void emit_inline_call(F *f, Expr *e, uint32_t dst, bool tail) {
+  Function *fn = e->call.fn->fn;
+  uint32_t save = f->top;
+  for (uint32_t i = 0; i < e->call.nargs; i++) ptrmap_put(&f->vars, fn->params[i], operand(f, e->call.args[i]));
+  if (tail) emit_tail(f, fn->body);
+  else emit_expr(f, fn->body, dst);
+  f->top = save;
+}
+
 /* The call of an operator, constructor, global or closure into dst, or as
  * a tail call when dst is UINT32_MAX. */
 static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
   Expr *callee = e->call.fn;
   uint32_t n = e->call.nargs, save = f->top, buf[8];
+  if (callee->kind == EXPR_FN && ptrmap_get(&f->inl, callee, NULL)) {
+    emit_inline_call(f, e, dst, tail);
+    return;
+  }
   if (callee->kind == EXPR_CTOR && callee->ctor.ctor->nfields == 0) {
     op(f, I_LOADK, e->span);
     w(f, dst);
@@ -1888,6 +1955,7 @@ static void f_finish(F *f) {
   ptrmap_free(&f->imm_out);
   ptrmap_free(&f->vars);
   ptrmap_free(&f->uses);
+  ptrmap_free(&f->inl);
   ptrmap_free(&f->memo);
   ptrmap_free(&f->avail);
   vec_free(f->region_open);
@@ -1906,8 +1974,8 @@ static void lower_function(Lower *L, Pending *p) {
     c->self_reg = (int32_t)r;
     ptrmap_put(&f.vars, p->self, r++);
   }
-  /* memo registers for shared nodes */
-  count_uses(fn->body, &f.uses);
+  /* memo registers for shared nodes (of the body and of the literals lowered in place) */
+  count_uses_inlining(&f, fn->body);
   c->memo_lo = r;
   for (uint32_t i = 0; i < f.uses.cap; i++) {
     const Expr *e = f.uses.keys[i];

@@ -6,7 +6,8 @@
  * float32 expression trees (FX, FXC, FXJ: forms, stack, limits, fallback,
  * error spans of their nodes), self
  * tail calls (TSELF, arguments computed in place, TSELFM, TSELF1) and the clear
- * lists that release a frame's registers (no leaks, memo registers reset). */
+ * lists that release a frame's registers (no leaks, memo registers reset),
+ * and direct calls of function literals lowered in place (no closure). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,52 @@ static void expect_code(const char *text, const char *want, const char *needle) 
   free(dump);
   free(got);
 }
+
+/* Direct calls of function literals with no other use (FuseOps' Primitive=1
+ * groups) are lowered in place: no CLOSURE, no call frame. */
+static void expect_no_closure(const char *text, const char *want, bool closure) {
+  char *dump = NULL;
+  char *got = run(text, &dump);
+  ck_assert_str_eq(got, want);
+  if ((strstr(dump, "CLOSURE") != NULL) != closure)
+    ck_abort_msg("listing %s CLOSURE:\n%s", closure ? "lacks" : "has", dump);
+  free(dump);
+  free(got);
+}
+
+START_TEST(literal_calls_inline) {
+  expect_no_closure(HDR "def @main() {\n"
+                        "  %0 = fn (%p0: Tensor[(2), float32], %p1: float32, Primitive=1) { add(%p0, %p1) };\n"
+                        "  %1 = fn (%p0: Tensor[(2), float32], Primitive=1) { exp(%p0) };\n"
+                        "  %1(%0(zeros(shape=[2], dtype=\"float32\"), 0f))\n"
+                        "}",
+                    "[1f, 1f]", false);
+  /* nested literals, a parameter used twice, a node shared with the outer body */
+  expect_no_closure(HDR "def @main() -> (int32, int32) {\n"
+                        "  %0 = add(3, 1);\n"
+                        "  %1 = fn (%a: int32) { %2 = fn (%b: int32) { multiply(%b, %b) }; add(%2(%a), %0) };\n"
+                        "  (%1(%0), %0)\n"
+                        "}",
+                    "(20, 4)", false);
+  /* in tail position of a recursive function */
+  expect_no_closure(HDR "def @loop(%n: int32, %acc: int32) -> int32 {\n"
+                        "  if (%n == 0) { %acc } else { (fn (%a: int32, %b: int32) { @loop(%a - 1, %b + %a) })(%n, %acc) }\n"
+                        "}\n"
+                        "def @main() -> int32 { @loop(1000, 0) }",
+                    "500500", false);
+  /* a literal that is also a value, or called twice, stays a closure */
+  expect_no_closure(HDR "def @main() -> (int32, int32) {\n"
+                        "  %0 = fn (%x: int32) { add(%x, 1) };\n"
+                        "  (%0(1), %0(2))\n"
+                        "}",
+                    "(2, 3)", true);
+  expect_no_closure(HDR "def @main() {\n"
+                        "  %0 = fn (%x: int32) { add(%x, 1) };\n"
+                        "  (%0(1), %0)\n"
+                        "}",
+                    "(2, <closure>)", true);
+}
+END_TEST
 
 START_TEST(int32_wraps) {
   /* register-register, register-immediate and immediate-on-the-left forms */
@@ -513,6 +560,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, fx_fallback);
   tcase_add_test(tc, memo_registers_reset_per_iteration);
   tcase_add_test(tc, clear_lists_release_dead_values);
+  tcase_add_test(tc, literal_calls_inline);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,207 @@
+/* transform/fuse_ops.c — FuseOps: operator groups become calls of
+ * `Primitive=1` function literals (spec/passes.md §6.1).
+ *
+ * fuse_partition.c decides the groups; this file rebuilds the function
+ * bottom-up with the Rewriter (sharing kept). A node whose argument lies in
+ * another group gets a parameter `%pN` (one per distinct argument node —
+ * every use of a variable counts as the same node — annotated with the
+ * argument's type, numbered in order of first use while rebuilding); the
+ * root of a group (an operator call, or a projection whose tuple is in the
+ * same group) becomes `fn (%p0, ..., Primitive=1) -> T { body }(args)`.
+ * `relay.reshape_only=1` is added when every call in the body is
+ * reshape-like and every parameter a tensor; a body without calls gets
+ * Primitive=0 (TVM's quirk). annotation.stop_fusion(e) becomes e (its edge
+ * cut the graph); non-computational operators stay as plain calls;
+ * Primitive literals are left alone and Compiler literals not entered.
+ * Options: fuse_opt_level (-1: the pipeline's level; 0: every operator
+ * alone), max_depth (nodes per group, TVM's relay.FuseOps.max_depth) and
+ * link_params (non-scalar constants stay inside instead of becoming
+ * parameters).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/attrs.h"
+#include "ir/build.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
+#include "ops/registry.h"
+#include "transform/fuse_partition.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+bool pass_FUSE_OPS(PassCtx *c);
+
+/* Parameters and arguments of one group's function. */
+typedef struct GroupInfo {
+  VEC(Var *) params;
+  VEC(Expr *) args;
+} GroupInfo;
+
+typedef struct Fuse {
+  FusePartition fp;
+  GroupInfo *groups; /* by root index */
+  bool link_params;
+  int32_t stop_fusion; /* registry id of annotation.stop_fusion, or -1 */
+} Fuse;
+
+static const Type *resolved(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+static bool same_input(const Expr *a, const Expr *b) {
+  if (a == b) return true;
+  return a->kind == EXPR_VAR && b->kind == EXPR_VAR && a->var.var == b->var.var;
+}
+
+/* The parameter standing for `arg` (the rewritten argument) in group g. */
+static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Type *type) {
+  GroupInfo *gi = &fu->groups[g];
+  for (size_t i = 0; i < gi->args.len; i++)
+    if (same_input(gi->args.data[i], arg)) return build_var(rw->m, gi->params.data[i], arg->span);
+  char name[24];
+  snprintf(name, sizeof name, "p%zu", gi->params.len);
+  Var *p = var_new(rw->m, arena_strdup(rw->m->arena, name), arg->span, (Type *)resolved(type));
+  vec_push(gi->params, p);
+  vec_push(gi->args, arg);
+  return build_var(rw->m, p, arg->span);
+}
+
+/* TVM's GetNewArguments: `olds` are the original arguments (for groups and
+ * types), `news` their rewritten forms; returns the list for the node in
+ * group g (news itself when nothing crosses a group boundary). */
+static Expr **new_arguments(Rewriter *rw, Fuse *fu, int32_t g, Expr **olds, Expr **news, uint32_t n) {
+  Expr **out = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    Expr *a = news[i];
+    if (fuse_group_of(&fu->fp, olds[i]) != g && !(fu->link_params && a->kind == EXPR_CONST))
+      a = group_param(rw, fu, g, a, olds[i]->type);
+    if (a != news[i] && !out) {
+      out = arena_alloc(rw->m->arena, (n ? n : 1) * sizeof *out);
+      memcpy(out, news, n * sizeof *out);
+    }
+    if (out) out[i] = a;
+  }
+  return out ? out : news;
+}
+
+/* TVM's CheckReshapeOnly over a group's body. */
+typedef struct ReshapeCheck {
+  bool reshape_only, has_call;
+} ReshapeCheck;
+
+static void check_reshape(Expr *body, ReshapeCheck *rc) {
+  VEC(Expr *) st = {0};
+  PtrMap seen = {0};
+  vec_push(st, body);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    if (ptrmap_get(&seen, e, NULL)) continue;
+    ptrmap_put(&seen, e, 1);
+    switch (e->kind) {
+    case EXPR_CALL:
+      rc->has_call = true;
+      if (e->call.fn->kind != EXPR_OP || !op_is_reshape_only(e->call.fn->op.id)) rc->reshape_only = false;
+      if (rc->reshape_only)
+        for (uint32_t i = 0; i < e->call.nargs; i++) vec_push(st, e->call.args[i]);
+      break;
+    case EXPR_VAR: {
+      const Type *t = e->var.var->annot;
+      if (!t || t->kind != TYPE_TENSOR) rc->reshape_only = false;
+      break;
+    }
+    case EXPR_TUPLE:
+      for (uint32_t i = 0; i < e->tuple.n; i++) vec_push(st, e->tuple.fields[i]);
+      break;
+    case EXPR_PROJ: vec_push(st, e->proj.tuple); break;
+    default: break;
+    }
+  }
+  vec_free(st);
+  ptrmap_free(&seen);
+}
+
+/* `fn (params, Primitive=1) -> ret { body }(args)` for group g. */
+static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, Expr *body, Span sp) {
+  Module *m = rw->m;
+  ReshapeCheck rc = {true, false};
+  check_reshape(body, &rc);
+  GroupInfo *gi = &fu->groups[g];
+  Attrs *attrs = attrs_with(m, NULL, "Primitive", attr_int(m, rc.has_call ? 1 : 0));
+  if (rc.has_call && rc.reshape_only) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
+  Function *f = build_function(m, gi->params.data, (uint32_t)gi->params.len, (Type *)resolved(ret), body, attrs, sp);
+  return build_call(m, build_fn(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp);
+}
+
+static Expr *fuse_pre(Rewriter *rw, Expr *e) {
+  /* Primitive literals stay as they are; Compiler literals are not entered */
+  if (e->kind == EXPR_FN && (fn_has_attr(e->fn, "Primitive") || fn_has_attr(e->fn, "Compiler"))) return e;
+  return NULL;
+}
+
+static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
+  Fuse *fu = rw->ud;
+  switch (old->kind) {
+  case EXPR_CALL: {
+    if (old->call.fn->kind != EXPR_OP) return e;
+    int32_t id = old->call.fn->op.id;
+    if (op_is_noncomputational(id)) return e;
+    if (id == fu->stop_fusion && e->call.nargs == 1) return e->call.args[0];
+    int32_t g = fuse_group_of(&fu->fp, old);
+    if (g < 0) return e;
+    Expr **args = new_arguments(rw, fu, g, old->call.args, e->call.args, e->call.nargs);
+    Expr *call = build_copy(rw->m, e);
+    call->call.args = args;
+    if (g == fuse_node_of(&fu->fp, old)) return make_function(rw, fu, g, old->type, call, old->span);
+    return call;
+  }
+  case EXPR_TUPLE: {
+    int32_t g = fuse_group_of(&fu->fp, old);
+    if (g < 0 || g == fuse_node_of(&fu->fp, old)) return e;
+    Expr **fields = new_arguments(rw, fu, g, old->tuple.fields, e->tuple.fields, e->tuple.n);
+    if (fields == e->tuple.fields) return e;
+    Expr *t = build_copy(rw->m, e);
+    t->tuple.fields = fields;
+    return t;
+  }
+  case EXPR_PROJ: {
+    int32_t g = fuse_group_of(&fu->fp, old);
+    if (g < 0) return e;
+    bool root = g == fuse_node_of(&fu->fp, old);
+    if (root && fuse_group_of(&fu->fp, old->proj.tuple) != g) return e; /* isolated */
+    Expr **tup = new_arguments(rw, fu, g, &old->proj.tuple, &e->proj.tuple, 1);
+    Expr *p = build_proj(rw->m, tup[0], old->proj.index, old->span);
+    if (root) return make_function(rw, fu, g, old->type, p, old->span);
+    return p;
+  }
+  default: return e;
+  }
+}
+
+static bool fuse_function(PassCtx *c, GlobalDef *gd) {
+  Function *fn = gd->fn;
+  if (fn_has_attr(fn, "Primitive")) return true;
+  int64_t level = pass_opt_int(c, "fuse_opt_level");
+  if (level < 0) level = c->opt_level;
+  int64_t depth = pass_opt_int(c, "max_depth");
+  Fuse fu = {.link_params = pass_opt_bool(c, "link_params"), .stop_fusion = op_lookup("annotation.stop_fusion")};
+  fuse_partition_build(&fu.fp, fn, (int)level, depth < 1 ? 1 : (uint32_t)depth);
+  fu.groups = mem_calloc(fu.fp.post.len + 1, sizeof *fu.groups);
+  Rewriter rw;
+  rw_init(&rw, c->m, c->d);
+  rw.pre = fuse_pre;
+  rw.post = fuse_post;
+  rw.ud = &fu;
+  bool ok = rw_function(&rw, fn);
+  rw_fini(&rw);
+  for (size_t i = 0; i < fu.fp.post.len; i++) {
+    vec_free(fu.groups[i].params);
+    vec_free(fu.groups[i].args);
+  }
+  mem_free(fu.groups);
+  fuse_partition_free(&fu.fp);
+  return ok;
+}
+
+bool pass_FUSE_OPS(PassCtx *c) { return pass_for_each_function(c, fuse_function); }
