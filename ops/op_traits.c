@@ -1,9 +1,13 @@
 /* ops/op_traits.c — expands ops/op_traits.def into a table indexed by
  * operator id. Rows are designated initialisers, so the .def need not follow
- * op_table.def's order; ids without a row get the zero entry, which the
- * lookup reads as "opaque, no flags" (the table stores class + 1).
+ * op_table.def's order; a duplicated row is an -Woverride-init warning and
+ * a missing one fails the static_assert below, so every built-in operator
+ * has exactly one row. Ids past the table (plugins) read as "opaque, no
+ * flags" (the table stores class + 1, 0 meaning no row).
  */
 #include "ops/op_traits.h"
+
+#include <assert.h>
 
 #include "ops/op_ids.h"
 
@@ -24,6 +28,15 @@ static const OpTraits traits[OP_BUILTIN_COUNT] = {
 #include "ops/op_traits.def"
 #undef TRAIT
 };
+
+enum {
+#define TRAIT(id, cls, flags) +1
+  TRAIT_ROWS = 0
+#include "ops/op_traits.def"
+#undef TRAIT
+};
+static_assert((int)TRAIT_ROWS == (int)OP_BUILTIN_COUNT,
+              "ops/op_traits.def needs exactly one TRAIT row per operator of ops/op_table.def");
 
 OpPattern op_pattern(int32_t id) {
   if (id < 0 || id >= OP_BUILTIN_COUNT || !traits[id].cls1) return OPAT_OPAQUE;

@@ -37,5 +37,6 @@ static inline bool op_is_stateful(int32_t id) { return (op_traits_flags(id) & OP
 static inline bool op_is_noncomputational(int32_t id) {
   return (op_traits_flags(id) & OPF_NONCOMPUTATIONAL) != 0;
 }
+static inline bool op_is_reshape_only(int32_t id) { return (op_traits_flags(id) & OPF_RESHAPE_ONLY) != 0; }
 
 #endif
