@@ -1,32 +1,47 @@
-/* ir/equal.c — structural equality of resolved modules (ir/equal.h).
+/* ir/equal.c — structural equality of resolved modules (ir/equal.h), TVM's
+ * structural_equal as spec/passes.md §9 states it.
  *
- * Alpha-equivalence: bound variables (parameters, let and pattern variables)
- * and type parameters are paired at their binders, and a use must refer to
- * the paired binder; free variables are paired at first sight. DAG-aware:
- * every compound node of `a` is paired with exactly one node of `b` (maps in
- * both directions), so sharing must agree. Atoms — variables, globals,
- * operators, constructors and constants — are compared by value only, since
- * the printer repeats them in place rather than sharing them. Constants
- * compare by dtype, shape and bytes; attributes by attr_value_equal; types
- * structurally, with bound unification variables followed.
+ * Binders: parameters, let and pattern variables, type parameters are paired
+ * when met; a use must refer to the paired binder; free variables pair at
+ * first sight (TVM's map_free_vars). A variable's "annotation" is its written
+ * type, or else its inferred one (TVM's InferType writes inferred types into
+ * unannotated binders), and the same for return types.
  *
- * Expressions are compared with an explicit work stack, so long chains do not
- * use the C stack; types and patterns recurse under stack_exhausted().
- * A binder is always paired before the pairs below it are popped.
+ * DAG sharing: the graph nodes — calls, lets, ifs, function literals,
+ * non-empty tuples, refs, matches — are paired one-to-one (maps in both
+ * directions) once met, so sharing must agree: `%0 = f(x); g(%0, %0)` differs
+ * from `g(f(x), f(x))`. Constants, projections, the empty tuple, operators,
+ * constructors and globals are compared by value only and never paired, so a
+ * shared constant equals two equal literals and one `%t.0` equals two.
+ *
+ * Attributes: call attributes field by field (relayc normalises every
+ * operator call against its schema, so defaults are present on both sides;
+ * a call without attributes equals one whose attributes are all defaults);
+ * function attribute maps by key regardless of order, integers with their
+ * dtype (`1` is not `1i64`); doubles within 1e-9 (NaN equals NaN).
+ * Constants by dtype, shape and bytes (exactly). Inferred expression types,
+ * spans and the printed form are never compared.
+ *
+ * The comparison runs in TVM's field order (callee, arguments, attributes;
+ * let binder, value, body; ...) on an explicit work stack, so long chains use
+ * no C stack; types and patterns recurse under stack_exhausted(). The first
+ * difference is reported with its position in EACH module and a one-line
+ * rendering of both sides' node.
  */
 #include "ir/equal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ir/print.h"
 #include "ir/ptrmap.h"
 
 /* --------------------------------------------------------- pointer maps */
 
-/* Pointer → pointer maps (node pairings) over ir/ptrmap.h. */
 typedef PtrMap EqMap;
 
 static const void *eqm_get(const EqMap *m, const void *k) {
@@ -35,8 +50,6 @@ static const void *eqm_get(const EqMap *m, const void *k) {
 }
 
 static void eqm_put(EqMap *m, const void *k, const void *v) { ptrmap_put(m, k, (int64_t)(intptr_t)v); }
-
-static void eqm_free(EqMap *m) { ptrmap_free(m); }
 
 /* A pairing: both directions, so a node of b cannot be paired twice. */
 typedef struct Pairing {
@@ -54,44 +67,48 @@ static bool pairing_add(Pairing *p, const void *a, const void *b) {
 }
 
 static void pairing_free(Pairing *p) {
-  eqm_free(&p->fwd);
-  eqm_free(&p->rev);
+  ptrmap_free(&p->fwd);
+  ptrmap_free(&p->rev);
 }
 
 /* -------------------------------------------------------------- context */
 
-typedef struct ExprPair {
+typedef enum {
+  TK_EXPR,       /* compare two expressions */
+  TK_CALL_ATTRS, /* compare the attributes of two calls (after their arguments) */
+} TaskKind;
+
+typedef struct Task {
   const Expr *a, *b;
-} ExprPair;
+  TaskKind kind;
+  const Expr *pa, *pb; /* the calls whose callees a and b are (for the report), or NULL */
+} Task;
 
 typedef struct Eq {
   Pairing exprs, vars, tparams;
-  VEC(ExprPair) work;
+  VEC(Task) work;
   FILE *why;
-  Source *src;       /* of module a, for positions in the reason */
-  const char *where; /* "@main", "type List", "expression" */
+  Source *src_a, *src_b; /* for positions in the report (may be NULL) */
+  const char *where;     /* "@main", "type List", "expression" */
   bool failed;
 } Eq;
 
-static bool eq_fail(Eq *q, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* What a difference points at on one side: a node, a binder, a pattern or a
+ * function head (at most one set), with its span. */
+typedef struct Side {
+  Span sp;
+  const Expr *e;
+  const Var *v;
+  const Pattern *p;
+  const Function *f;
+  const char *text; /* a fixed description when none of the above */
+} Side;
 
-static bool eq_fail(Eq *q, Span sp, const char *fmt, ...) {
-  if (q->failed) return false;
-  q->failed = true;
-  if (!q->why) return false;
-  fprintf(q->why, "%s: ", q->where ? q->where : "module");
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(q->why, fmt, ap);
-  va_end(ap);
-  if (q->src && sp.lo < q->src->len) {
-    uint32_t line, col;
-    source_line_col(q->src, sp.lo, &line, &col);
-    fprintf(q->why, " (at %s:%u:%u)", q->src->name ? q->src->name : "?", line, col);
-  }
-  fputc('\n', q->why);
-  return false;
-}
+static Side side_e(const Expr *e) { return (Side){.sp = e ? e->span : (Span){0, 0}, .e = e}; }
+static Side side_v(const Var *v) { return (Side){.sp = v ? v->span : (Span){0, 0}, .v = v}; }
+static Side side_p(const Pattern *p) { return (Side){.sp = p->span, .p = p}; }
+static Side side_f(const Function *f) { return (Side){.sp = f->span, .f = f}; }
+static Side side_text(Span sp, const char *text) { return (Side){.sp = sp, .text = text}; }
 
 static void eq_free(Eq *q) {
   pairing_free(&q->exprs);
@@ -103,6 +120,270 @@ static void eq_free(Eq *q) {
 static bool str_eq(const char *a, const char *b) {
   if (!a || !b) return a == b;
   return strcmp(a, b) == 0;
+}
+
+/* ------------------------------------------------------------ rendering */
+
+/* A bounded one-line rendering of a node for the report: at most RENDER_MAX
+ * bytes, nested expressions shown to RENDER_DEPTH levels ("..." below). */
+#define RENDER_MAX 160
+#define RENDER_DEPTH 3
+
+typedef struct RBuf {
+  char s[RENDER_MAX + 8];
+  size_t n;
+  bool full;
+} RBuf;
+
+static void rb_puts(RBuf *b, const char *s) {
+  for (; *s && !b->full; s++) {
+    if (b->n >= RENDER_MAX) {
+      memcpy(b->s + b->n, "...", 4);
+      b->n += 3;
+      b->full = true;
+      return;
+    }
+    b->s[b->n++] = *s == '\n' ? ' ' : *s;
+  }
+  b->s[b->n] = 0;
+}
+
+static void rb_printf(RBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rb_printf(RBuf *b, const char *fmt, ...) {
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  rb_puts(b, tmp);
+}
+
+static void rb_type(RBuf *b, const Type *t) {
+  char *s = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&s, &len);
+  if (!f) return;
+  print_type(f, t);
+  fclose(f);
+  rb_puts(b, s ? s : "?");
+  free(s);
+}
+
+static void rb_const(RBuf *b, const ConstTensor *c) {
+  char dt[32];
+  dtype_name(c->dtype, dt);
+  if (c->ndim != 0) {
+    if (c->meta_index >= 0) rb_printf(b, "meta[relay.Constant][%d]", c->meta_index);
+    else rb_printf(b, "<constant of rank %d, %s>", c->ndim, dt);
+    return;
+  }
+  if (dtype_is_bool(c->dtype)) rb_puts(b, *(const uint8_t *)c->data ? "True" : "False");
+  else if (dtype_is_float(c->dtype)) rb_printf(b, "%.9g%s", const_scalar_as_double(c), c->dtype.bits == 32 ? "f" : dt + 5);
+  else if (dtype_eq(c->dtype, DT_I32)) rb_printf(b, "%lld", (long long)const_scalar_as_int(c));
+  else rb_printf(b, "%lld%c%d", (long long)const_scalar_as_int(c), c->dtype.code == DT_UINT ? 'u' : 'i', c->dtype.bits);
+}
+
+static void rb_expr(RBuf *b, const Expr *e, int depth);
+
+static void rb_list(RBuf *b, Expr *const *xs, uint32_t n, int depth) {
+  for (uint32_t i = 0; i < n && !b->full; i++) {
+    if (i) rb_puts(b, ", ");
+    rb_expr(b, xs[i], depth);
+  }
+}
+
+static void rb_attrs(RBuf *b, const Attrs *a, bool *first) {
+  if (!a) return;
+  for (uint32_t i = 0; i < a->n && !b->full; i++) {
+    if (a->items[i].is_default) continue;
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f) return;
+    attr_value_print(f, a->items[i].value);
+    fclose(f);
+    rb_printf(b, "%s%s=%s", *first ? "" : ", ", a->items[i].key, s ? s : "?");
+    *first = false;
+    free(s);
+  }
+}
+
+static void rb_var(RBuf *b, const Var *v, bool with_type) {
+  rb_printf(b, "%%%s", v->name && v->name[0] ? v->name : "_");
+  const Type *t = v->annot ? v->annot : v->type;
+  if (with_type && t) {
+    rb_puts(b, ": ");
+    rb_type(b, t);
+  }
+}
+
+static void rb_fn_head(RBuf *b, const Function *f) {
+  rb_puts(b, "fn (");
+  for (uint32_t i = 0; i < f->nparams && !b->full; i++) {
+    if (i) rb_puts(b, ", ");
+    rb_var(b, f->params[i], true);
+  }
+  rb_puts(b, ")");
+  if (f->ret_annot) {
+    rb_puts(b, " -> ");
+    rb_type(b, f->ret_annot);
+  }
+}
+
+static void rb_expr(RBuf *b, const Expr *e, int depth) {
+  if (b->full) return;
+  if (!e) {
+    rb_puts(b, "<none>");
+    return;
+  }
+  bool inner = e->kind == EXPR_CALL || e->kind == EXPR_TUPLE || e->kind == EXPR_FN ||
+               e->kind == EXPR_LET || e->kind == EXPR_IF || e->kind == EXPR_MATCH ||
+               e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE;
+  if (inner && depth >= RENDER_DEPTH) {
+    rb_puts(b, "...");
+    return;
+  }
+  depth++;
+  switch (e->kind) {
+  case EXPR_CONST: rb_const(b, e->constant); break;
+  case EXPR_VAR:
+    if (e->var.var) rb_var(b, e->var.var, false);
+    else rb_printf(b, "%%%s", e->var.name ? e->var.name : "?");
+    break;
+  case EXPR_GLOBAL: rb_printf(b, "@%s", e->global.name); break;
+  case EXPR_OP: rb_puts(b, e->op.name ? e->op.name : "?"); break;
+  case EXPR_CTOR: rb_puts(b, e->ctor.ctor ? e->ctor.ctor->name : "?"); break;
+  case EXPR_CALL: {
+    rb_expr(b, e->call.fn, depth);
+    rb_puts(b, "(");
+    rb_list(b, e->call.args, e->call.nargs, depth);
+    bool first = e->call.nargs == 0;
+    rb_attrs(b, e->call.attrs, &first);
+    rb_puts(b, ")");
+    break;
+  }
+  case EXPR_TUPLE:
+    rb_puts(b, "(");
+    rb_list(b, e->tuple.fields, e->tuple.n, depth);
+    rb_puts(b, e->tuple.n == 1 ? ",)" : ")");
+    break;
+  case EXPR_PROJ:
+    rb_expr(b, e->proj.tuple, depth);
+    rb_printf(b, ".%u", e->proj.index);
+    break;
+  case EXPR_FN:
+    rb_fn_head(b, e->fn);
+    rb_puts(b, " { ");
+    rb_expr(b, e->fn->body, depth);
+    rb_puts(b, " }");
+    break;
+  case EXPR_LET:
+    rb_puts(b, "let ");
+    rb_var(b, e->let.var, true);
+    rb_puts(b, " = ");
+    rb_expr(b, e->let.value, depth);
+    rb_puts(b, "; ");
+    rb_expr(b, e->let.body, depth);
+    break;
+  case EXPR_IF:
+    rb_puts(b, "if (");
+    rb_expr(b, e->if_.cond, depth);
+    rb_puts(b, ") { ");
+    rb_expr(b, e->if_.then_, depth);
+    rb_puts(b, " } else { ");
+    rb_expr(b, e->if_.else_, depth);
+    rb_puts(b, " }");
+    break;
+  case EXPR_MATCH:
+    rb_puts(b, e->match.partial ? "match? (" : "match (");
+    rb_expr(b, e->match.scrut, depth);
+    rb_printf(b, ") { %u clauses }", e->match.nclauses);
+    break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ:
+    rb_puts(b, e->kind == EXPR_REF_NEW ? "ref(" : "ref_read(");
+    rb_expr(b, e->ref.arg, depth);
+    rb_puts(b, ")");
+    break;
+  case EXPR_REF_WRITE:
+    rb_puts(b, "ref_write(");
+    rb_expr(b, e->ref_write.ref, depth);
+    rb_puts(b, ", ");
+    rb_expr(b, e->ref_write.value, depth);
+    rb_puts(b, ")");
+    break;
+  default: rb_printf(b, "<%s>", expr_kind_name(e->kind)); break;
+  }
+}
+
+static void rb_pattern(RBuf *b, const Pattern *p, int depth) {
+  if (b->full) return;
+  if (depth >= RENDER_DEPTH) {
+    rb_puts(b, "...");
+    return;
+  }
+  switch (p->kind) {
+  case PAT_WILDCARD: rb_puts(b, "_"); break;
+  case PAT_VAR: rb_var(b, p->var, true); break;
+  case PAT_CTOR:
+    rb_puts(b, p->ctor.ctor ? p->ctor.ctor->name : p->ctor.name);
+    if (p->ctor.nargs) {
+      rb_puts(b, "(");
+      for (uint32_t i = 0; i < p->ctor.nargs; i++) {
+        if (i) rb_puts(b, ", ");
+        rb_pattern(b, p->ctor.args[i], depth + 1);
+      }
+      rb_puts(b, ")");
+    }
+    break;
+  case PAT_TUPLE:
+    rb_puts(b, "(");
+    for (uint32_t i = 0; i < p->tuple.n; i++) {
+      if (i) rb_puts(b, ", ");
+      rb_pattern(b, p->tuple.fields[i], depth + 1);
+    }
+    rb_puts(b, ")");
+    break;
+  }
+}
+
+/* "  file:line:col: text" for one side. */
+static void report_side(FILE *out, Source *src, Side s) {
+  RBuf b = {.n = 0};
+  b.s[0] = 0;
+  if (s.e) rb_expr(&b, s.e, 0);
+  else if (s.v) rb_var(&b, s.v, true);
+  else if (s.p) rb_pattern(&b, s.p, 0);
+  else if (s.f) rb_fn_head(&b, s.f);
+  else if (s.text) rb_puts(&b, s.text);
+  fputs("  ", out);
+  if (s.sp.lo >= DIAG_EXTRA_BASE) {
+    fputs("<prelude>: ", out);
+  } else if (src && (s.sp.lo || s.sp.hi) && s.sp.lo < src->len) {
+    uint32_t line, col;
+    source_line_col(src, s.sp.lo, &line, &col);
+    fprintf(out, "%s:%u:%u: ", src->name ? src->name : "?", line, col);
+  } else {
+    fprintf(out, "%s: ", src && src->name ? src->name : "?");
+  }
+  fprintf(out, "%s\n", b.s);
+}
+
+static bool eq_fail(Eq *q, Side a, Side b, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static bool eq_fail(Eq *q, Side a, Side b, const char *fmt, ...) {
+  if (q->failed) return false;
+  q->failed = true;
+  if (!q->why) return false;
+  fprintf(q->why, "%s: ", q->where ? q->where : "module");
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(q->why, fmt, ap);
+  va_end(ap);
+  fputc('\n', q->why);
+  report_side(q->why, q->src_a, a);
+  report_side(q->why, q->src_b, b);
+  return false;
 }
 
 /* ---------------------------------------------------------------- types */
@@ -157,6 +438,7 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   case TYPE_VAR: {
     const void *pa = eqm_get(&q->tparams.fwd, a->var.param);
     if (pa) return pa == b->var.param;
+    if (eqm_get(&q->tparams.rev, b->var.param)) return false;
     return a->var.param == b->var.param;
   }
   case TYPE_ADT:
@@ -179,38 +461,126 @@ bool type_equal(const Type *a, const Type *b) {
   return ok;
 }
 
+/* The "annotation" TVM compares: the written type, else the inferred one. */
+static const Type *var_annotation(const Var *v) {
+  if (v->annot && v->annot->kind != TYPE_INCOMPLETE) return v->annot;
+  return v->type ? v->type : v->annot;
+}
+
+static const Type *fn_ret_annotation(const Function *f) {
+  if (f->ret_annot && f->ret_annot->kind != TYPE_INCOMPLETE) return f->ret_annot;
+  const Type *t = ty_follow(f->type);
+  if (t && t->kind == TYPE_FUNC) return t->func.ret;
+  return f->ret_annot;
+}
+
 /* ---------------------------------------------------------- attributes */
 
-static bool attrs_empty(const Attrs *a) { return !a || (a->n == 0 && !a->meta_key); }
+#define DOUBLE_TOLERANCE 1e-9
 
-static bool attrs_eq(Eq *q, const Attrs *a, const Attrs *b, Span sp) {
-  if (attrs_empty(a) || attrs_empty(b)) {
-    if (attrs_empty(a) && attrs_empty(b)) return true;
-    return eq_fail(q, sp, "attributes present on one side only");
+/* TVM's attribute equality: doubles within 1e-9, NaN == NaN; integers by
+ * value, and by dtype too when `typed` (function attribute maps hold
+ * IntImm objects; call attributes are typed C fields). */
+static bool av_eq(const AttrValue *a, const AttrValue *b, bool typed) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  if (stack_exhausted()) return false;
+  switch (a->kind) {
+  case AV_INT: return a->i.value == b->i.value && (!typed || dtype_eq(a->i.dtype, b->i.dtype));
+  case AV_FLOAT:
+    if (typed && !dtype_eq(a->f.dtype, b->f.dtype)) return false;
+    if (isnan(a->f.value) || isnan(b->f.value)) return isnan(a->f.value) && isnan(b->f.value);
+    if (a->f.value == b->f.value) return true; /* infinities */
+    return fabs(a->f.value - b->f.value) <= DOUBLE_TOLERANCE;
+  case AV_BOOL: return a->b == b->b;
+  case AV_STRING: return a->s.len == b->s.len && memcmp(a->s.chars, b->s.chars, a->s.len) == 0;
+  case AV_NONE:
+  case AV_ANY: return true;
+  case AV_META: return a->meta.index == b->meta.index && str_eq(a->meta.key, b->meta.key);
+  case AV_EXPR: return a->expr == b->expr;
+  case AV_ARRAY:
+    if (a->arr.n != b->arr.n) return false;
+    for (uint32_t i = 0; i < a->arr.n; i++)
+      if (!av_eq(a->arr.items[i], b->arr.items[i], typed)) return false;
+    return true;
   }
-  if (a->n != b->n) return eq_fail(q, sp, "attribute count differs (%u vs %u)", a->n, b->n);
-  for (uint32_t i = 0; i < a->n; i++) {
-    if (!str_eq(a->items[i].key, b->items[i].key))
-      return eq_fail(q, a->items[i].span, "attribute key differs (%s vs %s)", a->items[i].key,
-                     b->items[i].key);
-    if (!attr_value_equal(a->items[i].value, b->items[i].value))
-      return eq_fail(q, a->items[i].span, "value of attribute %s differs", a->items[i].key);
+  return false;
+}
+
+/* No attributes, or only schema defaults (what a call written without
+ * attributes normalises to). */
+static bool attrs_all_default(const Attrs *a) {
+  if (!a) return true;
+  if (a->meta_key) return false;
+  for (uint32_t i = 0; i < a->n; i++)
+    if (!a->items[i].is_default) return false;
+  return true;
+}
+
+static const Attr *attr_find(const Attrs *a, const char *key) {
+  for (uint32_t i = 0; a && i < a->n; i++)
+    if (str_eq(a->items[i].key, key)) return &a->items[i];
+  return NULL;
+}
+
+/* Call attributes (sa/sb: the calls, for the report). */
+static bool call_attrs_eq(Eq *q, const Expr *ca, const Expr *cb) {
+  const Attrs *a = ca->call.attrs, *b = cb->call.attrs;
+  Side sa = side_e(ca), sb = side_e(cb);
+  if (!a || !b || a->n == 0 || b->n == 0) {
+    if (attrs_all_default(a) && attrs_all_default(b)) return true;
+    if (!a || !b) return eq_fail(q, sa, sb, "attributes present on one side only");
   }
   if (!str_eq(a->meta_key, b->meta_key) || (a->meta_key && a->meta_index != b->meta_index))
-    return eq_fail(q, sp, "attribute meta reference differs");
+    return eq_fail(q, sa, sb, "attribute meta reference differs");
+  if (a->n != b->n) return eq_fail(q, sa, sb, "attribute count differs (%u vs %u)", a->n, b->n);
+  for (uint32_t i = 0; i < a->n; i++) {
+    const Attr *x = &a->items[i];
+    const Attr *y = str_eq(x->key, b->items[i].key) ? &b->items[i] : attr_find(b, x->key);
+    if (!y) return eq_fail(q, sa, sb, "attribute %s present on one side only", x->key);
+    if (!av_eq(x->value, y->value, false)) return eq_fail(q, sa, sb, "value of attribute %s differs", x->key);
+  }
+  return true;
+}
+
+/* Function attribute maps: same key set, equal typed values, any order. */
+static bool fn_attrs_eq(Eq *q, const Function *fa, const Function *fb) {
+  const Attrs *a = fa->attrs, *b = fb->attrs;
+  uint32_t na = a ? a->n : 0, nb = b ? b->n : 0;
+  Side sa = side_f(fa), sb = side_f(fb);
+  if (na != nb) {
+    if (na == 0 || nb == 0) return eq_fail(q, sa, sb, "function attributes present on one side only");
+    return eq_fail(q, sa, sb, "function attribute count differs (%u vs %u)", na, nb);
+  }
+  for (uint32_t i = 0; i < na; i++) {
+    const Attr *x = &a->items[i];
+    const Attr *y = attr_find(b, x->key);
+    if (!y) return eq_fail(q, sa, sb, "function attribute %s present on one side only", x->key);
+    if (!av_eq(x->value, y->value, true)) return eq_fail(q, sa, sb, "value of function attribute %s differs", x->key);
+  }
   return true;
 }
 
 /* ------------------------------------------------------------ variables */
 
 static bool var_bind(Eq *q, const Var *a, const Var *b) {
-  if (!a || !b) return a == b || eq_fail(q, (Span){0, 0}, "missing variable");
-  if (a->is_free != b->is_free) return eq_fail(q, a->span, "free variable vs bound variable %%%s", a->name);
-  if (!ty_eq(q, a->annot, b->annot))
-    return eq_fail(q, a->span, "annotation of %%%s differs", a->name);
-  if (!attrs_eq(q, a->attrs, b->attrs, a->span)) return false;
+  if (!a || !b) return a == b || eq_fail(q, side_v(a), side_v(b), "missing variable");
+  if (a->is_free != b->is_free)
+    return eq_fail(q, side_v(a), side_v(b), "free variable vs bound variable %%%s", a->name);
+  if (!ty_eq(q, var_annotation(a), var_annotation(b)))
+    return eq_fail(q, side_v(a), side_v(b), "annotation of %%%s differs", a->name);
+  if (a->attrs || b->attrs) {
+    const Attrs *x = a->attrs, *y = b->attrs;
+    uint32_t nx = x ? x->n : 0, ny = y ? y->n : 0;
+    bool same = nx == ny;
+    for (uint32_t i = 0; same && i < nx; i++) {
+      const Attr *o = attr_find(y, x->items[i].key);
+      same = o && av_eq(x->items[i].value, o->value, true);
+    }
+    if (!same) return eq_fail(q, side_v(a), side_v(b), "attributes of %%%s differ", a->name);
+  }
   if (!pairing_add(&q->vars, a, b))
-    return eq_fail(q, a->span, "variable %%%s bound inconsistently", a->name);
+    return eq_fail(q, side_v(a), side_v(b), "variable %%%s bound inconsistently", a->name);
   return true;
 }
 
@@ -218,12 +588,12 @@ static bool var_use(Eq *q, const Expr *a, const Expr *b) {
   const Var *va = a->var.var, *vb = b->var.var;
   if (!va || !vb) {
     if (va == vb && str_eq(a->var.name, b->var.name)) return true;
-    return eq_fail(q, a->span, "unresolved variable %%%s", a->var.name ? a->var.name : "");
+    return eq_fail(q, side_e(a), side_e(b), "unresolved variable %%%s", a->var.name ? a->var.name : "");
   }
   const void *pa = eqm_get(&q->vars.fwd, va);
-  if (pa) return pa == vb || eq_fail(q, a->span, "%%%s refers to a different binder", va->name);
+  if (pa) return pa == vb || eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", va->name);
   if (eqm_get(&q->vars.rev, vb))
-    return eq_fail(q, a->span, "%%%s refers to a different binder", va->name);
+    return eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", va->name);
   return var_bind(q, va, vb); /* a free variable, paired at first sight */
 }
 
@@ -234,20 +604,20 @@ static const char *pat_ctor_name(const Pattern *p) {
 }
 
 static bool pat_eq(Eq *q, const Pattern *a, const Pattern *b) {
-  if (a->kind != b->kind) return eq_fail(q, a->span, "pattern kind differs");
-  if (stack_exhausted()) return eq_fail(q, a->span, "pattern nested too deeply");
+  if (a->kind != b->kind) return eq_fail(q, side_p(a), side_p(b), "pattern kind differs");
+  if (stack_exhausted()) return eq_fail(q, side_p(a), side_p(b), "pattern nested too deeply");
   switch (a->kind) {
   case PAT_WILDCARD: return true;
   case PAT_VAR: return var_bind(q, a->var, b->var);
   case PAT_CTOR:
     if (!str_eq(pat_ctor_name(a), pat_ctor_name(b)) || a->ctor.nargs != b->ctor.nargs)
-      return eq_fail(q, a->span, "constructor pattern differs (%s vs %s)", pat_ctor_name(a),
+      return eq_fail(q, side_p(a), side_p(b), "constructor pattern differs (%s vs %s)", pat_ctor_name(a),
                      pat_ctor_name(b));
     for (uint32_t i = 0; i < a->ctor.nargs; i++)
       if (!pat_eq(q, a->ctor.args[i], b->ctor.args[i])) return false;
     return true;
   case PAT_TUPLE:
-    if (a->tuple.n != b->tuple.n) return eq_fail(q, a->span, "tuple pattern size differs");
+    if (a->tuple.n != b->tuple.n) return eq_fail(q, side_p(a), side_p(b), "tuple pattern size differs");
     for (uint32_t i = 0; i < a->tuple.n; i++)
       if (!pat_eq(q, a->tuple.fields[i], b->tuple.fields[i])) return false;
     return true;
@@ -264,71 +634,84 @@ static bool const_eq(const ConstTensor *a, const ConstTensor *b) {
   return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
 }
 
-static void push(Eq *q, const Expr *a, const Expr *b) { vec_push(q->work, ((ExprPair){a, b})); }
+static void push(Eq *q, const Expr *a, const Expr *b) { vec_push(q->work, ((Task){a, b, TK_EXPR, NULL, NULL})); }
 
 /* Signature of a function: type parameters, parameters, return type, attrs. */
 static bool func_head_eq(Eq *q, const Function *a, const Function *b) {
+  /* type parameters first: the parameters' annotations mention them */
   if (a->ntparams != b->ntparams || !tparams_pair(q, a->tparams, b->tparams, a->ntparams))
-    return eq_fail(q, a->span, "type parameters differ");
+    return eq_fail(q, side_f(a), side_f(b), "type parameters differ");
   if (a->nparams != b->nparams)
-    return eq_fail(q, a->span, "parameter count differs (%u vs %u)", a->nparams, b->nparams);
+    return eq_fail(q, side_f(a), side_f(b), "parameter count differs (%u vs %u)", a->nparams, b->nparams);
   for (uint32_t i = 0; i < a->nparams; i++)
     if (!var_bind(q, a->params[i], b->params[i])) return false;
-  if (!ty_eq(q, a->ret_annot, b->ret_annot)) return eq_fail(q, a->span, "return type differs");
-  return attrs_eq(q, a->attrs, b->attrs, a->span);
+  if (!ty_eq(q, fn_ret_annotation(a), fn_ret_annotation(b)))
+    return eq_fail(q, side_f(a), side_f(b), "return type differs");
+  return fn_attrs_eq(q, a, b);
 }
 
-/* Atoms: compared by value, never paired. */
-static bool atom_eq(Eq *q, const Expr *a, const Expr *b) {
-  switch (a->kind) {
-  case EXPR_CONST:
-    return const_eq(a->constant, b->constant) || eq_fail(q, a->span, "constants differ");
-  case EXPR_VAR: return var_use(q, a, b);
-  case EXPR_GLOBAL:
-    return str_eq(a->global.name, b->global.name) ||
-           eq_fail(q, a->span, "global @%s vs @%s", a->global.name, b->global.name);
-  case EXPR_OP:
-    return str_eq(a->op.name, b->op.name) ||
-           eq_fail(q, a->span, "operator %s vs %s", a->op.name, b->op.name);
-  case EXPR_CTOR: {
-    const char *na = a->ctor.ctor ? a->ctor.ctor->name : NULL;
-    const char *nb = b->ctor.ctor ? b->ctor.ctor->name : NULL;
-    return str_eq(na, nb) || eq_fail(q, a->span, "constructor %s vs %s", na, nb);
-  }
-  case EXPR_NAME: return str_eq(a->name.name, b->name.name) || eq_fail(q, a->span, "name differs");
-  case EXPR_GRAPH_REF:
-    return a->graph_ref.num == b->graph_ref.num || eq_fail(q, a->span, "graph reference differs");
-  case EXPR_META:
-    return (str_eq(a->meta.key, b->meta.key) && a->meta.index == b->meta.index) ||
-           eq_fail(q, a->span, "meta reference differs");
+/* Nodes compared by value and never paired (spec/passes.md §9: not graph nodes). */
+static bool is_value_node(const Expr *e) {
+  switch (e->kind) {
+  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR: case EXPR_PROJ:
+  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
+    return true;
+  case EXPR_TUPLE: return e->tuple.n == 0;
   default: return false;
   }
 }
 
-static bool is_atom(ExprKind k) {
-  return k == EXPR_CONST || k == EXPR_VAR || k == EXPR_GLOBAL || k == EXPR_OP || k == EXPR_CTOR ||
-         k == EXPR_NAME || k == EXPR_GRAPH_REF || k == EXPR_META;
+/* pa/pb: the calls when a and b are callees (a differing operator is shown
+ * with its call), else NULL. */
+static bool value_eq(Eq *q, const Expr *a, const Expr *b, const Expr *pa, const Expr *pb) {
+  Side sa = side_e(pa && a->kind != EXPR_VAR ? pa : a), sb = side_e(pb && b->kind != EXPR_VAR ? pb : b);
+  switch (a->kind) {
+  case EXPR_CONST: return const_eq(a->constant, b->constant) || eq_fail(q, sa, sb, "constants differ");
+  case EXPR_VAR: return var_use(q, a, b);
+  case EXPR_GLOBAL:
+    return str_eq(a->global.name, b->global.name) ||
+           eq_fail(q, sa, sb, "global @%s vs @%s", a->global.name, b->global.name);
+  case EXPR_OP:
+    return str_eq(a->op.name, b->op.name) || eq_fail(q, sa, sb, "operator %s vs %s", a->op.name, b->op.name);
+  case EXPR_CTOR: {
+    const Ctor *ca = a->ctor.ctor, *cb = b->ctor.ctor;
+    const char *na = ca ? ca->name : NULL, *nb = cb ? cb->name : NULL;
+    if (!str_eq(na, nb)) return eq_fail(q, sa, sb, "constructor %s vs %s", na, nb);
+    if (ca && cb && (ca->nfields != cb->nfields || !ty_list_eq(q, ca->fields, cb->fields, ca->nfields)))
+      return eq_fail(q, sa, sb, "constructor %s: field types differ", na);
+    return true;
+  }
+  case EXPR_PROJ:
+    if (a->proj.index != b->proj.index) return eq_fail(q, sa, sb, "projection index differs");
+    push(q, a->proj.tuple, b->proj.tuple);
+    return true;
+  case EXPR_TUPLE: return true; /* () */
+  case EXPR_NAME: return str_eq(a->name.name, b->name.name) || eq_fail(q, sa, sb, "name differs");
+  case EXPR_GRAPH_REF:
+    return a->graph_ref.num == b->graph_ref.num || eq_fail(q, sa, sb, "graph reference differs");
+  case EXPR_META:
+    return (str_eq(a->meta.key, b->meta.key) && a->meta.index == b->meta.index) ||
+           eq_fail(q, sa, sb, "meta reference differs");
+  default: return false;
+  }
 }
 
-/* Compares the fields of one compound pair and queues its children. */
-static bool compound_eq(Eq *q, const Expr *a, const Expr *b) {
+/* Compares the fields of one graph-node pair and queues its children
+ * (pushed in reverse, so they are compared in field order). */
+static bool graph_node_eq(Eq *q, const Expr *a, const Expr *b) {
+  Side sa = side_e(a), sb = side_e(b);
   switch (a->kind) {
   case EXPR_CALL:
     if (a->call.nargs != b->call.nargs)
-      return eq_fail(q, a->span, "call argument count differs (%u vs %u)", a->call.nargs,
-                     b->call.nargs);
-    if (!attrs_eq(q, a->call.attrs, b->call.attrs, a->span)) return false;
+      return eq_fail(q, sa, sb, "call argument count differs (%u vs %u)", a->call.nargs, b->call.nargs);
+    vec_push(q->work, ((Task){a, b, TK_CALL_ATTRS, NULL, NULL}));
     for (uint32_t i = a->call.nargs; i-- > 0;) push(q, a->call.args[i], b->call.args[i]);
-    push(q, a->call.fn, b->call.fn);
+    vec_push(q->work, ((Task){a->call.fn, b->call.fn, TK_EXPR, a, b}));
     return true;
   case EXPR_TUPLE:
     if (a->tuple.n != b->tuple.n)
-      return eq_fail(q, a->span, "tuple size differs (%u vs %u)", a->tuple.n, b->tuple.n);
+      return eq_fail(q, sa, sb, "tuple size differs (%u vs %u)", a->tuple.n, b->tuple.n);
     for (uint32_t i = a->tuple.n; i-- > 0;) push(q, a->tuple.fields[i], b->tuple.fields[i]);
-    return true;
-  case EXPR_PROJ:
-    if (a->proj.index != b->proj.index) return eq_fail(q, a->span, "projection index differs");
-    push(q, a->proj.tuple, b->proj.tuple);
     return true;
   case EXPR_FN:
     if (!func_head_eq(q, a->fn, b->fn)) return false;
@@ -345,14 +728,12 @@ static bool compound_eq(Eq *q, const Expr *a, const Expr *b) {
     push(q, a->if_.cond, b->if_.cond);
     return true;
   case EXPR_MATCH:
-    if (a->match.partial != b->match.partial) return eq_fail(q, a->span, "match vs match?");
+    if (a->match.partial != b->match.partial) return eq_fail(q, sa, sb, "match vs match?");
     if (a->match.nclauses != b->match.nclauses)
-      return eq_fail(q, a->span, "clause count differs (%u vs %u)", a->match.nclauses,
-                     b->match.nclauses);
+      return eq_fail(q, sa, sb, "clause count differs (%u vs %u)", a->match.nclauses, b->match.nclauses);
     for (uint32_t i = 0; i < a->match.nclauses; i++)
       if (!pat_eq(q, a->match.clauses[i].pattern, b->match.clauses[i].pattern)) return false;
-    for (uint32_t i = a->match.nclauses; i-- > 0;)
-      push(q, a->match.clauses[i].body, b->match.clauses[i].body);
+    for (uint32_t i = a->match.nclauses; i-- > 0;) push(q, a->match.clauses[i].body, b->match.clauses[i].body);
     push(q, a->match.scrut, b->match.scrut);
     return true;
   case EXPR_REF_NEW:
@@ -362,7 +743,7 @@ static bool compound_eq(Eq *q, const Expr *a, const Expr *b) {
     push(q, a->ref_write.ref, b->ref_write.ref);
     return true;
   case EXPR_GRAPH_BIND:
-    if (a->graph_bind.num != b->graph_bind.num) return eq_fail(q, a->span, "graph binding differs");
+    if (a->graph_bind.num != b->graph_bind.num) return eq_fail(q, sa, sb, "graph binding differs");
     push(q, a->graph_bind.body, b->graph_bind.body);
     push(q, a->graph_bind.value, b->graph_bind.value);
     return true;
@@ -370,7 +751,7 @@ static bool compound_eq(Eq *q, const Expr *a, const Expr *b) {
     if (!var_bind(q, a->free_var.var, b->free_var.var)) return false;
     push(q, a->free_var.body, b->free_var.body);
     return true;
-  default: return eq_fail(q, a->span, "unexpected node %s", expr_kind_name(a->kind));
+  default: return eq_fail(q, sa, sb, "unexpected node %s", expr_kind_name(a->kind));
   }
 }
 
@@ -378,26 +759,30 @@ static bool expr_eq(Eq *q, const Expr *ra, const Expr *rb) {
   size_t base = q->work.len;
   push(q, ra, rb);
   while (q->work.len > base) {
-    ExprPair pr = q->work.data[--q->work.len];
-    const Expr *a = pr.a, *b = pr.b;
+    Task t = q->work.data[--q->work.len];
+    const Expr *a = t.a, *b = t.b;
+    if (t.kind == TK_CALL_ATTRS) {
+      if (!call_attrs_eq(q, a, b)) return false;
+      continue;
+    }
     if (!a || !b) {
       if (a == b) continue;
-      return eq_fail(q, a ? a->span : (Span){0, 0}, "missing expression");
+      return eq_fail(q, side_e(a), side_e(b), "missing expression");
     }
-    if (a->kind != b->kind)
-      return eq_fail(q, a->span, "%s vs %s", expr_kind_name(a->kind), expr_kind_name(b->kind));
-    if (is_atom(a->kind)) {
-      if (!atom_eq(q, a, b)) return false;
+    if (a->kind != b->kind || is_value_node(a) != is_value_node(b))
+      return eq_fail(q, side_e(a), side_e(b), "%s vs %s", expr_kind_name(a->kind), expr_kind_name(b->kind));
+    if (is_value_node(a)) {
+      if (!value_eq(q, a, b, t.pa, t.pb)) return false;
       continue;
     }
     const void *seen = eqm_get(&q->exprs.fwd, a);
     if (seen) {
-      if (seen != b) return eq_fail(q, a->span, "sharing differs (%s)", expr_kind_name(a->kind));
+      if (seen != b) return eq_fail(q, side_e(a), side_e(b), "sharing differs (%s)", expr_kind_name(a->kind));
       continue;
     }
     if (!pairing_add(&q->exprs, a, b))
-      return eq_fail(q, a->span, "sharing differs (%s)", expr_kind_name(a->kind));
-    if (!compound_eq(q, a, b)) return false;
+      return eq_fail(q, side_e(a), side_e(b), "sharing differs (%s)", expr_kind_name(a->kind));
+    if (!graph_node_eq(q, a, b)) return false;
   }
   return true;
 }
@@ -421,24 +806,26 @@ static void *sorted_copy(void *const *items, uint32_t n, int (*cmp)(const void *
 }
 
 static bool typedef_eq(Eq *q, const TypeDef *a, const TypeDef *b) {
-  if (!str_eq(a->name, b->name)) return eq_fail(q, a->span, "type %s vs %s", a->name, b->name);
+  Side sa = side_text(a->span, a->name), sb = side_text(b->span, b->name);
+  if (!str_eq(a->name, b->name)) return eq_fail(q, sa, sb, "type %s vs %s", a->name, b->name);
   if (a->ntparams != b->ntparams || !tparams_pair(q, a->tparams, b->tparams, a->ntparams))
-    return eq_fail(q, a->span, "type %s: type parameters differ", a->name);
+    return eq_fail(q, sa, sb, "type %s: type parameters differ", a->name);
   if (a->nctors != b->nctors)
-    return eq_fail(q, a->span, "type %s: constructor count differs (%u vs %u)", a->name, a->nctors,
-                   b->nctors);
+    return eq_fail(q, sa, sb, "type %s: constructor count differs (%u vs %u)", a->name, a->nctors, b->nctors);
   for (uint32_t i = 0; i < a->nctors; i++) {
     const Ctor *ca = a->ctors[i], *cb = b->ctors[i];
     if (!str_eq(ca->name, cb->name) || ca->nfields != cb->nfields ||
         !ty_list_eq(q, ca->fields, cb->fields, ca->nfields))
-      return eq_fail(q, ca->span, "type %s: constructor %s differs", a->name, ca->name);
+      return eq_fail(q, side_text(ca->span, ca->name), side_text(cb->span, cb->name),
+                     "type %s: constructor %s differs", a->name, ca->name);
   }
   return true;
 }
 
 static bool types_eq(Eq *q, const Module *a, const Module *b) {
   if (a->ntypes != b->ntypes)
-    return eq_fail(q, (Span){0, 0}, "type definition count differs (%u vs %u)", a->ntypes, b->ntypes);
+    return eq_fail(q, side_text((Span){0, 0}, "(module)"), side_text((Span){0, 0}, "(module)"),
+                   "type definition count differs (%u vs %u)", a->ntypes, b->ntypes);
   TypeDef **ta = sorted_copy((void *const *)a->types, a->ntypes, cmp_typedef);
   TypeDef **tb = sorted_copy((void *const *)b->types, b->ntypes, cmp_typedef);
   bool ok = true;
@@ -449,23 +836,37 @@ static bool types_eq(Eq *q, const Module *a, const Module *b) {
 }
 
 static bool def_eq(Eq *q, const GlobalDef *a, const GlobalDef *b) {
-  if (!a->fn || !b->fn) return a->fn == b->fn || eq_fail(q, a->span, "missing function");
+  if (!a->fn || !b->fn)
+    return a->fn == b->fn || eq_fail(q, side_text(a->span, a->name), side_text(b->span, b->name), "missing function");
   if (!func_head_eq(q, a->fn, b->fn)) return false;
   return expr_eq(q, a->fn->body, b->fn->body);
 }
 
+/* Globals are paired by name: the first name in sorted order that one side
+ * lacks is the difference. */
 static bool defs_eq(Eq *q, const Module *a, const Module *b) {
-  if (a->ndefs != b->ndefs)
-    return eq_fail(q, (Span){0, 0}, "function count differs (%u vs %u)", a->ndefs, b->ndefs);
   GlobalDef **da = sorted_copy((void *const *)a->defs, a->ndefs, cmp_def);
   GlobalDef **db = sorted_copy((void *const *)b->defs, b->ndefs, cmp_def);
   bool ok = true;
+  uint32_t i = 0, j = 0;
   char where[256];
-  for (uint32_t i = 0; ok && i < a->ndefs; i++) {
+  Side none = side_text((Span){0, 0}, "(no such function)");
+  if (a->ndefs != b->ndefs) {
+    /* name the first global one side lacks */
+    while (i < a->ndefs && j < b->ndefs && strcmp(da[i]->name, db[j]->name) == 0) i++, j++;
+    Side sa = none, sb = none;
+    if (i < a->ndefs && (j >= b->ndefs || strcmp(da[i]->name, db[j]->name) < 0))
+      sa = side_text(da[i]->span, da[i]->name);
+    else if (j < b->ndefs)
+      sb = side_text(db[j]->span, db[j]->name);
+    ok = eq_fail(q, sa, sb, "function count differs (%u vs %u)", a->ndefs, b->ndefs);
+  }
+  for (i = 0; ok && i < a->ndefs; i++) {
     snprintf(where, sizeof where, "@%s", da[i]->name);
     q->where = where;
     if (!str_eq(da[i]->name, db[i]->name)) {
-      ok = eq_fail(q, da[i]->span, "function @%s vs @%s", da[i]->name, db[i]->name);
+      ok = eq_fail(q, side_text(da[i]->span, da[i]->name), side_text(db[i]->span, db[i]->name),
+                   "function @%s vs @%s", da[i]->name, db[i]->name);
       break;
     }
     ok = def_eq(q, da[i], db[i]);
@@ -479,12 +880,13 @@ static bool defs_eq(Eq *q, const Module *a, const Module *b) {
 bool module_equal(Module *a, Module *b, FILE *why) {
   Eq q = {0};
   q.why = why;
-  q.src = a->src;
+  q.src_a = a->src;
+  q.src_b = b->src;
   bool ok = types_eq(&q, a, b) && defs_eq(&q, a, b);
   if (ok && (a->expr || b->expr)) {
     q.where = "expression";
     ok = (a->expr && b->expr) ? expr_eq(&q, a->expr, b->expr)
-                              : eq_fail(&q, (Span){0, 0}, "expression present on one side only");
+                              : eq_fail(&q, side_e(a->expr), side_e(b->expr), "expression present on one side only");
   }
   eq_free(&q);
   return ok;
