@@ -1,0 +1,817 @@
+/* transform/normal_form.c — ToANormalForm, ToBasicBlockNormalForm and
+ * ToGraphNormalForm (spec/passes.md §2.1–2.3): the conversions between
+ * dataflow form (`%N = ...` shared nodes) and A-normal form (let chains).
+ *
+ * ANF and BBNF follow TVM's three steps, per global function:
+ *  1. A dependency graph: one node per distinct expression (every use of a
+ *     variable, global, operator or constructor is ONE node, as in TVM where
+ *     those are shared objects), plus a "scope" node under each if branch,
+ *     let, function body and match clause. Edges run from a user to what it
+ *     uses; each node's users are kept in the order TVM adds them (dataflow
+ *     nodes: callee then arguments; if: condition, then, else; ...).
+ *  2. Scopes: in reverse post-order, a node's scope is the lowest common
+ *     ancestor of its users' scopes; a scope node opens a child scope. A node
+ *     is "lifted" when that LCA differs from its FIRST user's scope.
+ *  3. Fill: a rebuild in TVM's visiting order (call: arguments left to right,
+ *     then the callee; if: condition, then, else; let: value, then body) that
+ *     appends `let` bindings to each node's scope as nodes are converted. ANF
+ *     binds every non-atom (constants included) to a fresh `x_N`; BBNF binds
+ *     only lifted nodes and rebuilds the rest in place with sharing intact.
+ *     A converted `let` flattens its bindings into the enclosing scope and
+ *     binds its result to a fresh variable (so ANF is not idempotent), and
+ *     after `let %y = %x` later uses of %x become %y (TVM's memo quirk).
+ *     Fresh names come from the module's counter, consumed exactly where TVM
+ *     calls Var::GenSym (also when BBNF then decides not to bind).
+ *
+ * Linear time: nodes are found through Expr.mark (validated by a back
+ * pointer) or a pointer map for variables and other shared atoms; scope LCAs
+ * use skew-binary jump pointers (O(log depth) on the 100,000-deep scope
+ * chains of long let chains, where TVM's parent walk is quadratic); let lists
+ * are linked lists spliced in O(1) when a let is flattened. Dataflow nodes
+ * (calls, tuples, projections, refs) and let chains are walked with explicit
+ * stacks; the remaining recursion (branches, function literals, matches) is
+ * bounded by stack_exhausted().
+ *
+ * GNF: each `let %v = e; b` becomes b with %v replaced by the (one, shared)
+ * rewritten e; a recursive local function keeps `let %v = e'; %v` as the
+ * shared node. No purity check, exactly like TVM.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/mem.h"
+#include "ir/ptrmap.h"
+#include "ir/walk.h"
+#include "ops/registry.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+#define NONE UINT32_MAX
+
+/* ------------------------------------------------------------------ scopes */
+
+typedef struct Binding {
+  Var *var;
+  Expr *value;
+  Span sp;
+  struct Binding *next;
+} Binding;
+
+/* A scope: its place in the scope tree (parent, skew-binary jump pointer,
+ * level) and the let bindings collected for it, in order. */
+typedef struct Scope {
+  struct Scope *parent, *jump;
+  uint32_t level;
+  Binding *head, *tail;
+} Scope;
+
+/* -------------------------------------------------------- dependency graph */
+
+typedef struct DgNode {
+  const void *key;     /* Expr *, or the Var, GlobalDef, OpDef or Ctor an atom names; NULL: a scope node */
+  Expr *result;        /* Fill's memo (when `done`): the converted form */
+  Scope *scope;
+  uint32_t parents;    /* first edge of the users list (NONE: no users) */
+  uint32_t last;       /* last edge of that list */
+  uint32_t sub;        /* if/let/fn/match: index of the first of its consecutive scope nodes */
+  bool new_scope;      /* a scope node */
+  bool visited;        /* added to the post-order */
+  bool lifted;         /* BBNF binds it */
+  bool is_op;          /* an operator: never lifted */
+  bool done;           /* converted by Fill */
+  bool self;           /* an atom that stands for itself (result unused) */
+} DgNode;
+
+typedef struct Edge {
+  uint32_t user;
+  uint32_t next;
+} Edge;
+
+typedef struct Nf {
+  Module *m;
+  Diag *d;
+  bool bbnf;           /* ToBasicBlockNormalForm (else ToANormalForm) */
+  Arena *tmp;          /* scopes and bindings of one function */
+  VEC(DgNode) nodes;
+  VEC(Edge) edges;
+  VEC(uint32_t) post;  /* post-order of the dependency graph */
+  PtrMap atoms;        /* non-Expr keys -> node index */
+  bool failed;         /* nesting too deep */
+} Nf;
+
+static bool nf_too_deep(Nf *nf, Span sp) {
+  if (!stack_exhausted()) return false;
+  if (!nf->failed) diag_error(nf->d, sp, "expression nested too deeply");
+  nf->failed = true;
+  return true;
+}
+
+/* The graph key of an expression: atoms that TVM shares by identity
+ * (variables, globals, operators, constructors) map to what they name. */
+static const void *dg_key(const Expr *e, bool *expr_key, bool *is_op) {
+  *expr_key = false;
+  *is_op = false;
+  switch (e->kind) {
+  case EXPR_VAR:
+    if (e->var.var) return e->var.var;
+    break;
+  case EXPR_GLOBAL:
+    if (e->global.def) return e->global.def;
+    break;
+  case EXPR_OP:
+    *is_op = true;
+    if (e->op.id >= 0) return op_get(e->op.id);
+    break;
+  case EXPR_CTOR:
+    if (e->ctor.ctor) return e->ctor.ctor;
+    break;
+  default: break;
+  }
+  *expr_key = true;
+  return e;
+}
+
+static uint32_t new_node(Nf *nf, const void *key) {
+  DgNode n = {.key = key, .parents = NONE, .last = NONE, .sub = NONE};
+  vec_push(nf->nodes, n);
+  return (uint32_t)nf->nodes.len - 1;
+}
+
+/* The node of e, created when absent. */
+static uint32_t node_of(Nf *nf, Expr *e) {
+  bool ek, op;
+  const void *key = dg_key(e, &ek, &op);
+  if (ek) {
+    uint32_t i = e->mark - 1;
+    if (e->mark && i < nf->nodes.len && nf->nodes.data[i].key == e) return i;
+    i = new_node(nf, e);
+    e->mark = i + 1;
+    return i;
+  }
+  int64_t *slot = ptrmap_slot(&nf->atoms, key);
+  if (*slot) return (uint32_t)(*slot - 1);
+  uint32_t i = new_node(nf, key);
+  nf->nodes.data[i].is_op = op;
+  *ptrmap_slot(&nf->atoms, key) = i + 1;
+  return i;
+}
+
+static uint32_t var_node(Nf *nf, Var *v) {
+  int64_t *slot = ptrmap_slot(&nf->atoms, v);
+  if (*slot) return (uint32_t)(*slot - 1);
+  uint32_t i = new_node(nf, v);
+  *ptrmap_slot(&nf->atoms, v) = i + 1;
+  return i;
+}
+
+/* `user` uses `used`: appended to used's users list. */
+static void edge(Nf *nf, uint32_t user, uint32_t used) {
+  Edge ed = {user, NONE};
+  vec_push(nf->edges, ed);
+  uint32_t k = (uint32_t)nf->edges.len - 1;
+  DgNode *n = &nf->nodes.data[used];
+  if (n->last == NONE) n->parents = k;
+  else nf->edges.data[n->last].next = k;
+  n->last = k;
+}
+
+static void post(Nf *nf, uint32_t i) { vec_push(nf->post, i); }
+
+static bool is_dataflow(const Expr *e) {
+  switch (e->kind) {
+  case EXPR_CALL: case EXPR_TUPLE: case EXPR_PROJ: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
+    return true;
+  default: return false;
+  }
+}
+
+static bool dg_visited(Nf *nf, Expr *e) {
+  uint32_t i = node_of(nf, e); /* may grow the node array */
+  return nf->nodes.data[i].visited;
+}
+
+static void dg_visit(Nf *nf, Expr *e);
+
+/* Visits `used` (if new) and records that `user` uses it. */
+static void depend(Nf *nf, uint32_t user, Expr *used) {
+  dg_visit(nf, used);
+  edge(nf, user, node_of(nf, used));
+}
+
+static void depend_var(Nf *nf, uint32_t user, Var *v) {
+  uint32_t i = var_node(nf, v);
+  if (!nf->nodes.data[i].visited) {
+    nf->nodes.data[i].visited = true;
+    post(nf, i);
+  }
+  edge(nf, user, i);
+}
+
+static uint32_t scope_nodes(Nf *nf, uint32_t owner, uint32_t count) {
+  uint32_t first = (uint32_t)nf->nodes.len;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t k = new_node(nf, NULL);
+    nf->nodes.data[k].new_scope = true;
+  }
+  nf->nodes.data[owner].sub = first;
+  return first;
+}
+
+/* A let chain: for each let, outer to inner, its scope node, binder and
+ * value; then, inner to outer, the body and the post-order entries (TVM's
+ * ExpandANormalForm with pre- and post-visits). */
+static void dg_let(Nf *nf, Expr *l, uint32_t li) {
+  VEC(uint32_t) lets = {0};
+  VEC(Expr *) exprs = {0};
+  Expr *cur = l;
+  uint32_t ci = li;
+  for (;;) {
+    uint32_t b = scope_nodes(nf, ci, 1);
+    edge(nf, ci, b);
+    depend_var(nf, b, cur->let.var);
+    depend(nf, b, cur->let.value);
+    vec_push(lets, ci);
+    vec_push(exprs, cur);
+    Expr *body = cur->let.body;
+    if (body->kind != EXPR_LET || dg_visited(nf, body)) break;
+    cur = body;
+    ci = node_of(nf, cur);
+    nf->nodes.data[ci].visited = true;
+  }
+  for (size_t i = lets.len; i-- > 0;) {
+    uint32_t b = nf->nodes.data[lets.data[i]].sub;
+    depend(nf, b, exprs.data[i]->let.body);
+    post(nf, b);
+    if (i) post(nf, lets.data[i]);
+  }
+  vec_free(lets);
+  vec_free(exprs);
+}
+
+/* TVM's DependencyGraph::Creator::VisitLeaf: the node's own edges (children
+ * of dataflow nodes are already visited), then its post-order entry. */
+static void dg_leaf(Nf *nf, Expr *e) {
+  uint32_t i = node_of(nf, e);
+  if (nf->nodes.data[i].visited) return;
+  nf->nodes.data[i].visited = true;
+  if (nf_too_deep(nf, e->span)) return;
+  switch (e->kind) {
+  case EXPR_CALL:
+    depend(nf, i, e->call.fn);
+    for (uint32_t k = 0; k < e->call.nargs; k++) depend(nf, i, e->call.args[k]);
+    break;
+  case EXPR_TUPLE:
+    for (uint32_t k = 0; k < e->tuple.n; k++) depend(nf, i, e->tuple.fields[k]);
+    break;
+  case EXPR_PROJ: depend(nf, i, e->proj.tuple); break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: depend(nf, i, e->ref.arg); break;
+  case EXPR_REF_WRITE:
+    depend(nf, i, e->ref_write.ref);
+    depend(nf, i, e->ref_write.value);
+    break;
+  case EXPR_IF: {
+    depend(nf, i, e->if_.cond);
+    uint32_t t = scope_nodes(nf, i, 2), f = t + 1;
+    edge(nf, i, t);
+    edge(nf, i, f);
+    depend(nf, t, e->if_.then_);
+    depend(nf, f, e->if_.else_);
+    post(nf, f);
+    post(nf, t);
+    break;
+  }
+  case EXPR_FN: {
+    uint32_t b = scope_nodes(nf, i, 1);
+    edge(nf, i, b);
+    for (uint32_t k = 0; k < e->fn->nparams; k++) depend_var(nf, b, e->fn->params[k]);
+    depend(nf, b, e->fn->body);
+    post(nf, b);
+    break;
+  }
+  case EXPR_LET: dg_let(nf, e, i); break;
+  case EXPR_MATCH: {
+    depend(nf, i, e->match.scrut);
+    uint32_t n = e->match.nclauses, b = scope_nodes(nf, i, n);
+    for (uint32_t k = 0; k < n; k++) {
+      edge(nf, i, b + k);
+      depend(nf, b + k, e->match.clauses[k].body);
+    }
+    for (uint32_t k = n; k-- > 0;) post(nf, b + k);
+    break;
+  }
+  default: break; /* constants, variables, globals, operators, constructors */
+  }
+  post(nf, i);
+}
+
+/* TVM's MixedModeVisitor::VisitExpr: dataflow nodes children first with an
+ * explicit stack (a call: the callee, then the arguments in order); any
+ * other node is a leaf of that walk. */
+static void dg_visit(Nf *nf, Expr *e) {
+  if (dg_visited(nf, e)) return;
+  if (!is_dataflow(e)) {
+    dg_leaf(nf, e);
+    return;
+  }
+  typedef struct {
+    Expr *e;
+    bool expanded;
+  } Item;
+  VEC(Item) st = {0};
+  vec_push(st, ((Item){e, false}));
+  while (st.len) {
+    Item *top = &st.data[st.len - 1];
+    Expr *x = top->e;
+    if (dg_visited(nf, x)) {
+      st.len--;
+      continue;
+    }
+    if (!is_dataflow(x) || top->expanded) {
+      st.len--;
+      dg_leaf(nf, x);
+      continue;
+    }
+    top->expanded = true;
+    switch (x->kind) { /* pushed in reverse: the first child ends on top */
+    case EXPR_CALL:
+      for (uint32_t k = x->call.nargs; k-- > 0;) vec_push(st, ((Item){x->call.args[k], false}));
+      vec_push(st, ((Item){x->call.fn, false}));
+      break;
+    case EXPR_TUPLE:
+      for (uint32_t k = x->tuple.n; k-- > 0;) vec_push(st, ((Item){x->tuple.fields[k], false}));
+      break;
+    case EXPR_PROJ: vec_push(st, ((Item){x->proj.tuple, false})); break;
+    case EXPR_REF_NEW:
+    case EXPR_REF_READ: vec_push(st, ((Item){x->ref.arg, false})); break;
+    case EXPR_REF_WRITE:
+      vec_push(st, ((Item){x->ref_write.value, false}));
+      vec_push(st, ((Item){x->ref_write.ref, false}));
+      break;
+    default: break;
+    }
+  }
+  vec_free(st);
+}
+
+/* ----------------------------------------------------------- scope tree */
+
+static Scope *scope_new(Nf *nf, Scope *parent) {
+  Scope *s = arena_alloc(nf->tmp, sizeof *s);
+  if (!parent) {
+    s->jump = s;
+    return s;
+  }
+  s->parent = parent;
+  s->level = parent->level + 1;
+  Scope *j = parent->jump;
+  s->jump = (parent->level - j->level == j->level - j->jump->level) ? j->jump : parent;
+  return s;
+}
+
+/* The ancestor of s at `level` (<= s->level). */
+static Scope *scope_ancestor(Scope *s, uint32_t level) {
+  while (s->level > level) s = s->jump->level >= level ? s->jump : s->parent;
+  return s;
+}
+
+static Scope *scope_lca(Scope *a, Scope *b) {
+  if (a->level > b->level) a = scope_ancestor(a, b->level);
+  else if (b->level > a->level) b = scope_ancestor(b, a->level);
+  while (a != b) {
+    if (a->jump != b->jump) {
+      a = a->jump;
+      b = b->jump;
+    } else {
+      a = a->parent;
+      b = b->parent;
+    }
+  }
+  return a;
+}
+
+/* TVM's CalcScope. */
+static void calc_scopes(Nf *nf) {
+  bool global_used = false;
+  for (size_t k = nf->post.len; k-- > 0;) {
+    DgNode *n = &nf->nodes.data[nf->post.data[k]];
+    Scope *s;
+    if (n->parents == NONE) {
+      RELAYC_ASSERT(!global_used);
+      global_used = true;
+      s = scope_new(nf, NULL);
+    } else {
+      const Edge *ed = &nf->edges.data[n->parents];
+      Scope *first = nf->nodes.data[ed->user].scope;
+      s = first;
+      for (uint32_t j = ed->next; j != NONE; j = nf->edges.data[j].next)
+        s = scope_lca(s, nf->nodes.data[nf->edges.data[j].user].scope);
+      if (s != first && n->key && !n->is_op) n->lifted = true;
+    }
+    n->scope = n->new_scope ? scope_new(nf, s) : s;
+  }
+}
+
+/* ------------------------------------------------------------------- fill */
+
+static void scope_push(Nf *nf, Scope *s, Var *v, Expr *value, Span sp) {
+  Binding *b = arena_alloc(nf->tmp, sizeof *b);
+  b->var = v;
+  b->value = value;
+  b->sp = sp;
+  if (s->tail) s->tail->next = b;
+  else s->head = b;
+  s->tail = b;
+}
+
+/* TVM's LetList::Get: the scope's bindings wrapped around body (the list is used up). */
+static Expr *scope_get(Nf *nf, Scope *s, Expr *body) {
+  Expr *first = NULL, *prev = NULL;
+  for (Binding *b = s->head; b; b = b->next) {
+    Expr *l = build_let(nf->m, b->var, b->value, NULL, b->sp);
+    if (prev) prev->let.body = l;
+    else first = l;
+    prev = l;
+  }
+  s->head = s->tail = NULL;
+  if (!prev) return body;
+  prev->let.body = body;
+  return first;
+}
+
+static DgNode *node(Nf *nf, Expr *e) {
+  uint32_t i = node_of(nf, e);
+  return &nf->nodes.data[i];
+}
+
+/* The converted form of a done node, for its occurrence `e`: a variable
+ * result is a fresh use node (leaves are not shared), an atom that stands
+ * for itself is e. */
+static Expr *result_for(Nf *nf, DgNode *n, Expr *e) {
+  if (n->self) return e;
+  Expr *r = n->result;
+  if (r->kind == EXPR_VAR) return build_var(nf->m, r->var.var, e->span);
+  return r;
+}
+
+/* A fresh binder, consuming the module's counter exactly where TVM calls
+ * Var::GenSym; `make` false only consumes the number. */
+static Var *gensym(Nf *nf, bool make, Span sp) {
+  if (make) return build_fresh_var(nf->m, "x", NULL, sp);
+  nf->m->next_fresh++;
+  return NULL;
+}
+
+/* TVM's Fill::Compound for a non-let node: bind `now` (the rebuilt orig) to v
+ * or a fresh variable in orig's scope — unless BBNF does not lift it. */
+static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
+  bool not_included = nf->bbnf && !n->lifted;
+  Var *var = v ? v : gensym(nf, !not_included, orig->span);
+  n->done = true;
+  if (!v && not_included) {
+    n->result = now;
+    return now;
+  }
+  scope_push(nf, n->scope, var, now, orig->span);
+  n->result = build_var(nf->m, var, orig->span);
+  return n->result; /* this first use may be the memo's node; later uses copy it */
+}
+
+static Expr *fill(Nf *nf, Expr *e, Var *v);
+
+/* An occurrence of a child during a rebuild (the child is converted first). */
+static Expr *child(Nf *nf, Expr *e) { return fill(nf, e, NULL); }
+
+/* Rebuilds a dataflow node from its (already converted) children. */
+static Expr *rebuild_dataflow(Nf *nf, Expr *x) {
+  Expr *c;
+  switch (x->kind) {
+  case EXPR_CALL: {
+    Expr **args = x->call.nargs ? arena_alloc(nf->m->arena, x->call.nargs * sizeof *args) : NULL;
+    bool same = true;
+    for (uint32_t k = 0; k < x->call.nargs; k++) {
+      args[k] = child(nf, x->call.args[k]);
+      same &= args[k] == x->call.args[k];
+    }
+    Expr *fn = child(nf, x->call.fn);
+    if (same && fn == x->call.fn) return x;
+    c = build_copy(nf->m, x);
+    c->call.fn = fn;
+    c->call.args = args;
+    return c;
+  }
+  case EXPR_TUPLE: {
+    Expr **fs = x->tuple.n ? arena_alloc(nf->m->arena, x->tuple.n * sizeof *fs) : NULL;
+    bool same = true;
+    for (uint32_t k = 0; k < x->tuple.n; k++) {
+      fs[k] = child(nf, x->tuple.fields[k]);
+      same &= fs[k] == x->tuple.fields[k];
+    }
+    if (same) return x;
+    c = build_copy(nf->m, x);
+    c->tuple.fields = fs;
+    return c;
+  }
+  case EXPR_PROJ: {
+    Expr *t = child(nf, x->proj.tuple);
+    if (t == x->proj.tuple) return x;
+    c = build_copy(nf->m, x);
+    c->proj.tuple = t;
+    return c;
+  }
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: {
+    Expr *a = child(nf, x->ref.arg);
+    if (a == x->ref.arg) return x;
+    c = build_copy(nf->m, x);
+    c->ref.arg = a;
+    return c;
+  }
+  case EXPR_REF_WRITE: {
+    Expr *r = child(nf, x->ref_write.ref);
+    Expr *val = child(nf, x->ref_write.value);
+    if (r == x->ref_write.ref && val == x->ref_write.value) return x;
+    c = build_copy(nf->m, x);
+    c->ref_write.ref = r;
+    c->ref_write.value = val;
+    return c;
+  }
+  default: UNREACHABLE();
+  }
+}
+
+/* Dataflow nodes in Fill's order (a call: arguments left to right, then the
+ * callee) with an explicit stack; other nodes met on the way are filled by
+ * fill (recursion bounded by real nesting). */
+static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
+  typedef struct {
+    Expr *e;
+    bool expanded;
+  } Item;
+  VEC(Item) st = {0};
+  vec_push(st, ((Item){e, false}));
+  Expr *out = NULL;
+  while (st.len) {
+    Item *top = &st.data[st.len - 1];
+    Expr *x = top->e;
+    DgNode *n = node(nf, x);
+    if (n->done && x != e) {
+      st.len--;
+      continue;
+    }
+    if (x != e && !is_dataflow(x)) {
+      st.len--;
+      fill(nf, x, NULL);
+      continue;
+    }
+    if (!top->expanded) {
+      top->expanded = true;
+      switch (x->kind) { /* reverse of the visiting order: the first child ends on top */
+      case EXPR_CALL:
+        vec_push(st, ((Item){x->call.fn, false}));
+        for (uint32_t k = x->call.nargs; k-- > 0;) vec_push(st, ((Item){x->call.args[k], false}));
+        break;
+      case EXPR_TUPLE:
+        for (uint32_t k = x->tuple.n; k-- > 0;) vec_push(st, ((Item){x->tuple.fields[k], false}));
+        break;
+      case EXPR_PROJ: vec_push(st, ((Item){x->proj.tuple, false})); break;
+      case EXPR_REF_NEW:
+      case EXPR_REF_READ: vec_push(st, ((Item){x->ref.arg, false})); break;
+      case EXPR_REF_WRITE:
+        vec_push(st, ((Item){x->ref_write.value, false}));
+        vec_push(st, ((Item){x->ref_write.ref, false}));
+        break;
+      default: break;
+      }
+      continue;
+    }
+    st.len--;
+    Expr *now = rebuild_dataflow(nf, x);
+    Expr *r = compound(nf, node(nf, x), x, now, x == e ? v : NULL);
+    if (x == e) out = r;
+  }
+  vec_free(st);
+  return out;
+}
+
+/* A let chain: each value bound to its own variable (outer to inner), the
+ * final body, then each let's scope flattened into the enclosing one from the
+ * inside out (TVM's VisitExpr_(Let) + Compound, without recursion). */
+static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
+  VEC(Expr *) chain = {0};
+  Expr *cur = l;
+  for (;;) {
+    vec_push(chain, cur);
+    fill(nf, cur->let.value, cur->let.var);
+    Expr *body = cur->let.body;
+    if (body->kind != EXPR_LET || node(nf, body)->done) break;
+    cur = body;
+  }
+  Expr *body = fill(nf, cur->let.body, NULL);
+  for (size_t i = chain.len; i-- > 0;) {
+    Expr *x = chain.data[i];
+    DgNode *n = node(nf, x);
+    Scope *inner = nf->nodes.data[n->sub].scope;
+    Var *bind = i == 0 ? v : NULL;
+    bool not_included = nf->bbnf && !n->lifted;
+    Var *var = bind ? bind : gensym(nf, !not_included, x->span);
+    n->done = true;
+    if (!bind && not_included) {
+      n->result = scope_get(nf, inner, body);
+      body = n->result;
+      continue;
+    }
+    /* flatten: the inner scope's bindings, then any let the body still is */
+    Scope *s = n->scope;
+    if (inner->head) {
+      if (s->tail) s->tail->next = inner->head;
+      else s->head = inner->head;
+      s->tail = inner->tail;
+      inner->head = inner->tail = NULL;
+    }
+    Expr *b = body;
+    while (b->kind == EXPR_LET) {
+      scope_push(nf, s, b->let.var, b->let.value, b->span);
+      b = b->let.body;
+    }
+    scope_push(nf, s, var, b, x->span);
+    n->result = build_var(nf->m, var, x->span);
+    body = n->result;
+  }
+  vec_free(chain);
+  return body;
+}
+
+static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
+  Function *f = e->fn;
+  if (fn_has_attr(f, "Primitive")) return e;
+  Expr *body = fill(nf, f->body, NULL);
+  body = scope_get(nf, nf->nodes.data[n->sub].scope, body);
+  if (body == f->body) return e;
+  Function *nfn = arena_alloc(nf->m->arena, sizeof *nfn);
+  *nfn = *f;
+  nfn->body = body;
+  nfn->type = NULL;
+  Expr *c = build_copy(nf->m, e);
+  c->fn = nfn;
+  return c;
+}
+
+/* TVM's Fill::VisitExpr(e, v): memoised conversion of e; with v, e's value
+ * is bound to v. Returns what to use at this occurrence of e. */
+static Expr *fill(Nf *nf, Expr *e, Var *v) {
+  DgNode *n = node(nf, e);
+  if (n->done) {
+    Expr *r = result_for(nf, n, e);
+    if (v) scope_push(nf, n->scope, v, r, e->span);
+    return r;
+  }
+  if (nf_too_deep(nf, e->span)) {
+    n->done = n->self = true;
+    return e;
+  }
+  switch (e->kind) {
+  case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
+    n->done = true;
+    if (!v) {
+      n->self = true;
+      return e;
+    }
+    scope_push(nf, n->scope, v, e, e->span);
+    n->result = build_var(nf->m, v, e->span);
+    return n->result;
+  case EXPR_CONST: return compound(nf, n, e, e, v);
+  case EXPR_CALL: case EXPR_TUPLE: case EXPR_PROJ: case EXPR_REF_NEW: case EXPR_REF_READ:
+  case EXPR_REF_WRITE:
+    return fill_dataflow(nf, e, v);
+  case EXPR_LET: return fill_let(nf, e, v);
+  case EXPR_IF: {
+    Expr *c = fill(nf, e->if_.cond, NULL);
+    Expr *t = scope_get(nf, nf->nodes.data[n->sub].scope, fill(nf, e->if_.then_, NULL));
+    n = node(nf, e);
+    Expr *f = scope_get(nf, nf->nodes.data[n->sub + 1].scope, fill(nf, e->if_.else_, NULL));
+    n = node(nf, e);
+    Expr *now = e;
+    if (c != e->if_.cond || t != e->if_.then_ || f != e->if_.else_) now = build_if(nf->m, c, t, f, e->span);
+    return compound(nf, n, e, now, v);
+  }
+  case EXPR_FN: {
+    Expr *now = fill_fn_literal(nf, e, n);
+    return compound(nf, node(nf, e), e, now, v);
+  }
+  case EXPR_MATCH: {
+    Expr *s = fill(nf, e->match.scrut, NULL);
+    Clause *cl = NULL;
+    for (uint32_t k = 0; k < e->match.nclauses; k++) {
+      Expr *body = fill(nf, e->match.clauses[k].body, NULL);
+      n = node(nf, e);
+      body = scope_get(nf, nf->nodes.data[n->sub + k].scope, body);
+      if (body != e->match.clauses[k].body && !cl)
+        cl = arena_memdup(nf->m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
+      if (cl) cl[k].body = body;
+    }
+    Expr *now = e;
+    if (s != e->match.scrut || cl) {
+      now = build_copy(nf->m, e);
+      now->match.scrut = s;
+      if (cl) now->match.clauses = cl;
+    }
+    return compound(nf, node(nf, e), e, now, v);
+  }
+  default:
+    n->done = n->self = true;
+    return e;
+  }
+}
+
+/* One global function: graph, scopes, fill. */
+static bool normal_form_function(Nf *nf, GlobalDef *g) {
+  Function *f = g->fn;
+  if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
+  nf->nodes.len = nf->edges.len = nf->post.len = 0;
+  ptrmap_free(&nf->atoms);
+  nf->tmp = arena_new();
+  Expr *root = build_fn(nf->m, f, f->span);
+  dg_visit(nf, root);
+  if (!nf->failed) {
+    calc_scopes(nf);
+    DgNode *rn = node(nf, root);
+    rn->done = rn->self = true; /* a global function is not let-bound */
+    Expr *body = fill(nf, f->body, NULL);
+    body = scope_get(nf, nf->nodes.data[node(nf, root)->sub].scope, body);
+    if (!nf->failed && body != f->body) {
+      f->body = body;
+      f->type = NULL;
+    }
+  }
+  arena_free(nf->tmp);
+  nf->tmp = NULL;
+  return !nf->failed;
+}
+
+static bool run_normal_form(PassCtx *c, bool bbnf) {
+  Nf nf = {.m = c->m, .d = c->d, .bbnf = bbnf};
+  bool ok = true;
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i]);
+  vec_free(nf.nodes);
+  vec_free(nf.edges);
+  vec_free(nf.post);
+  ptrmap_free(&nf.atoms);
+  return ok;
+}
+
+bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false); }
+bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true); }
+
+/* -------------------------------------------------------------- graph form */
+
+typedef struct UsesVar {
+  const Var *v;
+  bool found;
+} UsesVar;
+
+static void uses_var_visit(Expr *e, void *ud) {
+  UsesVar *u = ud;
+  if (e->kind == EXPR_VAR && e->var.var == u->v) u->found = true;
+}
+
+static bool uses_var(Expr *e, const Var *v) {
+  UsesVar u = {v, false};
+  walk_post_order(e, true, uses_var_visit, &u);
+  return u.found;
+}
+
+/* A let chain: each value rewritten and substituted for its variable (a
+ * recursive local function stays `let %f = fn ...; %f`), then the body. */
+static Expr *gnf_pre(Rewriter *rw, Expr *e) {
+  if (e->kind != EXPR_LET) return NULL;
+  Expr *cur = e;
+  while (cur->kind == EXPR_LET) {
+    Var *v = cur->let.var;
+    Expr *val = rw_expr(rw, cur->let.value);
+    if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
+      val = build_let(rw->m, v, val, build_var(rw->m, v, cur->span), cur->span);
+    rw_subst(rw, v, val);
+    cur = cur->let.body;
+  }
+  return rw_expr(rw, cur);
+}
+
+static void has_let_visit(Expr *e, void *ud) {
+  if (e->kind == EXPR_LET) *(bool *)ud = true;
+}
+
+static bool gnf_function(PassCtx *c, GlobalDef *g) {
+  bool has_let = false;
+  walk_post_order(g->fn->body, true, has_let_visit, &has_let);
+  if (!has_let) return true; /* nothing to do: keep every node as it is */
+  Rewriter rw;
+  rw_init(&rw, c->m, c->d);
+  rw.pre = gnf_pre;
+  bool ok = rw_function(&rw, g->fn);
+  rw_fini(&rw);
+  return ok;
+}
+
+bool pass_TO_GNF(PassCtx *c) { return pass_for_each_function(c, gnf_function); }
