@@ -54,7 +54,7 @@ static const char usage_text[] =
     "      --scale=X --mean=X --seed=N  with --check-grad: drawn inputs N(mean, scale^2)\n"
     "                        (1e-5, 0) from a fixed-seed generator (seed 0)\n"
     "      --list-passes     list every pass with its options and defaults, then exit\n"
-    "      --time-passes     report each pass's time and node counts on stderr\n"
+    "      --time-passes     report each pass's time, its re-typing time and node counts on stderr\n"
     "      --equal A B       exit 0 when modules A and B are structurally equal, else\n"
     "                        print the first difference and exit 1\n"
     "      --max-errors=N    stop after N errors (default 20, 0 = no limit)\n"

@@ -782,36 +782,211 @@ static bool uses_var(Expr *e, const Var *v) {
   return u.found;
 }
 
+/* GNF's rewrite: a memo through Expr.mark (validated by a back pointer,
+ * cheaper than a pointer map on 100,000-node functions), the substitution of
+ * let-bound variables in a pointer map, dataflow nodes and let chains walked
+ * with explicit stacks. Unchanged subtrees stay the same pointers. */
+typedef struct GMemo {
+  Expr *key, *result;
+} GMemo;
+
+typedef struct Gnf {
+  Module *m;
+  Diag *d;
+  VEC(GMemo) memo;
+  PtrMap subst; /* Var* -> Expr* */
+  bool failed;
+} Gnf;
+
+static Expr *gnf_done(Gnf *g, Expr *e) {
+  uint32_t i = e->mark - 1;
+  if (e->mark && i < g->memo.len && g->memo.data[i].key == e) return g->memo.data[i].result;
+  return NULL;
+}
+
+static Expr *gnf_remember(Gnf *g, Expr *e, Expr *r) {
+  vec_push(g->memo, ((GMemo){e, r}));
+  e->mark = (uint32_t)g->memo.len;
+  return r;
+}
+
+static Expr *gnf(Gnf *g, Expr *e);
+
+/* e rebuilt from its (already rewritten) children; e itself when none changed. */
+static Expr *gnf_rebuild(Gnf *g, Expr *e) {
+  Expr *c;
+  switch (e->kind) {
+  case EXPR_CALL: {
+    Expr *fn = gnf(g, e->call.fn), **args = NULL;
+    for (uint32_t k = 0; k < e->call.nargs; k++) {
+      Expr *a = gnf(g, e->call.args[k]);
+      if (a != e->call.args[k] && !args)
+        args = arena_memdup(g->m->arena, e->call.args, e->call.nargs * sizeof *args);
+      if (args) args[k] = a;
+    }
+    if (fn == e->call.fn && !args) return e;
+    c = build_copy(g->m, e);
+    c->call.fn = fn;
+    if (args) c->call.args = args;
+    return c;
+  }
+  case EXPR_TUPLE: {
+    Expr **fs = NULL;
+    for (uint32_t k = 0; k < e->tuple.n; k++) {
+      Expr *f = gnf(g, e->tuple.fields[k]);
+      if (f != e->tuple.fields[k] && !fs) fs = arena_memdup(g->m->arena, e->tuple.fields, e->tuple.n * sizeof *fs);
+      if (fs) fs[k] = f;
+    }
+    if (!fs) return e;
+    c = build_copy(g->m, e);
+    c->tuple.fields = fs;
+    return c;
+  }
+  case EXPR_PROJ: {
+    Expr *t = gnf(g, e->proj.tuple);
+    if (t == e->proj.tuple) return e;
+    c = build_copy(g->m, e);
+    c->proj.tuple = t;
+    return c;
+  }
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: {
+    Expr *a = gnf(g, e->ref.arg);
+    if (a == e->ref.arg) return e;
+    c = build_copy(g->m, e);
+    c->ref.arg = a;
+    return c;
+  }
+  case EXPR_REF_WRITE: {
+    Expr *r = gnf(g, e->ref_write.ref), *v = gnf(g, e->ref_write.value);
+    if (r == e->ref_write.ref && v == e->ref_write.value) return e;
+    c = build_copy(g->m, e);
+    c->ref_write.ref = r;
+    c->ref_write.value = v;
+    return c;
+  }
+  case EXPR_IF: {
+    Expr *a = gnf(g, e->if_.cond), *t = gnf(g, e->if_.then_), *f = gnf(g, e->if_.else_);
+    if (a == e->if_.cond && t == e->if_.then_ && f == e->if_.else_) return e;
+    return build_if(g->m, a, t, f, e->span);
+  }
+  case EXPR_FN: {
+    Expr *body = gnf(g, e->fn->body);
+    if (body == e->fn->body) return e;
+    Function *nfn = arena_alloc(g->m->arena, sizeof *nfn);
+    *nfn = *e->fn;
+    nfn->body = body;
+    nfn->type = NULL;
+    c = build_copy(g->m, e);
+    c->fn = nfn;
+    return c;
+  }
+  case EXPR_MATCH: {
+    Expr *s = gnf(g, e->match.scrut);
+    Clause *cl = NULL;
+    for (uint32_t k = 0; k < e->match.nclauses; k++) {
+      Expr *b = gnf(g, e->match.clauses[k].body);
+      if (b != e->match.clauses[k].body && !cl)
+        cl = arena_memdup(g->m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
+      if (cl) cl[k].body = b;
+    }
+    if (s == e->match.scrut && !cl) return e;
+    c = build_copy(g->m, e);
+    c->match.scrut = s;
+    if (cl) c->match.clauses = cl;
+    return c;
+  }
+  default: return e;
+  }
+}
+
 /* A let chain: each value rewritten and substituted for its variable (a
  * recursive local function stays `let %f = fn ...; %f`), then the body. */
-static Expr *gnf_pre(Rewriter *rw, Expr *e) {
-  if (e->kind != EXPR_LET) return NULL;
+static Expr *gnf_let(Gnf *g, Expr *e) {
   Expr *cur = e;
-  while (cur->kind == EXPR_LET) {
+  while (cur->kind == EXPR_LET && (cur == e || !gnf_done(g, cur))) {
     Var *v = cur->let.var;
-    Expr *val = rw_expr(rw, cur->let.value);
+    Expr *val = gnf(g, cur->let.value);
     if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
-      val = build_let(rw->m, v, val, build_var(rw->m, v, cur->span), cur->span);
-    rw_subst(rw, v, val);
+      val = build_let(g->m, v, val, build_var(g->m, v, cur->span), cur->span);
+    ptrmap_put(&g->subst, v, (int64_t)(intptr_t)val);
     cur = cur->let.body;
   }
-  return rw_expr(rw, cur);
+  return gnf(g, cur);
 }
 
-static void has_let_visit(Expr *e, void *ud) {
-  if (e->kind == EXPR_LET) *(bool *)ud = true;
+static bool gnf_stacked(const Expr *e) { return is_dataflow(e); }
+
+static Expr *gnf(Gnf *g, Expr *e) {
+  switch (e->kind) {
+  case EXPR_VAR: {
+    const int64_t *s = g->subst.len ? ptrmap_find(&g->subst, e->var.var) : NULL;
+    return s ? (Expr *)(intptr_t)*s : e;
+  }
+  case EXPR_CONST: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR: return e;
+  default: break;
+  }
+  Expr *r = gnf_done(g, e);
+  if (r) return r;
+  if (stack_exhausted()) {
+    if (!g->failed) diag_error(g->d, e->span, "expression nested too deeply");
+    g->failed = true;
+    return e;
+  }
+  if (e->kind == EXPR_LET) return gnf_remember(g, e, gnf_let(g, e));
+  if (gnf_stacked(e)) {
+    /* children first with an explicit stack, so long dataflow chains use no C stack */
+    VEC(Expr *) st = {0};
+    vec_push(st, e);
+    while (st.len) {
+      Expr *x = st.data[st.len - 1];
+      if (gnf_done(g, x)) {
+        st.len--;
+        continue;
+      }
+      size_t before = st.len;
+      Expr *kids[2], **ks = kids;
+      uint32_t nk = 0;
+      switch (x->kind) {
+      case EXPR_CALL:
+        for (uint32_t k = x->call.nargs; k-- > 0;)
+          if (gnf_stacked(x->call.args[k]) && !gnf_done(g, x->call.args[k])) vec_push(st, x->call.args[k]);
+        if (gnf_stacked(x->call.fn) && !gnf_done(g, x->call.fn)) vec_push(st, x->call.fn);
+        break;
+      case EXPR_TUPLE:
+        for (uint32_t k = x->tuple.n; k-- > 0;)
+          if (gnf_stacked(x->tuple.fields[k]) && !gnf_done(g, x->tuple.fields[k])) vec_push(st, x->tuple.fields[k]);
+        break;
+      case EXPR_PROJ: kids[nk++] = x->proj.tuple; break;
+      case EXPR_REF_NEW: case EXPR_REF_READ: kids[nk++] = x->ref.arg; break;
+      case EXPR_REF_WRITE:
+        kids[nk++] = x->ref_write.value;
+        kids[nk++] = x->ref_write.ref;
+        break;
+      default: break;
+      }
+      for (uint32_t k = 0; k < nk; k++)
+        if (gnf_stacked(ks[k]) && !gnf_done(g, ks[k])) vec_push(st, ks[k]);
+      if (st.len != before) continue; /* children first */
+      st.len--;
+      gnf_remember(g, x, gnf_rebuild(g, x));
+    }
+    vec_free(st);
+    return gnf_done(g, e);
+  }
+  return gnf_remember(g, e, gnf_rebuild(g, e));
 }
 
-static bool gnf_function(PassCtx *c, GlobalDef *g) {
-  bool has_let = false;
-  walk_post_order(g->fn->body, true, has_let_visit, &has_let);
-  if (!has_let) return true; /* nothing to do: keep every node as it is */
-  Rewriter rw;
-  rw_init(&rw, c->m, c->d);
-  rw.pre = gnf_pre;
-  bool ok = rw_function(&rw, g->fn);
-  rw_fini(&rw);
-  return ok;
+static bool gnf_function(PassCtx *c, GlobalDef *gd) {
+  Gnf g = {.m = c->m, .d = c->d};
+  Expr *body = gnf(&g, gd->fn->body);
+  if (!g.failed && body != gd->fn->body) {
+    gd->fn->body = body;
+    gd->fn->type = NULL;
+  }
+  vec_free(g.memo);
+  ptrmap_free(&g.subst);
+  return !g.failed;
 }
 
 bool pass_TO_GNF(PassCtx *c) { return pass_for_each_function(c, gnf_function); }

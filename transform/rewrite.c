@@ -3,9 +3,11 @@
  *
  * Invariant: rw_expr(e) is computed once per node pointer; a node whose
  * children all map to themselves maps to itself unless a hook says
- * otherwise. Let chains are unrolled into an explicit array so their length
- * never reaches the C stack; everything else recurses under
- * stack_exhausted(), which the driver's 1 GiB stack makes generous.
+ * otherwise. Let chains are unrolled into an explicit array and dataflow
+ * nodes (calls, tuples, projections) are walked with an explicit stack, so
+ * long let and graph chains never reach the C stack; everything else
+ * recurses under stack_exhausted(), which the driver's 1 GiB stack makes
+ * generous.
  */
 #include "transform/rewrite.h"
 
@@ -265,6 +267,58 @@ static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
   return body;
 }
 
+static bool is_dataflow(const Expr *e) {
+  return e->kind == EXPR_CALL || e->kind == EXPR_TUPLE || e->kind == EXPR_PROJ;
+}
+
+/* A dataflow node (call, tuple, projection) and the dataflow nodes below it,
+ * with an explicit stack instead of recursion, in exactly the recursive
+ * order: pre(e), then each child fully (a call: the callee, then the
+ * arguments), then post(e). So 100,000-long graph chains use no C stack;
+ * other children go through rw_expr. */
+static Expr *rewrite_dataflow(Rewriter *rw, Expr *root) {
+  typedef struct {
+    Expr *e;
+    bool entered;
+  } Item;
+  VEC(Item) st = {0};
+  vec_push(st, ((Item){root, false}));
+  while (st.len) {
+    Item *top = &st.data[st.len - 1];
+    Expr *e = top->e, *r;
+    if (top->entered) {
+      st.len--;
+      r = rw_children(rw, e); /* every child is memoised now: no recursion */
+      if (rw->post) r = rw->post(rw, e, r);
+      memo_put(rw, e, r);
+      continue;
+    }
+    if (e != root && (memo_get(rw, e) || !is_dataflow(e))) {
+      st.len--;
+      rw_expr(rw, e);
+      continue;
+    }
+    if (rw->pre && (r = rw->pre(rw, e))) {
+      st.len--;
+      memo_put(rw, e, r);
+      continue;
+    }
+    top->entered = true;
+    switch (e->kind) { /* pushed in reverse: the first child ends on top */
+    case EXPR_CALL:
+      for (uint32_t i = e->call.nargs; i-- > 0;) vec_push(st, ((Item){e->call.args[i], false}));
+      vec_push(st, ((Item){e->call.fn, false}));
+      break;
+    case EXPR_TUPLE:
+      for (uint32_t i = e->tuple.n; i-- > 0;) vec_push(st, ((Item){e->tuple.fields[i], false}));
+      break;
+    default: vec_push(st, ((Item){e->proj.tuple, false})); break;
+    }
+  }
+  vec_free(st);
+  return memo_get(rw, root);
+}
+
 Expr *rw_expr(Rewriter *rw, Expr *e) {
   Expr *r = memo_get(rw, e);
   if (r) return r;
@@ -278,6 +332,7 @@ Expr *rw_expr(Rewriter *rw, Expr *e) {
   }
   if (too_deep(rw, e)) return e;
   if (e->kind == EXPR_LET) return rewrite_let_chain(rw, e);
+  if (is_dataflow(e)) return rewrite_dataflow(rw, e);
   if (rw->pre && (r = rw->pre(rw, e))) {
     memo_put(rw, e, r);
     return r;

@@ -19,8 +19,11 @@
  * one inside its scope becomes a use of the new one. rw_copy_fresh uses this
  * to copy code with fresh binders (inlining, specialisation).
  *
- * Depth: let chains (`let`, and `e1; e2`) are walked with a loop, so
- * 100,000-long chains use constant C stack. Other nesting recurses, guarded
+ * Depth: let chains (`let`, and `e1; e2`) are walked with a loop and
+ * dataflow nodes (calls, tuples, projections) with an explicit stack, in the
+ * same order as recursion would (pre, children in order, post), so
+ * 100,000-long let and graph chains use constant C stack. Other nesting
+ * (branches, function literals, matches, refs) recurses, guarded
  * by stack_exhausted(): on exhaustion the rewriter reports "expression
  * nested too deeply" once, sets rw->failed and returns nodes unchanged.
  *
