@@ -257,3 +257,12 @@ GRAD_NONE(LOGICAL_AND)
 GRAD_NONE(LOGICAL_OR)
 GRAD_NONE(LOGICAL_XOR)
 GRAD_NONE(LOGICAL_NOT)
+
+/* ---- annotations: the value passes through ------------------------------------------- */
+
+/* checkpoint: TVM recomputes the forward in the backward pass (§1.8); the gradient is
+ * the identity's, which is what relayc builds in both modes */
+GRAD_RULE(ANNOTATION_CHECKPOINT) { c->dx[0] = G; return true; }
+GRAD_RULE(ANNOTATION_STOP_FUSION) { c->dx[0] = G; return true; }
+GRAD_RULE(ON_DEVICE) { c->dx[0] = G; return true; }
+GRAD_RULE(DEVICE_COPY) { c->dx[0] = G; return true; }

@@ -1,0 +1,118 @@
+/* ops/gradients/grad_pad.c — rules of nn.pad and nn.mirror_pad (spec/gradient.md §4.7
+ * "padding, resizing, sorting").
+ *
+ * Constant padding: the input's adjoint is the interior of g, i.e. g padded by the
+ * negated widths (a negative width crops), which also covers cropping pads; the pad
+ * value gets the sum of everything else. Edge, reflect and symmetric padding copy
+ * elements of the input: each padded position adds its adjoint to the element it
+ * copies. Padding every axis is the composition of one-axis paddings, so the adjoint
+ * is built one axis at a time: the interior slice, plus the two margins summed (edge)
+ * or reversed and shifted into place (reflect excludes the border, symmetric includes
+ * it). Those modes need non-negative widths, at most n − 1 (reflect) or n
+ * (symmetric), as the forward kernels' single reflection does.
+ */
+#include <string.h>
+
+#include "ops/gradients/grad.h"
+
+#define G (c->g)
+
+/* The pad_width attribute as pairs; false (reported) if malformed. */
+static bool read_widths(GradCtx *c, uint32_t rank, int64_t (*w)[2]) {
+  const AttrValue *v = gr_attr(c, "pad_width");
+  if (!v || v->kind != AV_ARRAY || v->arr.n != rank) return gr_fail(c, "pad_width must have one pair per axis");
+  for (uint32_t i = 0; i < rank; i++) {
+    const AttrValue *p = v->arr.items[i];
+    if (p->kind != AV_ARRAY || p->arr.n != 2 || p->arr.items[0]->kind != AV_INT || p->arr.items[1]->kind != AV_INT)
+      return gr_fail(c, "pad_width must have one pair per axis");
+    w[i][0] = p->arr.items[0]->i.value;
+    w[i][1] = p->arr.items[1]->i.value;
+  }
+  return true;
+}
+
+static const char *pads_text(GradCtx *c, uint32_t rank, int64_t (*w)[2], bool negate) {
+  char buf[GRAD_MAX_RANK * 48];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "pad_width=[");
+  for (uint32_t i = 0; i < rank; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s[%lld, %lld]", i ? ", " : "",
+                            (long long)(negate ? -w[i][0] : w[i][0]), (long long)(negate ? -w[i][1] : w[i][1]));
+  snprintf(buf + len, sizeof buf - len, "]");
+  return gr_fmt(c, "%s", buf);
+}
+
+/* [lo, hi) of `v` along `axis` */
+static Expr *slice(GradCtx *c, Expr *v, uint32_t axis, int64_t lo, int64_t hi) {
+  return GR_OP(c, "strided_slice",
+               gr_fmt(c, "begin=[%lld], end=[%lld], strides=[1], axes=[%u]", (long long)lo, (long long)hi, axis), v);
+}
+
+/* v padded with zeros by [before, after] along `axis` only */
+static Expr *pad1(GradCtx *c, Expr *v, uint32_t axis, uint32_t rank, int64_t before, int64_t after) {
+  int64_t w[GRAD_MAX_RANK][2];
+  memset(w, 0, sizeof w);
+  w[axis][0] = before;
+  w[axis][1] = after;
+  return GR_OP(c, "nn.pad", pads_text(c, rank, w, false), v, gr_scalar(c, 0, -1));
+}
+
+typedef enum { M_EDGE, M_REFLECT, M_SYMMETRIC } CopyMode;
+
+/* The adjoint of copying-mode padding, one axis at a time. */
+static bool copy_pad_grad(GradCtx *c, CopyMode mode) {
+  int64_t dims[GRAD_MAX_RANK], w[GRAD_MAX_RANK][2];
+  if (!gr_shape(c, 0, dims)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  if (!read_widths(c, rank, w)) return false;
+  Expr *g = G;
+  for (uint32_t ax = 0; ax < rank; ax++) {
+    int64_t a = w[ax][0], b = w[ax][1], n = dims[ax];
+    if (a == 0 && b == 0) continue;
+    int64_t limit = mode == M_REFLECT ? n - 1 : mode == M_SYMMETRIC ? n : INT64_MAX;
+    if (a < 0 || b < 0 || a > limit || b > limit)
+      return gr_fail(c, "widths [%lld, %lld] on axis %u are outside what one reflection covers (0..%lld)", (long long)a,
+                     (long long)b, ax, (long long)limit);
+    g = gr_let(c, g);
+    Expr *d = slice(c, g, ax, a, a + n);
+    if (a > 0) {
+      Expr *left = slice(c, g, ax, 0, a);
+      if (mode == M_EDGE)
+        d = gr_add(c, d, pad1(c, GR_OP(c, "sum", gr_fmt(c, "axis=[%u], keepdims=True", ax), left), ax, rank, 0, n - 1));
+      else {
+        Expr *r = GR_OP(c, "reverse", gr_fmt(c, "axis=%u", ax), left);
+        d = gr_add(c, d, mode == M_REFLECT ? pad1(c, r, ax, rank, 1, n - 1 - a) : pad1(c, r, ax, rank, 0, n - a));
+      }
+    }
+    if (b > 0) {
+      Expr *right = slice(c, g, ax, a + n, a + n + b);
+      if (mode == M_EDGE)
+        d = gr_add(c, d, pad1(c, GR_OP(c, "sum", gr_fmt(c, "axis=[%u], keepdims=True", ax), right), ax, rank, n - 1, 0));
+      else {
+        Expr *r = GR_OP(c, "reverse", gr_fmt(c, "axis=%u", ax), right);
+        d = gr_add(c, d, mode == M_REFLECT ? pad1(c, r, ax, rank, n - 1 - b, 1) : pad1(c, r, ax, rank, n - b, 0));
+      }
+    }
+    g = d;
+  }
+  c->dx[0] = g;
+  return true;
+}
+
+GRAD_RULE(NN_PAD) {
+  const char *mode = gr_attr_str(c, "pad_mode", "constant");
+  if (strcmp(mode, "edge") == 0) return copy_pad_grad(c, M_EDGE);
+  if (strcmp(mode, "reflect") == 0) return copy_pad_grad(c, M_REFLECT);
+  int64_t w[GRAD_MAX_RANK][2];
+  uint32_t rank = gr_rank(c, 0);
+  if (!read_widths(c, rank, w)) return false;
+  Expr *inner = gr_let(c, GR_OP(c, "nn.pad", pads_text(c, rank, w, true), G, gr_scalar(c, 0, -1)));
+  c->dx[0] = inner;
+  Expr *all = gr_sum(c, G, NULL, 0, false), *kept = gr_sum(c, inner, NULL, 0, false);
+  c->dx[1] = gr_cast_like(c, gr_sub(c, all, kept), X1);
+  return true;
+}
+
+GRAD_RULE(NN_MIRROR_PAD) {
+  const char *mode = gr_attr_str(c, "mode", "SYMMETRIC");
+  return copy_pad_grad(c, strcmp(mode, "REFLECT") == 0 ? M_REFLECT : M_SYMMETRIC);
+}

@@ -1,0 +1,49 @@
+/* ops/gradients/grad_sort.c — rules of the sorting operators (spec/gradient.md §4.7).
+ *
+ * sort permutes its input along an axis: the adjoint is g permuted back, i.e.
+ * gathered at the inverse permutation, which is the argsort of the forward's argsort.
+ * topk's values are a selection: each selected position receives its adjoint, built
+ * as Σ_k g_k·[idx_k == j] with a one_hot mask along a new axis (no scatter needed;
+ * O(k·n) memory along the axis). Indices get nothing.
+ */
+#include "ops/gradients/grad.h"
+
+#define G (c->g)
+
+GRAD_NONE(ARGSORT)
+
+GRAD_RULE(SORT) {
+  int64_t axis = gr_attr_int(c, "axis", -1);
+  if (axis < 0) axis += gr_rank(c, 0);
+  bool asc = gr_attr_bool(c, "is_ascend", true);
+  Expr *perm = GR_OP(c, "argsort", gr_fmt(c, "axis=%lld, is_ascend=%s, dtype=\"int64\"", (long long)axis, asc ? "True" : "False"), X0);
+  Expr *inv = GR_OP(c, "argsort", gr_fmt(c, "axis=%lld, dtype=\"int64\"", (long long)axis), perm);
+  c->dx[0] = GR_OP(c, "gather", gr_fmt(c, "axis=%lld", (long long)axis), G, inv);
+  return true;
+}
+
+GRAD_RULE(TOPK) {
+  int64_t dims[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  int64_t axis = gr_attr_int(c, "axis", -1);
+  if (axis < 0) axis += rank;
+  const char *ret = gr_attr_str(c, "ret_type", "both");
+  Expr *gv, *idx;
+  if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
+    gv = gr_proj(c, G, 0);
+    idx = gr_proj(c, c->out, 1);
+  } else if (ret[0] == 'v') {
+    gv = G; /* values only: recompute the indices */
+    idx = gr_op_like(c, "topk", "ret_type=\"indices\"", (Expr *[]){X0}, 1);
+  } else {
+    return true; /* indices only: nothing flows back */
+  }
+  DType dt = gr_dtype(c, 0);
+  Expr *mask = GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=%lld, dtype=\"%s\"", (long long)dims[axis], (long long)(axis + 1),
+                                          dtype_is_float(dt) && dt.bits == 64 ? "float64" : dt.bits == 16 ? "float16" : "float32"),
+                     idx, gr_const(c, 1, dt), gr_const(c, 0, dt));
+  Expr *spread = gr_mul(c, mask, GR_OP(c, "expand_dims", gr_fmt(c, "axis=%lld", (long long)(axis + 1)), gv));
+  c->dx[0] = GR_OP(c, "sum", gr_fmt(c, "axis=[%lld]", (long long)axis), spread);
+  return true;
+}

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Every operator's gradient rule against central differences in float64 (relayc --check-grad).
+
+Each case is a small @main around one operator call with the attributes under test
+(broadcasting, axes, keepdims, exclude, strides, padding, dilation, groups, ceil_mode, ...).
+The result is squared elementwise before the check sums it, so the operator sees a
+non-uniform adjoint (2y) rather than the all-ones seed a rule could ignore. Inputs are drawn
+by numpy from a per-case domain (away from kinks, poles and ties), saved as .npy and passed
+with --input; index inputs are given explicitly. relayc must exit 0 (every element within
+atol 1e-5 + rtol 1e-3 of the float64 numeric gradient); float32 cases check the analytic side
+in float32 against the float64 numeric side.
+
+    python3 tests/grad/run_gradcheck.py [--relayc build/relayc] [-k SUBSTRING] [-j N] [-v]
+
+Prints `gradcheck: N passed, N failed` and exits 1 if anything failed.
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:  # the pyenv python on PATH may lack numpy; Debian's has it
+    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    print("gradcheck: numpy not available, skipped")
+    sys.exit(0)
+
+
+def T(shape, dtype="float64"):
+    dims = ", ".join(str(d) for d in shape)
+    if len(shape) == 1:
+        dims += ","
+    return f"Tensor[({dims}), {dtype}]" if shape else dtype
+
+
+class P:
+    """A parameter: name, shape, dtype, and how to draw it."""
+
+    def __init__(self, name, shape, dtype="float64", lo=-1.0, hi=1.0, away=0.0, value=None):
+        self.name, self.shape, self.dtype = name, tuple(shape), dtype
+        self.lo, self.hi, self.away, self.value = lo, hi, away, value
+
+    def draw(self, rng):
+        if self.value is not None:
+            return np.asarray(self.value, dtype=self.dtype).reshape(self.shape)
+        x = rng.uniform(self.lo, self.hi, size=self.shape)
+        if self.away:  # keep |x| >= away (kinks at 0)
+            x = np.sign(x) * (self.away + np.abs(x) * (1 - self.away / max(abs(self.lo), abs(self.hi))))
+            x[x == 0] = self.away
+        return x.astype(self.dtype)
+
+
+CASES = []
+
+
+def case(name, params, body, ret=None, square=True, opts=()):
+    """body: a Relay expression over the parameters; the result is squared (unless
+    square=False, for a body that is already a scalar or tuple-consuming expression)."""
+    CASES.append((name, params, body, ret, square, tuple(opts)))
+
+
+def x(shape=(3, 4), **kw):
+    return P("x", shape, **kw)
+
+
+def y(shape=(3, 4), **kw):
+    return P("y", shape, **kw)
+
+
+# ---- unary math --------------------------------------------------------------------------
+for op, dom in [("negative", {}), ("copy", {}), ("exp", {}), ("log", dict(lo=0.2, hi=2)),
+                ("log2", dict(lo=0.2, hi=2)), ("log10", dict(lo=0.2, hi=2)), ("sqrt", dict(lo=0.2, hi=2)),
+                ("rsqrt", dict(lo=0.2, hi=2)), ("sigmoid", {}), ("tanh", {}), ("sin", {}), ("cos", {}),
+                ("tan", {}), ("sinh", {}), ("cosh", {}), ("asin", dict(lo=-0.8, hi=0.8)),
+                ("acos", dict(lo=-0.8, hi=0.8)), ("atan", {}), ("asinh", {}), ("acosh", dict(lo=1.2, hi=3)),
+                ("atanh", dict(lo=-0.8, hi=0.8)), ("erf", {}), ("abs", dict(away=0.1)),
+                ("nn.relu", dict(away=0.1))]:
+    case(f"unary_{op}", [x(**dom)], f"{op}(%x)")
+    case(f"unary_{op}_f32", [x(dtype="float32", **dom)], f"{op}(%x)")
+for op in ["fast_exp", "fast_tanh", "fast_erf"]:  # the exact derivative of the exact function
+    case(f"unary_{op}", [x(lo=-0.5, hi=0.5, dtype="float32")], f"{op}(%x)", opts=["--rtol=0.01", "--atol=1e-4"])
+case("clip", [x(lo=-1, hi=1)], "clip(%x, a_min=-0.55f, a_max=0.45f)")
+case("leaky_relu", [x(away=0.1)], "nn.leaky_relu(%x, alpha=0.1f)")
+case("prelu", [x((2, 3, 4), away=0.1), P("a", (3,))], "nn.prelu(%x, %a)")
+case("prelu_axis3", [x((2, 3, 4, 5), away=0.1), P("a", (5,))], "nn.prelu(%x, %a, axis=3)")
+case("dropout", [x()], "%0 = nn.dropout(%x, rate=0.25f); %0.0")
+case("cast_f32", [x()], 'cast(%x, dtype="float32")')
+case("cast_like", [x(), P("z", (2,), dtype="float32")], "cast_like(%x, %z)")
+case("zeros_ones_like", [x()], "add(multiply(%x, ones_like(%x)), zeros_like(%x))")
+case("rounding_zero", [x(lo=0.1, hi=0.9)], "multiply(%x, add(add(floor(%x), ceil(%x)), add(round(%x), add(trunc(%x), sign(%x)))))")
+case("annotations", [x()], "annotation.checkpoint(annotation.stop_fusion(%x))")
+
+# ---- binary, broadcasting ----------------------------------------------------------------
+B1, B2 = (3, 1, 4), (2, 4)
+case("add_bcast", [x(B1), y(B2)], "add(%x, %y)")
+case("subtract_bcast", [x(B1), y(B2)], "subtract(%x, %y)")
+case("multiply_bcast", [x(B1), y(B2)], "multiply(%x, %y)")
+case("divide_bcast", [x(B1), y(B2, lo=0.5, hi=2)], "divide(%x, %y)")
+case("add_scalar", [x(), P("s", ())], "add(%x, %s)")
+case("power", [x(B1, lo=0.3, hi=2), y(B2)], "power(%x, %y)")
+case("power_zero_exp", [x(lo=0.3, hi=2)], "power(%x, 0f64)")
+case("maximum", [x(B1), y(B2)], "maximum(%x, %y)")
+case("minimum", [x(B1), y(B2)], "minimum(%x, %y)")
+case("mod", [x(lo=2.1, hi=2.9), y(lo=1.1, hi=1.4)], "mod(%x, %y)")
+case("trunc_mod", [x(lo=2.1, hi=2.9), y(lo=1.1, hi=1.4)], "trunc_mod(%x, %y)")
+case("floor_mod", [x(lo=-2.9, hi=-2.1), y(lo=1.1, hi=1.4)], "floor_mod(%x, %y)")
+case("floor_divide_zero", [x(lo=2.1, hi=2.9), y(lo=1.1, hi=1.4)], "multiply(%x, floor_divide(%x, %y))")
+case("where", [P("c", (3, 1), dtype="bool", value=[True, False, True]), x((3, 4)), y((4,))], "where(%c, %x, %y)")
+case("comparisons_zero", [x(), y()],
+     'multiply(%x, cast(logical_and(less(%x, %y), not_equal(%x, %y)), dtype="float64"))')
+
+# ---- reductions --------------------------------------------------------------------------
+R = (2, 3, 4)
+for op in ["sum", "mean", "max", "min", "prod"]:
+    for attrs in ["", "axis=[1]", "axis=[-1], keepdims=True", "axis=[0, 2]", "axis=[1], exclude=True",
+                  "axis=[0, 2], keepdims=True, exclude=True"]:
+        tag = attrs.replace("axis=", "a").replace(", ", "_").replace("keepdims=True", "k").replace(
+            "exclude=True", "e").replace("[", "").replace("]", "").replace("-", "m") or "all"
+        dom = dict(lo=0.5, hi=1.5) if op == "prod" else {}
+        case(f"{op}_{tag}", [x(R, **dom)], f"{op}(%x{', ' + attrs if attrs else ''})")
+case("prod_with_zero", [x((2, 3), value=[[0.5, 0.0, 2.0], [1.5, -0.7, 0.0]])], "prod(%x, axis=[1])")
+case("variance", [x(R)], "variance(%x, mean(%x, axis=[1], keepdims=True), axis=[1])")
+case("variance_unbiased_keep", [x(R)], "variance(%x, mean(%x, axis=[0, 2], keepdims=True), axis=[0, 2], keepdims=True, unbiased=True)")
+case("variance_free_mean", [x(R), P("m", (2, 1, 4))], "variance(%x, %m, axis=[1])")
+
+# ---- shape -------------------------------------------------------------------------------
+case("reshape", [x((2, 6))], "reshape(%x, newshape=[3, -1])")
+case("reshape_like", [x((2, 6)), P("l", (4, 3))], "reshape_like(%x, %l)")
+case("expand_dims", [x((2, 3))], "expand_dims(%x, axis=1, num_newaxis=2)")
+case("squeeze", [x((2, 1, 3, 1))], "squeeze(%x, axis=[1])")
+case("transpose", [x((2, 3, 4))], "transpose(%x, axes=[1, -1, 0])")
+case("transpose_none", [x((2, 3, 4))], "transpose(%x)")
+case("batch_flatten", [x((2, 3, 4))], "nn.batch_flatten(%x)")
+case("layout_nhwc", [x((1, 4, 2, 3))], 'layout_transform(%x, src_layout="NCHW", dst_layout="NHWC")')
+case("layout_split", [x((1, 8, 2, 3))], 'layout_transform(%x, src_layout="NCHW", dst_layout="NCHW4c")')
+case("reverse_reshape", [x((10, 5, 4))], "contrib_reverse_reshape(%x, newshape=[-1, 0])")
+case("concatenate", [P("a", (2, 2, 5)), P("b", (2, 1, 5)), P("d", (2, 4, 5))], "concatenate((%a, %b, %d), axis=1)")
+case("concatenate_neg_axis", [P("a", (2, 3)), P("b", (2, 2))], "concatenate((%a, %b), axis=-1)")
+case("stack", [P("a", (2, 3)), P("b", (2, 3))], "stack((%a, %b), axis=1)")
+case("split_sections", [x((6, 2))],
+     "%0 = split(%x, indices_or_sections=3); add(sum(multiply(%0.0, %0.0)), sum(multiply(%0.2, %0.1)))", square=False)
+case("split_indices", [x((2, 7))],
+     "%0 = split(%x, indices_or_sections=[2, 5], axis=1); add(sum(multiply(%0.0, %0.0)), sum(exp(%0.2)))", square=False)
+for tag, attrs, shp in [("basic", "begin=[1, 0], end=[3, 3]", (4, 5)),
+                        ("strides", "begin=[0, 1], end=[4, 5], strides=[2, 2]", (4, 5)),
+                        ("negative_stride", "begin=[3, 4], end=[0, 0], strides=[-1, -2]", (4, 5)),
+                        ("axes", "begin=[1], end=[4], strides=[2], axes=[1]", (4, 5)),
+                        ("size_mode", 'begin=[1, 2], end=[2, -1], slice_mode="size"', (4, 5)),
+                        ("tvm_level4", "begin=[1, 0, 1], end=[3, 2, 3], strides=[1, 1, 1]", (3, 4, 4)),
+                        ("partial_rank", "begin=[1], end=[3]", (4, 5))]:
+    case(f"strided_slice_{tag}", [x(shp)], f"strided_slice(%x, {attrs})")
+case("slice_like", [x((4, 5)), P("l", (2, 3))], "slice_like(%x, %l)")
+case("slice_like_axes", [x((4, 5)), P("l", (2, 3))], "slice_like(%x, %l, axes=[1])")
+case("broadcast_to", [x((3, 1))], "broadcast_to(%x, shape=[2, 3, 4])")
+case("broadcast_to_like", [x((1, 4)), P("l", (3, 4))], "broadcast_to_like(%x, %l)")
+case("collapse_sum_like", [x((2, 3, 4)), P("l", (3, 1))], "collapse_sum_like(%x, %l)")
+case("collapse_sum_to", [x((2, 3, 4)), P("s", (2,), dtype="int32", value=[3, 1])], "collapse_sum_to(%x, %s, shape=[3, 1])")
+case("tile", [x((2, 3))], "tile(%x, reps=[2, 1, 3])")
+case("tile_short_reps", [x((2, 3, 2))], "tile(%x, reps=[2])")
+case("repeat", [x((2, 3))], "repeat(%x, repeats=3, axis=1)")
+case("repeat_axis0", [x((2, 3))], "repeat(%x, repeats=2, axis=0)")
+case("reverse", [x((3, 4))], "reverse(%x, axis=1)")
+case("cumsum", [x((3, 4))], "cumsum(%x, axis=1)")
+case("cumsum_exclusive", [x((3, 4))], "cumsum(%x, axis=0, exclusive=True)")
+case("cumsum_flat", [x((3, 4))], "cumsum(%x)")
+case("full", [P("v", ())], 'full(%v, shape=[2, 3], dtype="float64")')
+case("full_like", [x((2, 3)), P("v", ())], "full_like(%x, %v)")
+case("one_hot", [P("i", (3,), dtype="int32", value=[0, 2, 1]), P("on", ()), P("off", ())],
+     "one_hot(%i, %on, %off, depth=4, axis=-1, dtype=\"float64\")")
+case("arange", [P("a", (), lo=0.1, hi=0.2), P("b", (), value=3.55), P("s", (), lo=0.5, hi=0.6)],
+     'arange(%a, %b, %s, dtype="float64")')
+
+# ---- dense algebra, softmax, losses ------------------------------------------------------
+case("dense", [x((3, 4)), P("w", (5, 4))], "nn.dense(%x, %w)")
+case("dense_3d", [x((2, 3, 4)), P("w", (5, 4))], "nn.dense(%x, %w, units=5)")
+for ta in [False, True]:
+    for tb in [False, True]:
+        sa = (4, 3) if ta else (3, 4)
+        sb = (5, 4) if tb else (4, 5)
+        case(f"matmul_{int(ta)}{int(tb)}", [P("a", sa), P("b", sb)],
+             f"nn.matmul(%a, %b, transpose_a={ta}, transpose_b={tb})")
+        sa = (2, 4, 3) if ta else (2, 3, 4)
+        sb = (1, 5, 4) if tb else (1, 4, 5)
+        case(f"batch_matmul_{int(ta)}{int(tb)}", [P("a", sa), P("b", sb)],
+             f"nn.batch_matmul(%a, %b, transpose_a={ta}, transpose_b={tb})")
+for d, b, ax in [((1, 16), (16,), 1), ((1, 8, 2, 2), (8,), 1), ((1, 2, 2, 8), (8,), 3), ((4, 8), (8,), 1)]:
+    case(f"bias_add_{len(d)}d_axis{ax}", [x(d), P("b", b)], f"nn.bias_add(%x, %b, axis={ax})")
+case("softmax", [x((2, 5), lo=-2, hi=2)], "nn.softmax(%x)")
+case("softmax_axis0", [x((3, 4), lo=-2, hi=2)], "nn.softmax(%x, axis=0)")
+case("log_softmax", [x((2, 5), lo=-2, hi=2)], "nn.log_softmax(%x)")
+case("fast_softmax", [x((2, 5), lo=-1, hi=1, dtype="float32")], "nn.fast_softmax(%x)", opts=["--rtol=0.01", "--atol=1e-4"])
+case("cross_entropy", [x((2, 3), lo=0.5, hi=1.5), y((2, 3), lo=0.5, hi=1.5)], "nn.cross_entropy(%x, %y)", square=False)
+case("cross_entropy_logits", [x((2, 3)), y((2, 3))], "nn.cross_entropy_with_logits(%x, %y)")
+
+# ---- normalisation -----------------------------------------------------------------------
+C4 = (2, 3, 2, 2)
+bn = [x(C4), P("g", (3,)), P("b", (3,)), P("m", (3,)), P("v", (3,), lo=0.5, hi=1.5)]
+case("batch_norm", bn, "%0 = nn.batch_norm(%x, %g, %b, %m, %v); add(sum(multiply(%0.0, %0.0)), add(sum(multiply(%0.1, %0.1)), sum(exp(%0.2))))", square=False)
+case("batch_norm_noscale_axis3", [x((2, 2, 2, 3)), P("g", (3,)), P("b", (3,)), P("m", (3,)), P("v", (3,), lo=0.5, hi=1.5)],
+     "%0 = nn.batch_norm(%x, %g, %b, %m, %v, axis=3, center=False, scale=False); %0.0")
+case("layer_norm", [x((2, 3, 4)), P("g", (4,)), P("b", (4,))], "nn.layer_norm(%x, %g, %b)")
+case("layer_norm_axis1", [x((2, 3, 4)), P("g", (3,)), P("b", (3,))], "nn.layer_norm(%x, %g, %b, axis=1, epsilon=0.01f)")
+case("instance_norm", [x(C4), P("g", (3,)), P("b", (3,))], "nn.instance_norm(%x, %g, %b)")
+case("group_norm", [x((2, 4, 3)), P("g", (4,)), P("b", (4,))], "nn.group_norm(%x, %g, %b, num_groups=2)")
+case("l2_normalize", [x((2, 3, 4))], "nn.l2_normalize(%x, eps=1e-10f, axis=[1])")
+case("l2_normalize_clamped", [x((2, 3), lo=-0.1, hi=0.1)], "nn.l2_normalize(%x, eps=10f, axis=[1])")
+case("lrn", [x((1, 5, 2, 2))], "nn.lrn(%x, size=3, axis=1, bias=1f, alpha=0.5f, beta=0.75f)")
+case("lrn_even", [x((2, 6))], "nn.lrn(%x, size=4, axis=1, bias=2f, alpha=0.3f, beta=0.5f)")
+
+# ---- padding -----------------------------------------------------------------------------
+case("pad_constant", [x((3, 4)), P("v", ())], "nn.pad(%x, %v, pad_width=[[1, 2], [0, 3]])")
+case("pad_crop", [x((3, 4)), P("v", ())], "nn.pad(%x, %v, pad_width=[[-1, 2], [1, -2]])")
+case("pad_edge", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[2, 1], [1, 3]], pad_mode="edge")')
+case("pad_reflect", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[2, 1], [1, 3]], pad_mode="reflect")')
+case("mirror_pad_reflect", [x((3, 4))], 'nn.mirror_pad(%x, mode="REFLECT", pad_width=[[2, 1], [1, 3]])')
+case("mirror_pad_symmetric", [x((3, 4))], 'nn.mirror_pad(%x, mode="SYMMETRIC", pad_width=[[3, 1], [0, 4]])')
+
+# ---- sorting -----------------------------------------------------------------------------
+case("sort", [x((3, 5))], "sort(%x, axis=1)")
+case("sort_desc_axis0", [x((4, 3))], "sort(%x, axis=0, is_ascend=False)")
+case("topk_both", [x((3, 5))], "%0 = topk(%x, k=2); %0.0")
+case("topk_values_axis0", [x((5, 3))], 'topk(%x, k=3, axis=0, ret_type="values", is_ascend=True)')
+
+# ---- second order: the rules of what rules emit (§4.9) -------------------------------------
+case("emitted_ops", [x((3, 4)), P("l", (1, 4))],
+     "%0 = broadcast_to_like(%l, %x); %1 = collapse_sum_like(multiply(%x, %0), %l); "
+     "%2 = where(less(%x, 0f64), zeros_like(%x), %x); add(sum(%1), sum(multiply(%2, ones_like(%2))))", square=False)
+
+
+def write_case(tmp, i, name, params, body, ret, square, opts):
+    flags = list(opts)
+    sig = ", ".join(f"%{p.name}: {T(p.shape, p.dtype)}" for p in params)
+    if square:
+        last = body.rsplit(";", 1)
+        prefix = last[0] + ";" if len(last) == 2 else ""
+        expr = last[-1].strip()
+        text = f"{prefix}\n  %99 = {expr};\n  multiply(%99, %99)"
+    else:
+        text = body
+    src = ['#[version = "0.0.5"]', f"def @main({sig}) {{", "  " + text, "}"]
+    path = os.path.join(tmp, f"{i:03d}_{name}.relay")
+    with open(path, "w") as f:
+        f.write("\n".join(src) + "\n")
+    return path, flags
+
+
+def run_case(relayc, tmp, i, c, verbose):
+    name, params, body, ret, square, opts = c
+    rng = np.random.default_rng(1000 + i)
+    path, flags = write_case(tmp, i, name, params, body, ret, square, opts)
+    argv = [relayc, "--check-grad", path] + flags
+    for p in params:
+        f = os.path.join(tmp, f"{i:03d}_{p.name}.npy")
+        np.save(f, p.draw(rng))
+        argv += ["--input", f"{p.name}={f}"]
+    r = subprocess.run(argv, capture_output=True, timeout=300)
+    out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+    if r.returncode != 0:
+        return f"exit {r.returncode}\n{out}\n--- program ---\n{open(path).read()}"
+    if verbose:
+        print(f"--- {name}\n{out}")
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--relayc", default="build/relayc")
+    ap.add_argument("-k", default="", help="only cases whose name contains this")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    relayc = os.path.abspath(a.relayc)
+    cases = [(i, c) for i, c in enumerate(CASES) if a.k in c[0]]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
+            results = list(ex.map(lambda ic: (ic[1][0], run_case(relayc, tmp, ic[0], ic[1], a.v)), cases))
+    for name, err in results:
+        if err:
+            failed += 1
+            print(f"FAIL {name}: {err}")
+        else:
+            passed += 1
+    print(f"gradcheck: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
