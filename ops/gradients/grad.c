@@ -96,6 +96,10 @@ Expr *gr_const(GradCtx *c, double v, DType dt) {
   return expr_scalar_int(c->m, dt, (int64_t)v, c->sp);
 }
 
+Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape, const void *data) {
+  return build_const(c->m, dt, ndim, shape, data, c->sp);
+}
+
 Expr *gr_scalar(GradCtx *c, double v, int i) { return gr_const(c, v, gr_dtype(c, i)); }
 
 static bool same_static_shape(const Type *a, const Type *b) {

@@ -111,6 +111,9 @@ Expr *gr_proj(GradCtx *c, Expr *tuple, uint32_t i);
 Expr *gr_tuple(GradCtx *c, Expr **fields, uint32_t n);
 /* A rank-0 constant of dtype dt. */
 Expr *gr_const(GradCtx *c, double v, DType dt);
+/* A tensor constant (data copied; nbytes = dtype size × elements), e.g. a matrix a
+ * rule computes at compile time from the static shapes. */
+Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape, const void *data);
 /* A rank-0 constant in the dtype of input i (of the result when i < 0). */
 Expr *gr_scalar(GradCtx *c, double v, int i);
 /* unb(e, x_i): e summed down to input i's shape (collapse_sum_like) — the

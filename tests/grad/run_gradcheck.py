@@ -225,6 +225,63 @@ case("sort_desc_axis0", [x((4, 3))], "sort(%x, axis=0, is_ascend=False)")
 case("topk_both", [x((3, 5))], "%0 = topk(%x, k=2); %0.0")
 case("topk_values_axis0", [x((5, 3))], 'topk(%x, k=3, axis=0, ret_type="values", is_ascend=True)')
 
+# ---- pooling and resizing ----------------------------------------------------------------
+X4 = (1, 2, 5, 6)
+for tag, attrs in [("basic", "pool_size=[2, 2]"), ("stride_pad", "pool_size=[3, 3], strides=[2, 2], padding=[1, 1]"),
+                   ("ceil", "pool_size=[2, 3], strides=[2, 2], ceil_mode=True"),
+                   ("dilation", "pool_size=[2, 2], dilation=[2, 2], padding=[1, 0, 0, 1]"),
+                   ("nhwc", 'pool_size=[2, 2], strides=[1, 2], layout="NHWC"')]:
+    shp = (1, 5, 6, 2) if "NHWC" in attrs else X4
+    case(f"max_pool2d_{tag}", [x(shp)], f"nn.max_pool2d(%x, {attrs})")
+    case(f"avg_pool2d_{tag}", [x(shp)], f"nn.avg_pool2d(%x, {attrs})")
+case("avg_pool2d_include_pad", [x(X4)], "nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], ceil_mode=True, count_include_pad=True)")
+case("max_pool1d", [x((2, 3, 7))], "nn.max_pool1d(%x, pool_size=[3], strides=[2], padding=[1], dilation=[1])")
+case("max_pool1d_nwc", [x((2, 7, 3))], 'nn.max_pool1d(%x, pool_size=[2], strides=[1], layout="NWC", ceil_mode=True)')
+case("avg_pool1d", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2], padding=[1, 0], dilation=[2], ceil_mode=True)")
+case("avg_pool1d_include_pad", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2], padding=[1], count_include_pad=True)")
+case("avg_pool3d", [x((1, 2, 4, 3, 5))], "nn.avg_pool3d(%x, pool_size=[2, 2, 3], strides=[2, 1, 2], padding=[1, 0, 1])")
+for d, lay, shp in [("1d", "NCW", (2, 3, 5)), ("2d", "NCHW", (2, 3, 4, 5)), ("2d", "NHWC", (2, 4, 5, 3)),
+                    ("3d", "NCDHW", (1, 2, 3, 2, 4))]:
+    case(f"global_avg_pool{d}_{lay}", [x(shp)], f'nn.global_avg_pool{d}(%x, layout="{lay}")')
+    case(f"global_max_pool{d}_{lay}", [x(shp)], f'nn.global_max_pool{d}(%x, layout="{lay}")')
+case("adaptive_avg_pool1d", [x((2, 3, 7))], "nn.adaptive_avg_pool1d(%x, output_size=[3])")
+case("adaptive_avg_pool2d", [x((1, 2, 7, 5))], "nn.adaptive_avg_pool2d(%x, output_size=[3, 2])")
+case("adaptive_avg_pool2d_nhwc", [x((1, 7, 5, 2))], 'nn.adaptive_avg_pool2d(%x, output_size=[3, 4], layout="NHWC")')
+case("adaptive_avg_pool3d", [x((1, 2, 5, 3, 4))], "nn.adaptive_avg_pool3d(%x, output_size=[2, 2, 3])")
+case("adaptive_max_pool2d", [x((1, 2, 6, 4))], "nn.adaptive_max_pool2d(%x, output_size=[3, 2])")
+for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
+                   ("align_corners", 'size=[5, 7], coordinate_transformation_mode="align_corners"'),
+                   ("nearest", 'size=[6, 5], method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor"'),
+                   ("cubic", 'size=[5, 7], method="cubic"'),
+                   ("cubic_exclude", 'size=[5, 7], method="cubic", cubic_exclude=1, cubic_alpha=-0.75f'),
+                   ("crop", 'size=[4, 4], roi=[0.1f, -0.2f, 0.9f, 1.1f], coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5f'),
+                   ("nhwc", 'size=[5, 7], layout="NHWC"')]:
+    shp = (1, 3, 4, 2) if "NHWC" in attrs else (1, 2, 3, 4)
+    case(f"resize2d_{tag}", [x(shp)], f"image.resize2d(%x, {attrs})")
+case("upsampling_nearest", [x((1, 2, 3, 2))], "nn.upsampling(%x, scale_h=2f, scale_w=3f)")
+case("upsampling_bilinear", [x((1, 2, 3, 2))], 'nn.upsampling(%x, scale_h=2f, scale_w=1.5f, method="bilinear", align_corners=True)')
+
+# ---- convolution -------------------------------------------------------------------------
+for tag, xs, ws, attrs in [
+        ("3x3_pad1", (1, 4, 5, 5), (6, 4, 3, 3), "padding=[1, 1]"),
+        ("1x1", (1, 4, 5, 5), (6, 4, 1, 1), ""),
+        ("1x1_stride2", (1, 4, 5, 5), (6, 4, 1, 1), "strides=[2, 2]"),
+        ("stride2_pad_asym", (2, 3, 6, 5), (4, 3, 3, 2), "strides=[2, 2], padding=[1, 0, 0, 1]"),
+        ("dilation2", (1, 2, 7, 6), (3, 2, 3, 2), "dilation=[2, 2], padding=[2, 1]"),
+        ("groups2", (1, 4, 5, 5), (6, 2, 3, 3), "groups=2, padding=[1, 1]"),
+        ("depthwise", (1, 3, 5, 5), (3, 1, 3, 3), "groups=3, channels=3, padding=[1, 1]"),
+        ("stride3_dil2_groups", (1, 4, 9, 8), (4, 2, 2, 3), "strides=[3, 2], dilation=[2, 1], groups=2, padding=[1, 2]")]:
+    case(f"conv2d_{tag}", [x(xs), P("w", ws)], f"nn.conv2d(%x, %w{', ' + attrs if attrs else ''})")
+case("conv2d_nhwc", [x((1, 5, 5, 3)), P("w", (3, 3, 3, 4))], 'nn.conv2d(%x, %w, padding=[1, 1], data_layout="NHWC", kernel_layout="HWIO")')
+case("conv2d_f32", [x((1, 3, 5, 5), dtype="float32"), P("w", (2, 3, 3, 3), dtype="float32")], "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])")
+case("conv1d", [x((2, 3, 9)), P("w", (4, 3, 3))], "nn.conv1d(%x, %w, strides=[2], padding=[1, 2], dilation=[2])")
+case("conv1d_groups", [x((1, 4, 7)), P("w", (4, 2, 3))], "nn.conv1d(%x, %w, groups=2, padding=[1])")
+for tag, xs, ws, attrs in [("basic", (1, 4, 4, 4), (4, 3, 3, 3), ""),
+                           ("stride2", (1, 2, 3, 4), (2, 3, 3, 3), "strides=[2, 2], padding=[1, 1], output_padding=[1, 0]"),
+                           ("groups", (1, 4, 3, 3), (4, 2, 2, 2), "groups=2, strides=[2, 1]"),
+                           ("dilation", (1, 2, 3, 3), (2, 2, 2, 3), "dilation=[2, 1], padding=[1, 1]")]:
+    case(f"conv2d_transpose_{tag}", [x(xs), P("w", ws)], f"nn.conv2d_transpose(%x, %w{', ' + attrs if attrs else ''})")
+
 # ---- second order: the rules of what rules emit (§4.9) -------------------------------------
 case("emitted_ops", [x((3, 4)), P("l", (1, 4))],
      "%0 = broadcast_to_like(%l, %x); %1 = collapse_sum_like(multiply(%x, %0), %l); "

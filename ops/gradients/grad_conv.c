@@ -1,0 +1,182 @@
+/* ops/gradients/grad_conv.c — rules of the convolutions (spec/gradient.md §4.5.1, §4.7
+ * "convolution", §4.9).
+ *
+ * nn.conv2d, in canonical NCHW/OIHW terms (other layouts are converted with
+ * layout_transform and the results converted back):
+ *   data:   dx = conv2d_transpose(g, w) with the forward's strides, padding,
+ *           dilation, groups, channels = C and the output padding that gives
+ *           back exactly H × W (dilation included: TVM's rule forgets it, §4.6);
+ *   weight: dw = nn.conv2d_backward_weight(g, x, ...) (§5.3).
+ * nn.conv1d is the conv2d rule on the H = 1 view. nn.conv2d_transpose swaps the
+ * roles: its data gradient is a plain conv2d of g, its weight gradient the
+ * backward-weight operator with x playing the output gradient. The backward
+ * operators are linear in each input, so their own rules (for second
+ * derivatives) are convolutions again. out_dtype other than the inputs' dtype is
+ * cast back. Every rule needs static shapes (output paddings, kernel sizes).
+ */
+#include <string.h>
+
+#include "ops/gradients/grad.h"
+
+#define G (c->g)
+
+/* The extents of input i (or the result, i < 0) in the order of the letters of
+ * `canon`, read through `layout` (a permutation of the same letters). */
+static bool dims_as(GradCtx *c, int i, const char *layout, const char *canon, int64_t *out) {
+  int64_t dims[GRAD_MAX_RANK];
+  if (!gr_shape(c, i, dims)) return false;
+  size_t n = strlen(canon);
+  if (strlen(layout) != n || gr_rank(c, i) != n) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  for (size_t k = 0; k < n; k++) {
+    const char *p = strchr(layout, canon[k]);
+    if (!p) return gr_fail(c, "unsupported layout \"%s\"", layout);
+    out[k] = dims[p - layout];
+  }
+  return true;
+}
+
+static Expr *to_layout(GradCtx *c, Expr *e, const char *from, const char *to) {
+  if (strcmp(from, to) == 0) return e;
+  return GR_OP(c, "layout_transform", gr_fmt(c, "src_layout=\"%s\", dst_layout=\"%s\"", from, to), e);
+}
+
+/* padding attribute as [top, left, bottom, right] (n spatial axes: before..., after...) */
+static bool padding4(GradCtx *c, int n, int64_t *before, int64_t *after) {
+  int64_t v[8];
+  int32_t k = gr_attr_ints(c, "padding", v, 8);
+  for (int i = 0; i < n; i++) {
+    if (k <= 0) before[i] = after[i] = 0;
+    else if (k == 1) before[i] = after[i] = v[0];
+    else if (k == n) before[i] = after[i] = v[i];
+    else if (k == 2 * n) before[i] = v[i], after[i] = v[n + i];
+    else return gr_fail(c, "padding must have 1, %d or %d values", n, 2 * n);
+  }
+  return true;
+}
+
+static bool pair_attr(GradCtx *c, const char *key, int n, int64_t dflt, int64_t *out) {
+  int64_t v[4];
+  int32_t k = gr_attr_ints(c, key, v, 4);
+  for (int i = 0; i < n; i++) out[i] = k <= 0 ? dflt : k == 1 ? v[0] : v[i];
+  return k <= 1 || k == n || gr_fail(c, "%s must have %d values", key, n);
+}
+
+typedef struct Conv2 {
+  int64_t N, C, H, W, O, I, kh, kw, gh, gw;
+  int64_t st[2], dil[2], pb[2], pa[2], groups;
+} Conv2;
+
+static const char *conv_attrs(GradCtx *c, const Conv2 *v) {
+  return gr_fmt(c, "strides=[%lld, %lld], padding=[%lld, %lld, %lld, %lld], dilation=[%lld, %lld], groups=%lld",
+                (long long)v->st[0], (long long)v->st[1], (long long)v->pb[0], (long long)v->pb[1], (long long)v->pa[0],
+                (long long)v->pa[1], (long long)v->dil[0], (long long)v->dil[1], (long long)v->groups);
+}
+
+/* dx of a 2-D convolution in NCHW/OIHW terms: conv2d_transpose restoring H × W */
+static Expr *conv_data_grad(GradCtx *c, Expr *g, Expr *w, const Conv2 *v) {
+  int64_t oph = v->H - ((v->gh - 1) * v->st[0] - v->pb[0] - v->pa[0] + (v->kh - 1) * v->dil[0] + 1);
+  int64_t opw = v->W - ((v->gw - 1) * v->st[1] - v->pb[1] - v->pa[1] + (v->kw - 1) * v->dil[1] + 1);
+  return GR_OP(c, "nn.conv2d_transpose",
+               gr_fmt(c, "channels=%lld, kernel_size=[%lld, %lld], %s, output_padding=[%lld, %lld]", (long long)v->C,
+                      (long long)v->kh, (long long)v->kw, conv_attrs(c, v), (long long)oph, (long long)opw),
+               g, w);
+}
+
+/* dw of a 2-D convolution: nn.conv2d_backward_weight(g, x) */
+static Expr *conv_weight_grad(GradCtx *c, Expr *g, Expr *x, const Conv2 *v) {
+  return GR_OP(c, "nn.conv2d_backward_weight",
+               gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld], data_layout=\"NCHW\", kernel_layout=\"NCHW\", out_layout=\"OIHW\"",
+                      conv_attrs(c, v), (long long)v->O, (long long)v->kh, (long long)v->kw),
+               g, x);
+}
+
+static Expr *g_in(GradCtx *c, uint32_t i) {
+  return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? G : gr_cast_like(c, G, c->x[i]);
+}
+
+static Expr *back_dtype(GradCtx *c, Expr *e, uint32_t i) {
+  return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? e : gr_cast_like(c, e, c->x[i]);
+}
+
+GRAD_RULE(NN_CONV2D) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCHW"), *kl = gr_attr_str(c, "kernel_layout", "OIHW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[4], wd[4], od[4];
+  if (!dims_as(c, 0, dl, "NCHW", xd) || !dims_as(c, 1, kl, "OIHW", wd) || !dims_as(c, -1, ol, "NCHW", od)) return false;
+  Conv2 v = {xd[0], xd[1], xd[2], xd[3], wd[0], wd[1], wd[2], wd[3], od[2], od[3], {0}, {0}, {0}, {0}, 1};
+  if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
+    return false;
+  v.groups = gr_attr_int(c, "groups", 1);
+  Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCHW"));
+  Expr *x = to_layout(c, X0, dl, "NCHW"), *w = to_layout(c, X1, kl, "OIHW");
+  c->dx[0] = back_dtype(c, to_layout(c, conv_data_grad(c, g, w, &v), "NCHW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, g, x, &v), "OIHW", kl), 1);
+  return true;
+}
+
+/* conv1d: the conv2d rule on the H = 1 view */
+GRAD_RULE(NN_CONV1D) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCW"), *kl = gr_attr_str(c, "kernel_layout", "OIW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[3], wd[3], od[3], st, dil, pb, pa;
+  if (!dims_as(c, 0, dl, "NCW", xd) || !dims_as(c, 1, kl, "OIW", wd) || !dims_as(c, -1, ol, "NCW", od)) return false;
+  if (!pair_attr(c, "strides", 1, 1, &st) || !pair_attr(c, "dilation", 1, 1, &dil) || !padding4(c, 1, &pb, &pa))
+    return false;
+  Conv2 v = {xd[0], xd[1], 1, xd[2], wd[0], wd[1], 1, wd[2], 1, od[2], {1, st}, {1, dil}, {0, pb}, {0, pa},
+             gr_attr_int(c, "groups", 1)};
+  const char *up = "axis=2";
+  Expr *g = gr_let(c, GR_OP(c, "expand_dims", up, to_layout(c, g_in(c, 0), ol, "NCW")));
+  Expr *x = GR_OP(c, "expand_dims", up, to_layout(c, X0, dl, "NCW"));
+  Expr *w = GR_OP(c, "expand_dims", up, to_layout(c, X1, kl, "OIW"));
+  Expr *dx = GR_OP(c, "squeeze", "axis=[2]", conv_data_grad(c, g, w, &v));
+  Expr *dw = GR_OP(c, "squeeze", "axis=[2]", conv_weight_grad(c, g, x, &v));
+  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, dw, "OIW", kl), 1);
+  return true;
+}
+
+/* conv2d_transpose(x (N, Ci, H, W), w (Ci, Co/G, kh, kw)) -> (N, Co, OH, OW):
+ * x gets conv2d(g, w) (w read as OIHW with O = Ci), w gets conv2d_backward_weight(x, g) */
+GRAD_RULE(NN_CONV2D_TRANSPOSE) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCHW"), *kl = gr_attr_str(c, "kernel_layout", "IOHW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[4], wd[4], od[4];
+  if (!dims_as(c, 0, dl, "NCHW", xd) || !dims_as(c, 1, kl, "IOHW", wd) || !dims_as(c, -1, ol, "NCHW", od)) return false;
+  /* as the forward convolution whose data gradient this operator is: data g (Co), output x (Ci) */
+  Conv2 v = {od[0], od[1], od[2], od[3], wd[0], wd[1], wd[2], wd[3], xd[2], xd[3], {0}, {0}, {0}, {0}, 1};
+  if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
+    return false;
+  v.groups = gr_attr_int(c, "groups", 1);
+  Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCHW"));
+  Expr *x = to_layout(c, X0, dl, "NCHW"), *w = to_layout(c, X1, kl, "IOHW");
+  Expr *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, &v),
+                                          (long long)v.O, (long long)v.kh, (long long)v.kw), g, w);
+  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCHW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, x, g, &v), "OIHW", kl), 1);
+  return true;
+}
+
+/* conv2d_backward_weight(dy, x) = w̄ is bilinear in (dy, x): with ḡ the adjoint of w̄ (read
+ * as a weight), dy gets conv2d(x, ḡ) and x gets conv2d_transpose(dy, ḡ). */
+GRAD_RULE(NN_CONV2D_BACKWARD_WEIGHT) {
+  const char *gl = gr_attr_str(c, "data_layout", "NCHW"), *dl = gr_attr_str(c, "kernel_layout", "NCHW");
+  const char *wl = gr_attr_str(c, "out_layout", "");
+  if (!strcmp(dl, "OIHW")) dl = "NCHW";
+  if (!*wl) wl = "OIHW";
+  int64_t gd[4], xd[4], wd[4];
+  if (!dims_as(c, 0, gl, "NCHW", gd) || !dims_as(c, 1, dl, "NCHW", xd) || !dims_as(c, -1, wl, "OIHW", wd)) return false;
+  Conv2 v = {xd[0], xd[1], xd[2], xd[3], wd[0], wd[1], wd[2], wd[3], gd[2], gd[3], {0}, {0}, {0}, {0}, 1};
+  if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
+    return false;
+  v.groups = gr_attr_int(c, "groups", 1);
+  Expr *wbar = gr_let(c, to_layout(c, G, wl, "OIHW"));
+  Expr *dy = to_layout(c, X0, gl, "NCHW"), *x = to_layout(c, X1, dl, "NCHW");
+  Expr *ddy = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, &v),
+                                           (long long)v.O, (long long)v.kh, (long long)v.kw), x, wbar);
+  c->dx[0] = to_layout(c, ddy, "NCHW", gl);
+  c->dx[1] = to_layout(c, conv_data_grad(c, dy, wbar, &v), "NCHW", dl);
+  return true;
+}

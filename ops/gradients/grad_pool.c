@@ -1,0 +1,418 @@
+/* ops/gradients/grad_pool.c — rules of pooling and resizing (spec/gradient.md §4.5, §4.7
+ * "pooling", "padding, resizing", §4.9).
+ *
+ * Average pooling (any window, stride, dilation, padding, ceil_mode,
+ * count_include_pad), adaptive average pooling and image resizing are separable
+ * linear maps: along each spatial axis, output o is Σ_i M[o][i]·x[i] for a small
+ * matrix M that depends only on the attributes and static extents (the forward
+ * kernels' divisor is a product of per-axis tap counts, spec/ops.md §9.1). Their
+ * adjoint applies Mᵀ along each axis: one nn.dense against a constant matrix per
+ * axis (the axis moved last and back with transposes). nn.avg_pool2d uses the
+ * dedicated nn.avg_pool2d_grad and max pooling nn.max_pool2d_grad (the first
+ * maximum of each window receives the adjoint, §5.4); 1-D pools run as 2-D pools
+ * on an H = 1 view. Global max pooling routes g to the first maximum of each plane
+ * with argmax + one_hot. Resize weights are computed exactly as the forward kernel
+ * computes them (ops/kernels/k_nn.c, axis_taps: float32 coordinates, clamped taps,
+ * renormalised cubic weights with cubic_exclude), so the adjoint is exact.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ir/ast.h"
+#include "ops/gradients/grad.h"
+
+#define G (c->g)
+
+/* ---- separable linear maps --------------------------------------------------------- */
+
+/* e with `M` (rows × cols, row-major doubles) applied transposed along `axis`:
+ * result[.., j, ..] = Σ_o e[.., o, ..]·M[o][j] (e has `rows` along axis). */
+static Expr *apply_adjoint(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, const double *M, int64_t rows,
+                           int64_t cols, DType dt) {
+  /* nn.dense(e_t, W) = e_t·Wᵀ with W[j][o] = M[o][j], shape (cols, rows) */
+  int64_t shape[2] = {cols, rows};
+  size_t n = (size_t)(rows * cols);
+  bool f64 = dt.code == DT_FLOAT && dt.bits == 64;
+  void *buf = arena_alloc(c->m->arena, (n ? n : 1) * (f64 ? 8 : 4));
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t o = 0; o < rows; o++) {
+      if (f64) ((double *)buf)[j * rows + o] = M[o * cols + j];
+      else ((float *)buf)[j * rows + o] = (float)M[o * cols + j];
+    }
+  Expr *W = gr_tensor_const(c, f64 ? DT_F64 : DT_F32, 2, shape, buf);
+  if (!f64 && !(dt.code == DT_FLOAT && dt.bits == 32)) W = gr_cast_like(c, W, e);
+  int64_t perm[GRAD_MAX_RANK];
+  bool last = axis + 1 == rank;
+  if (!last) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < rank; i++)
+      if (i != axis) perm[k++] = i;
+    perm[k] = axis;
+    e = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, perm, rank)), e);
+  }
+  e = GR_OP(c, "nn.dense", gr_fmt(c, "units=%lld", (long long)cols), e, W);
+  if (!last) {
+    int64_t inv[GRAD_MAX_RANK];
+    for (uint32_t i = 0; i < rank; i++) inv[perm[i]] = i;
+    e = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, rank)), e);
+  }
+  return e;
+}
+
+/* Positions of the spatial letters D, H, W of `layout` (in that order); their number. */
+static int spatial_axes(const char *layout, int *pos) {
+  int n = 0;
+  for (const char *s = "DHW"; *s; s++) {
+    const char *p = strchr(layout, *s);
+    if (p) pos[n++] = (int)(p - layout);
+  }
+  return n;
+}
+
+/* The per-axis matrix of an average pool (window, stride, dilation, padding, divisor). */
+static double *avg_matrix(GradCtx *c, int64_t in, int64_t out, int64_t k, int64_t st, int64_t dil, int64_t lo,
+                          int64_t hi, bool include_pad) {
+  double *M = arena_alloc(c->m->arena, (size_t)(out * in > 0 ? out * in : 1) * sizeof *M);
+  memset(M, 0, (size_t)(out * in) * sizeof *M);
+  for (int64_t o = 0; o < out; o++) {
+    int64_t start = o * st - lo, inside = 0, padded = 0;
+    for (int64_t t = 0; t < k; t++) {
+      int64_t p = start + t * dil;
+      inside += p >= 0 && p < in;
+      padded += p >= -lo && p < in + hi;
+    }
+    int64_t div = include_pad ? padded : inside;
+    if (div < 1) div = 1;
+    for (int64_t t = 0; t < k; t++) {
+      int64_t p = start + t * dil;
+      if (p >= 0 && p < in) M[o * in + p] += 1.0 / (double)div;
+    }
+  }
+  return M;
+}
+
+static double *adaptive_matrix(GradCtx *c, int64_t in, int64_t out) {
+  double *M = arena_alloc(c->m->arena, (size_t)(out * in > 0 ? out * in : 1) * sizeof *M);
+  memset(M, 0, (size_t)(out * in) * sizeof *M);
+  for (int64_t o = 0; o < out; o++) {
+    int64_t s = o * in / out, e = ((o + 1) * in + out - 1) / out;
+    for (int64_t p = s; p < e; p++) M[o * in + p] = 1.0 / (double)(e - s);
+  }
+  return M;
+}
+
+static int64_t norm_list(const int64_t *v, int32_t k, int nsp, int s, int64_t dflt) {
+  return k <= 0 ? dflt : k == 1 ? v[0] : k == nsp ? v[s] : dflt;
+}
+
+/* Average pooling of any rank through per-axis matrices. */
+static bool avg_pool_separable(GradCtx *c, int nsp_dflt) {
+  static const char *const dflt_layout[4] = {"", "NCW", "NCHW", "NCDHW"};
+  const char *layout = gr_attr_str(c, "layout", dflt_layout[nsp_dflt]);
+  int pos[3];
+  int nsp = spatial_axes(layout, pos);
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK], ps[3], st[3], dl[3], pad[6];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  int32_t kps = gr_attr_ints(c, "pool_size", ps, 3), kst = gr_attr_ints(c, "strides", st, 3);
+  int32_t kdl = gr_attr_ints(c, "dilation", dl, 3), kpad = gr_attr_ints(c, "padding", pad, 6);
+  bool include_pad = gr_attr_bool(c, "count_include_pad", false);
+  Expr *g = G;
+  uint32_t rank = gr_rank(c, 0);
+  for (int s = 0; s < nsp; s++) {
+    int64_t lo, hi;
+    if (kpad <= 0) lo = hi = 0;
+    else if (kpad == 1) lo = hi = pad[0];
+    else if (kpad == nsp) lo = hi = pad[s];
+    else if (kpad == 2 * nsp) lo = pad[s], hi = pad[nsp + s];
+    else return gr_fail(c, "padding must have 1, %d or %d values", nsp, 2 * nsp);
+    int a = pos[s];
+    double *M = avg_matrix(c, in[a], out[a], norm_list(ps, kps, nsp, s, 1), norm_list(st, kst, nsp, s, 1),
+                           norm_list(dl, kdl, nsp, s, 1), lo, hi, include_pad);
+    g = apply_adjoint(c, g, (uint32_t)a, rank, M, out[a], in[a], gr_dtype(c, 0));
+  }
+  c->dx[0] = g;
+  return true;
+}
+
+GRAD_RULE(NN_AVG_POOL1D) { return avg_pool_separable(c, 1); }
+GRAD_RULE(NN_AVG_POOL3D) { return avg_pool_separable(c, 3); }
+/* TVM's form: nn.avg_pool2d_grad with the forward's attributes (dilation kept, §4.6) */
+GRAD_RULE(NN_AVG_POOL2D) {
+  c->dx[0] = gr_op_like(c, "nn.avg_pool2d_grad", NULL, (Expr *[]){G, X0}, 2);
+  return true;
+}
+GRAD_RULE(NN_MAX_POOL2D) {
+  c->dx[0] = gr_op_like(c, "nn.max_pool2d_grad", NULL, (Expr *[]){G, X0}, 2);
+  return true;
+}
+
+/* max_pool1d: the 2-D gradient on the H = 1 view (an H inserted before W) */
+GRAD_RULE(NN_MAX_POOL1D) {
+  const char *layout = gr_attr_str(c, "layout", "NCW");
+  const char *w = strchr(layout, 'W');
+  if (!w || strchr(layout, 'H')) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int wpos = (int)(w - layout);
+  int64_t ps[2], st[2], dl[2], pad[2], lo, hi;
+  int32_t kps = gr_attr_ints(c, "pool_size", ps, 2), kst = gr_attr_ints(c, "strides", st, 2);
+  int32_t kdl = gr_attr_ints(c, "dilation", dl, 2), kpad = gr_attr_ints(c, "padding", pad, 2);
+  lo = kpad <= 0 ? 0 : pad[0];
+  hi = kpad <= 0 ? 0 : kpad == 1 ? pad[0] : pad[1];
+  char l2[32];
+  snprintf(l2, sizeof l2, "%.*sH%s", wpos, layout, w);
+  const char *up = gr_fmt(c, "axis=%d", wpos);
+  Expr *g = GR_OP(c, "expand_dims", up, G), *x = GR_OP(c, "expand_dims", up, X0);
+  const char *attrs = gr_fmt(c,
+                             "pool_size=[1, %lld], strides=[1, %lld], dilation=[1, %lld], padding=[0, %lld, 0, %lld], "
+                             "layout=\"%s\", ceil_mode=%s",
+                             (long long)norm_list(ps, kps, 1, 0, 1), (long long)norm_list(st, kst, 1, 0, 1),
+                             (long long)norm_list(dl, kdl, 1, 0, 1), (long long)lo, (long long)hi, l2,
+                             gr_attr_bool(c, "ceil_mode", false) ? "True" : "False");
+  c->dx[0] = GR_OP(c, "squeeze", gr_fmt(c, "axis=[%d]", wpos), GR_OP(c, "nn.max_pool2d_grad", attrs, g, x));
+  return true;
+}
+
+/* global average: g / (spatial size), broadcast back */
+static bool global_avg(GradCtx *c, const char *dflt_layout) {
+  int64_t in[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in)) return false;
+  int pos[3];
+  int nsp = spatial_axes(gr_attr_str(c, "layout", dflt_layout), pos);
+  double size = 1;
+  for (int s = 0; s < nsp; s++) size *= (double)in[pos[s]];
+  c->dx[0] = gr_broadcast_to_like(c, gr_div(c, G, gr_scalar(c, size, 0)), X0);
+  return true;
+}
+GRAD_RULE(NN_GLOBAL_AVG_POOL1D) { return global_avg(c, "NCW"); }
+GRAD_RULE(NN_GLOBAL_AVG_POOL2D) { return global_avg(c, "NCHW"); }
+GRAD_RULE(NN_GLOBAL_AVG_POOL3D) { return global_avg(c, "NCDHW"); }
+
+/* global max: g to the first maximum of each plane (spatial axes moved last and flattened) */
+static bool global_max(GradCtx *c, const char *dflt_layout) {
+  int64_t in[GRAD_MAX_RANK], perm[GRAD_MAX_RANK], flat[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  int pos[3];
+  int nsp = spatial_axes(gr_attr_str(c, "layout", dflt_layout), pos);
+  bool sp[GRAD_MAX_RANK] = {0};
+  int64_t plane = 1;
+  for (int s = 0; s < nsp; s++) {
+    sp[pos[s]] = true;
+    plane *= in[pos[s]];
+  }
+  uint32_t k = 0, nf = 0;
+  for (uint32_t i = 0; i < rank; i++)
+    if (!sp[i]) {
+      perm[k++] = i;
+      flat[nf++] = in[i];
+    }
+  for (int s = 0; s < nsp; s++) perm[k++] = pos[s];
+  flat[nf++] = plane;
+  Expr *xt = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, perm, rank)), X0);
+  Expr *xf = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, flat, nf)), xt);
+  Expr *idx = GR_OP(c, "argmax", gr_fmt(c, "axis=[%u]", nf - 1), xf);
+  DType dt = gr_dtype(c, 0);
+  char dn[32];
+  Expr *mask = GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=-1, dtype=\"%s\"", (long long)plane, dtype_name(dt, dn)), idx,
+                     gr_const(c, 1, dt), gr_const(c, 0, dt));
+  /* g has the input's shape with spatial extents 1: the same permutation flattens it */
+  int64_t gflat[GRAD_MAX_RANK];
+  for (uint32_t i = 0; i + 1 < nf; i++) gflat[i] = flat[i];
+  gflat[nf - 1] = 1;
+  Expr *gt = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, gflat, nf)),
+                   GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, perm, rank)), G));
+  Expr *d = gr_mul(c, mask, gt);
+  int64_t tshape[GRAD_MAX_RANK], inv[GRAD_MAX_RANK];
+  for (uint32_t i = 0; i < rank; i++) {
+    tshape[i] = in[perm[i]];
+    inv[perm[i]] = i;
+  }
+  d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, tshape, rank)), d);
+  c->dx[0] = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, rank)), d);
+  return true;
+}
+GRAD_RULE(NN_GLOBAL_MAX_POOL1D) { return global_max(c, "NCW"); }
+GRAD_RULE(NN_GLOBAL_MAX_POOL2D) { return global_max(c, "NCHW"); }
+GRAD_RULE(NN_GLOBAL_MAX_POOL3D) { return global_max(c, "NCDHW"); }
+
+/* adaptive average: cell i of n over L covers [floor(i·L/n), ceil((i+1)·L/n)) */
+static bool adaptive_avg(GradCtx *c, const char *dflt_layout) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  int pos[3];
+  int nsp = spatial_axes(gr_attr_str(c, "layout", dflt_layout), pos);
+  Expr *g = G;
+  for (int s = 0; s < nsp; s++) {
+    int a = pos[s];
+    g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), adaptive_matrix(c, in[a], out[a]), out[a], in[a], gr_dtype(c, 0));
+  }
+  c->dx[0] = g;
+  return true;
+}
+GRAD_RULE(NN_ADAPTIVE_AVG_POOL1D) { return adaptive_avg(c, "NCW"); }
+GRAD_RULE(NN_ADAPTIVE_AVG_POOL2D) { return adaptive_avg(c, "NCHW"); }
+GRAD_RULE(NN_ADAPTIVE_AVG_POOL3D) { return adaptive_avg(c, "NCDHW"); }
+
+/* adaptive max 2-D with equal cells is max pooling with window = stride = L/n */
+GRAD_RULE(NN_ADAPTIVE_MAX_POOL2D) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  const char *layout = gr_attr_str(c, "layout", "NCHW");
+  int pos[3];
+  if (spatial_axes(layout, pos) != 2) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int64_t k[2];
+  for (int s = 0; s < 2; s++) {
+    int64_t L = in[pos[s]], n = out[pos[s]];
+    if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
+    k[s] = L / n;
+  }
+  c->dx[0] = GR_OP(c, "nn.max_pool2d_grad",
+                   gr_fmt(c, "pool_size=[%lld, %lld], strides=[%lld, %lld], layout=\"%s\"", (long long)k[0], (long long)k[1],
+                          (long long)k[0], (long long)k[1], layout),
+                   G, X0);
+  return true;
+}
+
+/* avg_pool2d_grad(dy, x): linear in dy, whose adjoint is the forward average pool */
+GRAD_RULE(NN_AVG_POOL2D_GRAD) {
+  c->dx[0] = gr_op_like(c, "nn.avg_pool2d", NULL, (Expr *[]){G}, 1);
+  return true;
+}
+
+/* ---- resizing ---------------------------------------------------------------------- */
+
+typedef enum { RM_NEAREST, RM_LINEAR, RM_CUBIC } Method;
+typedef enum { CT_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_HALF_PIXEL_NN, CT_TF_CROP } Coord;
+typedef enum { RD_ROUND, RD_PREFER_FLOOR, RD_PREFER_CEIL, RD_FLOOR, RD_CEIL } Rounding;
+
+typedef struct Resize {
+  Method method;
+  Coord mode;
+  Rounding rounding;
+  float alpha;
+  bool exclude;
+  float roi[4];
+} Resize;
+
+/* Row o of the per-axis interpolation matrix: the forward kernel's taps, summed per source
+ * index (mirrors axis_taps in ops/kernels/k_nn.c, float32 coordinates included). */
+static void resize_row(const Resize *r, int64_t o, int64_t in, int64_t out, float start, float end, double *row) {
+  float scale = (float)in / (float)out, x = 0, fi = (float)o;
+  switch (r->mode) {
+  case CT_HALF_PIXEL: x = (fi + 0.5f) * scale - 0.5f; break;
+  case CT_ALIGN_CORNERS: x = out > 1 ? fi * ((float)(in - 1) / (float)(out - 1)) : 0.f; break;
+  case CT_ASYMMETRIC: x = fi * scale; break;
+  case CT_PYTORCH_HALF_PIXEL: x = out > 1 ? (fi + 0.5f) * scale - 0.5f : 0.f; break;
+  case CT_TF_HALF_PIXEL_NN: x = (fi + 0.5f) * scale; break;
+  case CT_TF_CROP:
+    x = out > 1 ? start * (float)(in - 1) + fi * (end - start) * (float)(in - 1) / (float)(out - 1)
+                : 0.5f * (start + end) * (float)(in - 1);
+    break;
+  }
+  if (r->mode == CT_TF_CROP && (x < 0 || x > (float)(in - 1))) return; /* extrapolated: a constant */
+  int64_t idx[4];
+  float w[4];
+  int n;
+  if (r->method == RM_NEAREST) {
+    float v;
+    switch (r->mode == CT_TF_CROP ? RD_ROUND : r->rounding) {
+    case RD_ROUND: v = roundf(x); break;
+    case RD_PREFER_FLOOR: v = ceilf(x - 0.5f); break;
+    case RD_PREFER_CEIL: v = floorf(x + 0.5f); break;
+    case RD_FLOOR: v = floorf(x + 1e-5f); break;
+    default: v = ceilf(x - 1e-5f); break;
+    }
+    n = 1;
+    idx[0] = (int64_t)v;
+    w[0] = 1;
+  } else if (r->method == RM_LINEAR) {
+    float f = floorf(x);
+    n = 2;
+    idx[0] = (int64_t)f;
+    idx[1] = (int64_t)f + 1;
+    w[1] = x - f;
+    w[0] = 1.f - w[1];
+  } else {
+    float f = floorf(x), u = x - f, a = r->alpha, u2 = u * u, u3 = u2 * u;
+    n = 4;
+    for (int k = 0; k < 4; k++) idx[k] = (int64_t)f - 1 + k;
+    w[0] = a * (u3 - 2 * u2 + u);
+    w[1] = (a + 2) * u3 - (3 + a) * u2 + 1;
+    w[2] = -(a + 2) * u3 + (3 + 2 * a) * u2 - a * u;
+    w[3] = -a * u3 + a * u2;
+    if (r->exclude) {
+      float s = 0;
+      for (int k = 0; k < 4; k++) {
+        if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+        s += w[k];
+      }
+      if (s != 0)
+        for (int k = 0; k < 4; k++) w[k] /= s;
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    int64_t i = idx[k] < 0 ? 0 : idx[k] >= in ? in - 1 : idx[k];
+    row[i] += w[k];
+  }
+}
+
+static bool parse_method(const char *m, Method *out) {
+  if (!strcmp(m, "nearest_neighbor")) *out = RM_NEAREST;
+  else if (!strcmp(m, "linear") || !strcmp(m, "bilinear")) *out = RM_LINEAR;
+  else if (!strcmp(m, "cubic") || !strcmp(m, "bicubic")) *out = RM_CUBIC;
+  else return false;
+  return true;
+}
+
+static bool resize_adjoint(GradCtx *c, const Resize *r, const char *layout) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  const char *ph = strchr(layout, 'H'), *pw = strchr(layout, 'W');
+  if (!ph || !pw || strlen(layout) != gr_rank(c, 0)) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  Expr *g = dtype_eq(gr_dtype(c, -1), gr_dtype(c, 0)) ? G : gr_cast_like(c, G, X0);
+  int axes[2] = {(int)(ph - layout), (int)(pw - layout)};
+  for (int s = 0; s < 2; s++) {
+    int a = axes[s];
+    int64_t ni = in[a], no = out[a];
+    double *M = arena_alloc(c->m->arena, (size_t)(ni * no > 0 ? ni * no : 1) * sizeof *M);
+    memset(M, 0, (size_t)(ni * no) * sizeof *M);
+    for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, r->roi[s], r->roi[2 + s], M + o * ni);
+    g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), M, no, ni, gr_dtype(c, 0));
+  }
+  c->dx[0] = g;
+  return true;
+}
+
+GRAD_RULE(IMAGE_RESIZE2D) {
+  Resize r = {.alpha = (float)gr_attr_double(c, "cubic_alpha", -0.5), .exclude = gr_attr_int(c, "cubic_exclude", 0) != 0};
+  if (!parse_method(gr_attr_str(c, "method", "linear"), &r.method)) return gr_fail(c, "unknown method");
+  static const char *const modes[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  const char *cm = gr_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+  int mi = -1;
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(cm, modes[i])) mi = i;
+  if (mi < 0) return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
+  r.mode = (Coord)mi;
+  const char *rm = gr_attr_str(c, "rounding_method", "round");
+  if (!*rm) r.rounding = r.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
+  else if (!strcmp(rm, "round")) r.rounding = RD_ROUND;
+  else if (!strcmp(rm, "round_prefer_floor")) r.rounding = RD_PREFER_FLOOR;
+  else if (!strcmp(rm, "round_prefer_ceil")) r.rounding = RD_PREFER_CEIL;
+  else if (!strcmp(rm, "floor")) r.rounding = RD_FLOOR;
+  else if (!strcmp(rm, "ceil")) r.rounding = RD_CEIL;
+  else return gr_fail(c, "unknown rounding_method \"%s\"", rm);
+  const AttrValue *roi = gr_attr(c, "roi");
+  if (roi && roi->kind == AV_ARRAY && roi->arr.n == 4)
+    for (int i = 0; i < 4; i++) {
+      const AttrValue *e = roi->arr.items[i];
+      r.roi[i] = (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
+    }
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"));
+}
+
+GRAD_RULE(NN_UPSAMPLING) {
+  bool ac = gr_attr_bool(c, "align_corners", false);
+  Resize r = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};
+  if (!parse_method(gr_attr_str(c, "method", "nearest_neighbor"), &r.method)) return gr_fail(c, "unknown method");
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"));
+}
