@@ -36,7 +36,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden npy-io robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
+.PHONY: all deps demo check unit golden npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
         install uninstall install-check
 all: $(BIN)
 
@@ -98,6 +98,8 @@ robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
 npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
+gradcheck: $(BIN)
+	@python3 tests/grad/run_gradcheck.py --relayc $(BIN)
 diff: $(BIN)
 	@python3 tests/diff/run_diff.py --relayc $(BIN)
 lint:
@@ -105,7 +107,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden npy-io robustness diff lint install-check
+	@$(MAKE) --no-print-directory unit golden npy-io gradcheck robustness diff lint install-check
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -116,7 +118,7 @@ asan-check: deps
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=99} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-exitcode=99:print_stacktrace=1} \
 	  $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" all unit golden robustness diff
+	  LDFLAGS="-fsanitize=address,undefined" all unit golden gradcheck robustness diff
 
 valgrind-check: all $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples

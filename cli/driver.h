@@ -40,6 +40,7 @@ typedef struct DriverOptions {
   double gc_scale, gc_mean;        /* --scale, --mean: drawn inputs N(mean, scale^2): 1e-5, 0 */
   uint64_t gc_seed;                /* --seed: the generator's seed (0) */
   bool gc_set;                     /* any of them given */
+  bool gc_first_order;             /* --check-grad=first_order */
 } DriverOptions;
 
 int driver_run(DriverOptions *o);

@@ -2,12 +2,14 @@
  * (spec/gradient.md §3.2).
  *
  * The driver parses the file twice. The first copy becomes its gradient
- * (transform/gradient.h, higher-order mode) and runs once on the inputs in
+ * (transform/gradient.h, higher-order mode unless --check-grad=first_order)
+ * and runs once on the inputs in
  * the program's own dtypes; the second is rewritten to compute in float64
  * (transform/float64.h) and runs twice per element of every float
  * parameter, at x ± eps·e_i, to give (S(x + eps·e_i) − S(x − eps·e_i)) /
  * (2·eps), where S sums the seeded part of the result (all of a tensor
- * result; the first leaf, recursively, of a tuple). An element passes when
+ * result; the first leaf, recursively, of a tuple — every leaf in first-order
+ * mode, which seeds them all). An element passes when
  * |analytic − numeric| <= atol + rtol·|numeric| (TVM's check_grad test).
  * Parameters without --input get N(mean, scale²) values from a fixed-seed
  * generator, in their own dtype; the float64 copy sees exactly those values.
@@ -206,9 +208,19 @@ static void build_args(const Function *fn, const LeafVec *ls, bool f64, size_t o
   for (uint32_t k = 0; k < fn->nparams; k++) args[k] = build_arg(fn->params[k]->type, ls, &at, f64, over_ix, over);
 }
 
-/* Σ of the seeded leaf of a result (the first field of tuples, recursively). */
-static bool seeded_sum(const Value *v, double *out) {
-  while (value_kind(*v) == VK_TUPLE && value_tuple(*v)->n > 0) v = &value_tuple(*v)->f[0];
+/* Σ of the seeded part of a result: higher-order mode seeds the first leaf
+ * (the first field of tuples, recursively), first-order mode every leaf. */
+static bool seeded_sum(const Value *v, bool all_leaves, double *out) {
+  if (value_kind(*v) == VK_TUPLE) {
+    TupleObj *tu = value_tuple(*v);
+    *out = 0;
+    for (uint32_t i = 0; i < tu->n && (all_leaves || i == 0); i++) {
+      double s;
+      if (!seeded_sum(&tu->f[i], all_leaves, &s)) return false;
+      *out += s;
+    }
+    return true;
+  }
   Tensor *t = value_to_tensor(v);
   if (!t) return false;
   double s = 0;
@@ -276,7 +288,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
   args = mem_calloc(nparams + 1, sizeof *args);
   /* analytic side: the gradient program, in the program's dtypes */
   if (status == 0) {
-    Expr *g = gradient_of_function(ma, orig, GRAD_HIGHER_ORDER, d);
+    Expr *g = gradient_of_function(ma, orig, o->gc_first_order ? GRAD_FIRST_ORDER : GRAD_HIGHER_ORDER, d);
     if (!g) status = 1;
     else {
       ga->fn = g->fn;
@@ -332,7 +344,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
           tensor_release(x);
           Value r = value_none();
           if (vm_run(pb, main_code(pb), args, nparams, &r, d, &lim)) status = 3;
-          else if (!seeded_sum(&r, &s[side])) {
+          else if (!seeded_sum(&r, o->gc_first_order, &s[side])) {
             diag_plain(d, DIAG_ERROR, "--check-grad: the result is not a tensor or a tuple of tensors");
             status = 3;
           }

@@ -47,7 +47,8 @@ static const char usage_text[] =
     "                        'DeadCodeElimination(inline_once=True)'\n"
     "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level\n"
     "      --grad            @main becomes its gradient (= --pass=Gradient)\n"
-    "      --check-grad      compare @main's gradient with central differences (float64);\n"
+    "      --check-grad[=MODE]  compare @main's gradient (MODE higher_order, the default,\n"
+    "                        or first_order) with central differences in float64;\n"
     "                        exit 4 when out of tolerance; inputs not given are drawn\n"
     "      --eps=X --atol=X --rtol=X  with --check-grad: step (1e-6) and tolerances\n"
     "                        (1e-5, 1e-3): pass when |a - n| <= atol + rtol*|n|\n"
@@ -164,7 +165,15 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     if (is_opt(a, "--list-passes", NULL, &nl)) { pass_list(stdout); return -1; }
     if (is_opt(a, "--time-passes", NULL, &nl)) { o->time_passes = true; continue; }
     if (is_opt(a, "--equal", NULL, &nl)) { o->mode = MODE_EQUAL; continue; }
-    if (is_opt(a, "--check-grad", NULL, &nl)) { o->mode = MODE_CHECK_GRAD; continue; }
+    if (is_opt(a, "--check-grad", NULL, &nl)) {
+      o->mode = MODE_CHECK_GRAD;
+      if (a[nl] == '=') {
+        if (strcmp(a + nl + 1, "first_order") == 0) o->gc_first_order = true;
+        else if (strcmp(a + nl + 1, "higher_order") == 0) o->gc_first_order = false;
+        else return usage_error("--check-grad=MODE expects higher_order or first_order, got '%s'", a + nl + 1);
+      }
+      continue;
+    }
     if (is_opt(a, "--eps", NULL, &nl) || is_opt(a, "--atol", NULL, &nl) || is_opt(a, "--rtol", NULL, &nl) ||
         is_opt(a, "--scale", NULL, &nl) || is_opt(a, "--mean", NULL, &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);

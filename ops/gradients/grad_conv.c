@@ -155,7 +155,8 @@ GRAD_RULE(NN_CONV2D_TRANSPOSE) {
   Expr *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, &v),
                                           (long long)v.O, (long long)v.kh, (long long)v.kw), g, w);
   c->dx[0] = back_dtype(c, to_layout(c, dx, "NCHW", dl), 0);
-  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, x, g, &v), "OIHW", kl), 1);
+  /* the backward-weight result (Ci, Co/G, kh, kw) is already IOHW for this operator */
+  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, x, g, &v), "IOHW", kl), 1);
   return true;
 }
 
