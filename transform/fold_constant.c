@@ -99,6 +99,20 @@ Expr *fold_eval_call(Module *m, Expr *call) {
   return r;
 }
 
+Expr *fold_const_scalar(Module *m, DType dt, double v, Span sp) {
+  if (dt.code == DT_BFLOAT && dt.bits == 16) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint16_t b = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
+    if (f != f) b = 0x7fc0;
+    return build_const(m, dt, 0, NULL, &b, sp);
+  }
+  if (dtype_is_float(dt)) return expr_scalar_float(m, dt, v, sp);
+  if (dtype_is_bool(dt)) return expr_scalar_bool(m, v != 0, sp);
+  return expr_scalar_int(m, dt, (int64_t)v, sp);
+}
+
 /* ------------------------------------------------------------ shape_of */
 
 /* The extents of a tensor type when every one is known. */

@@ -38,4 +38,9 @@ bool fold_is_complex_constant(const Expr *e);
  * call's type, if set, is the result type the kernel sees. */
 Expr *fold_eval_call(Module *m, Expr *call);
 
+/* A rank-0 constant of dtype dt holding v the way TVM's MakeConstantScalar
+ * stores it: floats rounded to the dtype (float16 and bfloat16 from float32),
+ * integers truncated toward zero, bool = v != 0. */
+Expr *fold_const_scalar(Module *m, DType dt, double v, Span sp);
+
 #endif
