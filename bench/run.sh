@@ -15,6 +15,7 @@ python3 bench/timeit.py "print 20MB" "$tmp/big.relay" -- $relayc --print "$tmp/b
 python3 bench/timeit.py "load 100MB metadata" "$tmp/meta.relay" -- $relayc --stop-after=parse "$tmp/meta.relay"
 python3 bench/timeit.py "type-check 100k chain" "$tmp/chain.relay" -- $relayc "$tmp/chain.relay"
 python3 bench/timeit.py "type-check 5000 poly defs" "$tmp/poly.relay" -- $relayc "$tmp/poly.relay"
+sh bench/passes/fold.sh
 for s in bench/*/run.sh; do
   sh "$s"
 done

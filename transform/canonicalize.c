@@ -20,6 +20,7 @@
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
 #include "transform/callattr.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -47,6 +48,9 @@ static Expr *ops_post(Rewriter *rw, Expr *old, Expr *e) {
 }
 
 static bool ops_global(PassCtx *c, GlobalDef *g) {
+  static bool ids[OP_BUILTIN_COUNT];
+  ids[OP_NN_BIAS_ADD] = true;
+  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to rewrite */
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   rw.post = ops_post;
@@ -90,7 +94,13 @@ static Expr *cast_post(Rewriter *rw, Expr *old, Expr *e) {
   return out;
 }
 
+static bool is_widening(const Expr *e, void *ud) {
+  (void)ud;
+  return widening_cast(e);
+}
+
 static bool cast_global(PassCtx *c, GlobalDef *g) {
+  if (!dag_any(g->fn->body, is_widening, NULL)) return true; /* nothing to copy */
   CastState st = {0};
   Rewriter rw;
   rw_init(&rw, c->m, c->d);

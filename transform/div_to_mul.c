@@ -13,6 +13,7 @@
 #include "ir/build.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -50,6 +51,9 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 }
 
 static bool div_global(PassCtx *c, GlobalDef *g) {
+  static bool ids[OP_BUILTIN_COUNT];
+  ids[OP_DIVIDE] = true;
+  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to rewrite */
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   rw.post = post;

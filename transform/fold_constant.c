@@ -37,6 +37,7 @@
 #include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -256,7 +257,36 @@ Expr *folder_fold(Folder *f, Expr *e) { return rw_expr(&f->rw, e); }
 
 /* ------------------------------------------------------------ the pass */
 
+/* Whether some node meets a folding rule's condition as it stands. If none
+ * does, none can after rewriting either (every rule needs a rewritten child,
+ * and the lowest rewrite needs an original one), so the function is left
+ * untouched without a rewriting walk. */
+static bool has_candidates(Expr *body) {
+  DagScan s;
+  dag_scan(&s, body);
+  bool any = false;
+  for (uint32_t i = 0; i < s.n && !any; i++) {
+    const Expr *e = dag_node(&s, i);
+    switch (e->kind) {
+    case EXPR_CALL: {
+      int32_t id = op_call_id(e);
+      if (id < 0 || e->call.nargs == 0) break;
+      if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE) any = true; /* maybe a static shape */
+      else any = call_all_complex_constant(e);
+      break;
+    }
+    case EXPR_IF: any = strip_on_device(e->if_.cond)->kind == EXPR_CONST; break;
+    case EXPR_PROJ: any = strip_on_device(e->proj.tuple)->kind == EXPR_TUPLE; break;
+    case EXPR_LET: any = fold_is_simple_constant(e->let.value); break;
+    default: break;
+    }
+  }
+  dag_free(&s);
+  return any;
+}
+
 static bool fold_global(PassCtx *c, GlobalDef *g) {
+  if (!has_candidates(g->fn->body)) return true;
   Folder *f = folder_new(c->m, c->d);
   bool ok = rw_function(&f->rw, g->fn);
   folder_free(f);

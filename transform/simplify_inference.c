@@ -24,6 +24,7 @@
 #include "ops/op_ids.h"
 #include "transform/callattr.h"
 #include "transform/fold_constant.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -179,6 +180,10 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 }
 
 static bool simplify_global(PassCtx *c, GlobalDef *g) {
+  static bool ids[OP_BUILTIN_COUNT];
+  ids[OP_NN_BATCH_NORM] = ids[OP_NN_DROPOUT] = ids[OP_NN_LAYER_NORM] = ids[OP_NN_GROUP_NORM] =
+      ids[OP_NN_INSTANCE_NORM] = ids[OP_NN_L2_NORMALIZE] = true;
+  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to expand */
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   rw.post = post;

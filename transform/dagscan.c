@@ -1,0 +1,100 @@
+/* transform/dagscan.c — post-order DAG scan with marks instead of a hash
+ * map (dagscan.h). An explicit stack of (node, next child) frames; a node is
+ * numbered when first reached and listed in post order when its children are
+ * done. The DAG has no cycles, so a numbered node met again is finished or an
+ * ancestor on the stack only through a cycle, which cannot happen.
+ */
+#include "transform/dagscan.h"
+
+#include "ir/mem.h"
+
+Expr *dag_child(const Expr *e, uint32_t i) {
+  switch (e->kind) {
+  case EXPR_CALL: return i == 0 ? e->call.fn : i <= e->call.nargs ? e->call.args[i - 1] : NULL;
+  case EXPR_TUPLE: return i < e->tuple.n ? e->tuple.fields[i] : NULL;
+  case EXPR_PROJ: return i == 0 ? e->proj.tuple : NULL;
+  case EXPR_FN: return i == 0 ? e->fn->body : NULL;
+  case EXPR_LET: return i == 0 ? e->let.value : i == 1 ? e->let.body : NULL;
+  case EXPR_IF: return i == 0 ? e->if_.cond : i == 1 ? e->if_.then_ : i == 2 ? e->if_.else_ : NULL;
+  case EXPR_MATCH: return i == 0 ? e->match.scrut : i <= e->match.nclauses ? e->match.clauses[i - 1].body : NULL;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: return i == 0 ? e->ref.arg : NULL;
+  case EXPR_REF_WRITE: return i == 0 ? e->ref_write.ref : i == 1 ? e->ref_write.value : NULL;
+  default: return NULL;
+  }
+}
+
+static bool seen(const DagScan *s, const Expr *e) {
+  uint32_t m = e->mark;
+  return m >= 1 && m <= s->n && s->pre[m - 1] == e;
+}
+
+uint32_t dag_index(const DagScan *s, const Expr *e) { return seen(s, e) ? s->pos[e->mark - 1] : UINT32_MAX; }
+
+static void number(DagScan *s, Expr *e) {
+  if (s->n == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 256;
+    s->pre = mem_realloc(s->pre, s->cap * sizeof *s->pre);
+    s->post = mem_realloc(s->post, s->cap * sizeof *s->post);
+    s->pos = mem_realloc(s->pos, s->cap * sizeof *s->pos);
+  }
+  s->pre[s->n] = e;
+  e->mark = ++s->n;
+}
+
+void dag_scan(DagScan *s, Expr *root) {
+  s->pre = NULL, s->post = NULL, s->pos = NULL, s->n = s->cap = 0;
+  typedef struct { uint32_t idx, next; } Frame;
+  VEC(Frame) st = {0};
+  uint32_t done = 0;
+  number(s, root);
+  vec_push(st, ((Frame){0, 0}));
+  while (st.len) {
+    Frame *f = &st.data[st.len - 1];
+    Expr *c = dag_child(s->pre[f->idx], f->next++);
+    if (c) {
+      if (!seen(s, c)) {
+        number(s, c);
+        vec_push(st, ((Frame){s->n - 1, 0}));
+      }
+      continue;
+    }
+    s->pos[f->idx] = done;
+    s->post[done++] = f->idx;
+    st.len--;
+  }
+  vec_free(st);
+}
+
+bool dag_any(Expr *root, bool (*pred)(const Expr *e, void *ud), void *ud) {
+  DagScan s;
+  dag_scan(&s, root);
+  bool any = false;
+  for (uint32_t i = 0; i < s.n && !any; i++) any = pred(s.pre[i], ud);
+  dag_free(&s);
+  return any;
+}
+
+typedef struct IdSet {
+  const bool *ids;
+  uint32_t n;
+} IdSet;
+
+static bool call_in(const Expr *e, void *ud) {
+  const IdSet *set = ud;
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP) return false;
+  int32_t id = e->call.fn->op.id;
+  return id >= 0 && (uint32_t)id < set->n && set->ids[id];
+}
+
+bool dag_calls_any(Expr *root, const bool *ids, uint32_t n) {
+  IdSet set = {ids, n};
+  return dag_any(root, call_in, &set);
+}
+
+void dag_free(DagScan *s) {
+  mem_free(s->pre);
+  mem_free(s->post);
+  mem_free(s->pos);
+  s->pre = NULL, s->post = NULL, s->pos = NULL, s->n = s->cap = 0;
+}

@@ -1,0 +1,43 @@
+/* transform/dagscan.h — the distinct nodes of an expression DAG, fast.
+ *
+ * Like ir/walk.h's walk_post_order (every node once, children before
+ * parents, nested function bodies entered, no C recursion), but without a
+ * hash map: while scanning, Expr.mark holds each node's discovery index + 1,
+ * validated against the scan's own array (ir/print.c's trick), so stale marks
+ * left by anyone else are harmless. The marks stay valid for dag_index until
+ * something else writes marks (the printer, ToCPS) — do not interleave.
+ *
+ *     DagScan s;
+ *     dag_scan(&s, fn->body);
+ *     for (uint32_t i = 0; i < s.n; i++) visit(dag_node(&s, i));  // post order
+ *     dag_free(&s);
+ */
+#ifndef RELAYC_TRANSFORM_DAGSCAN_H
+#define RELAYC_TRANSFORM_DAGSCAN_H
+
+#include <stdint.h>
+
+#include "ir/ast.h"
+
+typedef struct DagScan {
+  Expr **pre;     /* nodes in discovery order */
+  uint32_t *post; /* discovery indices in post order (children first; the root last) */
+  uint32_t *pos;  /* discovery index -> post-order position */
+  uint32_t n, cap;
+} DagScan;
+
+void dag_scan(DagScan *s, Expr *root);
+void dag_free(DagScan *s);
+/* The i-th node in post order. */
+static inline Expr *dag_node(const DagScan *s, uint32_t i) { return s->pre[s->post[i]]; }
+/* The post-order position of e, or UINT32_MAX when e was not scanned. */
+uint32_t dag_index(const DagScan *s, const Expr *e);
+/* Whether pred holds for some node under root (each node tested once). */
+bool dag_any(Expr *root, bool (*pred)(const Expr *e, void *ud), void *ud);
+/* Whether some node under root is a call of an operator with id[ids[i]] set
+ * (ids: a table indexed by operator id, n entries). */
+bool dag_calls_any(Expr *root, const bool *ids, uint32_t n);
+/* The i-th child of e (call: the callee then the arguments), or NULL past the last. */
+Expr *dag_child(const Expr *e, uint32_t i);
+
+#endif
