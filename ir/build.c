@@ -275,3 +275,30 @@ Type *build_type_adt(Module *m, TypeDef *def, Type *const *args, uint32_t n) {
   t->adt.args = n ? arena_memdup(m->arena, args, n * sizeof *args) : NULL;
   return t;
 }
+
+void build_type_match(const Type *gen, Type *conc, TypeParam *const *ps, Type **with, uint32_t n) {
+  if (!gen || !conc || stack_exhausted()) return;
+  if (gen->kind == TYPE_VAR) {
+    for (uint32_t i = 0; i < n; i++)
+      if (ps[i] == gen->var.param && !with[i]) with[i] = conc;
+    return;
+  }
+  if (gen->kind != conc->kind) return;
+  switch (gen->kind) {
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < gen->func.nargs && i < conc->func.nargs; i++)
+      build_type_match(gen->func.args[i], conc->func.args[i], ps, with, n);
+    build_type_match(gen->func.ret, conc->func.ret, ps, with, n);
+    return;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < gen->tuple.n && i < conc->tuple.n; i++)
+      build_type_match(gen->tuple.fields[i], conc->tuple.fields[i], ps, with, n);
+    return;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < gen->adt.nargs && i < conc->adt.nargs; i++)
+      build_type_match(gen->adt.args[i], conc->adt.args[i], ps, with, n);
+    return;
+  case TYPE_REF: build_type_match(gen->ref.inner, conc->ref.inner, ps, with, n); return;
+  default: return;
+  }
+}

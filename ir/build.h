@@ -53,6 +53,10 @@ Expr *build_copy(Module *m, const Expr *e);
 Type *build_type_subst(Module *m, Type *t, TypeParam *const *ps, Type *const *with, uint32_t n);
 TypeParam *build_type_param(Module *m, const char *name);
 Type *build_type_var(Module *m, TypeParam *p);
+/* Instantiation by matching: for each type parameter ps[i] that `gen` mentions,
+ * with[i] := the part of `conc` at its place (left alone when already set or
+ * when the shapes differ). */
+void build_type_match(const Type *gen, Type *conc, TypeParam *const *ps, Type **with, uint32_t n);
 /* The ADT type `def[args...]`. */
 Type *build_type_adt(Module *m, TypeDef *def, Type *const *args, uint32_t n);
 

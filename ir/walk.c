@@ -8,6 +8,8 @@
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 
+#include <string.h>
+
 typedef VEC(Expr *) ExprVec;
 
 /* Appends e's children (nested function bodies when enter_fns) to out. */
@@ -135,4 +137,186 @@ void fn_free_vars(const Function *f, const Var *exclude, ExprVarList *out) {
   walk_post_order(f->body, true, note_uses, &fv);
   ptrmap_free(&fv.bound);
   ptrmap_free(&fv.seen);
+}
+
+/* ------------------------------------------------------ free variable cache */
+
+typedef struct FvSet {
+  Var **v;
+  uint32_t n;
+} FvSet;
+
+struct FvCache {
+  Module *m;
+  PtrMap sets;  /* Expr* -> FvSet*; Function* -> FvSet* (its literal's set) */
+  PtrMap tmp;   /* scratch for merging */
+  ExprVarList buf;
+};
+
+static FvSet empty_set;
+
+FvCache *fv_cache_new(Module *m) {
+  FvCache *c = mem_calloc(1, sizeof *c);
+  c->m = m;
+  return c;
+}
+
+void fv_cache_free(FvCache *c) {
+  if (!c) return;
+  ptrmap_free(&c->sets);
+  ptrmap_free(&c->tmp);
+  vec_free(c->buf);
+  mem_free(c);
+}
+
+static FvSet *set_of(FvCache *c, const void *k) {
+  const int64_t *v = ptrmap_find(&c->sets, k);
+  return v ? (FvSet *)(intptr_t)*v : &empty_set;
+}
+
+/* Merging: add a set's variables not yet in buf (tmp marks members with a generation). */
+static void merge(FvCache *c, const FvSet *s, int64_t gen) {
+  for (uint32_t i = 0; i < s->n; i++) {
+    int64_t *slot = ptrmap_slot(&c->tmp, s->v[i]);
+    if (*slot == gen) continue;
+    *slot = gen;
+    vec_push(c->buf, s->v[i]);
+  }
+}
+
+static void drop(FvCache *c, const Var *v) {
+  for (size_t i = 0; i < c->buf.len; i++)
+    if (c->buf.data[i] == v) {
+      memmove(c->buf.data + i, c->buf.data + i + 1, (c->buf.len - i - 1) * sizeof *c->buf.data);
+      c->buf.len--;
+      return;
+    }
+}
+
+static void drop_pattern(FvCache *c, const Pattern *p) {
+  switch (p->kind) {
+  case PAT_VAR: drop(c, p->var); break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) drop_pattern(c, p->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) drop_pattern(c, p->tuple.fields[i]);
+    break;
+  default: break;
+  }
+}
+
+static int64_t fv_gen;
+
+static void fv_node(Expr *e, void *ud) {
+  FvCache *c = ud;
+  int64_t gen = ++fv_gen;
+  c->buf.len = 0;
+  switch (e->kind) {
+  case EXPR_VAR: {
+    FvSet s = {&e->var.var, 1};
+    merge(c, &s, gen);
+    break;
+  }
+  case EXPR_CALL:
+    merge(c, set_of(c, e->call.fn), gen);
+    for (uint32_t i = 0; i < e->call.nargs; i++) merge(c, set_of(c, e->call.args[i]), gen);
+    break;
+  case EXPR_TUPLE:
+    for (uint32_t i = 0; i < e->tuple.n; i++) merge(c, set_of(c, e->tuple.fields[i]), gen);
+    break;
+  case EXPR_PROJ: merge(c, set_of(c, e->proj.tuple), gen); break;
+  case EXPR_FN:
+    merge(c, set_of(c, e->fn->body), gen);
+    for (uint32_t i = 0; i < e->fn->nparams; i++) drop(c, e->fn->params[i]);
+    break;
+  case EXPR_LET:
+    merge(c, set_of(c, e->let.value), gen);
+    merge(c, set_of(c, e->let.body), gen);
+    drop(c, e->let.var);
+    break;
+  case EXPR_IF:
+    merge(c, set_of(c, e->if_.cond), gen);
+    merge(c, set_of(c, e->if_.then_), gen);
+    merge(c, set_of(c, e->if_.else_), gen);
+    break;
+  case EXPR_MATCH: {
+    /* fv(scrut) + each clause's (fv(body) - its pattern variables) */
+    ExprVarList acc = {0};
+    ExprVarList saved = c->buf;
+    for (uint32_t i = 0; i < e->match.nclauses; i++) {
+      c->buf = (ExprVarList){0};
+      merge(c, set_of(c, e->match.clauses[i].body), ++fv_gen);
+      drop_pattern(c, e->match.clauses[i].pattern);
+      for (size_t k = 0; k < c->buf.len; k++) vec_push(acc, c->buf.data[k]);
+      vec_free(c->buf);
+    }
+    c->buf = saved;
+    gen = ++fv_gen;
+    merge(c, set_of(c, e->match.scrut), gen);
+    FvSet all = {acc.data, (uint32_t)acc.len};
+    merge(c, &all, gen);
+    vec_free(acc);
+    break;
+  }
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: merge(c, set_of(c, e->ref.arg), gen); break;
+  case EXPR_REF_WRITE:
+    merge(c, set_of(c, e->ref_write.ref), gen);
+    merge(c, set_of(c, e->ref_write.value), gen);
+    break;
+  default: break;
+  }
+  FvSet *s = &empty_set;
+  if (c->buf.len) s = arena_alloc(c->m->arena, sizeof *s);
+  if (s != &empty_set) {
+    s->n = (uint32_t)c->buf.len;
+    s->v = arena_memdup(c->m->arena, c->buf.data, c->buf.len * sizeof *s->v);
+  }
+  ptrmap_put(&c->sets, e, (int64_t)(intptr_t)s);
+  if (e->kind == EXPR_FN) ptrmap_put(&c->sets, e->fn, (int64_t)(intptr_t)s);
+}
+
+/* Post-order over the nodes below root whose sets are not cached yet (a
+ * cached node's subtree is never entered again: linear over many queries). */
+static void fv_compute(FvCache *c, Expr *root) {
+  ExprVec st = {0}, kids = {0};
+  PtrMap open = {0};
+  if (!ptrmap_find(&c->sets, root)) vec_push(st, root);
+  while (st.len) {
+    Expr *e = st.data[st.len - 1];
+    if (ptrmap_find(&c->sets, e)) { st.len--; continue; }
+    int64_t *o = ptrmap_slot(&open, e);
+    if (*o) {
+      st.len--;
+      fv_node(e, c);
+      continue;
+    }
+    *o = 1;
+    kids.len = 0;
+    push_children(e, true, &kids);
+    for (size_t i = kids.len; i-- > 0;)
+      if (!ptrmap_find(&c->sets, kids.data[i])) vec_push(st, kids.data[i]);
+  }
+  vec_free(st);
+  vec_free(kids);
+  ptrmap_free(&open);
+}
+
+void fv_cache_get(FvCache *c, const Function *f, const Var *exclude, ExprVarList *out) {
+  if (!ptrmap_find(&c->sets, f)) {
+    /* not computed yet (or empty): compute the body, then this literal */
+    fv_compute(c, f->body);
+    int64_t gen = ++fv_gen;
+    c->buf.len = 0;
+    merge(c, set_of(c, f->body), gen);
+    for (uint32_t i = 0; i < f->nparams; i++) drop(c, f->params[i]);
+    FvSet *s = arena_alloc(c->m->arena, sizeof *s);
+    s->n = (uint32_t)c->buf.len;
+    s->v = c->buf.len ? arena_memdup(c->m->arena, c->buf.data, c->buf.len * sizeof *s->v) : NULL;
+    ptrmap_put(&c->sets, f, (int64_t)(intptr_t)s);
+  }
+  const FvSet *s = set_of(c, f);
+  for (uint32_t i = 0; i < s->n; i++)
+    if (s->v[i] != exclude) vec_push(*out, s->v[i]);
 }

@@ -34,6 +34,7 @@ typedef struct Cps {
   PtrMap globals;      /* original GlobalDef* -> its @g_cps GlobalDef* */
   PtrMap orig;         /* GlobalDef* -> a copy of its Function before the pass */
   PtrMap rename;       /* parameter Var* -> its CPS-typed copy */
+  PtrMap seen;         /* non-atomic nodes converted so far (a second visit = sharing) */
   bool failed;
 } Cps;
 
@@ -271,7 +272,7 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
     c->failed = true;
     return e;
   }
-  if (e->mark > 1 && !is_atom(e)) {
+  if (!is_atom(e) && (*ptrmap_slot(&c->seen, e))++) {
     diag_error(c->d, e->span,
                "ToCPS needs every non-atomic expression to be used once; this one is shared (run ToANormalForm first)");
     c->failed = true;
@@ -326,41 +327,16 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
 
 /* ----------------------------------------------------------------- globals */
 
-static void count_uses(Expr *e, void *ud) {
-  (void)ud;
-  switch (e->kind) {
-  case EXPR_CALL:
-    e->call.fn->mark++;
-    for (uint32_t i = 0; i < e->call.nargs; i++) e->call.args[i]->mark++;
-    break;
-  case EXPR_TUPLE:
-    for (uint32_t i = 0; i < e->tuple.n; i++) e->tuple.fields[i]->mark++;
-    break;
-  case EXPR_PROJ: e->proj.tuple->mark++; break;
-  case EXPR_FN: e->fn->body->mark++; break;
-  case EXPR_LET: e->let.value->mark++; e->let.body->mark++; break;
-  case EXPR_IF: e->if_.cond->mark++; e->if_.then_->mark++; e->if_.else_->mark++; break;
-  case EXPR_MATCH:
-    e->match.scrut->mark++;
-    for (uint32_t i = 0; i < e->match.nclauses; i++) e->match.clauses[i].body->mark++;
-    break;
-  case EXPR_REF_NEW: case EXPR_REF_READ: e->ref.arg->mark++; break;
-  case EXPR_REF_WRITE: e->ref_write.ref->mark++; e->ref_write.value->mark++; break;
-  default: break;
-  }
-}
-
-static void zero_mark(Expr *e, void *ud) {
-  (void)ud;
-  e->mark = 0;
-}
-
 /* A global function converted: its own type parameters plus `answer`. */
 static Function *cps_global_fn(Cps *c, Function *f, Span sp) {
   TypeParam *ans = build_type_param(c->m, "answer");
   Type *saved = c->answer;
   c->answer = build_type_var(c->m, ans);
+  PtrMap seen = c->seen; /* sharing is per function (a copy may share closed subtrees with its original) */
+  memset(&c->seen, 0, sizeof c->seen);
   Function *nf = cps_function(c, f, sp);
+  ptrmap_free(&c->seen);
+  c->seen = seen;
   TypeParam **tps = arena_alloc(c->m->arena, (f->ntparams + 1) * sizeof *tps);
   if (f->ntparams) memcpy(tps, f->tparams, f->ntparams * sizeof *tps);
   tps[f->ntparams] = ans;
@@ -387,13 +363,11 @@ static GlobalDef *cps_global(Cps *c, GlobalDef *g) {
 
 bool pass_TO_CPS(PassCtx *pc) {
   Module *m = pc->m;
-  Cps c = {m, pc->d, NULL, {0}, {0}, {0}, false};
+  Cps c = {m, pc->d, NULL, {0}, {0}, {0}, {0}, false};
   uint32_t n = m->ndefs;
   for (uint32_t i = 0; i < n; i++) {
     GlobalDef *g = m->defs[i];
     if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
-    walk_post_order(g->fn->body, true, zero_mark, NULL);
-    walk_post_order(g->fn->body, true, count_uses, NULL);
     Function *copy = arena_alloc(m->arena, sizeof *copy);
     *copy = *g->fn;
     ptrmap_put(&c.orig, g, (int64_t)(intptr_t)copy);
@@ -403,11 +377,10 @@ bool pass_TO_CPS(PassCtx *pc) {
     if (!ptrmap_find(&c.orig, g)) continue;
     g->fn = cps_global_fn(&c, g->fn, g->span);
   }
-  for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, zero_mark, NULL);
   ptrmap_free(&c.globals);
   ptrmap_free(&c.orig);
   ptrmap_free(&c.rename);
+  ptrmap_free(&c.seen);
   return !c.failed;
 }
 

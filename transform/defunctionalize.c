@@ -212,34 +212,6 @@ static Type *conv_type(Df *df, Type *t) {
 
 /* ----------------------------------------------------------- instantiation */
 
-/* Binds ps[i] := the part of `conc` that `gen` has at ps[i]'s place. */
-static void match_type(const Type *gen, Type *conc, TypeParam **ps, Type **with, uint32_t n) {
-  if (!gen || !conc || stack_exhausted()) return;
-  if (gen->kind == TYPE_VAR) {
-    for (uint32_t i = 0; i < n; i++)
-      if (ps[i] == gen->var.param && !with[i]) with[i] = conc;
-    return;
-  }
-  if (gen->kind != conc->kind) return;
-  switch (gen->kind) {
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < gen->func.nargs && i < conc->func.nargs; i++)
-      match_type(gen->func.args[i], conc->func.args[i], ps, with, n);
-    match_type(gen->func.ret, conc->func.ret, ps, with, n);
-    return;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < gen->tuple.n && i < conc->tuple.n; i++)
-      match_type(gen->tuple.fields[i], conc->tuple.fields[i], ps, with, n);
-    return;
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < gen->adt.nargs && i < conc->adt.nargs; i++)
-      match_type(gen->adt.args[i], conc->adt.args[i], ps, with, n);
-    return;
-  case TYPE_REF: match_type(gen->ref.inner, conc->ref.inner, ps, with, n); return;
-  default: return;
-  }
-}
-
 static bool needs_clone(GlobalDef *g) {
   Function *f = g->fn;
   if (f->ntparams) return true;
@@ -305,7 +277,7 @@ static GlobalDef *instance(Df *df, GlobalDef *g, Type *at, Span sp) {
   uint32_t n = f->ntparams;
   Type **with = arena_alloc(df->m->arena, (n ? n : 1) * sizeof *with);
   memset(with, 0, (n ? n : 1) * sizeof *with);
-  match_type(f->type, at, f->tparams, with, n);
+  build_type_match(f->type, at, f->tparams, with, n);
   for (uint32_t i = 0; i < n; i++) {
     with[i] = with[i] ? fill_unknown(df, with[i]) : type_new(df->m, TYPE_TUPLE, sp);
     if (has_tvar(with[i])) {

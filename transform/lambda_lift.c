@@ -31,6 +31,8 @@ typedef struct Lift {
   PtrMap self_of;   /* Function* of a let-bound literal -> its let Var* */
   uint32_t counter;
   uint32_t lifted;
+  FvCache *fv;      /* free variables of the ORIGINAL literals (inner ones lifted first
+                       capture the same variables they did before) */
 } Lift;
 
 /* Type parameters mentioned in t that are not in `bound`, appended to out once. */
@@ -80,7 +82,7 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
   int64_t selfp = 0;
   Var *self = ptrmap_get(&st->self_of, old->fn, &selfp) ? (Var *)(intptr_t)selfp : NULL;
   ExprVarList caps = {0};
-  fn_free_vars(e->fn, self, &caps);
+  fv_cache_get(st->fv, old->fn, self, &caps);
   uint32_t nc = (uint32_t)caps.len;
 
   char name[64];
@@ -180,6 +182,7 @@ static void note_self(Expr *e, void *ud) {
 bool pass_LAMBDA_LIFT(PassCtx *c) {
   Module *m = c->m;
   Lift st = {0};
+  st.fv = fv_cache_new(m);
   uint32_t n = m->ndefs; /* lifted globals are appended: they are already lifted */
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) {
@@ -194,5 +197,6 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
     rw_fini(&rw);
   }
   ptrmap_free(&st.self_of);
+  fv_cache_free(st.fv);
   return ok;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "ir/attrs.h"
+#include "ir/print.h"
 #include "ir/walk.h"
 #include "sema/infer.h"
 #include "transform/rewrite.h"
@@ -336,6 +337,10 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
   PassCtx c = {m, d, p, opts, opt_level, ro};
   int before = d->nerrors;
   bool ok = p->run(&c) && d->nerrors == before;
+  if (getenv("RELAYC_DUMP_PASSES")) { /* debugging: the raw output, before it is re-typed */
+    fprintf(stderr, "// after %s\n", p->name);
+    print_module(stderr, m, (PrintOptions){0});
+  }
   if (!ok) {
     if (d->nerrors == before) diag_plain(d, DIAG_ERROR, "pass %s failed", p->name);
     return false;

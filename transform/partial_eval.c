@@ -1,0 +1,739 @@
+/* transform/partial_eval.c — PartialEvaluate, TVM's PartialEval (spec/passes.md §8.5).
+ *
+ * An online partial evaluator. Every value is partially static: an optional
+ * static part (a constant tensor, a tuple or ADT value of partially static
+ * values, a reference cell, a function) plus a residual atom that computes it
+ * at run time. Every value produced is let-bound in the residual code (`let
+ * %x_N = ...;`), so the output is in A-normal form; DeadCodeElimination
+ * (inline_once=True) afterwards removes what the static parts made
+ * unnecessary, as in TVM's tests.
+ *
+ *  - operator calls with all arguments static and no state are computed now
+ *    (with the interpreter, bit-identical to running them: FoldConstant's
+ *    fold_eval_call);
+ *  - constructor calls build static ADT values, `match` and `if` on static
+ *    values pick their branch, projections of static tuples pick the field;
+ *  - `ref` makes a static cell; writes to it update the store, reads return
+ *    the stored value; an unknown write, an unknown call, a residual `if` or
+ *    `match`, and the body of a residualised literal forget every cell;
+ *  - calls of static functions (literals, closures, globals) are unfolded
+ *    when the fuel allows it: fuel compares the arguments with those of the
+ *    enclosing unfolding of the same function — each argument's creation
+ *    order and, for rank-0 integers, its value (clamped at 0) — and unfolds
+ *    only when some component strictly decreased (the first call always
+ *    unfolds). So `@loop(%x) { @loop(%x) }` stays one residual call, while a
+ *    countdown on a constant or a walk down a static list unfolds fully. An
+ *    overall budget of unfoldings is the safety net TVM lacks (it can run out
+ *    of memory on exponential unfoldings): past it, calls are residual;
+ *  - every literal is also residualised (its body with unknown parameters),
+ *    since it may escape; every global function is replaced by its residual
+ *    form.
+ * Binders in the output are all fresh, so unfolding a body twice never binds
+ * one variable twice. Shared nodes (graph bindings) are evaluated once per
+ * evaluation of their enclosing body and scope (TVM aborts on sharing).
+ */
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/walk.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
+#include "transform/fold_constant.h"
+#include "transform/pass.h"
+#include "transform/rewrite.h"
+
+#define PE_MAX_UNFOLDS 20000 /* calls unfolded in one pass before every call becomes residual */
+#define PE_ATTEMPT_UNFOLDS 1000 /* unfoldings below one outermost call before it is rolled back */
+
+typedef struct PV PV;
+typedef struct Closure Closure;
+
+/* The instantiation the code being evaluated runs at: the type parameters of
+ * the polymorphic globals being unfolded, in terms of the residual context. */
+typedef struct Inst {
+  TypeParam **ps;
+  Type **with;
+  uint32_t n;
+} Inst;
+
+typedef enum { S_NONE, S_TENSOR, S_TUPLE, S_ADT, S_REF, S_FUNC } SKind;
+
+/* A partially static value. */
+struct PV {
+  SKind kind;
+  Expr *d;          /* residual atom (a variable, global, constant or operator) */
+  uint64_t stamp;   /* creation order (fuel) */
+  union {
+    Expr *constant;                            /* S_TENSOR: an EXPR_CONST */
+    struct { PV **f; uint32_t n; } tup;        /* S_TUPLE */
+    struct { Ctor *c; PV **f; uint32_t n; } adt; /* S_ADT */
+    uint32_t cell;                             /* S_REF: index into the store */
+    Closure *fn;                               /* S_FUNC */
+  };
+};
+
+/* A static function: a global, or a literal with the values of its captures. */
+struct Closure {
+  GlobalDef *g;     /* a global, or NULL */
+  Function *lit;    /* a literal, or NULL */
+  Var *self;        /* the let variable a recursive literal is bound to */
+  PV *selfv;
+  ExprVarList caps; /* the literal's free variables ... */
+  PV **capv;        /* ... and their values when it was made */
+  const Inst *inst; /* the instantiation its types are read at */
+};
+
+typedef struct Binding {
+  Var *v;
+  Expr *e;
+} Binding;
+
+/* Residual code being built: let bindings, in order. */
+typedef struct LL {
+  VEC(Binding) b;
+} LL;
+
+typedef struct Undo {
+  const void *key;
+  int64_t old;
+} Undo;
+
+/* A scoped map (env, memo): puts are undone back to a mark. 0 = absent. */
+typedef struct Scoped {
+  PtrMap map;
+  VEC(Undo) undo;
+} Scoped;
+
+/* The unfolding of one function, for fuel. */
+typedef struct Frame {
+  const void *fn;
+  uint64_t *fuel;
+  uint32_t n;
+} Frame;
+
+typedef struct Pe {
+  Module *m;
+  Diag *d;
+  Scoped env;            /* Var* -> PV* */
+  Scoped *memo;          /* Expr* -> PV* for the body being evaluated */
+  VEC(PV *) store;       /* cell contents (NULL: unknown) */
+  VEC(Frame) frames;     /* unfoldings in progress */
+  PtrMap self_of;        /* Function* of a let-bound literal -> the let Var* */
+  const Inst *inst;      /* instantiation of the code being evaluated (NULL: none) */
+  uint64_t stamp;
+  uint64_t unfolds;      /* in the whole pass */
+  uint64_t attempt;      /* below the outermost unfolding in progress */
+  bool over;             /* that unfolding went over PE_ATTEMPT_UNFOLDS: it is rolled back */
+  const void *residualising; /* the function whose residual form is being made */
+  FvCache *fv;           /* free variables of literals */
+  bool failed;
+} Pe;
+
+static PV *pe(Pe *p, Expr *e, LL *ll);
+static void residualise(Pe *p, PV *v, Span sp, LL *ll);
+
+/* ------------------------------------------------------------- scoped maps */
+
+static void sc_put(Scoped *s, const void *k, const void *v) {
+  int64_t *slot = ptrmap_slot(&s->map, k);
+  Undo u = {k, *slot};
+  vec_push(s->undo, u);
+  *slot = (int64_t)(intptr_t)v;
+}
+
+static void *sc_get(Scoped *s, const void *k) {
+  const int64_t *v = ptrmap_find(&s->map, k);
+  return v ? (void *)(intptr_t)*v : NULL;
+}
+
+static size_t sc_mark(Scoped *s) { return s->undo.len; }
+
+static void sc_undo(Scoped *s, size_t mark) {
+  while (s->undo.len > mark) {
+    Undo u = s->undo.data[--s->undo.len];
+    *ptrmap_slot(&s->map, u.key) = u.old;
+  }
+}
+
+static void sc_free(Scoped *s) {
+  ptrmap_free(&s->map);
+  vec_free(s->undo);
+}
+
+/* ---------------------------------------------------------------- values */
+
+static PV *pv_new(Pe *p, SKind k, Expr *d) {
+  PV *v = arena_alloc(p->m->arena, sizeof *v);
+  memset(v, 0, sizeof *v);
+  v->kind = k;
+  v->d = d;
+  v->stamp = ++p->stamp;
+  return v;
+}
+
+static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
+  Var *v = build_fresh_var(p->m, "x", NULL, e->span);
+  Binding b = {v, e};
+  vec_push(ll->b, b);
+  return build_var(p->m, v, e->span);
+}
+
+/* let v1 = e1; ... body. `let %x = e; %x` at the end is written `e`, so a
+ * call in tail position stays one (a residual loop keeps running in constant
+ * space). */
+static Expr *ll_wrap(Pe *p, LL *ll, Expr *body) {
+  if (ll->b.len && body->kind == EXPR_VAR && body->var.var == ll->b.data[ll->b.len - 1].v)
+    body = ll->b.data[--ll->b.len].e;
+  for (size_t i = ll->b.len; i-- > 0;)
+    body = build_let(p->m, ll->b.data[i].v, ll->b.data[i].e, body, ll->b.data[i].e->span);
+  vec_free(ll->b);
+  return body;
+}
+
+static Expr **dyn_list(Pe *p, PV **vs, uint32_t n) {
+  Expr **out = arena_alloc(p->m->arena, (n ? n : 1) * sizeof *out);
+  for (uint32_t i = 0; i < n; i++) out[i] = vs[i]->d;
+  return out;
+}
+
+static void forget_store(Pe *p) {
+  for (size_t i = 0; i < p->store.len; i++) p->store.data[i] = NULL;
+}
+
+static PV **save_store(Pe *p) {
+  PV **s = arena_alloc(p->m->arena, (p->store.len ? p->store.len : 1) * sizeof *s);
+  if (p->store.len) memcpy(s, p->store.data, p->store.len * sizeof *s);
+  return s;
+}
+
+static void restore_store(Pe *p, PV **s, size_t n) {
+  for (size_t i = 0; i < p->store.len; i++) p->store.data[i] = i < n ? s[i] : NULL;
+}
+
+/* A constant or a tuple of constants: a static value of it, let-bound. */
+static PV *static_const(Pe *p, Expr *c, LL *ll) {
+  if (c->kind == EXPR_TUPLE) {
+    PV **f = arena_alloc(p->m->arena, (c->tuple.n ? c->tuple.n : 1) * sizeof *f);
+    for (uint32_t i = 0; i < c->tuple.n; i++) f[i] = static_const(p, c->tuple.fields[i], ll);
+    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, build_tuple(p->m, dyn_list(p, f, c->tuple.n), c->tuple.n, c->span)));
+    v->tup.f = f;
+    v->tup.n = c->tuple.n;
+    return v;
+  }
+  PV *v = pv_new(p, S_TENSOR, c); /* a constant is an atom: used in place */
+  v->constant = c;
+  return v;
+}
+
+/* The constant form of a fully static tensor / tuple value, or NULL. */
+static Expr *as_const(Pe *p, PV *v) {
+  if (v->kind == S_TENSOR) return v->constant;
+  if (v->kind != S_TUPLE) return NULL;
+  Expr **f = arena_alloc(p->m->arena, (v->tup.n ? v->tup.n : 1) * sizeof *f);
+  for (uint32_t i = 0; i < v->tup.n; i++)
+    if (!(f[i] = as_const(p, v->tup.f[i]))) return NULL;
+  return build_tuple(p->m, f, v->tup.n, v->d->span);
+}
+
+static bool has_type_var(const Type *t) {
+  if (!t) return false;
+  switch (t->kind) {
+  case TYPE_VAR: case TYPE_INCOMPLETE: case TYPE_UVAR: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (has_type_var(t->tuple.fields[i])) return true;
+    return false;
+  default: return false;
+  }
+}
+
+/* A type read from the program, at the current instantiation. */
+static Type *inst_type(Pe *p, Type *t) {
+  const Inst *in = p->inst;
+  return in && in->n ? build_type_subst(p->m, t, in->ps, in->with, in->n) : t;
+}
+
+/* A fresh binder like v, its annotation instantiated. */
+static Var *fresh_like(Pe *p, const Var *v) {
+  Var *n = build_var_like(p->m, v);
+  /* the checked type when none was written: the residual code may no longer
+   * hold the use that let inference find it */
+  n->annot = inst_type(p, v->annot ? v->annot : v->type);
+  return n;
+}
+
+/* The instantiation of global g called at the (program) type `at`. */
+static const Inst *inst_for(Pe *p, GlobalDef *g, Type *at) {
+  Function *f = g->fn;
+  if (!f->ntparams) return NULL;
+  Inst *in = arena_alloc(p->m->arena, sizeof *in);
+  in->ps = f->tparams;
+  in->n = f->ntparams;
+  in->with = arena_alloc(p->m->arena, f->ntparams * sizeof *in->with);
+  memset(in->with, 0, f->ntparams * sizeof *in->with);
+  build_type_match(f->type, inst_type(p, at), f->tparams, in->with, f->ntparams);
+  for (uint32_t i = 0; i < in->n; i++)
+    if (!in->with[i]) in->with[i] = type_new(p->m, TYPE_INCOMPLETE, (Span){0, 0});
+  return in;
+}
+
+/* ----------------------------------------------------------- functions */
+
+static void bind(Pe *p, Var *v, PV *val) { sc_put(&p->env, v, val); }
+
+/* The function's body evaluated with its parameters bound to args. */
+static PV *unfold(Pe *p, Closure *c, PV **args, uint32_t n, Type *at, LL *ll) {
+  Function *f = c->g ? c->g->fn : c->lit;
+  size_t mark = sc_mark(&p->env);
+  const Inst *saved_inst = p->inst;
+  p->inst = c->g ? inst_for(p, c->g, at) : c->inst;
+  if (c->lit) {
+    for (size_t i = 0; i < c->caps.len; i++) bind(p, c->caps.data[i], c->capv[i]);
+    if (c->self) bind(p, c->self, c->selfv);
+  }
+  for (uint32_t i = 0; i < n && i < f->nparams; i++) bind(p, f->params[i], args[i]);
+  Scoped memo = {0}, *saved = p->memo;
+  p->memo = &memo;
+  PV *r = pe(p, f->body, ll);
+  p->memo = saved;
+  p->inst = saved_inst;
+  sc_free(&memo);
+  sc_undo(&p->env, mark);
+  return r;
+}
+
+/* Fuel components of the arguments: creation order, and rank-0 integer values. */
+static uint64_t *fuel_of(Pe *p, PV **args, uint32_t n) {
+  uint64_t *fu = arena_alloc(p->m->arena, (2 * n + 1) * sizeof *fu);
+  for (uint32_t i = 0; i < n; i++) {
+    fu[2 * i] = args[i]->stamp;
+    fu[2 * i + 1] = UINT64_MAX;
+    if (args[i]->kind == S_TENSOR) {
+      const ConstTensor *t = args[i]->constant->constant;
+      if (t->ndim == 0 && t->dtype.code == DT_INT && (t->dtype.bits == 32 || t->dtype.bits == 64)) {
+        int64_t x = const_scalar_as_int(t);
+        fu[2 * i + 1] = x < 0 ? 0 : (uint64_t)x;
+      }
+    }
+  }
+  return fu;
+}
+
+static bool may_unfold(Pe *p, const void *fn, PV **args, const uint64_t *fu, uint32_t n) {
+  if (p->unfolds >= PE_MAX_UNFOLDS || p->over) return false;
+  /* a recursive call with nothing static gains nothing from unrolling once more */
+  bool any_static = false;
+  for (uint32_t i = 0; i < n; i++) any_static |= args[i]->kind != S_NONE;
+  if (!any_static && n > 0) {
+    if (fn == p->residualising) return false;
+    for (size_t i = 0; i < p->frames.len; i++)
+      if (p->frames.data[i].fn == fn) return false;
+  }
+  for (size_t i = p->frames.len; i-- > 0;) {
+    Frame *fr = &p->frames.data[i];
+    if (fr->fn != fn) continue;
+    for (uint32_t k = 0; k < 2 * n && k < 2 * fr->n; k++)
+      if (fu[k] < fr->fuel[k]) return true;
+    return false;
+  }
+  return true; /* the first unfolding of this function on this path */
+}
+
+static PV *call_static(Pe *p, Expr *e, PV *fv, PV **args, uint32_t n, LL *ll) {
+  Closure *c = fv->fn;
+  const void *key = c->g ? (const void *)c->g : (const void *)c->lit;
+  uint64_t *fu = fuel_of(p, args, n);
+  if (may_unfold(p, key, args, fu, n)) {
+    bool outermost = p->frames.len == 0;
+    size_t ll_mark = ll->b.len, nstore = p->store.len;
+    PV **store = outermost ? save_store(p) : NULL;
+    if (outermost) p->attempt = 0;
+    p->unfolds++;
+    if (++p->attempt > PE_ATTEMPT_UNFOLDS) p->over = true;
+    Frame fr = {key, fu, n};
+    vec_push(p->frames, fr);
+    PV *r = unfold(p, c, args, n, e->call.fn->type, ll);
+    p->frames.len--;
+    if (!outermost || !p->over) return r;
+    /* too much unfolding below this call (exponential recursion, a long
+     * static loop): keep the call as it was */
+    p->over = false;
+    ll->b.len = ll_mark;
+    p->store.len = nstore;
+    restore_store(p, store, nstore);
+  }
+  if (!fv->d) residualise(p, fv, e->span, ll);
+  Expr *call = build_call(p->m, fv->d, dyn_list(p, args, n), n, e->span);
+  forget_store(p);
+  return pv_new(p, S_NONE, ll_push(p, ll, call));
+}
+
+/* A literal as a static closure (captures recorded); its residual form is
+ * made by residualise(). */
+static PV *closure_of(Pe *p, Expr *e) {
+  Module *m = p->m;
+  Function *f = e->fn;
+  Closure *c = arena_alloc(m->arena, sizeof *c);
+  memset(c, 0, sizeof *c);
+  c->lit = f;
+  c->inst = p->inst;
+  int64_t sv;
+  if (ptrmap_get(&p->self_of, f, &sv)) c->self = (Var *)(intptr_t)sv;
+  fv_cache_get(p->fv, f, c->self, &c->caps);
+  c->capv = arena_alloc(m->arena, (c->caps.len ? c->caps.len : 1) * sizeof *c->capv);
+  for (size_t i = 0; i < c->caps.len; i++) {
+    PV *v = sc_get(&p->env, c->caps.data[i]);
+    c->capv[i] = v ? v : pv_new(p, S_NONE, build_var(m, c->caps.data[i], e->span));
+  }
+  PV *v = pv_new(p, S_FUNC, NULL);
+  v->fn = c;
+  c->selfv = v;
+  return v;
+}
+
+/* The residual literal of closure v, bound in ll to a fresh %x_N that
+ * becomes v's atom (a recursive literal refers to itself through it). Its
+ * body is evaluated with unknown parameters and an unknown store (it runs
+ * later, when any cell may hold anything). */
+static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
+  Module *m = p->m;
+  Closure *c = v->fn;
+  Function *f = c->lit;
+  Var *x = build_fresh_var(m, "x", NULL, sp);
+  v->d = build_var(m, x, sp);
+  const Inst *saved_inst = p->inst;
+  p->inst = c->inst;
+  size_t mark = sc_mark(&p->env);
+  for (size_t i = 0; i < c->caps.len; i++) bind(p, c->caps.data[i], c->capv[i]);
+  if (c->self) bind(p, c->self, v);
+  Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    ps[i] = fresh_like(p, f->params[i]);
+    bind(p, f->params[i], pv_new(p, S_NONE, build_var(m, ps[i], sp)));
+  }
+  size_t nstore = p->store.len;
+  PV **saved_store = save_store(p);
+  forget_store(p);
+  Scoped memo = {0}, *saved = p->memo;
+  p->memo = &memo;
+  const void *saved_res = p->residualising;
+  p->residualising = f;
+  LL body = {0};
+  PV *r = pe(p, f->body, &body);
+  p->residualising = saved_res;
+  p->memo = saved;
+  sc_free(&memo);
+  restore_store(p, saved_store, nstore);
+  sc_undo(&p->env, mark);
+  Function *nf = build_function(m, ps, f->nparams, inst_type(p, f->ret_annot), ll_wrap(p, &body, r->d), f->attrs, sp);
+  nf->tparams = f->tparams;
+  nf->ntparams = f->ntparams;
+  p->inst = saved_inst;
+  Binding b = {x, build_fn(m, nf, sp)};
+  vec_push(ll->b, b);
+}
+
+/* A literal used as a value: it may escape, so its residual form is made now. */
+static PV *literal(Pe *p, Expr *e, LL *ll) {
+  if (fn_has_attr(e->fn, "Primitive")) return pv_new(p, S_NONE, ll_push(p, ll, e));
+  PV *v = closure_of(p, e);
+  residualise(p, v, e->span, ll);
+  return v;
+}
+
+/* ------------------------------------------------------------- matching */
+
+typedef enum { M_NO, M_YES, M_UNKNOWN } MatchResult;
+
+/* Binds the pattern's variables when the static value surely matches. */
+static MatchResult match_static(Pe *p, Pattern *pat, PV *v) {
+  switch (pat->kind) {
+  case PAT_WILDCARD: return M_YES;
+  case PAT_VAR: bind(p, pat->var, v); return M_YES;
+  case PAT_CTOR:
+    if (v->kind != S_ADT) return M_UNKNOWN;
+    if (v->adt.c != pat->ctor.ctor) return M_NO;
+    for (uint32_t i = 0; i < pat->ctor.nargs && i < v->adt.n; i++) {
+      MatchResult r = match_static(p, pat->ctor.args[i], v->adt.f[i]);
+      if (r != M_YES) return r;
+    }
+    return M_YES;
+  case PAT_TUPLE:
+    if (v->kind != S_TUPLE) return M_UNKNOWN;
+    for (uint32_t i = 0; i < pat->tuple.n && i < v->tup.n; i++) {
+      MatchResult r = match_static(p, pat->tuple.fields[i], v->tup.f[i]);
+      if (r != M_YES) return r;
+    }
+    return M_YES;
+  }
+  return M_UNKNOWN;
+}
+
+/* A fresh copy of a pattern whose variables become unknown values. */
+static Pattern *fresh_pattern(Pe *p, Pattern *pat) {
+  Pattern *q = pattern_new(p->m, pat->kind, pat->span);
+  switch (pat->kind) {
+  case PAT_VAR:
+    q->var = fresh_like(p, pat->var);
+    bind(p, pat->var, pv_new(p, S_NONE, build_var(p->m, q->var, pat->span)));
+    break;
+  case PAT_CTOR:
+    q->ctor = pat->ctor;
+    q->ctor.args = arena_alloc(p->m->arena, (pat->ctor.nargs ? pat->ctor.nargs : 1) * sizeof(Pattern *));
+    for (uint32_t i = 0; i < pat->ctor.nargs; i++) q->ctor.args[i] = fresh_pattern(p, pat->ctor.args[i]);
+    break;
+  case PAT_TUPLE:
+    q->tuple.n = pat->tuple.n;
+    q->tuple.fields = arena_alloc(p->m->arena, (pat->tuple.n ? pat->tuple.n : 1) * sizeof(Pattern *));
+    for (uint32_t i = 0; i < pat->tuple.n; i++) q->tuple.fields[i] = fresh_pattern(p, pat->tuple.fields[i]);
+    break;
+  default: break;
+  }
+  return q;
+}
+
+/* A residual branch: e evaluated in its own let list and memo scope, from the store `st`. */
+static Expr *branch(Pe *p, Expr *e, PV **st, size_t nst) {
+  restore_store(p, st, nst);
+  size_t mm = sc_mark(p->memo);
+  LL ll = {0};
+  PV *r = pe(p, e, &ll);
+  sc_undo(p->memo, mm);
+  return ll_wrap(p, &ll, r->d);
+}
+
+static PV *pe_match(Pe *p, Expr *e, LL *ll) {
+  PV *s = pe(p, e->match.scrut, ll);
+  for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    size_t mark = sc_mark(&p->env);
+    MatchResult r = match_static(p, e->match.clauses[i].pattern, s);
+    if (r == M_YES) {
+      PV *v = pe(p, e->match.clauses[i].body, ll);
+      sc_undo(&p->env, mark);
+      return v;
+    }
+    sc_undo(&p->env, mark);
+    if (r == M_UNKNOWN) break;
+  }
+  size_t nst = p->store.len;
+  PV **st = save_store(p);
+  Clause *cl = arena_alloc(p->m->arena, (e->match.nclauses ? e->match.nclauses : 1) * sizeof *cl);
+  for (uint32_t i = 0; i < e->match.nclauses; i++) {
+    size_t mark = sc_mark(&p->env);
+    cl[i] = e->match.clauses[i];
+    cl[i].pattern = fresh_pattern(p, e->match.clauses[i].pattern);
+    cl[i].body = branch(p, e->match.clauses[i].body, st, nst);
+    sc_undo(&p->env, mark);
+  }
+  forget_store(p);
+  Expr *m = build_match(p->m, s->d, cl, e->match.nclauses, e->match.partial, e->span);
+  return pv_new(p, S_NONE, ll_push(p, ll, m));
+}
+
+static PV *pe_if(Pe *p, Expr *e, LL *ll) {
+  PV *c = pe(p, e->if_.cond, ll);
+  if (c->kind == S_TENSOR && c->constant->constant->ndim == 0)
+    return pe(p, const_scalar_as_int(c->constant->constant) ? e->if_.then_ : e->if_.else_, ll);
+  size_t nst = p->store.len;
+  PV **st = save_store(p);
+  Expr *t = branch(p, e->if_.then_, st, nst);
+  Expr *f = branch(p, e->if_.else_, st, nst);
+  forget_store(p);
+  return pv_new(p, S_NONE, ll_push(p, ll, build_if(p->m, c->d, t, f, e->span)));
+}
+
+/* ---------------------------------------------------------------- calls */
+
+static PV **pe_list(Pe *p, Expr **xs, uint32_t n, LL *ll) {
+  PV **out = arena_alloc(p->m->arena, (n ? n : 1) * sizeof *out);
+  for (uint32_t i = 0; i < n; i++) out[i] = pe(p, xs[i], ll);
+  return out;
+}
+
+static PV *pe_op_call(Pe *p, Expr *e, PV **args, LL *ll) {
+  Module *m = p->m;
+  uint32_t n = e->call.nargs;
+  int32_t id = e->call.fn->op.id;
+  bool all_static = n > 0 && !op_is_stateful(id) && !op_is_noncomputational(id);
+  Expr **cargs = arena_alloc(m->arena, (n ? n : 1) * sizeof *cargs);
+  for (uint32_t i = 0; i < n && all_static; i++) all_static = (cargs[i] = as_const(p, args[i])) != NULL;
+  if (all_static) {
+    Expr *call = build_copy(m, e);
+    call->call.fn = build_copy(m, e->call.fn);
+    call->call.args = cargs;
+    Type *t = inst_type(p, e->type);
+    call->type = has_type_var(t) ? NULL : t;
+    Expr *c = fold_eval_call(m, call);
+    if (c) return static_const(p, c, ll);
+  }
+  Expr *call = build_copy(m, e);
+  call->call.fn = build_copy(m, e->call.fn);
+  call->call.args = dyn_list(p, args, n);
+  return pv_new(p, S_NONE, ll_push(p, ll, call));
+}
+
+static PV *pe_call(Pe *p, Expr *e, LL *ll) {
+  Module *m = p->m;
+  Expr *f = e->call.fn;
+  uint32_t n = e->call.nargs;
+  if (f->kind == EXPR_OP) return pe_op_call(p, e, pe_list(p, e->call.args, n, ll), ll);
+  if (f->kind == EXPR_CTOR) {
+    PV **args = pe_list(p, e->call.args, n, ll);
+    Expr *call = build_call(m, build_ctor(m, f->ctor.ctor, f->span), dyn_list(p, args, n), n, e->span);
+    PV *v = pv_new(p, S_ADT, ll_push(p, ll, call));
+    v->adt.c = f->ctor.ctor;
+    v->adt.f = args;
+    v->adt.n = n;
+    return v;
+  }
+  /* a literal applied on the spot cannot escape: no residual form unless the call stays */
+  PV *fv = f->kind == EXPR_FN && !fn_has_attr(f->fn, "Primitive") && !sc_get(p->memo, f) ? closure_of(p, f) : pe(p, f, ll);
+  if (fv->kind == S_NONE && (fv->d->kind == EXPR_OP || fv->d->kind == EXPR_CTOR)) {
+    /* an operator or constructor that arrived as a value: call it directly */
+    Expr *direct = build_copy(m, e);
+    direct->call.fn = fv->d;
+    return pe_call(p, direct, ll);
+  }
+  PV **args = pe_list(p, e->call.args, n, ll);
+  if (fv->kind == S_FUNC) return call_static(p, e, fv, args, n, ll);
+  forget_store(p);
+  return pv_new(p, S_NONE, ll_push(p, ll, build_call(m, fv->d, dyn_list(p, args, n), n, e->span)));
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
+  Module *m = p->m;
+  switch (e->kind) {
+  case EXPR_CONST: return static_const(p, e, ll);
+  case EXPR_VAR: {
+    PV *v = sc_get(&p->env, e->var.var);
+    return v ? v : pv_new(p, S_NONE, e);
+  }
+  case EXPR_GLOBAL: {
+    if (!e->global.def || !e->global.def->fn) return pv_new(p, S_NONE, e);
+    PV *v = pv_new(p, S_FUNC, build_copy(m, e)); /* a global node is typed per use */
+    v->fn = arena_alloc(m->arena, sizeof *v->fn);
+    memset(v->fn, 0, sizeof *v->fn);
+    v->fn->g = e->global.def;
+    return v;
+  }
+  case EXPR_OP:
+  case EXPR_CTOR: return pv_new(p, S_NONE, build_copy(m, e));
+  case EXPR_FN: return literal(p, e, ll);
+  case EXPR_CALL: return pe_call(p, e, ll);
+  case EXPR_TUPLE: {
+    PV **f = pe_list(p, e->tuple.fields, e->tuple.n, ll);
+    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, build_tuple(m, dyn_list(p, f, e->tuple.n), e->tuple.n, e->span)));
+    v->tup.f = f;
+    v->tup.n = e->tuple.n;
+    return v;
+  }
+  case EXPR_PROJ: {
+    PV *t = pe(p, e->proj.tuple, ll);
+    if (t->kind == S_TUPLE && e->proj.index < t->tup.n) return t->tup.f[e->proj.index];
+    return pv_new(p, S_NONE, ll_push(p, ll, build_proj(m, t->d, e->proj.index, e->span)));
+  }
+  case EXPR_LET: {
+    /* a chain of lets: bind each, then the body; unbind after */
+    size_t mark = sc_mark(&p->env);
+    Expr *cur = e;
+    while (cur->kind == EXPR_LET && !sc_get(p->memo, cur)) {
+      bind(p, cur->let.var, pe(p, cur->let.value, ll));
+      cur = cur->let.body;
+    }
+    PV *r = pe(p, cur, ll);
+    sc_undo(&p->env, mark);
+    return r;
+  }
+  case EXPR_IF: return pe_if(p, e, ll);
+  case EXPR_MATCH: return pe_match(p, e, ll);
+  case EXPR_REF_NEW: {
+    PV *init = pe(p, e->ref.arg, ll);
+    PV *v = pv_new(p, S_REF, ll_push(p, ll, build_ref_new(m, init->d, e->span)));
+    v->cell = (uint32_t)p->store.len;
+    vec_push(p->store, init);
+    return v;
+  }
+  case EXPR_REF_READ: {
+    PV *r = pe(p, e->ref.arg, ll);
+    if (r->kind == S_REF && p->store.data[r->cell]) return p->store.data[r->cell];
+    return pv_new(p, S_NONE, ll_push(p, ll, build_ref_read(m, r->d, e->span)));
+  }
+  case EXPR_REF_WRITE: {
+    PV *r = pe(p, e->ref_write.ref, ll);
+    PV *v = pe(p, e->ref_write.value, ll);
+    if (r->kind == S_REF) p->store.data[r->cell] = v;
+    else forget_store(p);
+    PV *u = pv_new(p, S_TUPLE, ll_push(p, ll, build_ref_write(m, r->d, v->d, e->span)));
+    return u;
+  }
+  default:
+    return pv_new(p, S_NONE, e);
+  }
+}
+
+static PV *pe(Pe *p, Expr *e, LL *ll) {
+  PV *v = sc_get(p->memo, e);
+  if (v) return v;
+  if (p->failed) return pv_new(p, S_NONE, e);
+  if (stack_exhausted()) {
+    diag_error(p->d, e->span, "expression nested too deeply");
+    p->failed = true;
+    return pv_new(p, S_NONE, e);
+  }
+  v = pe_kind(p, e, ll);
+  sc_put(p->memo, e, v);
+  return v;
+}
+
+/* ----------------------------------------------------------------- driver */
+
+static void note_self(Expr *e, void *ud) {
+  Pe *p = ud;
+  if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
+    ptrmap_put(&p->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
+}
+
+/* The residual form of a global function: its body with unknown parameters. */
+static Expr *residual_body(Pe *p, GlobalDef *g) {
+  Function *f = g->fn;
+  p->residualising = g;
+  Scoped memo = {0};
+  p->memo = &memo;
+  size_t mark = sc_mark(&p->env);
+  for (uint32_t i = 0; i < f->nparams; i++)
+    bind(p, f->params[i], pv_new(p, S_NONE, build_var(p->m, f->params[i], f->span)));
+  forget_store(p);
+  LL ll = {0};
+  PV *r = pe(p, f->body, &ll);
+  sc_undo(&p->env, mark);
+  sc_free(&memo);
+  p->memo = NULL;
+  return ll_wrap(p, &ll, r->d);
+}
+
+bool pass_PARTIAL_EVALUATE(PassCtx *c) {
+  Module *m = c->m;
+  Pe p = {0};
+  p.m = m;
+  p.d = c->d;
+  p.fv = fv_cache_new(m);
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, note_self, &p);
+  /* all residual bodies from the original ones, then swap them in */
+  uint32_t n = m->ndefs;
+  Expr **bodies = arena_alloc(m->arena, (n ? n : 1) * sizeof *bodies);
+  for (uint32_t i = 0; i < n && !p.failed; i++) {
+    Function *f = m->defs[i]->fn;
+    bodies[i] = f && !fn_has_attr(f, "Primitive") && !fn_skipped_by_function_passes(f) ? residual_body(&p, m->defs[i]) : NULL;
+  }
+  for (uint32_t i = 0; i < n && !p.failed; i++)
+    if (bodies[i]) m->defs[i]->fn->body = bodies[i];
+  sc_free(&p.env);
+  vec_free(p.store);
+  vec_free(p.frames);
+  ptrmap_free(&p.self_of);
+  fv_cache_free(p.fv);
+  return !p.failed;
+}
