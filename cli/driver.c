@@ -21,6 +21,7 @@
 #include "eval/eval.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "transform/gradient_syntax.h"
 
 static int worst(int a, int b) { return a > b ? a : b; }
 
@@ -36,10 +37,14 @@ static Module *front_end(Source *src, const DriverOptions *o, Diag *d, bool type
     if (o->expr) resolve_expression(m, d);
     else resolve_module(m, d);
   }
+  /* gradient(F) is expanded at compile time: it needs the types */
+  bool grad = d->nerrors == 0 && o->stop_after == 0 && !o->expr && gradient_syntax_used(m);
+  if (grad) typed = true;
   if (d->nerrors == 0 && typed && o->stop_after == 0) {
     if (o->expr) infer_expression(m, d);
     else infer_module(m, d);
   }
+  if (d->nerrors == 0 && grad) gradient_syntax_expand(m, d);
   if (d->nerrors) {
     module_free(m);
     eval_prelude_free(*prelude);

@@ -109,6 +109,31 @@ int rel_pass_through(TypeRelCtx *c) {
   return rel_assign(c, rel_ninputs(c), (Type *)a) ? REL_DONE : REL_FAIL;
 }
 
+/* gradient(F), relayc's extension (spec/gradient.md §1.10): F of type
+ * fn (T1, ..., Tn) -> R gives fn (T1, ..., Tn) -> (R, (T1, ..., Tn)). */
+int rel_gradient(TypeRelCtx *c) {
+  const Type *f = rel_type(c, 0);
+  if (!f) return rel_pending(c);
+  if (f->kind != TYPE_FUNC)
+    return rel_fail(c, "the argument must be a function, found %s", rel_type_str(c, f));
+  if (f->func.ntparams)
+    return rel_fail(c, "the function must not be polymorphic (%s)", rel_type_str(c, f));
+  Module *m = rel_module(c);
+  Type *grads = type_new(m, TYPE_TUPLE, (Span){0, 0});
+  grads->tuple.n = f->func.nargs;
+  grads->tuple.fields = f->func.args;
+  Type *res = type_new(m, TYPE_TUPLE, (Span){0, 0});
+  res->tuple.n = 2;
+  res->tuple.fields = arena_alloc(m->arena, 2 * sizeof(Type *));
+  res->tuple.fields[0] = f->func.ret;
+  res->tuple.fields[1] = grads;
+  Type *out = type_new(m, TYPE_FUNC, (Span){0, 0});
+  out->func.args = f->func.args;
+  out->func.nargs = f->func.nargs;
+  out->func.ret = res;
+  return rel_assign(c, rel_ninputs(c), out) ? REL_DONE : REL_FAIL;
+}
+
 int rel_where(TypeRelCtx *c) {
   const Type *cond = rel_tensor(c, 0);
   if (!cond) return rel_pending(c);

@@ -123,7 +123,8 @@ int rel_identity_float(TypeRelCtx *c);   /* out := in0, float dtypes only */
 int rel_identity_int(TypeRelCtx *c);     /* out := in0, int/bool only (bitwise_not) */
 int rel_identity_bool(TypeRelCtx *c);    /* out := in0, bool only (logical_not) */
 int rel_identity_comp(TypeRelCtx *c);    /* out := in0 shape, bool (isnan ...) */
-int rel_pass_through(TypeRelCtx *c);     /* out := in0, any type (on_device, annotation.*) */
+int rel_pass_through(TypeRelCtx *c);
+int rel_gradient(TypeRelCtx *c);         /* gradient(F): fn (T...) -> R  to  fn (T...) -> (R, (T...)) */     /* out := in0, any type (on_device, annotation.*) */
 int rel_where(TypeRelCtx *c);
 int rel_clip(TypeRelCtx *c);
 int rel_cast(TypeRelCtx *c);

@@ -535,6 +535,10 @@ static const Case cases[] = {
     BAD("%x", "annotation.stop_fusion(%x)", "cannot infer type"),
     OK("%x: Tensor[(2), float32]", "annotation.checkpoint((%x, %x))", "(Tensor[(2), float32], Tensor[(2), float32])"),
     BAD("%x", "annotation.checkpoint(%x)", "cannot infer type"),
+    /* ---- relayc's gradient(F) (spec/gradient.md 1.10): typed here, expanded by the driver */
+    OK("%x: float32", "gradient(fn (%a: float32, %b: Tensor[(2), float32]) -> float32 { %a })",
+       "fn (float32, Tensor[(2), float32]) -> (float32, (float32, Tensor[(2), float32]))"),
+    BAD("%x: float32", "gradient(%x)", "gradient: the argument must be a function, found float32"),
     /* ---- solver behaviour */
     OK("%x", "let %y = add(%x, %x); let %z: Tensor[(3), float32] = %x; %y", "Tensor[(3), float32]"),
     BAD("%x", "add(%x, %x)", "cannot infer type: the input types of add are not known here"),
