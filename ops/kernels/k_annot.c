@@ -36,3 +36,11 @@ ANNOTATION(ON_DEVICE)
 ANNOTATION(DEVICE_COPY)
 ANNOTATION(ANNOTATION_STOP_FUSION)
 ANNOTATION(ANNOTATION_CHECKPOINT)
+
+/* gradient(F) is replaced by its expansion after type inference
+ * (transform/gradient_syntax.c), so no program that reaches the interpreter
+ * calls it; this kernel only keeps "every operator has a kernel" true. */
+int kernel_GRADIENT(KernelCtx *c);
+int kernel_GRADIENT(KernelCtx *c) {
+  return kernel_fail(c, "gradient(F) is expanded at compile time and cannot be called at run time");
+}
