@@ -73,7 +73,14 @@ static char *print_to_string(Module *m, const DriverOptions *o, size_t *len) {
 }
 
 /* --check-roundtrip: print → parse → print must give identical bytes and an equal module. */
-static int roundtrip(Module *m, const DriverOptions *o, Diag *d) {
+/* Was the module type-checked (gradient(F) forces it)? */
+static bool m_typed(const Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) return m->defs[i]->fn->type != NULL;
+  return false;
+}
+
+static int roundtrip(Module *m, const DriverOptions *o, Diag *d, bool typed) {
   size_t len1 = 0, len2 = 0;
   char *text1 = print_to_string(m, o, &len1);
   if (!text1) return 2;
@@ -85,7 +92,9 @@ static int roundtrip(Module *m, const DriverOptions *o, Diag *d) {
   DriverOptions o2 = *o;
   o2.prelude = false; /* the printed text already holds the library's definitions */
   Module *prelude2 = NULL;
-  Module *m2 = front_end(src2, &o2, &d2, false, &st, &prelude2);
+  /* a typed original (passes, gradient(F)) is compared with a typed re-parse:
+   * binders compare by their written or inferred types */
+  Module *m2 = front_end(src2, &o2, &d2, typed, &st, &prelude2);
   int rc = 0;
   if (!m2) {
     fprintf(stderr, "%s: error: printed text does not re-parse\n", m->src->name);
@@ -169,7 +178,7 @@ static int process_file(const char *path, const DriverOptions *o) {
     case MODE_PRINT: print_any(stdout, m, o, o->types); break;
     case MODE_EMIT_AST: print_any(stdout, m, o, false); break;
     case MODE_EMIT_TYPES: print_any(stdout, m, o, true); break;
-    case MODE_ROUNDTRIP: status = roundtrip(m, o, &d); break;
+    case MODE_ROUNDTRIP: status = roundtrip(m, o, &d, typed || o->has_passes || m_typed(m)); break;
     case MODE_RUN: status = eval_main(m, o, &d); break;
     default: break;
     }
