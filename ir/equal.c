@@ -523,9 +523,25 @@ static const Attr *attr_find(const Attrs *a, const char *key) {
   return NULL;
 }
 
-/* Call attributes (sa/sb: the calls, for the report). */
+bool call_attrs_equal(const Attrs *a, const Attrs *b) {
+  if (!a || !b || a->n == 0 || b->n == 0) {
+    if (attrs_all_default(a) && attrs_all_default(b)) return true;
+    if (!a || !b) return false;
+  }
+  if (!str_eq(a->meta_key, b->meta_key) || (a->meta_key && a->meta_index != b->meta_index)) return false;
+  if (a->n != b->n) return false;
+  for (uint32_t i = 0; i < a->n; i++) {
+    const Attr *x = &a->items[i];
+    const Attr *y = str_eq(x->key, b->items[i].key) ? &b->items[i] : attr_find(b, x->key);
+    if (!y || !av_eq(x->value, y->value, false)) return false;
+  }
+  return true;
+}
+
+/* Call attributes (ca/cb: the calls, for the report). */
 static bool call_attrs_eq(Eq *q, const Expr *ca, const Expr *cb) {
   const Attrs *a = ca->call.attrs, *b = cb->call.attrs;
+  if (call_attrs_equal(a, b)) return true;
   Side sa = side_e(ca), sb = side_e(cb);
   if (!a || !b || a->n == 0 || b->n == 0) {
     if (attrs_all_default(a) && attrs_all_default(b)) return true;

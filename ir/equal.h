@@ -24,5 +24,10 @@
 /* If `why` is non-NULL and the modules differ, the first difference is written there. */
 bool module_equal(Module *a, Module *b, FILE *why);
 bool type_equal(const Type *a, const Type *b);
+/* Two calls' attributes as the module comparison sees them (defaults filled
+ * in, a missing list equal to all defaults, doubles within 1e-9): TVM's
+ * StructuralEqual on attribute objects, for passes such as
+ * EliminateCommonSubexpr. */
+bool call_attrs_equal(const Attrs *a, const Attrs *b);
 
 #endif
