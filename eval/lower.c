@@ -935,8 +935,19 @@ static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
  * left to its own memo guard. (The head must not be tested against the memo
  * table: a shared let reaches here from its own guarded computation, and
  * stopping at it would re-enter the guard forever.) */
-static Expr *emit_lets(F *f, Expr *e) {
+/* `let %v = value; %v` whose value is not a function (so %v is used nowhere
+ * else): in tail position the value itself is the tail (A-normal form binds
+ * every tail call this way). */
+static bool let_returns_value(const Expr *e) {
+  return e->kind == EXPR_LET && e->let.body->kind == EXPR_VAR && e->let.body->var.var == e->let.var &&
+         e->let.value->kind != EXPR_FN;
+}
+
+/* Emits a let chain's bindings and returns what follows them; with
+ * `tail`, stops before a final `let %v = value; %v` (returned as is). */
+static Expr *emit_lets_ex(F *f, Expr *e, bool tail) {
   for (bool head = true; e->kind == EXPR_LET && (head || !ptrmap_get(&f->memo, e, NULL)); head = false) {
+    if (tail && let_returns_value(e)) break;
     uint32_t r = reg_alloc(f);
     Expr *v = e->let.value;
     if (v->kind == EXPR_FN && !ptrmap_get(&f->memo, v, NULL)) {
@@ -953,6 +964,8 @@ static Expr *emit_lets(F *f, Expr *e) {
   }
   return e;
 }
+
+static Expr *emit_lets(F *f, Expr *e) { return emit_lets_ex(f, e, false); }
 
 /* Computes e (not consulting the memo table for e itself) into dst. */
 static void emit_compute(F *f, Expr *e, uint32_t dst) {
@@ -1109,7 +1122,15 @@ static void emit_tail(F *f, Expr *e) {
     break;
   case EXPR_IF: emit_if(f, e, 0, true); break;
   case EXPR_MATCH: emit_match(f, e, 0, true); break;
-  case EXPR_LET: emit_tail(f, emit_lets(f, e)); break;
+  case EXPR_LET: {
+    Expr *rest = emit_lets_ex(f, e, true);
+    if (rest->kind == EXPR_LET && let_returns_value(rest) &&
+        (rest == e || !ptrmap_get(&f->memo, rest, NULL)))
+      emit_tail(f, rest->let.value); /* `let %v = call; %v`: still a tail call */
+    else
+      emit_tail(f, rest);
+    break;
+  }
   default: emit_ret_of(f, e); break;
   }
   f->top = save;

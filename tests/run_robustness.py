@@ -6,6 +6,7 @@
   - a sample program cut at every byte (prefixes), and a fixed sample of the other golden programs
     cut every --stride bytes;
   - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain;
+    the same inputs through every implemented pass (`--pass=P`);
   - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
     axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
     front end accepts are type-checked, and the type relations must report, never crash.
@@ -94,6 +95,13 @@ def nested(n):
     yield "100k graph chain", b"".join(chain)
 
 
+def implemented_passes(relayc):
+    """Pass names from `relayc --list-passes` (unindented lines), without the unimplemented ones."""
+    out = subprocess.run([relayc, "--list-passes"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    return [line.split()[0] for line in out.splitlines()
+            if line and not line[0].isspace() and "not implemented" not in line]
+
+
 ERROR_LINE = re.compile(rb"^[^:\n]*:(\d+):\d+: error:", re.M)
 
 
@@ -147,8 +155,13 @@ def main():
         r.check(f"random bytes #{i}", bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 400))))
     r.check("NUL bytes", b'#[version = "0.0.5"]\ndef @main() { \0\0 }\n')
     r.check("lone CR", b'#[version = "0.0.5"]\rdef @main() { 1 }\n')
-    for label, data in nested(10000):
+    deep = list(nested(10000))
+    for label, data in deep:
         r.check(f"deep nesting: {label}", data)
+    passes = implemented_passes(r.relayc)
+    jobs = [(p, label, data) for p in passes for label, data in deep]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        list(ex.map(lambda j: r.check(f"deep nesting through {j[0]}: {j[1]}", j[2], args=(f"--pass={j[0]}",)), jobs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
         list(ex.map(lambda op: odd_attribute_sweep(r, op), odd_attrs.read_registry()))
     files = []

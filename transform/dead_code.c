@@ -5,7 +5,9 @@
  *  1. Purity (skipped with ignore_impurity, which makes every binding pure):
  *     per expression, is evaluating it pure, and is calling its value pure.
  *     Operators are pure to call unless the registry marks them stateful
- *     (ops/op_traits.h); ref_read/ref_write are effects; a call is pure when
+ *     (ops/op_traits.h); ref_read/ref_write are effects; `ref(e)` is as pure as
+ *     e (TVM calls it pure whatever e is, so `let %w = ref(ref_read(%v))`
+ *     could move past a write: relayc does not copy that); a call is pure when
  *     callee, arguments and the call are; calling a global is as pure as its
  *     body (assumed pure while it is analysed, for recursion); function-typed
  *     parameters and functions taken out of tuples, references or ADTs are
@@ -206,7 +208,7 @@ static Purity pv_compute(Pv *p, Expr *e) {
     return (Purity){all, true};
   }
   case EXPR_PROJ: return (Purity){pv_expr(p, e->proj.tuple).eval, first_order_type(e->type)};
-  case EXPR_REF_NEW: return (Purity){true, true}; /* not looked into, like TVM */
+  case EXPR_REF_NEW: return (Purity){pv_expr(p, e->ref.arg).eval, true}; /* TVM: always pure (unsound) */
   case EXPR_REF_WRITE:
     pv_expr(p, e->ref_write.ref);
     pv_expr(p, e->ref_write.value);
