@@ -272,6 +272,26 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL2D) {
   return true;
 }
 
+/* adaptive max 1-D with equal cells: the 2-D rule on the H = 1 view */
+GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  const char *layout = gr_attr_str(c, "layout", "NCW");
+  const char *w = strchr(layout, 'W');
+  if (!w || strchr(layout, 'H')) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int wpos = (int)(w - layout);
+  int64_t L = in[wpos], n = out[wpos];
+  if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
+  char l2[32];
+  snprintf(l2, sizeof l2, "%.*sH%s", wpos, layout, w);
+  const char *up = gr_fmt(c, "axis=%d", wpos);
+  Expr *d = GR_OP(c, "nn.max_pool2d_grad",
+                  gr_fmt(c, "pool_size=[1, %lld], strides=[1, %lld], layout=\"%s\"", (long long)(L / n), (long long)(L / n), l2),
+                  GR_OP(c, "expand_dims", up, G), GR_OP(c, "expand_dims", up, X0));
+  c->dx[0] = GR_OP(c, "squeeze", gr_fmt(c, "axis=[%d]", wpos), d);
+  return true;
+}
+
 /* avg_pool2d_grad(dy, x): linear in dy, whose adjoint is the forward average pool */
 GRAD_RULE(NN_AVG_POOL2D_GRAD) {
   c->dx[0] = gr_op_like(c, "nn.avg_pool2d", NULL, (Expr *[]){G}, 1);

@@ -303,3 +303,61 @@ GRAD_RULE(ONE_HOT) {
   c->dx[2] = gr_cast_like(c, gr_sub(c, gr_sum(c, G, NULL, 0, false), hot), X2);
   return true;
 }
+
+/* cumprod: y_k = Π_{j ≤ k} x_j (exclusive: j < k), so
+ *   dx_i = Σ_{k ≥ i} g_k Π_{j ≤ k, j ≠ i} x_j = E_i · Σ_{k ≥ i} g_k Q_{i,k},
+ * E_i = Π_{j < i} x_j and Q_{i,k} = Π_{i < j ≤ k} x_j, the row-wise cumulative product of
+ * the n × n matrix X[i, j] = (j > i ? x_j : 1). Exact with zeros (no division); the
+ * extra axis costs n times the input's memory. */
+GRAD_RULE(CUMPROD) {
+  int64_t dims[GRAD_MAX_RANK], perm[GRAD_MAX_RANK], inv[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  bool excl = gr_attr_bool(c, "exclusive", false);
+  const AttrValue *av = gr_attr(c, "axis");
+  Expr *x = X0, *g = G;
+  int64_t n, axis = 0;
+  bool flat = !av || av->kind != AV_INT, moved = false;
+  if (flat) {
+    n = 1;
+    for (uint32_t i = 0; i < rank; i++) n *= dims[i];
+    x = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld]", (long long)n), X0);
+    rank = 1;
+  } else {
+    axis = norm_axis(av->i.value, rank);
+    n = dims[axis];
+    if ((uint32_t)axis + 1 != rank) { /* the scanned axis last */
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < rank; i++)
+        if ((int64_t)i != axis) perm[k++] = i;
+      perm[k] = axis;
+      for (uint32_t i = 0; i < rank; i++) inv[perm[i]] = i;
+      const char *p = gr_fmt(c, "axes=%s", gr_ints_text(c, perm, rank));
+      x = GR_OP(c, "transpose", p, x);
+      g = GR_OP(c, "transpose", p, g);
+      moved = true;
+    }
+  }
+  g = gr_cast_like(c, g, X0);
+  x = gr_let(c, x);
+  /* masks over (i, j): j > i selects x_j; k ≥ i (k > i when exclusive) selects g_k */
+  size_t nn = (size_t)(n * n);
+  uint8_t *above = arena_alloc(c->m->arena, nn ? nn : 1), *keep = arena_alloc(c->m->arena, nn ? nn : 1);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      above[i * n + j] = j > i;
+      keep[i * n + j] = excl ? j > i : j >= i;
+    }
+  int64_t sq[2] = {n, n};
+  Expr *row = GR_OP(c, "expand_dims", "axis=-2", x); /* (.., 1, n) */
+  Expr *X = gr_where(c, gr_tensor_const(c, DT_BOOL_T, 2, sq, above), row, gr_ones_like(c, row));
+  Expr *Q = GR_OP(c, "cumprod", gr_fmt(c, "axis=-1, exclusive=%s", excl ? "True" : "False"), X);
+  Expr *gk = GR_OP(c, "expand_dims", "axis=-2", g);
+  Expr *terms = gr_where(c, gr_tensor_const(c, DT_BOOL_T, 2, sq, keep), gr_mul(c, Q, gk), gr_zeros_like(c, Q));
+  Expr *E = GR_OP(c, "cumprod", "axis=-1, exclusive=True", x);
+  Expr *d = gr_mul(c, E, GR_OP(c, "sum", "axis=[-1]", terms));
+  if (moved) d = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, rank)), d);
+  if (flat) d = gr_reshape_like(c, d, X0);
+  c->dx[0] = d;
+  return true;
+}

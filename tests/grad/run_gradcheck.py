@@ -171,6 +171,10 @@ case("reverse", [x((3, 4))], "reverse(%x, axis=1)")
 case("cumsum", [x((3, 4))], "cumsum(%x, axis=1)")
 case("cumsum_exclusive", [x((3, 4))], "cumsum(%x, axis=0, exclusive=True)")
 case("cumsum_flat", [x((3, 4))], "cumsum(%x)")
+case("cumprod", [x((3, 4), lo=0.5, hi=1.5)], "cumprod(%x, axis=1)")
+case("cumprod_zeros", [x((2, 4), value=[0.5, 0.0, 2.0, 1.5, 0.0, -1.2, 0.0, 0.7])], "cumprod(%x, axis=1)")
+case("cumprod_exclusive_axis0", [x((4, 3), lo=0.5, hi=1.5)], "cumprod(%x, axis=0, exclusive=True)")
+case("cumprod_flat", [x((2, 3), lo=0.5, hi=1.5)], "cumprod(%x)")
 case("full", [P("v", ())], 'full(%v, shape=[2, 3], dtype="float64")')
 case("full_like", [x((2, 3)), P("v", ())], "full_like(%x, %v)")
 case("one_hot", [P("i", (3,), dtype="int32", value=[0, 2, 1]), P("on", ()), P("off", ())],
@@ -262,6 +266,7 @@ case("adaptive_avg_pool1d", [x((2, 3, 7))], "nn.adaptive_avg_pool1d(%x, output_s
 case("adaptive_avg_pool2d", [x((1, 2, 7, 5))], "nn.adaptive_avg_pool2d(%x, output_size=[3, 2])")
 case("adaptive_avg_pool2d_nhwc", [x((1, 7, 5, 2))], 'nn.adaptive_avg_pool2d(%x, output_size=[3, 4], layout="NHWC")')
 case("adaptive_avg_pool3d", [x((1, 2, 5, 3, 4))], "nn.adaptive_avg_pool3d(%x, output_size=[2, 2, 3])")
+case("adaptive_max_pool1d", [x((2, 3, 6))], "nn.adaptive_max_pool1d(%x, output_size=[3])")
 case("adaptive_max_pool2d", [x((1, 2, 6, 4))], "nn.adaptive_max_pool2d(%x, output_size=[3, 2])")
 for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("align_corners", 'size=[5, 7], coordinate_transformation_mode="align_corners"'),
