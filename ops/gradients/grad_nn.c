@@ -2,8 +2,7 @@
  *
  * For C = op(A)·op(B) (op = identity or transpose): d op(A) = G·op(B)ᵀ and
  * d op(B) = op(A)ᵀ·G, then op undone; every case is one more matmul with
- * the right transpose flags, so no transpose is materialised except for
- * nn.dense, whose weight is stored transposed. nn.dense accepts data of any
+ * the right transpose flags, so no transpose is materialised. nn.dense accepts data of any
  * rank (leading axes flattened for the weight gradient); an out_dtype other
  * than the inputs' is cast back (§4.6 item 4).
  */
@@ -16,20 +15,21 @@ static Expr *g_as_input(GradCtx *c, uint32_t i) {
   return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? G : gr_cast_like(c, G, c->x[i]);
 }
 
-/* nn.dense(x (.., K), w (N, K)) = x·wᵀ:  dx = g·w,  dw = gᵀ·x (leading axes flattened) */
+/* nn.dense(x (.., K), w (N, K)) = x·wᵀ:  dx = g·w,  dw = gᵀ·x (leading axes flattened);
+ * nn.matmul's transpose flags avoid materialising any transpose */
 GRAD_RULE(NN_DENSE) {
   int64_t wd[GRAD_MAX_RANK];
   if (!gr_shape(c, 1, wd)) return false;
-  Expr *g = gr_let(c, g_as_input(c, 0));
-  Expr *wt = GR_OP(c, "transpose", "axes=[1, 0]", X1);
-  c->dx[0] = GR_OP(c, "nn.dense", gr_fmt(c, "units=%lld", (long long)wd[1]), g, wt);
-  Expr *g2 = g, *x2 = X0;
-  if (gr_rank(c, 0) != 2) {
-    g2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[0]), g);
-    x2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[1]), X0);
+  Expr *g = g_as_input(c, 0), *x = X0;
+  bool flat = gr_rank(c, 0) != 2;
+  if (flat) {
+    g = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[0]), g);
+    x = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[1]), X0);
   }
-  Expr *gt = GR_OP(c, "transpose", "axes=[1, 0]", g2), *xt = GR_OP(c, "transpose", "axes=[1, 0]", x2);
-  c->dx[1] = GR_OP(c, "nn.dense", gr_fmt(c, "units=%lld", (long long)wd[1]), gt, xt);
+  g = gr_let(c, g);
+  Expr *dx = GR_OP(c, "nn.matmul", NULL, g, X1);
+  c->dx[0] = flat ? gr_reshape_like(c, dx, X0) : dx;
+  c->dx[1] = GR_OP(c, "nn.matmul", "transpose_a=True", g, x);
   return true;
 }
 
