@@ -539,10 +539,12 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   uint32_t n = e->call.nargs;
   Expr **args = mem_calloc(n + 1, sizeof *args), **vals = mem_calloc(n + 1, sizeof *vals);
   const Type **types = mem_calloc(n + 1, sizeof *types);
-  for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
+  /* a constant argument is used as it is: it has no gradient cell to fill */
+  for (uint32_t i = 0; i < n; i++)
+    if (e->call.args[i]->kind != EXPR_CONST) args[i] = tr(a, e->call.args[i]);
   for (uint32_t i = 0; i < n; i++) {
     types[i] = rt(e->call.args[i]->type);
-    vals[i] = atomize(a, "v", value_of(a, args[i], types[i], sp));
+    vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];
   }
   Expr *callee = build_copy(m, e->call.fn);
   Expr *y = push(a, "y", expr_call(m, callee, vals, n, e->call.attrs, sp));
@@ -560,7 +562,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     int before = a->d->nerrors;
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
     for (uint32_t i = 0; i < n && !a->failed; i++)
-      if (dx[i] && grad_type_has_float(types[i])) accumulate(a, args[i], dx[i], types[i], sp);
+      if (dx[i] && args[i] && grad_type_has_float(types[i])) accumulate(a, args[i], dx[i], types[i], sp);
     mem_free(dx);
     Expr *ret = build_call(m, prev, NULL, 0, sp);
     a->ll = saved;
