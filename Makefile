@@ -36,7 +36,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden pass-sweep npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
+.PHONY: all deps demo check unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
         install uninstall install-check
 all: $(BIN)
 
@@ -96,6 +96,8 @@ golden: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) tests/golden samples
 robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
+sweep-all: $(BIN) $(FFI_LIBS)
+	@python3 tests/run_sweep_all_passes.py --relayc $(BIN) --every 12
 pass-sweep: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_pass_sweep.py --relayc $(BIN) tests/golden samples
 npy-io: $(BIN)
@@ -109,7 +111,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden pass-sweep npy-io gradcheck robustness diff lint install-check
+	@$(MAKE) --no-print-directory unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint install-check
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -24,6 +24,8 @@
 #include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/walk.h"
+#include "ops/op_call.h"
+#include "ops/registry.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -82,7 +84,8 @@ static Type *fn_type(Module *m, Type **args, uint32_t n, Type *ret) {
 }
 
 static Type *cps_type(Cps *c, Type *t) {
-  if (!t || stack_exhausted()) return t;
+  if (!t) return type_new(c->m, TYPE_INCOMPLETE, (Span){0, 0}); /* unknown: `_`, left to inference */
+  if (stack_exhausted()) return t;
   Type *r;
   switch (t->kind) {
   case TYPE_FUNC: {
@@ -265,6 +268,29 @@ static Expr *done_let(Cps *c, Expr *atom, const Kont *k) {
   return build_let(c->m, e->let.var, atom, cps(c, e->let.body, k->next), e->span);
 }
 
+/* An operator or constructor used as a value becomes a CPS function:
+ * fn (%a1: T1', ..., %k: fn (R') -> answer) -> answer { %k(op(%a1, ...)) }. */
+static Expr *primitive_value(Cps *c, Expr *e) {
+  Module *m = c->m;
+  Type *t = e->type;
+  if (!t || t->kind != TYPE_FUNC) return e;
+  uint32_t n = t->func.nargs;
+  Var **ps = arena_alloc(m->arena, (n + 1) * sizeof *ps);
+  Expr **args = arena_alloc(m->arena, (n ? n : 1) * sizeof *args);
+  for (uint32_t i = 0; i < n; i++) {
+    ps[i] = var_new(m, "a", e->span, cps_type(c, t->func.args[i]));
+    args[i] = build_var(m, ps[i], e->span);
+  }
+  Type *kret = cps_type(c, t->func.ret);
+  ps[n] = var_new(m, "k", e->span, fn_type(m, arena_memdup(m->arena, &kret, sizeof kret), 1, c->answer));
+  Expr *callee = build_copy(m, e);
+  Expr *call = build_call(m, callee, args, n, e->span);
+  if (e->kind == EXPR_OP) call = op_call_attrs(m, op_get(e->op.id)->name, args, n, NULL, e->span);
+  Expr *kv = build_var(m, ps[n], e->span);
+  Expr *body = build_call(m, kv, &call, 1, e->span);
+  return build_fn(m, build_function(m, ps, n + 1, c->answer, body, NULL, e->span), e->span);
+}
+
 static Expr *cps(Cps *c, Expr *e, const Kont *k) {
   if (c->failed) return e;
   if (stack_exhausted()) {
@@ -284,7 +310,10 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
     if (ptrmap_get(&c->rename, e->var.var, &v)) return apply_k(c, k, build_var(c->m, (Var *)(intptr_t)v, e->span));
     return apply_k(c, k, e);
   }
-  case EXPR_CONST: case EXPR_OP: case EXPR_CTOR:
+  case EXPR_OP:
+  case EXPR_CTOR:
+    return apply_k(c, k, primitive_value(c, e));
+  case EXPR_CONST:
     return apply_k(c, k, e);
   case EXPR_GLOBAL:
     return apply_k(c, k, atom_of(c, e));
@@ -357,6 +386,9 @@ static GlobalDef *cps_global(Cps *c, GlobalDef *g) {
   Function *of = (Function *)(intptr_t)v;
   /* convert a fresh copy of the original (the in-place conversion shares nodes) */
   Expr *lit = rw_copy_fresh(c->m, c->d, build_fn(c->m, of, g->span), NULL, NULL, 0);
+  /* the copy keeps the checked types its signature is converted from */
+  lit->fn->type = of->type;
+  for (uint32_t i = 0; i < of->nparams && i < lit->fn->nparams; i++) lit->fn->params[i]->type = of->params[i]->type;
   ng->fn = cps_global_fn(c, lit->fn, g->span);
   return ng;
 }

@@ -44,6 +44,8 @@
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "ops/registry.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -900,19 +902,53 @@ static Expr *gnf_rebuild(Gnf *g, Expr *e) {
   }
 }
 
+/* Does evaluating e (not the bodies of literals it makes) have an effect or
+ * depend on when or how often it runs: a new reference (its identity), a
+ * reference read or write, a call of a function (which may do any of these),
+ * a stateful operator? */
+static void note_effect(Expr *e, void *ud) {
+  bool *eff = ud;
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) *eff = true;
+  else if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    if (id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR) *eff = true;
+  }
+}
+
+static bool has_effects(Expr *e) {
+  bool eff = false;
+  walk_post_order(e, false, note_effect, &eff);
+  return eff;
+}
+
 /* A let chain: each value rewritten and substituted for its variable (a
- * recursive local function stays `let %f = fn ...; %f`), then the body. */
+ * recursive local function stays `let %f = fn ...; %f`), then the body.
+ * Unlike TVM (spec/passes.md §2.3: an unused `let %u = ref_write(...)`
+ * vanishes there and effect order is lost), a let whose value has an effect
+ * or depends on when it runs stays a let, in order: graph form never changes
+ * what a program computes. */
 static Expr *gnf_let(Gnf *g, Expr *e) {
   Expr *cur = e;
+  VEC(Expr *) kept = {0};
   while (cur->kind == EXPR_LET && (cur == e || !gnf_done(g, cur))) {
     Var *v = cur->let.var;
     Expr *val = gnf(g, cur->let.value);
-    if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
-      val = build_let(g->m, v, val, build_var(g->m, v, cur->span), cur->span);
-    ptrmap_put(&g->subst, v, (int64_t)(intptr_t)val);
+    if (has_effects(cur->let.value)) {
+      vec_push(kept, build_let(g->m, v, val, NULL, cur->span));
+    } else {
+      if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
+        val = build_let(g->m, v, val, build_var(g->m, v, cur->span), cur->span);
+      ptrmap_put(&g->subst, v, (int64_t)(intptr_t)val);
+    }
     cur = cur->let.body;
   }
-  return gnf(g, cur);
+  Expr *r = gnf(g, cur);
+  for (size_t i = kept.len; i-- > 0;) {
+    kept.data[i]->let.body = r;
+    r = kept.data[i];
+  }
+  vec_free(kept);
+  return r;
 }
 
 static bool gnf_stacked(const Expr *e) { return is_dataflow(e); }

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Differential sweep of the passes (issue 10): every implemented pass and -O1..-O3 over
+golden programs with a runnable @main.
+
+For each (program, pass):
+  1. `relayc --pass=P --print` must succeed (or reject the program with one of the pass's
+     documented refusals, e.g. ToCPS on shared nodes), and its output must survive
+     `relayc --check-roundtrip` (print -> parse -> print identical, structurally equal);
+  2. `relayc --pass=P --run` must print exactly what `relayc --run` prints (FastMath and
+     ToMixedPrecision: every number within a relative 1e-2; passes that change what @main
+     returns — Gradient, ToCPS — are only checked by step 1).
+
+By default a deterministic sample of the programs is swept (make check stays fast);
+--all sweeps every program. Prints `sweep: N passed, N failed`; exit 1 on any failure.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 60
+
+# pass spec -> what is checked: "value" (same output), "approx", "print" (print only)
+SPECIAL = {
+    "EtaExpand": "EtaExpand(expand_constructor=True, expand_global_var=True)",
+    "UnCPS": "ToCPS,UnCPS",
+}
+PRINT_ONLY = {"Gradient", "FirstOrderGradient", "ToCPS", "LazyGradientInit"}
+APPROX = {"FastMath", "ToMixedPrecision"}
+# refusals a pass may legitimately give on some programs (exit 1 with this text)
+REFUSALS = ("needs every non-atomic expression to be used once", "Defunctionalization:",
+            "first-order", "cannot differentiate", "has no gradient", "must not", "not implemented",
+            "expects @main", "Gradient", "gradient")
+
+
+def list_passes(relayc):
+    out = subprocess.run([relayc, "--list-passes"], capture_output=True, text=True).stdout
+    names = []
+    for line in out.splitlines():
+        if line and not line[0].isspace() and "not implemented" not in line:
+            names.append(line.split()[0])
+    return names
+
+
+def runnable(root_dirs):
+    progs = []
+    for root in root_dirs:
+        for dp, _, fs in os.walk(root):
+            for f in sorted(fs):
+                if not f.endswith(".relay"):
+                    continue
+                p = os.path.join(dp, f)
+                text = open(p, errors="replace").read()
+                runs = re.findall(r"//\s?RUN: (relayc .*--run.*)", text)
+                if not runs or re.search(r"//\s?EXIT: [^0]", text):
+                    continue
+                run = runs[0]
+                if any(k in run for k in ("%d", "--input", "--ffi", "--plugin", "--pass", "-O", "--grad",
+                                          "--params", "--inputs", "--repeat", "--profile")):
+                    continue
+                progs.append((p, run))
+    return sorted(progs)
+
+
+def argv_of(run, relayc, path, extra):
+    argv = shlex.split(run.replace("%s", path))
+    argv[0] = relayc
+    return argv[:1] + extra + argv[1:]
+
+
+def numbers_close(a, b):
+    na = re.findall(rb"-?\d+\.?\d*(?:e[-+]?\d+)?", a)
+    nb = re.findall(rb"-?\d+\.?\d*(?:e[-+]?\d+)?", b)
+    if len(na) != len(nb):
+        return False
+    for x, y in zip(na, nb):
+        x, y = float(x), float(y)
+        if abs(x - y) > 1e-2 * max(1.0, abs(y)):
+            return False
+    return True
+
+
+def check(relayc, prog, run, name, spec, baseline):
+    flags = ["--pass=" + spec] if not spec.startswith("-O") else [spec]
+    prelude = ["--prelude"] if "--prelude" in run.split() else []
+    p = subprocess.run([relayc] + prelude + flags + ["--print", prog], capture_output=True, timeout=TIMEOUT)
+    if p.returncode == 1 and any(r.encode() in p.stderr for r in REFUSALS):
+        return None  # a documented refusal
+    if p.returncode != 0:
+        return f"{name}: --print exit {p.returncode}: {p.stderr.decode(errors='replace')[:600]}"
+    with tempfile.NamedTemporaryFile("wb", suffix=".relay", delete=False) as f:
+        f.write(p.stdout)
+        tmp = f.name
+    try:
+        rt = subprocess.run([relayc, "--check-roundtrip", tmp], capture_output=True, timeout=TIMEOUT)
+        if rt.returncode != 0:
+            return f"{name}: printed output does not round-trip: {rt.stderr.decode(errors='replace')[:600]}"
+    finally:
+        os.unlink(tmp)
+    if name in PRINT_ONLY:
+        return None
+    r = subprocess.run(argv_of(run, relayc, prog, flags), capture_output=True, timeout=TIMEOUT)
+    if r.returncode != baseline.returncode:
+        return f"{name}: --run exit {r.returncode}, unoptimised {baseline.returncode}: {r.stderr.decode(errors='replace')[:600]}"
+    if name in APPROX:
+        if not numbers_close(r.stdout, baseline.stdout):
+            return f"{name}: value differs beyond 1e-2:\n{r.stdout[:300]!r}\n{baseline.stdout[:300]!r}"
+    elif r.stdout != baseline.stdout:
+        return f"{name}: value differs:\n{r.stdout[:300]!r}\nunoptimised:\n{baseline.stdout[:300]!r}"
+    return None
+
+
+def sweep_program(relayc, prog, run, passes):
+    try:
+        base = subprocess.run(argv_of(run, relayc, prog, []), capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return prog, 0, []
+    if base.returncode != 0:
+        return prog, 0, []
+    fails, n = [], 0
+    for name in passes:
+        spec = SPECIAL.get(name, name)
+        n += 1
+        try:
+            msg = check(relayc, prog, run, name, spec, base)
+        except subprocess.TimeoutExpired:
+            msg = f"{name}: timed out after {TIMEOUT}s"
+        if msg:
+            fails.append(msg)
+    return prog, n, fails
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--relayc", default="build/relayc")
+    ap.add_argument("--all", action="store_true", help="every program, not a sample")
+    ap.add_argument("--every", type=int, default=6, help="sample: every Nth program (default 6)")
+    ap.add_argument("--pass", dest="only", action="append", help="only these passes")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("paths", nargs="*", default=["tests/golden", "samples"])
+    a = ap.parse_args()
+    relayc = os.path.abspath(a.relayc)
+    passes = a.only or (list_passes(relayc) + ["-O1", "-O2", "-O3"])
+    progs = runnable(a.paths)
+    if not a.all:
+        progs = progs[:: max(1, a.every)]
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
+        for prog, n, fails in ex.map(lambda pr: sweep_program(relayc, pr[0], pr[1], passes), progs):
+            passed += n - len(fails)
+            failed += len(fails)
+            for f in fails:
+                print(f"FAIL {prog}: {f}")
+    print(f"sweep: {passed} passed, {failed} failed ({len(progs)} programs x {len(passes)} passes)")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
