@@ -943,6 +943,9 @@ static Expr *gnf_let(Gnf *g, Expr *e) {
     cur = cur->let.body;
   }
   Expr *r = gnf(g, cur);
+  /* `let %v = e; %v` is `e` (a call in tail position stays a tail call) */
+  if (kept.len && r->kind == EXPR_VAR && r->var.var == kept.data[kept.len - 1]->let.var)
+    r = kept.data[--kept.len]->let.value;
   for (size_t i = kept.len; i-- > 0;) {
     kept.data[i]->let.body = r;
     r = kept.data[i];
