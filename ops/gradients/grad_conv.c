@@ -181,3 +181,89 @@ GRAD_RULE(NN_CONV2D_BACKWARD_WEIGHT) {
   c->dx[1] = to_layout(c, conv_data_grad(c, dy, wbar, &v), "NCHW", dl);
   return true;
 }
+
+/* ---- nn.conv3d, with 3-D convolutions only (there is no conv3d_transpose) ------------ */
+
+/* e with s − 1 zeros between neighbours along `axis` (extent n -> (n − 1)·s + 1) */
+static Expr *dilate(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s) {
+  if (s == 1 || shape[axis] == 0) return e;
+  e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", axis + 1), e);
+  char w[GRAD_MAX_RANK * 24];
+  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
+  for (uint32_t j = 0; j <= rank; j++)
+    len += (size_t)snprintf(w + len, sizeof w - len, "%s[0, %lld]", j ? ", " : "", j == axis + 1 ? (long long)(s - 1) : 0LL);
+  snprintf(w + len, sizeof w - len, "]");
+  e = GR_OP(c, "nn.pad", w, e, gr_scalar(c, 0, 0));
+  shape[axis] *= s;
+  e = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
+  shape[axis] -= s - 1;
+  return GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[%u]", (long long)shape[axis], axis), e);
+}
+
+/* conv3d (NCDHW/OIDHW terms): dx is a stride-1 convolution of g dilated by the strides and
+ * padded by (extent − 1 − pad), with the weight flipped and its I/O swapped per group; dw is
+ * the correlation of x with g (batch and channels swapped, strides and dilation exchanged),
+ * cropped to the kernel, one convolution per group. */
+GRAD_RULE(NN_CONV3D) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCDHW"), *kl = gr_attr_str(c, "kernel_layout", "OIDHW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[5], wd[5], od[5], st[3], dil[3], pb[3], pa[3], v[6];
+  if (!dims_as(c, 0, dl, "NCDHW", xd) || !dims_as(c, 1, kl, "OIDHW", wd) || !dims_as(c, -1, ol, "NCDHW", od)) return false;
+  int32_t ks = gr_attr_ints(c, "strides", v, 6);
+  for (int i = 0; i < 3; i++) st[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
+  ks = gr_attr_ints(c, "dilation", v, 6);
+  for (int i = 0; i < 3; i++) dil[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
+  if (!padding4(c, 3, pb, pa)) return false;
+  int64_t NG = gr_attr_int(c, "groups", 1), N = xd[0], C = xd[1], O = wd[0], Ig = wd[1];
+  if (NG < 1 || C % NG || O % NG) return gr_fail(c, "groups must divide the channels");
+  Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCDHW"));
+  Expr *x = gr_let(c, to_layout(c, X0, dl, "NCDHW")), *w = to_layout(c, X1, kl, "OIDHW");
+  /* data: conv3d(pad(dilate(g)), flip(swap(w))) */
+  int64_t gs[5] = {od[0], od[1], od[2], od[3], od[4]};
+  Expr *gd = g;
+  for (uint32_t a = 2; a < 5; a++) gd = dilate(c, gd, a, 5, gs, st[a - 2]);
+  char pads[160];
+  size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[[0, 0], [0, 0]");
+  for (int i = 0; i < 3; i++) {
+    int64_t dk = (wd[2 + i] - 1) * dil[i] + 1, before = dk - 1 - pb[i], after = xd[2 + i] - gs[2 + i] + pb[i];
+    len += (size_t)snprintf(pads + len, sizeof pads - len, ", [%lld, %lld]", (long long)before, (long long)after);
+  }
+  snprintf(pads + len, sizeof pads - len, "]");
+  gd = GR_OP(c, "nn.pad", pads, gd, gr_scalar(c, 0, 0));
+  int64_t grouped[6] = {NG, O / NG, Ig, wd[2], wd[3], wd[4]}, swapped[5] = {C, O / NG, wd[2], wd[3], wd[4]};
+  Expr *wt = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, grouped, 6)), w);
+  wt = GR_OP(c, "transpose", "axes=[0, 2, 1, 3, 4, 5]", wt);
+  wt = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, swapped, 5)), wt);
+  for (int a = 2; a < 5; a++) wt = GR_OP(c, "reverse", gr_fmt(c, "axis=%d", a), wt);
+  Expr *dx = GR_OP(c, "nn.conv3d",
+                   gr_fmt(c, "dilation=[%lld, %lld, %lld], groups=%lld, channels=%lld, kernel_size=[%lld, %lld, %lld]",
+                          (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)NG, (long long)C,
+                          (long long)wd[2], (long long)wd[3], (long long)wd[4]),
+                   gd, wt);
+  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCDHW", dl), 0);
+  /* weight: per group, conv3d(xᵀ, gᵀ) with strides and dilation exchanged, cropped to the kernel */
+  const char *corr = gr_fmt(c,
+                            "strides=[%lld, %lld, %lld], padding=[%lld, %lld, %lld, %lld, %lld, %lld], "
+                            "dilation=[%lld, %lld, %lld], channels=%lld, kernel_size=[%lld, %lld, %lld]",
+                            (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)pb[0], (long long)pb[1],
+                            (long long)pb[2], (long long)pa[0], (long long)pa[1], (long long)pa[2], (long long)st[0],
+                            (long long)st[1], (long long)st[2], (long long)(O / NG), (long long)od[2], (long long)od[3],
+                            (long long)od[4]);
+  const char *crop = gr_fmt(c, "begin=[0, 0, 0], end=[%lld, %lld, %lld], axes=[2, 3, 4]", (long long)wd[2],
+                            (long long)wd[3], (long long)wd[4]);
+  Expr *xs = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), x)) : x;
+  Expr *gsp = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), g)) : g;
+  Expr **parts = arena_alloc(c->m->arena, (size_t)NG * sizeof *parts);
+  for (int64_t k = 0; k < NG; k++) {
+    Expr *xk = NG > 1 ? gr_proj(c, xs, (uint32_t)k) : x, *gk = NG > 1 ? gr_proj(c, gsp, (uint32_t)k) : g;
+    Expr *xt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", xk);  /* (C/NG, N, D, H, W) */
+    Expr *gt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", gk);  /* (O/NG, N, gd, gh, gw) */
+    Expr *r = GR_OP(c, "strided_slice", crop, GR_OP(c, "nn.conv3d", corr, xt, gt)); /* (C/NG, O/NG, k...) */
+    parts[k] = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", r);
+  }
+  (void)N;
+  Expr *dw = NG > 1 ? GR_OP(c, "concatenate", "axis=0", gr_tuple(c, parts, (uint32_t)NG)) : parts[0];
+  c->dx[1] = back_dtype(c, to_layout(c, dw, "OIDHW", kl), 1);
+  return true;
+}

@@ -292,6 +292,111 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
   return true;
 }
 
+/* g routed to the first maximum of non-overlapping k-blocks along the spatial axes `pos`
+ * (window = stride = k, no padding): the blocks become a trailing axis, argmax + one_hot.
+ * Trailing input positions no block covers get zeros. */
+static bool block_max_grad(GradCtx *c, const int *pos, int nsp, const int64_t *k) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK], crop[GRAD_MAX_RANK], split[2 * GRAD_MAX_RANK];
+  int64_t perm[2 * GRAD_MAX_RANK], inv[2 * GRAD_MAX_RANK], flat[GRAD_MAX_RANK + 1], tshape[2 * GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  int ks[GRAD_MAX_RANK];
+  for (uint32_t i = 0; i < rank; i++) ks[i] = -1;
+  for (int s = 0; s < nsp; s++) ks[pos[s]] = s;
+  uint32_t ns = 0, np = 0, nf = 0;
+  int64_t K = 1;
+  bool cropped = false;
+  for (uint32_t i = 0; i < rank; i++) {
+    crop[i] = in[i];
+    if (ks[i] < 0) {
+      split[ns++] = in[i];
+      continue;
+    }
+    int64_t kk = k[ks[i]];
+    crop[i] = out[i] * kk;
+    cropped |= crop[i] != in[i];
+    split[ns++] = out[i];
+    split[ns++] = kk;
+    K *= kk;
+  }
+  /* non-block axes first (in order), then the block axes */
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < rank; i++) {
+    perm[np++] = at;
+    at += ks[i] < 0 ? 1 : 2;
+  }
+  at = 0;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (ks[i] >= 0) perm[np++] = at + 1;
+    at += ks[i] < 0 ? 1 : 2;
+  }
+  for (uint32_t i = 0; i < ns; i++) {
+    inv[perm[i]] = i;
+    tshape[i] = split[perm[i]];
+  }
+  for (uint32_t i = 0; i < rank; i++) flat[nf++] = out[i];
+  flat[nf++] = K;
+  Expr *x = X0;
+  if (cropped) {
+    int64_t zero[GRAD_MAX_RANK] = {0};
+    x = GR_OP(c, "strided_slice", gr_fmt(c, "begin=%s, end=%s", gr_ints_text(c, zero, rank), gr_ints_text(c, crop, rank)), x);
+  }
+  x = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, split, ns)), x);
+  x = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, perm, ns)), x);
+  x = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, flat, nf)), x);
+  DType dt = gr_dtype(c, 0);
+  char dn[32];
+  Expr *mask = GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=-1, dtype=\"%s\"", (long long)K, dtype_name(dt, dn)),
+                     GR_OP(c, "argmax", "axis=[-1]", x), gr_const(c, 1, dt), gr_const(c, 0, dt));
+  Expr *d = gr_mul(c, mask, GR_OP(c, "expand_dims", "axis=-1", G));
+  d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, tshape, ns)), d);
+  d = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, ns)), d);
+  d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, crop, rank)), d);
+  if (cropped) {
+    char pads[GRAD_MAX_RANK * 32];
+    size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[");
+    for (uint32_t i = 0; i < rank; i++)
+      len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[0, %lld]", i ? ", " : "", (long long)(in[i] - crop[i]));
+    snprintf(pads + len, sizeof pads - len, "]");
+    d = GR_OP(c, "nn.pad", pads, d, gr_scalar(c, 0, 0));
+  }
+  c->dx[0] = d;
+  return true;
+}
+
+/* max_pool3d with non-overlapping windows (strides = pool_size, no padding, dilation 1) */
+GRAD_RULE(NN_MAX_POOL3D) {
+  const char *layout = gr_attr_str(c, "layout", "NCDHW");
+  int pos[3];
+  if (spatial_axes(layout, pos) != 3) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int64_t ps[6], st[6], dl[6], pad[6], k[3];
+  int32_t kps = gr_attr_ints(c, "pool_size", ps, 6), kst = gr_attr_ints(c, "strides", st, 6);
+  int32_t kdl = gr_attr_ints(c, "dilation", dl, 6), kpad = gr_attr_ints(c, "padding", pad, 6);
+  for (int s = 0; s < 3; s++) {
+    k[s] = norm_list(ps, kps, 3, s, 1);
+    if (norm_list(st, kst, 3, s, 1) != k[s] || norm_list(dl, kdl, 3, s, 1) != 1)
+      return gr_fail(c, "only non-overlapping windows are supported (strides = pool_size, dilation 1)");
+  }
+  for (int32_t i = 0; i < kpad; i++)
+    if (pad[i] != 0) return gr_fail(c, "only unpadded windows are supported");
+  return block_max_grad(c, pos, 3, k);
+}
+
+/* adaptive max 3-D with equal cells */
+GRAD_RULE(NN_ADAPTIVE_MAX_POOL3D) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK], k[3];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  const char *layout = gr_attr_str(c, "layout", "NCDHW");
+  int pos[3];
+  if (spatial_axes(layout, pos) != 3) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  for (int s = 0; s < 3; s++) {
+    int64_t L = in[pos[s]], n = out[pos[s]];
+    if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
+    k[s] = L / n;
+  }
+  return block_max_grad(c, pos, 3, k);
+}
+
 /* avg_pool2d_grad(dy, x): linear in dy, whose adjoint is the forward average pool */
 GRAD_RULE(NN_AVG_POOL2D_GRAD) {
   c->dx[0] = gr_op_like(c, "nn.avg_pool2d", NULL, (Expr *[]){G}, 1);

@@ -257,6 +257,9 @@ case("max_pool1d", [x((2, 3, 7))], "nn.max_pool1d(%x, pool_size=[3], strides=[2]
 case("max_pool1d_nwc", [x((2, 7, 3))], 'nn.max_pool1d(%x, pool_size=[2], strides=[1], layout="NWC", ceil_mode=True)')
 case("avg_pool1d", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2], padding=[1, 0], dilation=[2], ceil_mode=True)")
 case("avg_pool1d_include_pad", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2], padding=[1], count_include_pad=True)")
+case("max_pool3d", [x((1, 2, 4, 5, 4))], "nn.max_pool3d(%x, pool_size=[2, 2, 2], strides=[2, 2, 2])")
+case("max_pool3d_ndhwc", [x((1, 4, 4, 6, 2))], 'nn.max_pool3d(%x, pool_size=[1, 2, 3], strides=[1, 2, 3], layout="NDHWC")')
+case("adaptive_max_pool3d", [x((1, 2, 4, 6, 2))], "nn.adaptive_max_pool3d(%x, output_size=[2, 3, 1])")
 case("avg_pool3d", [x((1, 2, 4, 3, 5))], "nn.avg_pool3d(%x, pool_size=[2, 2, 3], strides=[2, 1, 2], padding=[1, 0, 1])")
 for d, lay, shp in [("1d", "NCW", (2, 3, 5)), ("2d", "NCHW", (2, 3, 4, 5)), ("2d", "NHWC", (2, 4, 5, 3)),
                     ("3d", "NCDHW", (1, 2, 3, 2, 4))]:
@@ -295,6 +298,10 @@ case("conv2d_nhwc", [x((1, 5, 5, 3)), P("w", (3, 3, 3, 4))], 'nn.conv2d(%x, %w, 
 case("conv2d_f32", [x((1, 3, 5, 5), dtype="float32"), P("w", (2, 3, 3, 3), dtype="float32")], "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])")
 case("conv1d", [x((2, 3, 9)), P("w", (4, 3, 3))], "nn.conv1d(%x, %w, strides=[2], padding=[1, 2], dilation=[2])")
 case("conv1d_groups", [x((1, 4, 7)), P("w", (4, 2, 3))], "nn.conv1d(%x, %w, groups=2, padding=[1])")
+for tag, xs, ws, attrs in [("basic", (1, 2, 4, 3, 4), (3, 2, 2, 2, 3), "padding=[1, 0, 1]"),
+                           ("stride_dil", (2, 2, 5, 4, 5), (2, 2, 2, 2, 2), "strides=[2, 1, 2], dilation=[1, 2, 1], padding=[0, 1, 1, 1, 0, 0]"),
+                           ("groups", (1, 4, 3, 3, 3), (4, 2, 2, 1, 2), "groups=2, strides=[1, 2, 1]")]:
+    case(f"conv3d_{tag}", [x(xs), P("w", ws)], f"nn.conv3d(%x, %w, {attrs})")
 for tag, xs, ws, attrs in [("basic", (1, 4, 4, 4), (4, 3, 3, 3), ""),
                            ("stride2", (1, 2, 3, 4), (2, 3, 3, 3), "strides=[2, 2], padding=[1, 1], output_padding=[1, 0]"),
                            ("groups", (1, 4, 3, 3), (4, 2, 2, 2), "channels=4, groups=2, strides=[2, 1]"),
