@@ -165,9 +165,22 @@ static int process_file(const char *path, const DriverOptions *o) {
     module_free(m);
     m = NULL;
   }
+  PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
   if (m && o->has_passes && !o->expr) {
-    PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
     status = pass_pipeline_run(&o->passes, m, &d, &ro);
+    if (status) {
+      module_free(m);
+      m = NULL;
+    }
+  }
+  if (m && o->mode == MODE_RUN && !o->expr && !o->run_rewrites_off) {
+    /* relayc's inference rewrites for its kernels, through the same pipeline
+     * (spec: --run's default pipeline; -O0 turns it off) */
+    PassPipeline rp;
+    pass_pipeline_init(&rp);
+    pass_pipeline_add_run_defaults(&rp);
+    status = pass_pipeline_run(&rp, m, &d, &ro);
+    pass_pipeline_fini(&rp);
     if (status) {
       module_free(m);
       m = NULL;
@@ -179,7 +192,11 @@ static int process_file(const char *path, const DriverOptions *o) {
     case MODE_EMIT_AST: print_any(stdout, m, o, false); break;
     case MODE_EMIT_TYPES: print_any(stdout, m, o, true); break;
     case MODE_ROUNDTRIP: status = roundtrip(m, o, &d, typed || o->has_passes || m_typed(m)); break;
-    case MODE_RUN: status = eval_main(m, o, &d); break;
+    case MODE_RUN: {
+      EvalOptions eo = {o->inputs.data, o->inputs.len, o->output, o->json, o->profile, o->expr, o->repeat};
+      status = eval_main(m, &eo, &d);
+      break;
+    }
     default: break;
     }
     module_free(m);

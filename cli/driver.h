@@ -34,6 +34,7 @@ typedef struct DriverOptions {
   VEC(const char *) inputs; /* NAME=PATH */
   PassPipeline passes;      /* --pass=... and -O<n>, in command-line order */
   bool has_passes;          /* any --pass / -O given */
+  bool run_rewrites_off;    /* -O0: --run skips relayc's inference rewrites (pass_pipeline_add_run_defaults) */
   bool time_passes;         /* --time-passes */
   /* --check-grad settings (spec/gradient.md §3.2) */
   double gc_eps, gc_atol, gc_rtol; /* --eps, --atol, --rtol: 1e-6, 1e-5, 1e-3 */

@@ -45,7 +45,8 @@ static const char usage_text[] =
     "      --pass=SPEC[,SPEC...]  run passes after type checking, in order (repeatable);\n"
     "                        SPEC = Name or Name(key=value, ...), e.g. 'FoldConstant',\n"
     "                        'DeadCodeElimination(inline_once=True)'\n"
-    "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level\n"
+    "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level;\n"
+    "                        -O0 also turns off relayc's own rewrites before --run\n"
     "      --grad            @main becomes its gradient (= --pass=Gradient)\n"
     "      --check-grad[=MODE]  compare @main's gradient (MODE higher_order, the default,\n"
     "                        or first_order) with central differences in float64;\n"
@@ -213,6 +214,7 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     }
     if (a[0] == '-' && a[1] == 'O' && (a[2] == 0 || (a[2] >= '0' && a[2] <= '3' && a[3] == 0))) {
       pass_pipeline_add_opt_level(&o->passes, a[2] ? a[2] - '0' : 2);
+      o->run_rewrites_off = a[2] == '0'; /* the last -O wins */
       o->has_passes = true;
       continue;
     }
@@ -280,7 +282,8 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   if (o->mode == MODE_CHECK_GRAD && o->files.len > 1) return usage_error("%s", "--check-grad takes exactly one file");
   if (o->mode == MODE_RUN && o->files.len > 1) return usage_error("%s", "--run takes exactly one file");
   if (o->mode == MODE_EQUAL && o->files.len != 2) return usage_error("%s", "--equal takes exactly two files");
-  if (o->time_passes && !o->has_passes) return usage_error("%s", "--time-passes needs --pass or -O");
+  if (o->time_passes && !o->has_passes && o->mode != MODE_RUN)
+    return usage_error("%s", "--time-passes needs --pass, -O or --run");
   return 0;
 }
 

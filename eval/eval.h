@@ -1,7 +1,10 @@
 /* eval/eval.h — `relayc --run`: lower, bind inputs, run @main, print / write the result.
  *
- * eval_main is what cli/driver.c calls after parse + resolve + infer
- * succeeded. It returns the process exit status:
+ * eval_main is what cli/driver.c calls after parse + resolve + infer and
+ * the pass pipeline (which is where every program rewrite happens:
+ * `--run` runs relayc's inference rewrites there, transform/conv_epilogue.c;
+ * eval/ lowers the module it is given as it is). It takes its own options
+ * (EvalOptions) and returns the process exit status:
  *   0  the value was printed on stdout (JSON with --json);
  *   2  usage or I/O: no @main, a malformed/unknown/missing --input (the
  *      message lists every parameter of @main with its type), an unreadable
@@ -30,11 +33,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/driver.h"
 #include "ir/ast.h"
 #include "ir/diag.h"
 
-int eval_main(Module *m, const DriverOptions *o, Diag *d);
+/* What `--run` was asked for (the driver fills it from the command line). */
+typedef struct EvalOptions {
+  const char *const *inputs; /* --input NAME=PATH, ninputs of them */
+  size_t ninputs;
+  const char *output;        /* --output PATH, or NULL */
+  bool json;                 /* --json: print the value as JSON */
+  bool profile;              /* --profile: per-operator times on stderr */
+  bool expr;                 /* --expr: run m->expr instead of @main */
+  int repeat;                /* --repeat: evaluate this many times (0 or 1 = once) */
+} EvalOptions;
+
+int eval_main(Module *m, const EvalOptions *o, Diag *d);
 
 /* The text of stdlib/prelude.relay as compiled in. */
 const char *eval_prelude_text(size_t *len);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/fold.h"
 #include "eval/lower.h"
 #include "eval/profile.h"
 #include "eval/vm.h"
@@ -60,13 +59,13 @@ static void list_params(Module *m, const Function *fn, Diag *d) {
 }
 
 /* Binds every parameter of @main from the --input list. Returns 0 or 2. */
-static int bind_inputs(Module *m, const Function *fn, const DriverOptions *o, Value *args, Diag *d) {
-  size_t ni = o->inputs.len;
+static int bind_inputs(Module *m, const Function *fn, const EvalOptions *o, Value *args, Diag *d) {
+  size_t ni = o->ninputs;
   const char **names = mem_calloc(ni + 1, sizeof *names);
   const char **paths = mem_calloc(ni + 1, sizeof *paths);
   int status = 0;
   for (size_t i = 0; i < ni && status == 0; i++) {
-    const char *spec = o->inputs.data[i];
+    const char *spec = o->inputs[i];
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1]) {
       diag_plain(d, DIAG_ERROR, "--input expects NAME=PATH.npy, got '%s'", spec);
@@ -210,7 +209,7 @@ static void report_runs(uint64_t *ns, int n) {
  * get retained copies). The --profile table covers the last run only, so it
  * shows a warm pass when N > 1. Stops at the first failing run. */
 static int run_repeated(const Program *p, const Code *entry, Value *args, uint32_t nargs,
-                        Value *result, Diag *d, const VmLimits *lim, const DriverOptions *o) {
+                        Value *result, Diag *d, const VmLimits *lim, const EvalOptions *o) {
   int runs = o->repeat > 1 ? o->repeat : 1, status = 0;
   uint64_t *times = mem_calloc((size_t)runs, sizeof *times);
   Value *copy = mem_calloc(nargs + 1, sizeof *copy);
@@ -238,7 +237,7 @@ static int run_repeated(const Program *p, const Code *entry, Value *args, uint32
   return status;
 }
 
-int eval_main(Module *m, const DriverOptions *o, Diag *d) {
+int eval_main(Module *m, const EvalOptions *o, Diag *d) {
   const Function *fn = NULL;
   if (!o->expr) {
     for (uint32_t i = 0; i < m->ndefs; i++)
@@ -254,7 +253,6 @@ int eval_main(Module *m, const DriverOptions *o, Diag *d) {
   Program *p = NULL;
   if (status == 0) {
     tensor_heap_keep_freed();
-    fold_module(m); /* eval/fold.h: batch_norm folding, conv epilogue fusion */
     p = o->expr ? lower_expression(m, d) : lower_module(m, d);
     if (!p) status = 3;
   }

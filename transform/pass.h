@@ -143,6 +143,11 @@ bool pass_pipeline_parse(PassPipeline *pl, const char *text, FILE *err);
 /* Appends TVM's target-independent build pipeline for opt level 0..3
  * (spec/passes.md §10). */
 void pass_pipeline_add_opt_level(PassPipeline *pl, int level);
+/* Appends relayc's own inference rewrites that `relayc --run` applies after
+ * the user's passes (unless -O0): DefuseOps (relayc's kernels choose their
+ * own grouping), FoldBatchNormIntoConv, FuseConvEpilogue
+ * (transform/conv_epilogue.c). */
+void pass_pipeline_add_run_defaults(PassPipeline *pl);
 /* Runs the pipeline on a typed module. Returns 0, or 1 after reporting an
  * error (a pass failed, or its output does not type-check). */
 int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunOptions *ro);

@@ -10,8 +10,8 @@
  * moving_var inputs themselves (immutable values: sharing is a copy).
  * The data is viewed as [outer][C][inner]; tasks are ranges of (outer, c)
  * rows; a dying float32 input is normalised in place. The attribute
- * relayc.epilogue = "r" (set by eval/fold.c for relu(batch_norm(...).0))
- * applies a ReLU to .0 in the same pass.
+ * operator relayc.batch_norm_relu (made by transform/conv_epilogue.c for
+ * relu(batch_norm(...).0)) applies a ReLU to .0 in the same pass.
  */
 #include <math.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "ops/kernels/k_cvt.h"
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/kernel.h"
+#include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 
 
@@ -62,6 +63,9 @@ static void bn_task(void *raw, int64_t lo, int64_t hi) {
 }
 
 int kernel_NN_BATCH_NORM(KernelCtx *c);
+int kernel_RELAYC_BATCH_NORM_RELU(KernelCtx *c);
+
+int kernel_RELAYC_BATCH_NORM_RELU(KernelCtx *c) { return kernel_NN_BATCH_NORM(c); }
 
 int kernel_NN_BATCH_NORM(KernelCtx *c) {
   if (kernel_ninputs(c) != 5) return kernel_fail(c, "nn.batch_norm: expected 5 inputs");
@@ -104,7 +108,7 @@ int kernel_NN_BATCH_NORM(KernelCtx *c) {
     rc = kernel_fail(c, "nn.batch_norm: out of memory");
   } else {
     BnJob j = {.C = C, .inner = inner, .s = s, .t = t, .x = xb, .y = yb, .f64 = k == KC_F64,
-               .relu = strchr(kernel_attr_str(c, "relayc.epilogue", ""), 'r') != NULL};
+               .relu = c->op_id == OP_RELAYC_BATCH_NORM_RELU};
     int64_t grain = inner >= 4096 ? 1 : 4096 / (inner + 1) + 1;
     threadpool_for(outer * C, grain, bn_task, &j);
     if (!native) kcvt_store(y, yb, k);

@@ -34,11 +34,12 @@
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
  *
- * Fused epilogue (set by eval/fold.c, float32, canonical layouts only): the
- * call attribute "relayc.epilogue" is a string of flags — 'b' (input 2 is a
- * per-output-channel bias), 'a' (input 3, or input 2 without 'b', is a
- * residual of the result's shape, added), 'r' (ReLU last). A dying residual
- * becomes the output buffer and the GEMM accumulates into it.
+ * Fused epilogue (relayc's operators relayc.conv2d_bias / _add / _bias_add /
+ * _relu, made by transform/conv_epilogue.c; float32, canonical layouts
+ * only): the operator says which inputs follow the weight — a
+ * per-output-channel bias and/or a residual of the result's shape, added —
+ * and its relu attribute (implied by relayc.conv2d_relu) a ReLU last. A
+ * dying residual becomes the output buffer and the GEMM accumulates into it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +52,7 @@
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_winograd.h"
 #include "ops/kernels/kernel.h"
+#include "ops/op_ids.h"
 #include "ops/layout.h"
 #include "runtime/threadpool.h"
 
@@ -1017,16 +1019,21 @@ static bool conv_setup(KernelCtx *c, int nd, bool transposed, ConvCall *cc) {
   return true;
 }
 
-/* The epilogue inputs and flags of a fused call (eval/fold.c). */
+/* Is the call one of relayc's fused convolutions? */
+static bool conv_fused_op(const KernelCtx *c) {
+  return c->op_id == OP_RELAYC_CONV2D_BIAS || c->op_id == OP_RELAYC_CONV2D_ADD ||
+         c->op_id == OP_RELAYC_CONV2D_BIAS_ADD || c->op_id == OP_RELAYC_CONV2D_RELU;
+}
+
+/* The epilogue inputs and ReLU of a fused call (transform/conv_epilogue.c). */
 static bool conv_epilogue(KernelCtx *c, const ConvCall *cc, Epi *e, int *bias_in, int *res_in) {
   memset(e, 0, sizeof *e);
   *bias_in = *res_in = -1;
-  const char *flags = kernel_attr_str(c, "relayc.epilogue", "");
-  if (!flags[0]) return true;
+  if (!conv_fused_op(c)) return true;
   uint32_t next = 2;
-  if (strchr(flags, 'b')) *bias_in = (int)next++;
-  if (strchr(flags, 'a')) *res_in = (int)next++;
-  e->relu = strchr(flags, 'r') != NULL;
+  if (c->op_id == OP_RELAYC_CONV2D_BIAS || c->op_id == OP_RELAYC_CONV2D_BIAS_ADD) *bias_in = (int)next++;
+  if (c->op_id == OP_RELAYC_CONV2D_ADD || c->op_id == OP_RELAYC_CONV2D_BIAS_ADD) *res_in = (int)next++;
+  e->relu = c->op_id == OP_RELAYC_CONV2D_RELU || kernel_attr_bool(c, "relu", false);
   if (next > kernel_ninputs(c)) return kernel_fail(c, "%s: fused call lacks inputs", c->op->name), false;
   if (!cc->ycanon) return kernel_fail(c, "%s: fused epilogue needs the canonical layout", c->op->name), false;
   if (*bias_in >= 0) {
@@ -1175,7 +1182,7 @@ static int conv_exec(KernelCtx *c, int nd, bool transposed, ConvCall *cc_in, Ten
  * are converted to the canonical layouts (a split axis counts outer × factor,
  * so channel padding reads 0), the canonical convolution runs, and its result
  * is converted to the out layout. A fused epilogue is not supported here
- * (eval/fold.c fuses canonical layouts only). */
+ * (transform/conv_epilogue.c fuses canonical layouts only). */
 static int conv_split(KernelCtx *c, int nd, bool transposed, const char *dl, const char *kl,
                       const char *ol) {
   const char *name = c->op->name;
@@ -1186,8 +1193,7 @@ static int conv_split(KernelCtx *c, int nd, bool transposed, const char *dl, con
     return kernel_fail(c, "%s: invalid layout '%s' / '%s' / '%s'", name, dl, kl, ol);
   layout_parse(dcanon, &cd);
   layout_parse(kcanon, &ck);
-  if (kernel_attr_str(c, "relayc.epilogue", "")[0])
-    return kernel_fail(c, "%s: fused epilogue needs the canonical layout", name);
+  if (conv_fused_op(c)) return kernel_fail(c, "%s: fused epilogue needs the canonical layout", name);
   const Tensor *x = kernel_input(c, 0), *w = kernel_input(c, 1);
   if (x->ndim != ld.n || w->ndim != lk.n)
     return kernel_fail(c, "%s: data/weight ranks do not match layouts '%s' / '%s'", name, dl, kl);
@@ -1239,3 +1245,13 @@ int kernel_NN_CONV1D(KernelCtx *c) { return conv_run(c, 1, false); }
 int kernel_NN_CONV2D(KernelCtx *c) { return conv_run(c, 2, false); }
 int kernel_NN_CONV3D(KernelCtx *c) { return conv_run(c, 3, false); }
 int kernel_NN_CONV2D_TRANSPOSE(KernelCtx *c) { return conv_run(c, 2, true); }
+
+int kernel_RELAYC_CONV2D_BIAS(KernelCtx *c);
+int kernel_RELAYC_CONV2D_ADD(KernelCtx *c);
+int kernel_RELAYC_CONV2D_BIAS_ADD(KernelCtx *c);
+int kernel_RELAYC_CONV2D_RELU(KernelCtx *c);
+
+int kernel_RELAYC_CONV2D_BIAS(KernelCtx *c) { return conv_run(c, 2, false); }
+int kernel_RELAYC_CONV2D_ADD(KernelCtx *c) { return conv_run(c, 2, false); }
+int kernel_RELAYC_CONV2D_BIAS_ADD(KernelCtx *c) { return conv_run(c, 2, false); }
+int kernel_RELAYC_CONV2D_RELU(KernelCtx *c) { return conv_run(c, 2, false); }

@@ -299,6 +299,31 @@ int rel_conv2d(TypeRelCtx *c) { return conv(c, 2, false); }
 int rel_conv3d(TypeRelCtx *c) { return conv(c, 3, false); }
 int rel_conv2d_transpose(TypeRelCtx *c) { return conv(c, 2, true); }
 
+/* relayc's fused convolutions (transform/conv_epilogue.c): nn.conv2d's
+ * relation restricted to what the fused kernel computes (float32, NCHW data,
+ * OIHW weight, NCHW result), with a bias of the output channels at input
+ * `bias_in` and/or a residual of the result's type at `res_in` (-1: none). */
+static int conv2d_fused(TypeRelCtx *c, int bias_in, int res_in) {
+  const char *dl = rel_attr_str(c, "data_layout", "NCHW"), *kl = rel_attr_str(c, "kernel_layout", "OIHW");
+  const char *ol = rel_attr_str(c, "out_layout", "");
+  if (strcmp(dl, "NCHW") != 0 || strcmp(kl, "OIHW") != 0 || (*ol && strcmp(ol, "NCHW") != 0))
+    return rel_fail(c, "the fused convolution needs data_layout \"NCHW\", kernel_layout \"OIHW\" and an NCHW result");
+  int st = conv(c, 2, false);
+  if (st != REL_DONE) return st;
+  const Type *out = rel_tensor(c, rel_ninputs(c));
+  if (!out) return rel_pending(c);
+  if (!dtype_eq(out->tensor.dtype, DTYPE(DT_FLOAT, 32)))
+    return rel_fail(c, "the fused convolution computes float32 only, not %s", rel_type_str(c, out));
+  if (bias_in >= 0 && !rel_assign(c, (uint32_t)bias_in, vec_type(c, out->tensor.dims[1], out->tensor.dtype))) return REL_FAIL;
+  if (res_in >= 0 && !rel_assign(c, (uint32_t)res_in, (Type *)out)) return REL_FAIL;
+  return REL_DONE;
+}
+
+int rel_conv2d_bias(TypeRelCtx *c) { return conv2d_fused(c, 2, -1); }
+int rel_conv2d_add(TypeRelCtx *c) { return conv2d_fused(c, -1, 2); }
+int rel_conv2d_bias_add(TypeRelCtx *c) { return conv2d_fused(c, 2, 3); }
+int rel_conv2d_relu(TypeRelCtx *c) { return conv2d_fused(c, -1, -1); }
+
 /* ------------------------------------------------------------------- pooling */
 
 /* Positions of the spatial letters of `sp` in the layout; every other letter

@@ -172,6 +172,10 @@ int rel_topk(TypeRelCtx *c);
 /* ops/relations/rel_nn.c */
 int rel_conv1d(TypeRelCtx *c);
 int rel_conv2d(TypeRelCtx *c);
+int rel_conv2d_bias(TypeRelCtx *c);     /* relayc.conv2d_*: float32 NCHW/OIHW conv2d + (O) bias */
+int rel_conv2d_add(TypeRelCtx *c);      /* + a residual of the result's type */
+int rel_conv2d_bias_add(TypeRelCtx *c); /* + both */
+int rel_conv2d_relu(TypeRelCtx *c);     /* + nothing (the ReLU does not change the type) */
 int rel_conv3d(TypeRelCtx *c);
 int rel_conv2d_transpose(TypeRelCtx *c);
 int rel_pool1d(TypeRelCtx *c);           /* max/avg_pool1d */

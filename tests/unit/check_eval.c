@@ -304,9 +304,8 @@ START_TEST(eval_main_output_roundtrip) {
   diag_init(&d, stderr, src);
   Module *m = parse_module(src, &d);
   ck_assert(resolve_module(m, &d) && infer_module(m, &d));
-  DriverOptions o;
+  EvalOptions o;
   memset(&o, 0, sizeof o);
-  o.mode = MODE_RUN;
   o.output = npz;
   FILE *saved = stdout;
   stdout = fopen("/dev/null", "w");

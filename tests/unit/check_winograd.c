@@ -169,8 +169,9 @@ START_TEST(winograd_weight_cache) {
 }
 END_TEST
 
-/* nn.conv2d through the kernel (dispatched to Winograd for this shape),
- * with a fused bias + residual + ReLU, batch 2 and asymmetric padding. */
+/* relayc.conv2d_bias_add (relu=True) through the kernel (dispatched to
+ * Winograd for this shape): a fused bias + residual + ReLU, batch 2 and
+ * asymmetric padding. */
 START_TEST(winograd_conv2d_kernel) {
   Shape s = {2, 32, 40, 13, 17, 1, 2, 0, 1};
   int64_t OH = 12, OW = 18;
@@ -181,9 +182,9 @@ START_TEST(winograd_conv2d_kernel) {
   ref(&s, x->data, w->data, b->data, r->data, NULL, true, want->data);
   Tensor *ins[4] = {x, w, b, r};
   char err[KERNEL_ERR_SIZE];
-  const char *attrs = "padding=[1, 2, 0, 1]; relayc.epilogue=\"bar\"";
+  const char *attrs = "padding=[1, 2, 0, 1]; relu=True";
   for (int k = 0; k < 3; k++) { /* GEMM path first, then Winograd (cached weight) */
-    Tensor *got = kt_call(OP_NN_CONV2D, kt_attrs(M, attrs), ins, 4, err);
+    Tensor *got = kt_call(OP_RELAYC_CONV2D_BIAS_ADD, kt_attrs(M, attrs), ins, 4, err);
     ck_assert_ptr_nonnull(got);
     ck_assert_double_le(rel_err(got->data, want->data, want->numel), 1e-5);
     tensor_release(got);
@@ -193,8 +194,8 @@ START_TEST(winograd_conv2d_kernel) {
   Tensor **in = mem_calloc(4, sizeof *in);
   for (uint32_t i = 0; i < 4; i++) in[i] = tensor_retain(ins[i]);
   tensor_release(r);
-  kernel_ctx_init(&c, OP_NN_CONV2D, in, 4, kt_attrs(M, attrs), NULL);
-  ck_assert_int_eq(op_get(OP_NN_CONV2D)->kernel(&c), KERNEL_OK);
+  kernel_ctx_init(&c, OP_RELAYC_CONV2D_BIAS_ADD, in, 4, kt_attrs(M, attrs), NULL);
+  ck_assert_int_eq(op_get(OP_RELAYC_CONV2D_BIAS_ADD)->kernel(&c), KERNEL_OK);
   ck_assert_ptr_null(c.inputs[3]);
   ck_assert_double_le(rel_err(c.out->data, want->data, want->numel), 1e-5);
   kernel_ctx_clear(&c);

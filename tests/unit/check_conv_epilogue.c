@@ -1,11 +1,13 @@
-/* tests/unit/check_fold.c — eval/fold.c: batch_norm folding and conv epilogue fusion.
+/* tests/unit/check_conv_epilogue.c — transform/conv_epilogue.c:
+ * FoldBatchNormIntoConv and FuseConvEpilogue (relayc's inference rewrites,
+ * formerly eval/fold.c; these are its cases).
  *
  * Each case is a small Relay program with its weights in a #[metadata]
  * section (written with ir/metadata_write.h). It is run twice through the
- * whole pipeline (parse, resolve, infer, [fold], lower, run): once with the
- * pass disabled (RELAYC_NO_FOLD=1), once with it. The results must agree
- * within float rounding and the pass must report the expected number of
- * rewrites — including zero where a value has another use.
+ * whole pipeline (parse, resolve, infer, [the two passes], lower, run). The
+ * results must agree within float rounding, and the rewritten module must
+ * hold the expected operator calls — nothing fused where a value has
+ * another use.
  */
 #include <check.h>
 #include <math.h>
@@ -13,15 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/fold.h"
 #include "eval/lower.h"
 #include "eval/vm.h"
 #include "ir/mem.h"
 #include "ir/metadata_write.h"
 #include "parser/parser.h"
+#include "ir/walk.h"
+#include "ops/op_call.h"
+#include "ops/registry.h"
 #include "runtime/threadpool.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "transform/pass.h"
 #include "tests/unit/kt_util.h"
 
 /* ---- constants for the metadata section */
@@ -68,8 +73,24 @@ static void reset_consts(void) {
 typedef struct Result {
   Tensor *out[8];
   uint32_t n;
-  int rewrites;
+  char ops[256]; /* the operator calls of @main after the passes: "name*count ..." in registry order */
 } Result;
+
+static void count_call(Expr *e, void *ud) {
+  int32_t id = op_call_id(e);
+  if (id >= 0) ((uint32_t *)ud)[id]++;
+}
+
+/* "relayc.conv2d_bias*2 nn.max_pool2d*1" for the calls under `body`. */
+static void describe_ops(Expr *body, char *buf, size_t cap) {
+  uint32_t *counts = calloc(op_count(), sizeof *counts);
+  walk_post_order(body, true, count_call, counts);
+  size_t n = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < op_count() && n < cap; i++)
+    if (counts[i]) n += (size_t)snprintf(buf + n, cap - n, "%s%s*%u", n ? " " : "", op_get((int32_t)i)->name, counts[i]);
+  free(counts);
+}
 
 static void run_program(const char *body, const Tensor *input, bool fold, Result *res) {
   char *text = NULL;
@@ -89,8 +110,16 @@ static void run_program(const char *body, const Tensor *input, bool fold, Result
   if (d.nerrors == 0) infer_module(m, &d);
   fflush(ef);
   ck_assert_msg(d.nerrors == 0, "front end failed:\n%s", errtext);
-  setenv("RELAYC_NO_FOLD", fold ? "0" : "1", 1);
-  res->rewrites = fold_module(m);
+  if (fold) {
+    PassPipeline pl;
+    pass_pipeline_init(&pl);
+    ck_assert(pass_pipeline_parse(&pl, "FoldBatchNormIntoConv,FuseConvEpilogue", stderr));
+    int pst = pass_pipeline_run(&pl, m, &d, NULL);
+    pass_pipeline_fini(&pl);
+    fflush(ef);
+    ck_assert_msg(pst == 0, "passes failed:\n%s", errtext);
+  }
+  describe_ops(m->defs[m->ndefs - 1]->fn->body, res->ops, sizeof res->ops);
   Program *p = lower_module(m, &d);
   ck_assert_ptr_nonnull(p);
   Value arg = value_from_tensor(tensor_copy(input)), out = value_none();
@@ -116,18 +145,17 @@ static void run_program(const char *body, const Tensor *input, bool fold, Result
   source_free(src);
   fclose(ef);
   free(errtext);
-  unsetenv("RELAYC_NO_FOLD");
 }
 
-/* Runs body with and without folding; expects `rewrites` and equal results. */
-static void check_fold(const char *body, const int64_t *xshape, int rewrites) {
+/* Runs body with and without the passes; expects the calls `ops` after them
+ * and equal results. */
+static void check_fold(const char *body, const int64_t *xshape, const char *ops) {
   Tensor *x = kt_new(DTYPE(DT_FLOAT, 32), 4, xshape);
   kt_fill(x, 7, -1, 1);
   Result plain, folded;
   run_program(body, x, false, &plain);
   run_program(body, x, true, &folded);
-  ck_assert_int_eq(plain.rewrites, 0);
-  ck_assert_int_eq(folded.rewrites, rewrites);
+  ck_assert_str_eq(folded.ops, ops);
   ck_assert_int_eq(plain.n, folded.n);
   for (uint32_t i = 0; i < plain.n; i++) {
     double e = kt_rel_err(folded.out[i], plain.out[i]);
@@ -151,7 +179,7 @@ START_TEST(conv_bn_relu) {
              "  %3 = %2.0;\n"
              "  nn.relu(%3)\n"
              "}",
-             xs, 3); /* bias, bn, relu */
+             xs, "relayc.conv2d_bias*1"); /* bias, bn, relu */
 }
 END_TEST
 
@@ -178,7 +206,7 @@ START_TEST(mobilenet_block) {
              "  %10 = %9.0;\n"
              "  add(%10, %x)\n"
              "}",
-             xs, 6); /* 3 bn folds, 2 relus, 1 residual */
+             xs, "relayc.conv2d_bias*2 relayc.conv2d_bias_add*1"); /* 3 bn folds, 2 relus, 1 residual */
 }
 END_TEST
 
@@ -195,7 +223,7 @@ START_TEST(resnet_v2_block) {
              "  %4 = add(%3, %x);\n"
              "  nn.relu(%4)\n"
              "}",
-             xs, 3); /* bn+relu, residual, relu */
+             xs, "relayc.conv2d_add*1 relayc.batch_norm_relu*1"); /* bn+relu, residual, relu */
 }
 END_TEST
 
@@ -213,7 +241,7 @@ START_TEST(no_fold_when_shared) {
              "  %4 = nn.relu(%0);\n"
              "  (%2, %3, %4)\n"
              "}",
-             xs, 0);
+             xs, "nn.relu*1 nn.conv2d*1 nn.batch_norm*1");
 }
 END_TEST
 
@@ -230,13 +258,13 @@ START_TEST(shared_weight_is_copied) {
              "  %3 = nn.conv2d(%x, meta[relay.Constant][0], padding=[0, 0, 0, 0], channels=4, kernel_size=[1, 1]);\n"
              "  (%2, %3)\n"
              "}",
-             xs, 1);
+             xs, "nn.conv2d*1 relayc.conv2d_bias*1");
 }
 END_TEST
 
 static Suite *fold_suite(void) {
-  Suite *s = suite_create("fold");
-  TCase *tc = tcase_create("fold");
+  Suite *s = suite_create("conv_epilogue");
+  TCase *tc = tcase_create("conv_epilogue");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, conv_bn_relu);
   tcase_add_test(tc, mobilenet_block);
