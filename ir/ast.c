@@ -21,8 +21,8 @@ void module_free(Module *m) {
  * operators, constants, graph references...) get 16 bytes — they are most
  * nodes of a big module, and this keeps a 20 MB module under 10x its size in
  * memory; every other kind gets the full union, so passes may rewrite an
- * inner node in place into any inner kind (eval/fold.c turns a projection
- * into a call) and a leaf into another leaf or a unit tuple. */
+ * inner node in place into any inner kind (a projection into a call) and a
+ * leaf into another leaf or a unit tuple. */
 static size_t expr_payload(ExprKind kind) {
   switch (kind) {
   case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:

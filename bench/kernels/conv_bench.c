@@ -254,7 +254,7 @@ static void run_misc(Module *m, int reps) {
 
 int main(int argc, char **argv) {
   stack_guard_init(8u << 20);
-  /* as `relayc --run` does (eval/fold.c): freed tensors stay in the heap */
+  /* as `relayc --run` does (tensor_heap_keep_freed): freed tensors stay in the heap */
   mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's maximum */
   mallopt(M_TRIM_THRESHOLD, -1);
   const char *what = argc > 1 ? argv[1] : "all";

@@ -479,8 +479,14 @@ START_TEST(conv2d_transpose) {
 }
 END_TEST
 
-/* The fused epilogue eval/fold.c emits: bias, residual, relu, on an
- * N×C×H×H input, O output channels, k×k kernel, stride st, padding pad. */
+/* relayc's fused convolution for epilogue flags 'b' (bias), 'a' (residual),
+ * 'r' (relu), as transform/conv_epilogue.c emits it. */
+static int32_t fused_op(bool hb, bool ha) {
+  return hb && ha ? OP_RELAYC_CONV2D_BIAS_ADD : hb ? OP_RELAYC_CONV2D_BIAS : ha ? OP_RELAYC_CONV2D_ADD : OP_RELAYC_CONV2D_RELU;
+}
+
+/* The fused epilogue (bias, residual, relu) on an N×C×H×H input, O output
+ * channels, k×k kernel, stride st, padding pad. */
 static void check_fused_geom_g(const char *flags, bool dying_residual, int64_t N, int64_t C,
                                int64_t H, int64_t O, int64_t k, int64_t st, int64_t pad, int64_t G) {
   int64_t OH = (H + 2 * pad - k) / st + 1;
@@ -497,9 +503,9 @@ static void check_fused_geom_g(const char *flags, bool dying_residual, int64_t N
     tensor_set_f64(want, i, hr && !(v > 0) ? 0 : v);
   }
   char attrs[200];
-  snprintf(attrs, sizeof attrs,
-           "strides=[%lld, %lld]; padding=[%lld, %lld]; groups=%lld; relayc.epilogue=\"%s\"",
-           (long long)st, (long long)st, (long long)pad, (long long)pad, (long long)G, flags);
+  int32_t op = fused_op(hb, ha);
+  snprintf(attrs, sizeof attrs, "strides=[%lld, %lld]; padding=[%lld, %lld]; groups=%lld%s", (long long)st,
+           (long long)st, (long long)pad, (long long)pad, (long long)G, hr && (hb || ha) ? "; relu=True" : "");
   Tensor *ins[4] = {x, w};
   uint32_t n = 2;
   if (hb) ins[n++] = b;
@@ -512,8 +518,8 @@ static void check_fused_geom_g(const char *flags, bool dying_residual, int64_t N
     Tensor **in = mem_calloc(4, sizeof *in);
     for (uint32_t i = 0; i < n; i++) in[i] = tensor_retain(ins[i]);
     tensor_release(res); /* only the context holds it now */
-    kernel_ctx_init(&c, OP_NN_CONV2D, in, n, kt_attrs(M, attrs), NULL);
-    ck_assert_int_eq(op_get(OP_NN_CONV2D)->kernel(&c), KERNEL_OK);
+    kernel_ctx_init(&c, op, in, n, kt_attrs(M, attrs), NULL);
+    ck_assert_int_eq(op_get(op)->kernel(&c), KERNEL_OK);
     got = c.out;
     c.out = NULL;
     ck_assert_ptr_null(c.inputs[n - 1]); /* taken */
@@ -521,7 +527,7 @@ static void check_fused_geom_g(const char *flags, bool dying_residual, int64_t N
     mem_free(in);
     res = NULL;
   } else {
-    got = kt_call(OP_NN_CONV2D, kt_attrs(M, attrs), ins, n, err);
+    got = kt_call(op, kt_attrs(M, attrs), ins, n, err);
   }
   ck_assert_ptr_nonnull(got);
   ck_assert_double_le(kt_rel_err(got, want), 1e-5);
@@ -591,7 +597,7 @@ START_TEST(conv2d_fused_depthwise) {
   }
   Tensor *ins[3] = {x, w, b};
   char err[KERNEL_ERR_SIZE];
-  Tensor *got = kt_call(OP_NN_CONV2D, kt_attrs(M, "strides=[2, 2]; padding=[1, 1]; groups=6; relayc.epilogue=\"br\""), ins, 3, err);
+  Tensor *got = kt_call(OP_RELAYC_CONV2D_BIAS, kt_attrs(M, "strides=[2, 2]; padding=[1, 1]; groups=6; relu=True"), ins, 3, err);
   ck_assert_ptr_nonnull(got);
   ck_assert_double_le(kt_rel_err(got, want), 1e-5);
   Tensor *all[] = {x, w, b, want, got};
@@ -821,8 +827,7 @@ START_TEST(conv_split_layout_errors) {
   ck_assert_ptr_null(got);
   got = kt_call(OP_NN_CONV2D, kt_attrs(M, "data_layout=\"NCHW4c4n\"; kernel_layout=\"OIHW4i4o\""), ins, 2, err);
   ck_assert_ptr_null(got);
-  got = kt_call(OP_NN_CONV2D, kt_attrs(M, "data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"; relayc.epilogue=\"r\""),
-                ins, 2, err);
+  got = kt_call(OP_RELAYC_CONV2D_RELU, kt_attrs(M, "data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\""), ins, 2, err);
   ck_assert_ptr_null(got);
   ck_assert_msg(strstr(err, "epilogue") != NULL, "%s", err);
   tensor_release(x);
