@@ -23,6 +23,8 @@
  *    need no rule; integer and bool parameters get zero gradients (§1.2).
  *  - An ADT whose constructors hold tensors or functions gets a translated
  *    copy `T_grad` with constructors `C_grad` over pair types (§1.7).
+ *  - annotation.checkpoint(e) recomputes e in the backward pass (§1.8), the
+ *    one construct the transform treats specially besides calls of rules.
  *  - Let chains are walked with a loop; other nesting recurses with a
  *    stack_exhausted() guard.
  */
@@ -39,8 +41,10 @@
 #include "ir/walk.h"
 #include "ops/gradients/grad.h"
 #include "ops/op_call.h"
+#include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "transform/pass.h"
+#include "transform/rewrite.h"
 
 /* ================================================================ shared checks */
 
@@ -575,6 +579,90 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   return r;
 }
 
+/* ---- annotation.checkpoint (§1.8): recompute instead of keeping intermediates ---- */
+
+typedef struct CkptCopy {
+  AD *a;
+  PtrMap free; /* the body's free variables */
+} CkptCopy;
+
+/* In the forward copy, a free variable becomes the forward value of its pair. */
+static Expr *ckpt_pre(Rewriter *rw, Expr *e) {
+  CkptCopy *cc = rw->ud;
+  if (e->kind != EXPR_VAR || !ptrmap_find(&cc->free, e->var.var)) return NULL;
+  int64_t nv = 0;
+  if (!ptrmap_get(&cc->a->vmap, e->var.var, &nv)) return NULL;
+  return atomize(cc->a, "v", value_of(cc->a, use(cc->a, (Var *)(intptr_t)nv, e->span), e->var.var->type, e->span));
+}
+
+/* Copies the gradient cells of `from` into the cells of `to` (pairs of type t), per leaf. */
+static void transfer_grads(AD *a, Expr *from, Expr *to, const Type *t, Span sp) {
+  t = rt(t);
+  if (t && t->kind == TYPE_TUPLE) {
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      transfer_grads(a, push(a, "x", build_proj(a->m, from, i, sp)), push(a, "x", build_proj(a->m, to, i, sp)),
+                     t->tuple.fields[i], sp);
+    return;
+  }
+  push_unit(a, build_ref_write(a->m, build_proj(a->m, to, 1, sp), build_ref_read(a->m, build_proj(a->m, from, 1, sp), sp), sp));
+}
+
+static Expr *tr_op_call(AD *a, Expr *e);
+
+/* The forward pass evaluates the checkpointed expression without AD (its free variables
+ * read as values) and pairs the result; the pushed closure translates it again on a
+ * local tape, seeds the copy's result cells with the checkpoint's, runs the local tape
+ * (reaching the free variables' cells) and then the previous closure. A body whose free
+ * variables are not all tensors or tuples of tensors cannot be evaluated without AD (a
+ * translated closure needs a tape): then the annotation is the identity. */
+static Expr *tr_checkpoint(AD *a, Expr *call) {
+  Module *m = a->m;
+  Span sp = call->span;
+  Expr *body = call->call.args[0];
+  Function *tmp = build_function(m, NULL, 0, NULL, body, NULL, sp);
+  ExprVarList fv = {0};
+  fn_free_vars(tmp, NULL, &fv);
+  CkptCopy cc = {a, {0}};
+  bool plain = true;
+  for (size_t i = 0; i < fv.len; i++) {
+    plain &= tensors_only(fv.data[i]->type, true);
+    ptrmap_put(&cc.free, fv.data[i], 1);
+  }
+  mem_free(fv.data);
+  if (!plain || !grad_type_has_float(call->type)) {
+    ptrmap_free(&cc.free);
+    return tr_op_call(a, call);
+  }
+  Rewriter rw;
+  rw_init(&rw, m, a->d);
+  rw.pre = ckpt_pre;
+  rw.ud = &cc;
+  Expr *fwd = rw_expr(&rw, body);
+  if (rw.failed) a->failed = true;
+  rw_fini(&rw);
+  ptrmap_free(&cc.free);
+  Expr *y = push(a, "y", fwd);
+  Expr *r = push(a, "r", pair_of(a, y, call->type, sp));
+  Expr *prev = push(a, "prev", build_ref_read(m, use(a, a->k, sp), sp));
+  BindVec cb = {0}, *saved_ll = a->ll;
+  Var *saved_k = a->k;
+  a->ll = &cb;
+  uint32_t prev_scope = scope_open(a);
+  Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(a, sp), NULL, sp);
+  Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), build_ref_new(m, build_fn(m, empty, sp), sp));
+  a->k = lk;
+  Expr *dup = tr(a, body);
+  a->k = saved_k;
+  transfer_grads(a, r, dup, call->type, sp);
+  push_unit(a, build_call(m, build_ref_read(m, use(a, lk, sp), sp), NULL, 0, sp));
+  Expr *ret = build_call(m, prev, NULL, 0, sp);
+  scope_close(a, prev_scope);
+  a->ll = saved_ll;
+  Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &cb, ret), NULL, sp);
+  push_unit(a, build_ref_write(m, use(a, a->k, sp), build_fn(m, bp, sp), sp));
+  return r;
+}
+
 /* fn (x1..xn) { body }  ->  fn (x̂1..x̂n, %k) { [[body]]_k } */
 static Function *tr_function(AD *a, Function *f, Span sp) {
   Module *m = a->m;
@@ -740,7 +828,8 @@ static Expr *tr_value(AD *a, Expr *e) {
     return unit(a, sp);
   case EXPR_CALL: {
     Expr *fn = e->call.fn;
-    if (fn->kind == EXPR_OP) return tr_op_call(a, e);
+    if (fn->kind == EXPR_OP)
+      return fn->op.id == OP_ANNOTATION_CHECKPOINT && e->call.nargs == 1 ? tr_checkpoint(a, e) : tr_op_call(a, e);
     uint32_t n = e->call.nargs;
     Expr **args = mem_calloc(n + 2, sizeof *args);
     Expr *r;
