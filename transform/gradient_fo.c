@@ -43,6 +43,7 @@ typedef struct FoVal {
   Expr *fwd;     /* the forward value, an atom */
   const Type *t; /* its type */
   Acc *acc;
+  bool constant; /* a constant: its adjoint is never wanted, nothing accumulates */
 } FoVal;
 
 typedef enum {
@@ -105,6 +106,7 @@ static FoVal *val_new(FO *f, Expr *fwd, const Type *t) {
   v->fwd = fwd;
   v->t = rt(t);
   v->acc = acc_new(f, t);
+  v->constant = false;
   return v;
 }
 
@@ -286,7 +288,10 @@ static FoVal *fo(FO *f, Expr *e) {
     r = (FoVal *)(intptr_t)v;
     break;
   }
-  case EXPR_CONST: r = val_new(f, e, e->type); break;
+  case EXPR_CONST:
+    r = val_new(f, e, e->type);
+    r->constant = true;
+    break;
   case EXPR_TUPLE: {
     uint32_t n = e->tuple.n;
     FoVal **fs = mem_calloc(n + 1, sizeof *fs);
@@ -327,7 +332,8 @@ static Expr *rule_bind(GradCtx *c, Expr *e) { return push((FO *)c->pass, "t", e)
 static void backward(FO *f, Action *a) {
   switch (a->kind) {
   case ACT_TUPLE:
-    for (uint32_t i = 0; i < a->n; i++) acc_add_acc(f, a->args[i]->acc, a->res->acc->kids[i], a->res->fwd->span);
+    for (uint32_t i = 0; i < a->n; i++)
+      if (!a->args[i]->constant) acc_add_acc(f, a->args[i]->acc, a->res->acc->kids[i], a->res->fwd->span);
     return;
   case ACT_PROJ: acc_add_acc(f, a->args[0]->acc->kids[a->index], a->res->acc, a->res->fwd->span); return;
   case ACT_OP: break;
@@ -351,7 +357,7 @@ static void backward(FO *f, Action *a) {
   int before = f->d->nerrors;
   if (!op->grad(&gc) || f->d->nerrors > before) f->failed = true;
   for (uint32_t i = 0; i < n && !f->failed; i++)
-    if (dx[i]) acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
+    if (dx[i] && !a->args[i]->constant) acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
   mem_free(xs);
   mem_free(dx);
   mem_free(ts);
