@@ -111,7 +111,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint install-check
+	@$(MAKE) --no-print-directory unit golden sweep-all npy-io gradcheck robustness diff lint install-check
 
 demo: deps
 	@$(MAKE) --no-print-directory all
