@@ -1,14 +1,19 @@
 /* sema/solver.c — the work-list fixpoint over operator relations, and the
  * TypeRelCtx API relations are written against (ops/relations/type_rel.h).
  *
- * A constraint is run as soon as it is added. If it has to wait, it records
- * the one unbound uvar it blocked on and is filed under that uvar's id;
- * binding the uvar (ty_unify → solver_wake) moves exactly the constraints
- * filed there onto the queue. So each change costs work proportional to the
- * constraints that mention the changed uvar — no global rescans — and a
- * chain of N operator calls is solved in O(N). A constraint is done after it
- * succeeds or fails; a failed one gives its output the error type so nothing
- * downstream reports again.
+ * A constraint is run as soon as it is added. If it has to wait, it is filed
+ * under each unbound uvar it blocked on — the accessors record every slot
+ * they could not read, at most REL_MAX_BLOCKERS: an input for a relation
+ * that runs forwards, an input and the output for one that can also run
+ * backwards (TVM's Identity types an argument from an annotated result) —
+ * and binding any of those uvars (ty_unify → solver_wake) moves it onto the
+ * queue. Each filing carries the constraint's epoch, which every run bumps,
+ * so the filings left under the other uvars go stale instead of waking it
+ * again. So each change costs work proportional to the constraints that
+ * mention the changed uvar — no global rescans — and a chain of N operator
+ * calls is solved in O(N), in either direction. A constraint is done after
+ * it succeeds or fails; a failed one gives its output the error type so
+ * nothing downstream reports again.
  */
 #include "sema/typing.h"
 
@@ -31,27 +36,31 @@ struct Constraint {
   Type **args;         /* CON_REL: inputs then output; CON_PROJ: tuple, out */
   uint32_t nargs;
   uint32_t index;      /* CON_PROJ */
+  uint32_t epoch;      /* bumped by every run: older filings are stale */
   Span span;
-  Type *blocker;       /* the uvar it waits on */
+  Type *blocker;       /* the first uvar it waits on (an input: what "cannot infer" blames) */
 };
 
 struct TypeRelCtx {
   TyCx *cx;
   Constraint *con;
-  Type *blocker;
+  Type *blockers[REL_MAX_BLOCKERS]; /* distinct unbound uvars the accessors hit, in order */
+  uint32_t nblockers;
   bool failed;
 };
 
 /* ---------------------------------------------------------------- waiting */
 
+/* Files k under the unbound uvar u for its current epoch. */
 static void wait_on(TyCx *cx, Constraint *k, Type *u) {
   Wait *w = cx->free_waits;
   if (w) cx->free_waits = w->next;
   else w = arena_alloc(cx->a, sizeof *w);
   w->con = k;
+  w->epoch = k->epoch;
   w->next = cx->waits.data[u->uvar.id];
   cx->waits.data[u->uvar.id] = w;
-  k->blocker = u;
+  if (!k->blocker) k->blocker = u;
 }
 
 static void enqueue(TyCx *cx, Constraint *k) {
@@ -65,7 +74,7 @@ void solver_wake(TyCx *cx, uint32_t id) {
   cx->waits.data[id] = NULL;
   while (w) {
     Wait *next = w->next;
-    enqueue(cx, w->con);
+    if (w->epoch == w->con->epoch) enqueue(cx, w->con);
     w->next = cx->free_waits;
     cx->free_waits = w;
     w = next;
@@ -94,6 +103,8 @@ static void finish_failed(TyCx *cx, Constraint *k) {
 
 static void run_proj(TyCx *cx, Constraint *k) {
   Type *t = ty_find(k->args[0]);
+  k->epoch++;
+  k->blocker = NULL;
   if (t->kind == TYPE_UVAR) {
     wait_on(cx, k, t);
     return;
@@ -127,14 +138,27 @@ static void run_rel(TyCx *cx, Constraint *k) {
     finish_failed(cx, k);
     return;
   }
-  TypeRelCtx c = {cx, k, NULL, false};
+  TypeRelCtx c = {.cx = cx, .con = k};
   int r = k->op->relation(&c);
+  k->epoch++;
+  k->blocker = NULL;
   if (r == REL_DONE && !c.failed) {
     k->done = true;
   } else if (r == REL_WAIT && !c.failed) {
-    Type *u = c.blocker ? ty_find(c.blocker) : NULL;
-    for (uint32_t i = 0; (!u || u->kind != TYPE_UVAR) && i < n; i++) u = some_uvar(k->args[i]);
-    if (u && u->kind == TYPE_UVAR) wait_on(cx, k, u);
+    uint32_t filed = 0;
+    for (uint32_t i = 0; i < c.nblockers; i++) {
+      Type *u = ty_find(c.blockers[i]);
+      if (u->kind != TYPE_UVAR) { /* bound by the relation's own assignments: run again */
+        enqueue(cx, k);
+        return;
+      }
+      wait_on(cx, k, u);
+      filed++;
+    }
+    if (filed) return;
+    Type *u = NULL;
+    for (uint32_t i = 0; !u && i < n; i++) u = some_uvar(k->args[i]);
+    if (u) wait_on(cx, k, u);
     else {
       diag_error(cx->d, k->span, "%s: cannot infer the result type", k->op->name);
       finish_failed(cx, k);
@@ -249,6 +273,13 @@ int rel_fail(TypeRelCtx *c, const char *fmt, ...) {
 
 const char *rel_type_str(TypeRelCtx *c, const Type *t) { return ty_str(c->cx, (Type *)t); }
 
+/* Records the unbound uvar t among the ones the relation waits on. */
+static void note_blocker(TypeRelCtx *c, Type *t) {
+  for (uint32_t j = 0; j < c->nblockers; j++)
+    if (c->blockers[j] == t) return;
+  if (c->nblockers < REL_MAX_BLOCKERS) c->blockers[c->nblockers++] = t;
+}
+
 const Type *rel_type(TypeRelCtx *c, uint32_t i) {
   if (i >= c->con->nargs) return NULL;
   Type *t = ty_find(c->con->args[i]);
@@ -257,12 +288,13 @@ const Type *rel_type(TypeRelCtx *c, uint32_t i) {
     return NULL;
   }
   if (t->kind == TYPE_UVAR) {
-    if (!c->blocker) c->blocker = t;
+    note_blocker(c, t);
     return NULL;
   }
   return t;
 }
 
+/* what/i name the slot in messages; what == NULL: the result. */
 static const Type *as_tensor(TypeRelCtx *c, Type *t, const char *what, uint32_t i) {
   t = ty_find(t);
   if (t == c->cx->err) {
@@ -270,11 +302,12 @@ static const Type *as_tensor(TypeRelCtx *c, Type *t, const char *what, uint32_t 
     return NULL;
   }
   if (t->kind == TYPE_UVAR) {
-    if (!c->blocker) c->blocker = t;
+    note_blocker(c, t);
     return NULL;
   }
   if (t->kind != TYPE_TENSOR) {
-    rel_fail(c, "%s %u must be a tensor, found %s", what, i, ty_str(c->cx, t));
+    if (what) rel_fail(c, "%s %u must be a tensor, found %s", what, i, ty_str(c->cx, t));
+    else rel_fail(c, "the result must be a tensor, found %s", ty_str(c->cx, t));
     return NULL;
   }
   return t;
@@ -282,7 +315,7 @@ static const Type *as_tensor(TypeRelCtx *c, Type *t, const char *what, uint32_t 
 
 const Type *rel_tensor(TypeRelCtx *c, uint32_t i) {
   if (i >= c->con->nargs) return NULL;
-  return as_tensor(c, c->con->args[i], "argument", i + 1);
+  return as_tensor(c, c->con->args[i], i + 1 < c->con->nargs ? "argument" : NULL, i + 1);
 }
 
 int32_t rel_tensor_tuple(TypeRelCtx *c, uint32_t i, const Type ***fields) {

@@ -19,6 +19,7 @@ typedef struct Constraint Constraint;
 
 typedef struct Wait {
   Constraint *con;
+  uint32_t epoch; /* the constraint's epoch when filed; stale once it differs */
   struct Wait *next;
 } Wait;
 

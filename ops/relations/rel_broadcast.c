@@ -84,12 +84,17 @@ int rel_broadcast_int(TypeRelCtx *c) { return broadcast(c, DT_INTS, false); }
 int rel_broadcast_bool(TypeRelCtx *c) { return broadcast(c, DT_BOOLS, false); }
 int rel_broadcast_float(TypeRelCtx *c) { return broadcast(c, DT_FLOATS, false); }
 
+/* TVM's Identity unifies its input with its output: it runs as soon as
+ * either is known (an annotated result types an unannotated argument).
+ * IdentityComp (to_bool, isnan ...) only runs forwards, as TVM's does. */
 static int identity(TypeRelCtx *c, DtClass k, bool to_bool) {
+  uint32_t n = rel_ninputs(c);
   const Type *a = rel_tensor(c, 0);
+  if (!a && !to_bool && !rel_failed(c)) a = rel_tensor(c, n);
   if (!a) return rel_pending(c);
   if (check_class(c, a, k, 1)) return REL_FAIL;
-  Type *o = to_bool ? rel_retype(c, a, DT_BOOL_T) : (Type *)a;
-  return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL;
+  if (to_bool) return rel_assign(c, n, rel_retype(c, a, DT_BOOL_T)) ? REL_DONE : REL_FAIL;
+  return rel_assign(c, 0, (Type *)a) && rel_assign(c, n, (Type *)a) ? REL_DONE : REL_FAIL;
 }
 
 int rel_identity(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
@@ -102,11 +107,14 @@ int rel_identity_bool(TypeRelCtx *c) { return identity(c, DT_BOOLS, false); }
 int rel_identity_comp(TypeRelCtx *c) { return identity(c, DT_ANYKIND, true); }
 
 /* on_device, device_copy, annotation.*: out := in0 whatever its kind (a tuple
- * stays a tuple; TVM's FoldConstant wraps constant tuples in on_device). */
+ * stays a tuple; TVM's FoldConstant wraps constant tuples in on_device). TVM's
+ * relation is Identity: it runs in either direction. */
 int rel_pass_through(TypeRelCtx *c) {
+  uint32_t n = rel_ninputs(c);
   const Type *a = rel_type(c, 0);
+  if (!a && !rel_failed(c)) a = rel_type(c, n);
   if (!a) return rel_pending(c);
-  return rel_assign(c, rel_ninputs(c), (Type *)a) ? REL_DONE : REL_FAIL;
+  return rel_assign(c, 0, (Type *)a) && rel_assign(c, n, (Type *)a) ? REL_DONE : REL_FAIL;
 }
 
 /* gradient(F), relayc's extension (spec/gradient.md §1.10): F of type
@@ -149,11 +157,8 @@ int rel_where(TypeRelCtx *c) {
   return rel_assign(c, 3, o) ? REL_DONE : REL_FAIL;
 }
 
-int rel_clip(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  return rel_assign(c, 1, (Type *)a) ? REL_DONE : REL_FAIL;
-}
+/* clip's relation is TVM's Identity (either direction). */
+int rel_clip(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
 
 int rel_cast(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
@@ -193,26 +198,35 @@ int rel_dropout(TypeRelCtx *c) {
   return rel_assign(c, 1, t) ? REL_DONE : REL_FAIL;
 }
 
+/* Broadcast(a, want) reproduces want (rank included); false after reporting. */
+static bool broadcasts_to(TypeRelCtx *c, const Type *a, const Type *want) {
+  Type *got = broadcast_shape(c, a, want, want->tensor.dtype);
+  if (!got) return false;
+  bool ok = got->tensor.ndim == want->tensor.ndim;
+  for (uint32_t i = 0; ok && i < want->tensor.ndim; i++) ok = dim_compat(got->tensor.dims[i], want->tensor.dims[i]);
+  if (!ok) rel_fail(c, "cannot broadcast %s to %s", rel_type_str(c, a), rel_type_str(c, want));
+  return ok;
+}
+
 int rel_broadcast_to(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
   Type *want = rel_attr_shape(c, "shape", a->tensor.dtype);
   if (!want) return REL_FAIL;
-  int32_t n = (int32_t)want->tensor.ndim;
-  Type *got = broadcast_shape(c, a, want, a->tensor.dtype);
-  if (!got) return REL_FAIL;
-  for (int32_t i = 0; i < n; i++)
-    if (!dim_compat(got->tensor.dims[i], want->tensor.dims[i]) || got->tensor.ndim != (uint32_t)n)
-      return rel_fail(c, "cannot broadcast %s to %s", rel_type_str(c, a), rel_type_str(c, want));
+  if (!broadcasts_to(c, a, want)) return REL_FAIL;
   return rel_assign(c, 1, want) ? REL_DONE : REL_FAIL;
 }
 
+/* TVM's BroadCastToLike: the result has broadcast_type's type — unified
+ * whichever of the two is known first, so either types the other — and
+ * broadcasting data (same dtype) to it must reproduce it. */
 int rel_broadcast_to_like(TypeRelCtx *c) {
+  const Type *like = rel_tensor(c, 1);
+  if (!like && !rel_failed(c)) like = rel_tensor(c, 2);
+  if (!like) return rel_pending(c);
+  if (!rel_assign(c, 1, (Type *)like) || !rel_assign(c, 2, (Type *)like)) return REL_FAIL;
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  const Type *like = rel_tensor(c, 1);
-  if (!like) return rel_pending(c);
-  Type *o = broadcast_shape(c, a, like, a->tensor.dtype);
-  if (!o) return REL_FAIL;
-  return rel_assign(c, 2, o) ? REL_DONE : REL_FAIL;
+  if (same_dtype(c, a, like) || !broadcasts_to(c, a, like)) return REL_FAIL;
+  return REL_DONE;
 }

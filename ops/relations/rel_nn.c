@@ -556,21 +556,34 @@ int rel_norm_affine(TypeRelCtx *c) {
   return done(c, (Type *)a);
 }
 
-static int axis_identity(TypeRelCtx *c, int64_t dflt) {
+/* The data type of a relation whose output is its input: forwards only, or
+ * (both_ways, TVM's Identity) from whichever of the two is known first;
+ * NULL while neither is. */
+static const Type *io_type(TypeRelCtx *c, bool both_ways) {
   const Type *a = rel_tensor(c, 0);
+  if (!a && both_ways && !rel_failed(c)) a = rel_tensor(c, rel_ninputs(c));
+  return a;
+}
+
+/* out := data after checking `axis`; both_ways as io_type. */
+static int axis_identity(TypeRelCtx *c, int64_t dflt, bool both_ways) {
+  const Type *a = io_type(c, both_ways);
   if (!a) return rel_pending(c);
   int64_t axis = rel_attr_int(c, "axis", dflt);
   if (!rel_norm_axis(&axis, a->tensor.ndim))
     return rel_fail(c, "axis %lld is out of range for %s", (long long)rel_attr_int(c, "axis", dflt), rel_type_str(c, a));
-  return done(c, (Type *)a);
+  return rel_assign(c, 0, (Type *)a) ? done(c, (Type *)a) : REL_FAIL;
 }
 
-int rel_softmax(TypeRelCtx *c) { return axis_identity(c, -1); }
-int rel_lrn(TypeRelCtx *c) { return axis_identity(c, 1); }
+/* softmax's relation (TVM's SoftmaxRel) waits for data; nn.lrn's is Identity. */
+int rel_softmax(TypeRelCtx *c) { return axis_identity(c, -1, false); }
+int rel_lrn(TypeRelCtx *c) { return axis_identity(c, 1, true); }
 
+/* TVM's relation is Identity: either direction. */
 int rel_l2_normalize(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
+  const Type *a = io_type(c, true);
   if (!a) return rel_pending(c);
+  if (!rel_assign(c, 0, (Type *)a)) return REL_FAIL;
   int64_t axes[16];
   int32_t n = rel_attr_ints(c, "axis", axes, 16);
   for (int32_t i = 0; i < n; i++) {

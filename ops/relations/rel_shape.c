@@ -782,6 +782,14 @@ int rel_ndarray_size(TypeRelCtx *c) {
 
 /* ----------------------------------------------------------------- sorting */
 
+/* sort: out := data, forwards only (TVM's SortRel waits for its input,
+ * unlike the Identity relation of the elementwise operators). */
+int rel_sort(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  return done(c, (Type *)a);
+}
+
 int rel_argsort(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);

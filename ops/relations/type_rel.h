@@ -8,8 +8,9 @@
  *
  * A relation returns one of:
  *   REL_DONE  it assigned the output (and maybe refined inputs); never rerun;
- *   REL_WAIT  an input is not known yet; the solver reruns it when the type it
- *             blocked on (recorded by the accessor that returned NULL) is bound;
+ *   REL_WAIT  a slot it needs is not known yet; the solver reruns it when any
+ *             of the types it blocked on is bound (every accessor that returns
+ *             NULL on an unknown slot records it, up to REL_MAX_BLOCKERS);
  *   REL_FAIL  it reported an error (with rel_fail or a failed rel_assign).
  *
  * Accessors that can block return NULL; the idiom is
@@ -20,6 +21,19 @@
  *     Type *out = rel_new_tensor(c, x->tensor.dtype, x->tensor.ndim);
  *     for (uint32_t i = 0; i < x->tensor.ndim; i++) out->tensor.dims[i] = x->tensor.dims[i];
  *     return rel_assign(c, rel_ninputs(c), out) ? REL_DONE : REL_FAIL;
+ *
+ * Most relations run forwards only: they wait for their inputs and ignore a
+ * known output (TVM's relations do the same; such a call with an unknown
+ * input stays unsolved, "cannot infer type"). A relation that can also run
+ * backwards — it states "I can run when the output is known" by asking for
+ * the output when an input is unknown — is woken by whichever becomes known
+ * first (TVM's Identity unifies its input with its output, so an annotated
+ * result types an unannotated argument; spec/ops.md §1.4):
+ *
+ *     const Type *x = rel_tensor(c, 0);
+ *     if (!x && !rel_failed(c)) x = rel_tensor(c, rel_ninputs(c));  // waits on both
+ *     if (!x) return rel_pending(c);
+ *     return rel_assign(c, 0, (Type *)x) && rel_assign(c, rel_ninputs(c), (Type *)x) ? REL_DONE : REL_FAIL;
  *
  * Dimensions of known tensor types are Dim values: DIM_INT (value), DIM_ANY
  * (`?`) or DIM_SYM (a symbolic size). Arithmetic on an unknown dim yields `?`
@@ -37,6 +51,7 @@
 #include "ops/registry.h"
 
 enum { REL_DONE = 0, REL_WAIT = 1, REL_FAIL = 2 };
+enum { REL_MAX_BLOCKERS = 4 }; /* unknown slots a waiting relation is woken by */
 
 /* ---- context ------------------------------------------------------------ */
 uint32_t rel_ninputs(TypeRelCtx *c);       /* N; the output is slot N */
@@ -63,7 +78,8 @@ bool rel_attr_number(TypeRelCtx *c, const char *key, double *v);
 /* The value of input i when the call passes a one-element constant there. */
 bool rel_input_number(TypeRelCtx *c, uint32_t i, double *v);
 /* Slot i as a tensor type; NULL while unknown (blocks) or, after reporting
- * "<op>: input i must be a tensor", when it is another kind of type. */
+ * "<op>: argument i+1 must be a tensor" (the result: "the result must be a
+ * tensor"), when it is another kind of type. */
 const Type *rel_tensor(TypeRelCtx *c, uint32_t i);
 /* Slot i as a tuple whose fields are all known tensors: returns the number of
  * fields and stores the resolved fields (arena array) in *fields; -1 while
@@ -118,21 +134,21 @@ int rel_broadcast_comp(TypeRelCtx *c);   /* equal, less, ...: out dtype = bool *
 int rel_broadcast_int(TypeRelCtx *c);    /* shifts, bitwise: integer/bool only */
 int rel_broadcast_bool(TypeRelCtx *c);   /* logical_and/or/xor: bool only */
 int rel_broadcast_float(TypeRelCtx *c);  /* power: float only */
-int rel_identity(TypeRelCtx *c);         /* out := in0 */
-int rel_identity_float(TypeRelCtx *c);   /* out := in0, float dtypes only */
-int rel_identity_int(TypeRelCtx *c);     /* out := in0, int/bool only (bitwise_not) */
-int rel_identity_bool(TypeRelCtx *c);    /* out := in0, bool only (logical_not) */
-int rel_identity_comp(TypeRelCtx *c);    /* out := in0 shape, bool (isnan ...) */
-int rel_pass_through(TypeRelCtx *c);
-int rel_gradient(TypeRelCtx *c);         /* gradient(F): fn (T...) -> R  to  fn (T...) -> (R, (T...)) */     /* out := in0, any type (on_device, annotation.*) */
+int rel_identity(TypeRelCtx *c);         /* out := in0, either way (TVM Identity) */
+int rel_identity_float(TypeRelCtx *c);   /* out := in0, either way (float math; any dtype, as TVM) */
+int rel_identity_int(TypeRelCtx *c);     /* out := in0, either way, int/bool only (bitwise_not) */
+int rel_identity_bool(TypeRelCtx *c);    /* out := in0, either way, bool only (logical_not) */
+int rel_identity_comp(TypeRelCtx *c);    /* out := in0 shape, bool (isnan ...), forwards */
+int rel_pass_through(TypeRelCtx *c);     /* out := in0, either way, any type (on_device, annotation.*) */
+int rel_gradient(TypeRelCtx *c);         /* gradient(F): fn (T...) -> R  to  fn (T...) -> (R, (T...)) */
 int rel_where(TypeRelCtx *c);
-int rel_clip(TypeRelCtx *c);
+int rel_clip(TypeRelCtx *c);             /* Identity, either way */
 int rel_cast(TypeRelCtx *c);
 int rel_cast_like(TypeRelCtx *c);
 int rel_reinterpret(TypeRelCtx *c);
 int rel_dropout(TypeRelCtx *c);
 int rel_broadcast_to(TypeRelCtx *c);
-int rel_broadcast_to_like(TypeRelCtx *c);
+int rel_broadcast_to_like(TypeRelCtx *c); /* out := like, either way; Broadcast(data, like) = like */
 /* ops/relations/rel_reduce.c */
 int rel_reduce(TypeRelCtx *c);           /* sum, mean, max, min, prod, all, any */
 int rel_arg_reduce(TypeRelCtx *c);       /* argmax, argmin: int32 */
@@ -167,6 +183,7 @@ int rel_full_like(TypeRelCtx *c);
 int rel_arange(TypeRelCtx *c);
 int rel_shape_of(TypeRelCtx *c);
 int rel_ndarray_size(TypeRelCtx *c);
+int rel_sort(TypeRelCtx *c);             /* out := data, forwards only */
 int rel_argsort(TypeRelCtx *c);
 int rel_topk(TypeRelCtx *c);
 /* ops/relations/rel_nn.c */
@@ -190,9 +207,9 @@ int rel_bias_add(TypeRelCtx *c);
 int rel_prelu(TypeRelCtx *c);
 int rel_batch_norm(TypeRelCtx *c);
 int rel_norm_affine(TypeRelCtx *c);      /* layer_norm, instance_norm, group_norm */
-int rel_softmax(TypeRelCtx *c);          /* softmax, log_softmax, fast_softmax */
-int rel_l2_normalize(TypeRelCtx *c);
-int rel_lrn(TypeRelCtx *c);
+int rel_softmax(TypeRelCtx *c);          /* softmax, log_softmax, fast_softmax (forwards) */
+int rel_l2_normalize(TypeRelCtx *c);     /* Identity + axis check, either way */
+int rel_lrn(TypeRelCtx *c);              /* Identity + axis check, either way */
 int rel_cross_entropy(TypeRelCtx *c);    /* nn.cross_entropy(_with_logits): rank-2 pair -> scalar */
 int rel_pad(TypeRelCtx *c);
 int rel_mirror_pad(TypeRelCtx *c);
