@@ -88,13 +88,13 @@ int rel_broadcast_float(TypeRelCtx *c) { return broadcast(c, DT_FLOATS, false); 
  * either is known (an annotated result types an unannotated argument).
  * IdentityComp (to_bool, isnan ...) only runs forwards, as TVM's does. */
 static int identity(TypeRelCtx *c, DtClass k, bool to_bool) {
-  uint32_t n = rel_ninputs(c);
+  uint32_t n = rel_ninputs(c), to = n; /* the slot to assign: the output, or backwards the input */
   const Type *a = rel_tensor(c, 0);
-  if (!a && !to_bool && !rel_failed(c)) a = rel_tensor(c, n);
+  if (!a && !to_bool && !rel_failed(c) && (a = rel_tensor(c, n))) to = 0;
   if (!a) return rel_pending(c);
   if (check_class(c, a, k, 1)) return REL_FAIL;
   if (to_bool) return rel_assign(c, n, rel_retype(c, a, DT_BOOL_T)) ? REL_DONE : REL_FAIL;
-  return rel_assign(c, 0, (Type *)a) && rel_assign(c, n, (Type *)a) ? REL_DONE : REL_FAIL;
+  return rel_assign(c, to, (Type *)a) ? REL_DONE : REL_FAIL;
 }
 
 int rel_identity(TypeRelCtx *c) { return identity(c, DT_ANYKIND, false); }
@@ -110,11 +110,11 @@ int rel_identity_comp(TypeRelCtx *c) { return identity(c, DT_ANYKIND, true); }
  * stays a tuple; TVM's FoldConstant wraps constant tuples in on_device). TVM's
  * relation is Identity: it runs in either direction. */
 int rel_pass_through(TypeRelCtx *c) {
-  uint32_t n = rel_ninputs(c);
+  uint32_t n = rel_ninputs(c), to = n;
   const Type *a = rel_type(c, 0);
-  if (!a && !rel_failed(c)) a = rel_type(c, n);
+  if (!a && !rel_failed(c) && (a = rel_type(c, n))) to = 0;
   if (!a) return rel_pending(c);
-  return rel_assign(c, 0, (Type *)a) && rel_assign(c, n, (Type *)a) ? REL_DONE : REL_FAIL;
+  return rel_assign(c, to, (Type *)a) ? REL_DONE : REL_FAIL;
 }
 
 /* gradient(F), relayc's extension (spec/gradient.md §1.10): F of type

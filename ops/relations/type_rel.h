@@ -30,10 +30,11 @@
  * first (TVM's Identity unifies its input with its output, so an annotated
  * result types an unannotated argument; spec/ops.md §1.4):
  *
+ *     uint32_t to = rel_ninputs(c);                 // assign the output ...
  *     const Type *x = rel_tensor(c, 0);
- *     if (!x && !rel_failed(c)) x = rel_tensor(c, rel_ninputs(c));  // waits on both
+ *     if (!x && !rel_failed(c) && (x = rel_tensor(c, to))) to = 0;  // ... or the input; waits on both
  *     if (!x) return rel_pending(c);
- *     return rel_assign(c, 0, (Type *)x) && rel_assign(c, rel_ninputs(c), (Type *)x) ? REL_DONE : REL_FAIL;
+ *     return rel_assign(c, to, (Type *)x) ? REL_DONE : REL_FAIL;
  *
  * Dimensions of known tensor types are Dim values: DIM_INT (value), DIM_ANY
  * (`?`) or DIM_SYM (a symbolic size). Arithmetic on an unknown dim yields `?`
