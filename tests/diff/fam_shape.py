@@ -311,7 +311,7 @@ def tile_cases(rng, n):
             out = list(shape)
             out = [d if d != 1 or rng.random() < 0.5 else int(rng.integers(1, 4)) for d in out]
             out = [int(d) for d in rng.integers(1, 3, size=int(rng.integers(0, 2)))] + out
-            for_like = np.zeros(out, "float32")
+            for_like = np.zeros(out, x.dtype)  # TVM's relation: like and data share the dtype
             yield Case(FAMILY, f"broadcast_to {dt} {shape}->{out}", [("x", x)],
                        call("broadcast_to", ["%x"], shape=out), np.broadcast_to(x, out).copy())
             yield Case(FAMILY, f"broadcast_to_like {dt} {shape}->{out}", [("x", x), ("l", for_like)],
