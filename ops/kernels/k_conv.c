@@ -48,6 +48,7 @@
 #include "ir/mem.h"
 #include "ops/kernels/k_cvt.h"
 #include "ops/kernels/k_gemm.h"
+#include "ops/kernels/k_im2col.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_winograd.h"
@@ -168,65 +169,29 @@ static void permute_from(const void *src, void *dst, int nd, const int64_t *csha
 
 /* ------------------------------------------------------------ im2col */
 
-
-/* Fills cols[Kg × plen] (row stride plen) for output pixels [p0, p0+plen)
- * of one (image, group) input block x (Cg planes of isz). */
-#define DEFINE_IM2COL(T, NAME)                                                                     \
-  static KHOT void NAME(const ConvGeom *g, const T *restrict x, int64_t p0, int64_t plen,           \
-                       T *restrict cols) {                                                         \
-    const int64_t OH = g->out[1], OW = g->out[2], H = g->in[1], W = g->in[2];                     \
-    int64_t row = 0;                                                                               \
-    for (int64_t ci = 0; ci < g->Cg; ci++)                                                         \
-      for (int64_t a = 0; a < g->k[0]; a++)                                                        \
-        for (int64_t r = 0; r < g->k[1]; r++)                                                      \
-          for (int64_t s = 0; s < g->k[2]; s++, row++) {                                           \
-            T *dst = cols + row * plen;                                                            \
-            int64_t sw = g->st[2], offw = s * g->dil[2] - g->plo[2];                               \
-            /* valid ow: 0 <= ow*sw + offw < W */                                                  \
-            int64_t lo = offw >= 0 ? 0 : (-offw + sw - 1) / sw;                                    \
-            int64_t hi = W - offw <= 0 ? 0 : (W - offw + sw - 1) / sw;                             \
-            if (hi > OW) hi = OW;                                                                  \
-            int64_t p = p0, end = p0 + plen;                                                       \
-            /* output position of p, advanced row by row (no divisions per run) */                 \
-            int64_t ow0 = p0 % OW, oh = (p0 / OW) % OH, od = p0 / OW / OH;                         \
-            while (p < end) {                                                                      \
-              int64_t n = OW - ow0;                                                                \
-              if (n > end - p) n = end - p;                                                        \
-              int64_t id = od * g->st[0] + a * g->dil[0] - g->plo[0];                              \
-              int64_t ih = oh * g->st[1] + r * g->dil[1] - g->plo[1];                              \
-              T *o = dst + (p - p0);                                                               \
-              if (id < 0 || id >= g->in[0] || ih < 0 || ih >= H || lo >= hi) {                    \
-                for (int64_t i = 0; i < n; i++) o[i] = 0;                                          \
-              } else {                                                                             \
-                const T *src = x + ((ci * g->in[0] + id) * H + ih) * W + offw;                     \
-                int64_t a0 = lo > ow0 ? lo : ow0, a1 = hi < ow0 + n ? hi : ow0 + n;                \
-                int64_t i = ow0;                                                                   \
-                for (; i < a0 && i < ow0 + n; i++) o[i - ow0] = 0;                                 \
-                if (sw == 1) { /* short runs (7×7, 14×14 maps): a loop, not a memcpy call */       \
-                  if (a1 - a0 >= 64) memcpy(o + (a0 - ow0), src + a0, (size_t)(a1 - a0) * sizeof(T)); \
-                  else                                                                             \
-                    for (int64_t q = a0; q < a1; q++) o[q - ow0] = src[q];                         \
-                  i = a1 > a0 ? a1 : i;                                                            \
-                } else if (sizeof(T) == 4 && sw == 2 && a1 > i) {                                  \
-                  kplane_gather2((float *)(o + (i - ow0)), (const float *)(src + i * 2), a1 - i);     \
-                  i = a1;                                                                          \
-                } else {                                                                           \
-                  for (; i < a1; i++) o[i - ow0] = src[i * sw];                                    \
-                }                                                                                  \
-                for (; i < ow0 + n; i++) o[i - ow0] = 0;                                           \
-              }                                                                                    \
-              p += n;                                                                              \
-              ow0 = 0;                                                                             \
-              if (++oh == OH) {                                                                    \
-                oh = 0;                                                                            \
-                od++;                                                                              \
-              }                                                                                    \
-            }                                                                                      \
-          }                                                                                        \
+/* The im2col geometry (ops/kernels/k_im2col.h) of Cg channels of g. */
+static KIm2col im2col_geom(const ConvGeom *g) {
+  KIm2col k = {.C = g->Cg};
+  for (int a = 0; a < 3; a++) {
+    k.in[a] = g->in[a];
+    k.out[a] = g->out[a];
+    k.k[a] = g->k[a];
+    k.st[a] = g->st[a];
+    k.dil[a] = g->dil[a];
+    k.plo[a] = g->plo[a];
   }
+  return k;
+}
 
-DEFINE_IM2COL(float, im2col_f32)
-DEFINE_IM2COL(double, im2col_f64)
+static void im2col_f32(const ConvGeom *g, const float *x, int64_t p0, int64_t plen, float *cols) {
+  KIm2col k = im2col_geom(g);
+  kim2col_f32(&k, x, p0, plen, cols);
+}
+
+static void im2col_f64(const ConvGeom *g, const double *x, int64_t p0, int64_t plen, double *cols) {
+  KIm2col k = im2col_geom(g);
+  kim2col_f64(&k, x, p0, plen, cols);
+}
 
 /* ------------------------------------------------------------ epilogue */
 

@@ -324,6 +324,73 @@ int rel_conv2d_add(TypeRelCtx *c) { return conv2d_fused(c, -1, 2); }
 int rel_conv2d_bias_add(TypeRelCtx *c) { return conv2d_fused(c, 2, 3); }
 int rel_conv2d_relu(TypeRelCtx *c) { return conv2d_fused(c, -1, -1); }
 
+/* nn.conv2d_backward_weight(grad, data) (spec/gradient.md 5.3): conv2d's
+ * attribute class with the layouts re-purposed — data_layout is grad's,
+ * kernel_layout data's (its default "OIHW" reads as "NCHW"), out_layout the
+ * weight gradient's ("" = "OIHW"). kernel_size is required. Output (Cout,
+ * I, kh, kw) with Cout = grad's channels and I = data's channels / groups,
+ * or channels / groups when Cin == Cout == groups (TVM's depthwise reading);
+ * dtype out_dtype or grad's. relayc also checks that grad has the batch and
+ * the spatial size of the convolution of data. */
+int rel_conv2d_backward_weight(TypeRelCtx *c) {
+  const Type *g = rel_tensor(c, 0);
+  if (!g) return rel_pending(c);
+  const Type *d = rel_tensor(c, 1);
+  if (!d) return rel_pending(c);
+  const char *gl = rel_attr_str(c, "data_layout", "NCHW"), *dl = rel_attr_str(c, "kernel_layout", "OIHW");
+  const char *wl = rel_attr_str(c, "out_layout", "");
+  if (strcmp(dl, "OIHW") == 0) dl = "NCHW";
+  if (!*wl) wl = "OIHW";
+  ConvLayout mg, md, mw;
+  for (int j = 0; j < MAXSP + 2; j++) mg.pos[j] = md.pos[j] = mw.pos[j] = -1;
+  if (!conv_layout(gl, "NCHW", &mg)) return rel_fail(c, "unsupported grad layout (data_layout) \"%s\"", gl);
+  if (!conv_layout(dl, "NCHW", &md)) return rel_fail(c, "unsupported data layout (kernel_layout) \"%s\"", dl);
+  if (!conv_layout(wl, "OIHW", &mw)) return rel_fail(c, "unsupported weight layout (out_layout) \"%s\"", wl);
+  if (g->tensor.ndim != mg.ndim) return rel_fail(c, "grad must have rank %u (layout %s), found %s", mg.ndim, gl, rel_type_str(c, g));
+  if (d->tensor.ndim != md.ndim) return rel_fail(c, "data must have rank %u (layout %s), found %s", md.ndim, dl, rel_type_str(c, d));
+  if (layout_check_subs(c, &mg, g, "grad", gl) || layout_check_subs(c, &md, d, "data", dl)) return REL_FAIL;
+  if (rel_attr_is_none(c, "kernel_size")) return rel_fail(c, "kernel_size must be set");
+  int64_t ks[2], st[2], dil[2], pb[2], pa[2], G = rel_attr_int(c, "groups", 1);
+  if (spatial_attr(c, "kernel_size", 2, 1, ks) || spatial_attr(c, "strides", 2, 1, st) ||
+      spatial_attr(c, "dilation", 2, 1, dil) || padding_attr(c, 2, pb, pa))
+    return REL_FAIL;
+  if (G < 1) return rel_fail(c, "groups must be positive, got %lld", (long long)G);
+  for (int i = 0; i < 2; i++)
+    if (ks[i] < 1 || st[i] < 1 || dil[i] < 1) return rel_fail(c, "kernel_size, strides and dilation must be positive");
+  const Dim *gd = g->tensor.dims, *dd = d->tensor.dims;
+  Dim N = layout_get(c, &md, dd, 0), Cin = layout_get(c, &md, dd, 1), Ng = layout_get(c, &mg, gd, 0), Cout = layout_get(c, &mg, gd, 1);
+  if (!dim_compat(N, Ng))
+    return rel_fail(c, "grad has batch %lld but data has %lld", (long long)Ng.value, (long long)N.value);
+  if (dim_known(Cout) && Cout.value % G != 0)
+    return rel_fail(c, "grad has %lld channels, which is not divisible by groups=%lld", (long long)Cout.value, (long long)G);
+  Dim I;
+  if (dim_known(Cin) && dim_known(Cout) && Cin.value == Cout.value && Cin.value == G) {
+    if (rel_attr_is_none(c, "channels")) return rel_fail(c, "channels must be set for a depthwise convolution");
+    I = dim_int(rel_attr_int(c, "channels", 0) / G);
+  } else {
+    if (dim_known(Cin) && Cin.value % G != 0)
+      return rel_fail(c, "data has %lld channels, which is not divisible by groups=%lld", (long long)Cin.value, (long long)G);
+    I = dim_known(Cin) ? dim_int(Cin.value / G) : dim_any();
+  }
+  for (int i = 0; i < 2; i++) {
+    Dim in = layout_get(c, &md, dd, 2 + i), out = layout_get(c, &mg, gd, 2 + i);
+    if (!dim_known(in) || !dim_known(out)) continue;
+    int64_t dk, padded;
+    if (!window_extent(ks[i], dil[i], &dk) || !padded_extent(in.value, pb[i], pa[i], &padded))
+      return rel_fail(c, "the window or the padded input on spatial axis %d is too large", i);
+    int64_t want = padded < dk ? 0 : (padded - dk) / st[i] + 1;
+    if (out.value != want)
+      return rel_fail(c, "grad has extent %lld on spatial axis %d but the convolution of data gives %lld",
+                      (long long)out.value, i, (long long)want);
+  }
+  DType odt = g->tensor.dtype;
+  rel_attr_dtype(c, "out_dtype", &odt);
+  Dim w[4] = {Cout, I, dim_int(ks[0]), dim_int(ks[1])};
+  Type *o = rel_new_tensor(c, odt, mw.ndim);
+  for (int i = 0; i < 4; i++) layout_put(&mw, o->tensor.dims, i, w[i]);
+  return done(c, o);
+}
+
 /* ------------------------------------------------------------------- pooling */
 
 /* Positions of the spatial letters of `sp` in the layout; every other letter
@@ -344,14 +411,17 @@ static int pool_layout(TypeRelCtx *c, const Type *a, const char *sp, int *pos) {
   return REL_DONE;
 }
 
-static int pool(TypeRelCtx *c, int nsp) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
+/* The pooled type of a into *out; REL_DONE or REL_FAIL. An empty `dilation`
+ * ([], what TVM's pool-gradient builders leave) reads as 1s when
+ * empty_dilation_ok. */
+static int pool_shape(TypeRelCtx *c, const Type *a, int nsp, bool empty_dilation_ok, Type **out) {
   int pos[MAXSP];
   if (pool_layout(c, a, spatial_letters(nsp), pos)) return REL_FAIL;
-  int64_t ps[MAXSP], st[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP];
+  int64_t ps[MAXSP], st[MAXSP], dil[MAXSP], pb[MAXSP], pa[MAXSP], tmp[8];
+  bool no_dil = empty_dilation_ok && rel_attr_ints(c, "dilation", tmp, 8) == 0;
+  for (int i = 0; i < nsp; i++) dil[i] = 1;
   if (spatial_attr(c, "pool_size", nsp, 1, ps) || spatial_attr(c, "strides", nsp, 1, st) ||
-      spatial_attr(c, "dilation", nsp, 1, dil) || padding_attr(c, nsp, pb, pa))
+      (!no_dil && spatial_attr(c, "dilation", nsp, 1, dil)) || padding_attr(c, nsp, pb, pa))
     return REL_FAIL;
   bool ceil_mode = rel_attr_bool(c, "ceil_mode", false);
   Type *o = rel_retype(c, a, a->tensor.dtype);
@@ -371,7 +441,34 @@ static int pool(TypeRelCtx *c, int nsp) {
     int64_t num = padded - dk;
     o->tensor.dims[pos[i]] = dim_int(num / st[i] + (ceil_mode && num % st[i] != 0) + 1);
   }
+  *out = o;
+  return REL_DONE;
+}
+
+static int pool(TypeRelCtx *c, int nsp) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  Type *o;
+  if (pool_shape(c, a, nsp, false, &o)) return REL_FAIL;
   return done(c, o);
+}
+
+/* nn.max_pool2d_grad / nn.avg_pool2d_grad(out_grad, data) (spec/gradient.md
+ * 5.4-5.5): the result has data's type; relayc also checks that out_grad
+ * has the pooled type of data (TVM does not look at it). */
+int rel_pool2d_grad(TypeRelCtx *c) {
+  const Type *g = rel_tensor(c, 0);
+  if (!g) return rel_pending(c);
+  const Type *a = rel_tensor(c, 1);
+  if (!a) return rel_pending(c);
+  Type *o;
+  if (pool_shape(c, a, 2, true, &o)) return REL_FAIL;
+  bool fits = g->tensor.ndim == o->tensor.ndim && dtype_eq(g->tensor.dtype, a->tensor.dtype);
+  for (uint32_t i = 0; fits && i < o->tensor.ndim; i++) fits = dim_compat(g->tensor.dims[i], o->tensor.dims[i]);
+  if (!fits)
+    return rel_fail(c, "out_grad is %s but pooling %s gives %s", rel_type_str(c, g), rel_type_str(c, a),
+                    rel_type_str(c, o));
+  return done(c, (Type *)a);
 }
 
 int rel_pool1d(TypeRelCtx *c) { return pool(c, 1); }

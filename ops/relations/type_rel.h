@@ -196,9 +196,11 @@ int rel_conv2d_bias_add(TypeRelCtx *c); /* + both */
 int rel_conv2d_relu(TypeRelCtx *c);     /* + nothing (the ReLU does not change the type) */
 int rel_conv3d(TypeRelCtx *c);
 int rel_conv2d_transpose(TypeRelCtx *c);
+int rel_conv2d_backward_weight(TypeRelCtx *c);
 int rel_pool1d(TypeRelCtx *c);           /* max/avg_pool1d */
 int rel_pool2d(TypeRelCtx *c);           /* max/avg_pool2d */
 int rel_pool3d(TypeRelCtx *c);
+int rel_pool2d_grad(TypeRelCtx *c);      /* max/avg_pool2d_grad: data's type */
 int rel_global_pool(TypeRelCtx *c);      /* global_*_pool1d/2d/3d (rank from layout) */
 int rel_adaptive_pool(TypeRelCtx *c);    /* adaptive_*_pool1d/2d/3d */
 int rel_dense(TypeRelCtx *c);

@@ -1,9 +1,14 @@
 """Gradient-helper family (spec/gradient.md 5, spec/passes.md 11.4-11.5): the operators the passes and
 the gradient rules emit — collapse_sum_like / collapse_sum_to, contrib_reverse_reshape,
 nn.cross_entropy(_with_logits), the annotations (on_device, device_copy, annotation.stop_fusion,
-annotation.checkpoint). References are written from the spec: collapse_sum is numpy's sum over the
-axes along which the target broadcasts, reshaped to the target; reverse reshape applies reshape's
-special values to the reversed shapes; the losses are the flat sums over N = x.shape[0]."""
+annotation.checkpoint), nn.conv2d_backward_weight, nn.max_pool2d_grad, nn.avg_pool2d_grad.
+References are written from the spec: collapse_sum is numpy's sum over the axes along which the
+target broadcasts, reshaped to the target; reverse reshape applies reshape's special values to the
+reversed shapes; the losses are the flat sums over N = x.shape[0]; conv2d_backward_weight is the
+direct sum over (n, y, x) of grad times the strided, dilated, zero-padded data window, per group;
+max_pool2d_grad scatters each cell's gradient to its window's first strict maximum above the lowest
+finite value (TVM's argmax reducer; padding reads that lowest value, a winner there is dropped);
+avg_pool2d_grad spreads gradient / the forward divisor over the in-range taps."""
 import numpy as np
 
 from diffcore import (FLOATS, INTS, TYPE_ERROR, Case, call, rand_array, rand_shape, is_float)
@@ -146,9 +151,186 @@ def annotation_cases(rng):
                call("on_device", ["%x"], constrain_result=True, constrain_body=False), x.copy())
 
 
+# ------------------------------------------------------------------ conv2d_backward_weight
+
+def conv_out(n, k, s, d, lo, hi):
+    dk = (k - 1) * d + 1
+    return (n + lo + hi - dk) // s + 1
+
+
+def conv_bw_ref(grad, data, ks, st, pad, dil, groups, odt):
+    """grad (N, O, OH, OW), data (N, C, H, W) -> (O, C/groups, kh, kw)."""
+    n_, c_, h_, w_ = data.shape
+    o_, oh, ow = grad.shape[1], grad.shape[2], grad.shape[3]
+    cg, og = c_ // groups, o_ // groups
+    pt, pl, pb, pr = pad
+    xp = np.pad(data.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    g64 = grad.astype(np.float64)
+    dw = np.zeros((o_, cg, ks[0], ks[1]))
+    for r in range(ks[0]):
+        for s in range(ks[1]):
+            patch = xp[:, :, r * dil[0]: r * dil[0] + st[0] * (oh - 1) + 1: st[0],
+                       s * dil[1]: s * dil[1] + st[1] * (ow - 1) + 1: st[1]]
+            for gi in range(groups):
+                dw[gi * og:(gi + 1) * og, :, r, s] = np.einsum(
+                    "noyx,ncyx->oc", g64[:, gi * og:(gi + 1) * og], patch[:, gi * cg:(gi + 1) * cg])
+    return dw.astype(odt)
+
+
+def conv_bw_cases(rng, n):
+    table = [  # (N, C, H, W, O, k, stride, pad (4), dilation, groups)
+        (1, 3, 8, 8, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+        (2, 4, 9, 7, 6, (3, 2), (2, 1), (1, 0, 2, 1), (1, 1), 1),
+        (2, 8, 10, 10, 8, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2),
+        (1, 6, 7, 7, 6, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6),     # depthwise
+        (2, 4, 6, 6, 8, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 4),     # depthwise, multiplier 2
+        (3, 16, 5, 5, 32, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),   # 1x1: the data is cols
+        (2, 16, 9, 9, 24, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),   # 1x1 stride 2
+        (1, 32, 6, 6, 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 8),   # grouped (ResNeXt-like)
+        (4, 3, 20, 20, 16, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),  # a stem
+        (1, 70, 14, 14, 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1), # several column blocks
+        (2, 2, 1, 1, 3, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),     # 1x1 image, all padding but the centre
+    ]
+    for k in range(n):
+        N, C, H, W, O, ks, st, pad, dil, groups = table[k % len(table)]
+        dt = ["float32", "float64", "float16"][(k // len(table)) % 3]
+        oh = conv_out(H, ks[0], st[0], dil[0], pad[0], pad[2])
+        ow = conv_out(W, ks[1], st[1], dil[1], pad[1], pad[3])
+        grad = rand_array(rng, (N, O, oh, ow), dt)
+        data = rand_array(rng, (N, C, H, W), dt)
+        attrs = dict(strides=list(st), padding=list(pad), dilation=list(dil), groups=groups, channels=O,
+                     kernel_size=list(ks), kernel_layout="NCHW", out_layout="OIHW")
+        if C == O == groups:
+            attrs["channels"] = O
+        tol = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)}[dt]
+        yield Case(FAMILY, f"conv2d_backward_weight {dt} data {(N, C, H, W)} grad {grad.shape} k{ks} s{st} p{pad} "
+                   f"d{dil} g{groups}", [("g", grad), ("x", data)],
+                   call("nn.conv2d_backward_weight", ["%g", "%x"], **attrs),
+                   lambda g=grad, x=data, a=(ks, st, pad, dil, groups): conv_bw_ref(g, x, *a, g.dtype), *tol)
+    # layouts: NHWC grad and data, HWIO result (converted by the kernel)
+    grad = rand_array(rng, (2, 5, 5, 6), "float32")
+    data = rand_array(rng, (2, 5, 5, 3), "float32")
+    yield Case(FAMILY, "conv2d_backward_weight NHWC/NHWC -> HWIO", [("g", grad), ("x", data)],
+               call("nn.conv2d_backward_weight", ["%g", "%x"], padding=[1, 1, 1, 1], channels=6, kernel_size=[3, 3],
+                    data_layout="NHWC", kernel_layout="NHWC", out_layout="HWIO"),
+               lambda: conv_bw_ref(grad.transpose(0, 3, 1, 2), data.transpose(0, 3, 1, 2), (3, 3), (1, 1),
+                                   (1, 1, 1, 1), (1, 1), 1, np.float32).transpose(2, 3, 1, 0), 1e-4, 1e-4)
+    g1, x1 = rand_array(rng, (1, 4, 5, 5), "float32"), rand_array(rng, (1, 3, 8, 8), "float32")
+    yield Case(FAMILY, "conv2d_backward_weight grad of the wrong size", [("g", g1), ("x", x1)],
+               call("nn.conv2d_backward_weight", ["%g", "%x"], kernel_size=[3, 3], kernel_layout="NCHW"), TYPE_ERROR)
+    yield Case(FAMILY, "conv2d_backward_weight without kernel_size", [("g", g1), ("x", x1)],
+               call("nn.conv2d_backward_weight", ["%g", "%x"]), TYPE_ERROR)
+
+
+# ------------------------------------------------------------------ pooling gradients
+
+LOWEST = {"float16": -65504.0, "float32": float(np.finfo(np.float32).min), "float64": float(np.finfo(np.float64).min)}
+
+
+def pool_geom(h, k, s, d, lo, hi, ceil):
+    dk = (k - 1) * d + 1
+    return (h + lo + hi - dk + (s - 1 if ceil else 0)) // s + 1
+
+
+def pool_grad_ref(dy, x, max_, ks, st, pad, dil, ceil, include_pad):
+    """NCHW. Loops over taps with numpy over (n, c, y, x)."""
+    n_, c_, h_, w_ = x.shape
+    oh, ow = dy.shape[2], dy.shape[3]
+    pt, pl, pb, pr = pad
+    x64, g64 = x.astype(np.float64), dy.astype(np.float64)
+    out = np.zeros(x.shape)
+    ys, xs = np.arange(oh)[:, None], np.arange(ow)[None, :]
+    taps = [(r, s) for r in range(ks[0]) for s in range(ks[1])]
+    pos = [(ys * st[0] - pt + r * dil[0] + 0 * xs, xs * st[1] - pl + s * dil[1] + 0 * ys) for r, s in taps]
+    inr = [(ih >= 0) & (ih < h_) & (iw >= 0) & (iw < w_) for ih, iw in pos]
+    nn_, cc = np.arange(n_)[:, None, None, None], np.arange(c_)[None, :, None, None]
+    if max_:
+        low = LOWEST[x.dtype.name]
+        best = np.full(dy.shape, low)
+        win = np.full(dy.shape, -1)
+        for t, ((ih, iw), m) in enumerate(zip(pos, inr)):
+            v = np.where(m, x64[:, :, np.clip(ih, 0, h_ - 1), np.clip(iw, 0, w_ - 1)], low)
+            upd = v > best
+            best = np.where(upd, v, best)
+            win = np.where(upd, t, win)
+        for t, ((ih, iw), m) in enumerate(zip(pos, inr)):
+            sel = (win == t) & m
+            np.add.at(out, (np.broadcast_to(nn_, sel.shape)[sel], np.broadcast_to(cc, sel.shape)[sel],
+                            np.broadcast_to(ih, sel.shape)[sel], np.broadcast_to(iw, sel.shape)[sel]), g64[sel])
+    else:
+        def count(o, k, s, d, lo, hi, n):
+            p = o * s - lo + np.arange(k)[None, :] * d
+            m = (p >= -lo) & (p < n + hi) if include_pad else (p >= 0) & (p < n)
+            return m.sum(axis=1)
+        div = np.maximum(count(np.arange(oh)[:, None], ks[0], st[0], dil[0], pt, pb, h_)[:, None] *
+                         count(np.arange(ow)[:, None], ks[1], st[1], dil[1], pl, pr, w_)[None, :], 1)
+        share = g64 / div
+        for (ih, iw), m in zip(pos, inr):
+            sel = np.broadcast_to(m, dy.shape)
+            np.add.at(out, (np.broadcast_to(nn_, sel.shape)[sel], np.broadcast_to(cc, sel.shape)[sel],
+                            np.broadcast_to(ih, sel.shape)[sel], np.broadcast_to(iw, sel.shape)[sel]), share[sel])
+    return out.astype(x.dtype)
+
+
+def pool_grad_cases(rng, n):
+    table = [  # (N, C, H, W, pool, strides, pad (4), dilation, ceil)
+        (2, 3, 8, 8, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), False),
+        (1, 2, 9, 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False),   # ResNet's max pool, overlapping
+        (2, 2, 7, 9, (3, 2), (1, 2), (1, 0, 2, 1), (1, 1), True),
+        (1, 3, 10, 10, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), False), # dilated
+        (2, 4, 7, 7, (7, 7), (1, 1), (0, 0, 0, 0), (1, 1), False),   # global
+        (1, 2, 6, 6, (2, 2), (3, 3), (0, 0, 0, 0), (1, 1), True),    # stride > window, ceil overhang
+        (3, 5, 33, 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False), # several vector blocks per plane
+    ]
+    for k in range(n):
+        N, C, H, W, ks, st, pad, dil, ceil = table[k % len(table)]
+        dt = ["float32", "float64", "float16"][(k // len(table)) % 3]
+        max_ = k % 2 == 0
+        include_pad = not max_ and k % 4 == 1
+        oh = pool_geom(H, ks[0], st[0], dil[0], pad[0], pad[2], ceil)
+        ow = pool_geom(W, ks[1], st[1], dil[1], pad[1], pad[3], ceil)
+        x = rand_array(rng, (N, C, H, W), dt)
+        if k % 3 == 0:  # ties: a few values only
+            x = (np.round(x) / 2).astype(dt)
+        dy = rand_array(rng, (N, C, oh, ow), dt)
+        op = "nn.max_pool2d_grad" if max_ else "nn.avg_pool2d_grad"
+        attrs = dict(pool_size=list(ks), strides=list(st), padding=list(pad))
+        if dil != (1, 1) or k % 5 == 0:
+            attrs["dilation"] = list(dil) if dil != (1, 1) else []  # TVM-built calls hold dilation=[]
+        if ceil:
+            attrs["ceil_mode"] = True
+        if include_pad:
+            attrs["count_include_pad"] = True
+        tol = {"float16": (1e-2, 1e-2)}.get(dt, (None, None))
+        yield Case(FAMILY, f"{op} {dt} {(N, C, H, W)} {attrs}", [("dy", dy), ("x", x)], call(op, ["%dy", "%x"], **attrs),
+                   lambda dy=dy, x=x, a=(max_, ks, st, pad, dil, ceil, include_pad): pool_grad_ref(dy, x, *a), *tol)
+    # NHWC and split channels (NCHW4c): the same gradient in another layout
+    x = rand_array(rng, (2, 6, 6, 8), "float32")
+    dy = rand_array(rng, (2, 3, 3, 8), "float32")
+    for op, mx in (("nn.max_pool2d_grad", True), ("nn.avg_pool2d_grad", False)):
+        yield Case(FAMILY, f"{op} NHWC", [("dy", dy), ("x", x)],
+                   call(op, ["%dy", "%x"], pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 0, 0], layout="NHWC"),
+                   lambda dy=dy, x=x, mx=mx: pool_grad_ref(dy.transpose(0, 3, 1, 2), x.transpose(0, 3, 1, 2), mx,
+                                                           (3, 3), (2, 2), (1, 1, 0, 0), (1, 1), False,
+                                                           False).transpose(0, 2, 3, 1))
+        x5 = x.transpose(0, 3, 1, 2).reshape(2, 2, 4, 6, 6).transpose(0, 1, 3, 4, 2).copy()
+        dy5 = dy.transpose(0, 3, 1, 2).reshape(2, 2, 4, 3, 3).transpose(0, 1, 3, 4, 2).copy()
+        yield Case(FAMILY, f"{op} NCHW4c", [("dy", dy5), ("x", x5)],
+                   call(op, ["%dy", "%x"], pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 0, 0], layout="NCHW4c"),
+                   lambda dy=dy, x=x, mx=mx: pool_grad_ref(dy.transpose(0, 3, 1, 2), x.transpose(0, 3, 1, 2), mx,
+                                                           (3, 3), (2, 2), (1, 1, 0, 0), (1, 1), False,
+                                                           False).reshape(2, 2, 4, 6, 6).transpose(0, 1, 3, 4, 2))
+    x = rand_array(rng, (1, 1, 4, 4), "float32")
+    yield Case(FAMILY, "max_pool2d_grad out_grad of the wrong shape", [("dy", rand_array(rng, (1, 1, 3, 3), "float32")),
+                                                                      ("x", x)],
+               call("nn.max_pool2d_grad", ["%dy", "%x"], pool_size=[2, 2], strides=[2, 2]), TYPE_ERROR)
+
+
 def cases(rng, thorough):
     m = 4 if thorough else 1
     yield from collapse_cases(rng, 40 * m)
     yield from reverse_reshape_cases(rng)
     yield from xent_cases(rng, 9 * m)
     yield from annotation_cases(rng)
+    yield from conv_bw_cases(rng, 33 * m)
+    yield from pool_grad_cases(rng, 28 * m)
