@@ -30,6 +30,10 @@
  *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
  *    plane over zero-padded phase planes (ops/kernels/k_plane.h), so the plane is a
  *    few unit-stride sweeps with 16-float vectors (ops/kernels/k_simd.h).
+ *  - transposed (float32 and float64; the data gradient of a convolution):
+ *    per (image, group, block of output channels) and chunk of input pixels,
+ *    cols = Wᵀ · x in one sgemm (the weight read in place, transposed), then
+ *    col2im adds each row into the block's own output planes.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -776,10 +780,121 @@ DEFINE_DIRECT(double, direct_f64, mac_f64)
     }                                                                                              \
   }
 
-static inline float mac_f32(float acc, float x, float w) { return acc + x * w; }
-DEFINE_TRANSPOSED(float, tconv_f32, mac_f32)
-DEFINE_TRANSPOSED(double, tconv_f64, mac_f64)
-DEFINE_TRANSPOSED(int64_t, tconv_i64, mac_i64)
+DEFINE_TRANSPOSED(int64_t, tconv_i64, mac_i64) /* integers; floats: tconv_gemm below */
+
+/* ------------------------------------------------------------ transposed: GEMM + col2im */
+
+/* Float engine of the transposed convolution (the data gradient of conv):
+ * per unit (image n, group gi, block of Og output channels) and chunk of
+ * input pixels, cols[(o, taps) × p] = W_gᵀ · x_g (one sgemm, op(A) = Aᵀ with
+ * the weight read in place as (Cg × Og·ksz)), then col2im adds every row
+ * into the unit's own output planes (no two units share a plane). */
+typedef struct TgJob {
+  const ConvGeom *g;
+  const void *x, *w;
+  void *y;
+  bool f64;
+  int64_t ob, nob;  /* output channels per unit, units per (image, group) */
+  int64_t pc, npc;  /* input pixels per chunk, chunks */
+  void **scratch;   /* per thread: cols (ob·ksz × pc) */
+} TgJob;
+
+#define DEFINE_COL2IM(T, NAME)                                                                     \
+  static KHOT void NAME(const ConvGeom *g, const T *restrict cols, int64_t p0, int64_t plen,         \
+                        int64_t olen, T *restrict y) {                                             \
+    const int64_t H = g->in[1], W = g->in[2], OD = g->out[0], OH = g->out[1], OW = g->out[2];      \
+    int64_t row = 0;                                                                               \
+    for (int64_t o = 0; o < olen; o++)                                                             \
+      for (int64_t a = 0; a < g->k[0]; a++)                                                        \
+        for (int64_t r = 0; r < g->k[1]; r++)                                                      \
+          for (int64_t s = 0; s < g->k[2]; s++, row++) {                                           \
+            const T *src = cols + row * plen;                                                      \
+            T *yp = y + o * g->osz;                                                                \
+            int64_t sw = g->st[2], offw = s * g->dil[2] - g->plo[2];                               \
+            /* input columns iw with 0 <= iw·sw + offw < OW */                                     \
+            int64_t lo = offw >= 0 ? 0 : (-offw + sw - 1) / sw;                                    \
+            int64_t hi = OW - offw <= 0 ? 0 : (OW - offw + sw - 1) / sw;                           \
+            if (hi > W) hi = W;                                                                    \
+            int64_t p = p0, end = p0 + plen;                                                       \
+            int64_t iw0 = p0 % W, ih = (p0 / W) % H, id = p0 / W / H;                              \
+            while (p < end) {                                                                      \
+              int64_t n = W - iw0;                                                                 \
+              if (n > end - p) n = end - p;                                                        \
+              int64_t od = id * g->st[0] - g->plo[0] + a * g->dil[0];                              \
+              int64_t oh = ih * g->st[1] - g->plo[1] + r * g->dil[1];                              \
+              if (od >= 0 && od < OD && oh >= 0 && oh < OH) {                                      \
+                T *dst = yp + (od * OH + oh) * OW;                                                 \
+                const T *sv = src + (p - p0);                                                      \
+                int64_t a0 = lo > iw0 ? lo : iw0, a1 = hi < iw0 + n ? hi : iw0 + n;                \
+                if (sw == 1)                                                                       \
+                  for (int64_t i = a0; i < a1; i++) dst[i + offw] += sv[i - iw0];                  \
+                else                                                                               \
+                  for (int64_t i = a0; i < a1; i++) dst[i * sw + offw] += sv[i - iw0];             \
+              }                                                                                    \
+              p += n;                                                                              \
+              iw0 = 0;                                                                             \
+              if (++ih == H) {                                                                     \
+                ih = 0;                                                                            \
+                id++;                                                                              \
+              }                                                                                    \
+            }                                                                                      \
+          }                                                                                        \
+  }
+
+DEFINE_COL2IM(float, col2im_f32)
+DEFINE_COL2IM(double, col2im_f64)
+
+static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
+  const TgJob *j = raw;
+  const ConvGeom *g = j->g;
+  size_t es = j->f64 ? 8 : 4;
+  int64_t rowlen = g->Og * g->ksz; /* a weight row (one input channel) */
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t obi = t % j->nob, ng = t / j->nob, gi = ng % g->G, n = ng / g->G;
+    int64_t o0 = obi * j->ob, olen = g->Og - o0 < j->ob ? g->Og - o0 : j->ob;
+    char *y = (char *)j->y + (size_t)((n * g->O + gi * g->Og + o0) * g->osz) * es;
+    memset(y, 0, (size_t)(olen * g->osz) * es);
+    const char *A = (const char *)j->w + (size_t)(gi * g->Cg * rowlen + o0 * g->ksz) * es;
+    void *cols = j->scratch[threadpool_thread_index()];
+    for (int64_t c = 0; c < j->npc; c++) {
+      int64_t p0 = c * j->pc, plen = g->isz - p0 < j->pc ? g->isz - p0 : j->pc;
+      const char *B = (const char *)j->x + (size_t)((n * g->C + gi * g->Cg) * g->isz + p0) * es;
+      if (j->f64) {
+        kgemm_f64_serial(true, false, olen * g->ksz, plen, g->Cg, (const double *)A, rowlen, (const double *)B,
+                         g->isz, 0.0, cols, plen);
+        col2im_f64(g, cols, p0, plen, olen, (double *)y);
+      } else {
+        kgemm_f32_serial(true, false, olen * g->ksz, plen, g->Cg, (const float *)A, rowlen, (const float *)B,
+                         g->isz, 0.0f, cols, plen);
+        col2im_f32(g, cols, p0, plen, olen, (float *)y);
+      }
+    }
+  }
+}
+
+/* The transposed convolution as GEMM + col2im; false (with a message) when
+ * the cols buffer cannot be allocated. */
+static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y, bool f64) {
+  kgemm_init();
+  int nt = threadpool_size();
+  size_t es = f64 ? 8 : 4;
+  TgJob j = {.g = g, .x = x, .w = w, .y = y, .f64 = f64};
+  /* output-channel blocks: about 4 units per thread, cols rows at most ~1024 */
+  int64_t want = 4 * (int64_t)nt, ob = g->Og, base = g->N * g->G;
+  while (ob > 1 && (base * ((g->Og + ob - 1) / ob) < want || ob * g->ksz > 1024)) ob = (ob + 1) / 2;
+  j.ob = ob;
+  j.nob = (g->Og + ob - 1) / ob;
+  int64_t pc = (int64_t)(1 << 20) / ((int64_t)es * ob * g->ksz);
+  if (pc < 256) pc = 256;
+  if (pc > g->isz) pc = g->isz;
+  if (pc < 1) pc = 1;
+  j.pc = pc;
+  j.npc = (g->isz + pc - 1) / pc;
+  j.scratch = kscratch(0, (size_t)(ob * g->ksz * pc) * es + 64);
+  if (!j.scratch) return kernel_fail(c, "%s: out of memory for the column buffer", c->op->name), false;
+  threadpool_for(base * j.nob, 1, tgemm_task, &j);
+  return true;
+}
 
 /* ------------------------------------------------------------ NHWC / HWIO */
 
@@ -1090,12 +1205,8 @@ static int conv_exec(KernelCtx *c, int nd, bool transposed, ConvCall *cc_in, Ten
   if (ok && out->numel > 0) {
     bool depthwise = g->Cg == 1 && g->G > 1;
     if (transposed) {
-      if (k == KC_F32) {
-        tconv_f32_job j = {g, xb, wb, yb};
-        threadpool_for(g->N * g->O, 1, tconv_f32_task, &j);
-      } else if (k == KC_F64) {
-        tconv_f64_job j = {g, xb, wb, yb};
-        threadpool_for(g->N * g->O, 1, tconv_f64_task, &j);
+      if (k == KC_F32 || k == KC_F64) {
+        ok = tconv_gemm(c, g, xb, wb, yb, k == KC_F64);
       } else {
         tconv_i64_job j = {g, xb, wb, yb};
         threadpool_for(g->N * g->O, 1, tconv_i64_task, &j);

@@ -602,6 +602,92 @@ int rel_slice_like(TypeRelCtx *c) {
   return done(c, o);
 }
 
+/* ------------------------------------------------------------ scatter */
+
+static bool is_int_vec(const Type *t) { return is_index_dtype(t->tensor.dtype) && t->tensor.ndim <= 1; }
+
+/* strided_set(data, v, begin, end, strides) (spec/gradient.md 5.8): data's
+ * type; v must have data's dtype and at most its rank (it broadcasts to the
+ * slice), begin/end/strides are integer vectors. */
+int rel_strided_set(TypeRelCtx *c) {
+  const Type *t[5];
+  for (uint32_t i = 0; i < 5; i++) {
+    t[i] = rel_tensor(c, i);
+    if (!t[i]) return rel_pending(c);
+  }
+  if (!dtype_eq(t[0]->tensor.dtype, t[1]->tensor.dtype) || t[1]->tensor.ndim > t[0]->tensor.ndim)
+    return rel_fail(c, "v is %s but data is %s (v needs data's dtype and at most its rank)", rel_type_str(c, t[1]),
+                    rel_type_str(c, t[0]));
+  static const char *const names[3] = {"begin", "end", "strides"};
+  for (int i = 0; i < 3; i++)
+    if (!is_int_vec(t[2 + i]))
+      return rel_fail(c, "%s must be an integer vector, found %s", names[i], rel_type_str(c, t[2 + i]));
+  return done(c, (Type *)t[0]);
+}
+
+/* scatter_nd(data, indices, updates, mode) (5.9, TVM's ScatterNDRel): indices
+ * (M, Y...) with a static M <= rank(data), updates (Y..., data.shape[M:]). */
+int rel_scatter_nd(TypeRelCtx *c) {
+  const Type *d = rel_tensor(c, 0);
+  if (!d) return rel_pending(c);
+  const Type *ix = rel_tensor(c, 1);
+  if (!ix) return rel_pending(c);
+  const Type *u = rel_tensor(c, 2);
+  if (!u) return rel_pending(c);
+  const char *mode = rel_attr_str(c, "mode", "update");
+  if (strcmp(mode, "update") && strcmp(mode, "add") && strcmp(mode, "mul") && strcmp(mode, "min") && strcmp(mode, "max"))
+    return rel_fail(c, "unknown mode \"%s\" (expected update, add, mul, min or max)", mode);
+  char b[32];
+  if (!is_index_dtype(ix->tensor.dtype))
+    return rel_fail(c, "indices must have an integer dtype, found %s", dtype_name(ix->tensor.dtype, b));
+  if (ix->tensor.ndim < 1 || !dim_known(ix->tensor.dims[0]))
+    return rel_fail(c, "indices must have a static first dimension, found %s", rel_type_str(c, ix));
+  int64_t m = ix->tensor.dims[0].value, n = d->tensor.ndim, k = ix->tensor.ndim - 1;
+  if (m > n) return rel_fail(c, "indices address %lld axes but data has rank %lld", (long long)m, (long long)n);
+  if (!dtype_eq(u->tensor.dtype, d->tensor.dtype))
+    return rel_fail(c, "updates are %s but data is %s", rel_type_str(c, u), rel_type_str(c, d));
+  bool fits = (int64_t)u->tensor.ndim == k + n - m;
+  for (int64_t i = 0; fits && i < k; i++) fits = dim_compat(ix->tensor.dims[i + 1], u->tensor.dims[i]);
+  for (int64_t i = m; fits && i < n; i++) fits = dim_compat(u->tensor.dims[i - m + k], d->tensor.dims[i]);
+  if (!fits)
+    return rel_fail(c, "updates %s do not fit indices %s and data %s", rel_type_str(c, u), rel_type_str(c, ix),
+                    rel_type_str(c, d));
+  return done(c, (Type *)d);
+}
+
+/* scatter_elements(data, indices, updates, axis, reduction) (5.10): data's
+ * type; relayc also requires indices and updates of one shape and data's
+ * rank, within data's extents off the axis. */
+int rel_scatter_elements(TypeRelCtx *c) {
+  const Type *d = rel_tensor(c, 0);
+  if (!d) return rel_pending(c);
+  const Type *ix = rel_tensor(c, 1);
+  if (!ix) return rel_pending(c);
+  const Type *u = rel_tensor(c, 2);
+  if (!u) return rel_pending(c);
+  const char *red = rel_attr_str(c, "reduction", "update");
+  if (strcmp(red, "update") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "mean") && strcmp(red, "min") &&
+      strcmp(red, "max"))
+    return rel_fail(c, "unknown reduction \"%s\" (expected update, add, mul, mean, min or max)", red);
+  char b[32];
+  if (!is_index_dtype(ix->tensor.dtype))
+    return rel_fail(c, "indices must have an integer dtype, found %s", dtype_name(ix->tensor.dtype, b));
+  int64_t nd = d->tensor.ndim, axis = rel_attr_int(c, "axis", 0);
+  if (nd == 0 || !rel_norm_axis(&axis, nd))
+    return rel_fail(c, "axis %lld is out of range for rank %lld", (long long)rel_attr_int(c, "axis", 0), (long long)nd);
+  if (!dtype_eq(u->tensor.dtype, d->tensor.dtype))
+    return rel_fail(c, "updates are %s but data is %s", rel_type_str(c, u), rel_type_str(c, d));
+  bool fits = (int64_t)ix->tensor.ndim == nd && (int64_t)u->tensor.ndim == nd;
+  for (int64_t i = 0; fits && i < nd; i++) {
+    Dim a = ix->tensor.dims[i], e = d->tensor.dims[i];
+    fits = dim_compat(a, u->tensor.dims[i]) && (i == axis || !dim_known(a) || !dim_known(e) || a.value <= e.value);
+  }
+  if (!fits)
+    return rel_fail(c, "indices %s and updates %s must have one shape of data's rank, within %s off the axis",
+                    rel_type_str(c, ix), rel_type_str(c, u), rel_type_str(c, d));
+  return done(c, (Type *)d);
+}
+
 /* -------------------------------------------------- tiling, repeats, scans */
 
 int rel_tile(TypeRelCtx *c) {

@@ -171,6 +171,9 @@ int rel_strided_slice(TypeRelCtx *c);
 int rel_take(TypeRelCtx *c);
 int rel_gather(TypeRelCtx *c);
 int rel_gather_nd(TypeRelCtx *c);
+int rel_strided_set(TypeRelCtx *c);      /* data's type; v, begin/end/strides checked */
+int rel_scatter_nd(TypeRelCtx *c);       /* data's type; TVM's ScatterNDRel checks */
+int rel_scatter_elements(TypeRelCtx *c); /* data's type; indices/updates of one shape */
 int rel_one_hot(TypeRelCtx *c);
 int rel_slice_like(TypeRelCtx *c);
 int rel_tile(TypeRelCtx *c);

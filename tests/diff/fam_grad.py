@@ -1,17 +1,19 @@
 """Gradient-helper family (spec/gradient.md 5, spec/passes.md 11.4-11.5): the operators the passes and
 the gradient rules emit — collapse_sum_like / collapse_sum_to, contrib_reverse_reshape,
 nn.cross_entropy(_with_logits), the annotations (on_device, device_copy, annotation.stop_fusion,
-annotation.checkpoint), nn.conv2d_backward_weight, nn.max_pool2d_grad, nn.avg_pool2d_grad.
+annotation.checkpoint), nn.conv2d_backward_weight, nn.max_pool2d_grad, nn.avg_pool2d_grad, strided_set,
+scatter_nd, scatter_elements.
 References are written from the spec: collapse_sum is numpy's sum over the axes along which the
 target broadcasts, reshaped to the target; reverse reshape applies reshape's special values to the
 reversed shapes; the losses are the flat sums over N = x.shape[0]; conv2d_backward_weight is the
 direct sum over (n, y, x) of grad times the strided, dilated, zero-padded data window, per group;
 max_pool2d_grad scatters each cell's gradient to its window's first strict maximum above the lowest
 finite value (TVM's argmax reducer; padding reads that lowest value, a winner there is dropped);
-avg_pool2d_grad spreads gradient / the forward divisor over the in-range taps."""
+avg_pool2d_grad spreads gradient / the forward divisor over the in-range taps; strided_set is numpy's
+slice assignment (TVM's strided_set_python); the scatters apply their updates one by one, in order."""
 import numpy as np
 
-from diffcore import (FLOATS, INTS, TYPE_ERROR, Case, call, rand_array, rand_shape, is_float)
+from diffcore import (FLOATS, INTS, RUN_ERROR, TYPE_ERROR, Case, call, rand_array, rand_shape, is_float)
 from fam_elemwise import wrap
 
 FAMILY = "grad"
@@ -326,6 +328,111 @@ def pool_grad_cases(rng, n):
                call("nn.max_pool2d_grad", ["%dy", "%x"], pool_size=[2, 2], strides=[2, 2]), TYPE_ERROR)
 
 
+# ------------------------------------------------------------------ scatters
+
+def strided_set_ref(x, v, b, e, s):
+    res = x.copy()
+    sl = tuple(slice(b[i] if i < len(b) else None, e[i] if i < len(e) else None, s[i] if i < len(s) else None)
+               for i in range(x.ndim))
+    res[sl] = v
+    return res
+
+
+def combine(op, a, b):
+    return {"update": b, "add": a + b, "mul": a * b, "mean": (a + b) / 2, "min": min(a, b), "max": max(a, b)}[op]
+
+
+def scatter_nd_ref(x, ix, u, mode):
+    out = x.astype(np.float64) if is_float(x.dtype) else x.astype(np.int64)
+    m = ix.shape[0]
+    ys = list(np.ndindex(ix.shape[1:]))
+    for y in ys:
+        tgt = tuple(int(ix[(k,) + y]) for k in range(m))
+        sub = out[tgt]
+        upd = u[y].astype(out.dtype)
+        if mode == "update":
+            out[tgt] = upd
+        elif mode == "add":
+            out[tgt] = sub + upd
+        elif mode == "mul":
+            out[tgt] = sub * upd
+        elif mode == "min":
+            out[tgt] = np.where(sub < upd, sub, upd)
+        else:
+            out[tgt] = np.where(sub > upd, sub, upd)
+    if is_float(x.dtype):
+        return out.astype(x.dtype)
+    return np.vectorize(lambda v: wrap(int(v), x.dtype), otypes=[x.dtype])(out) if out.size else out.astype(x.dtype)
+
+
+def scatter_el_ref(x, ix, u, axis, red):
+    out = x.astype(np.float64).copy()
+    n = x.shape[axis]
+    for p in np.ndindex(ix.shape):
+        t = int(ix[p])
+        if t < 0:
+            t += n
+        q = list(p)
+        q[axis] = t
+        q = tuple(q)
+        out[q] = combine(red, out[q], float(u[p]))
+    return out.astype(x.dtype)
+
+
+def scatter_cases(rng, n):
+    table = [((3, 4, 16), [0, 0, 0], [4, -5, 4], [1, -1, 2], (3, 1, 2)),
+             ((3, 4, 3), [1, 1, 0], [4, 4, 3], [2, 1, 1], (1, 3, 3)),
+             ((3, 4, 3), [1, -1, 0], [4, -5, 3], [2, -1, 1], (1, 4, 3)),
+             ((3, 4, 3), [1, 0, 0], [2, 2, 3], [1, 1, 2], (1, 2, 2)),
+             ((3, 4, 3), [1, -1, 0], [2, -3, 3], [1, -1, 1], (1, 2, 3)),
+             ((3, 4, 3), [1, 1, 0], [4, 4, 3], [1], (2, 3, 3)),
+             ((3, 4, 3), [1, 1, 0], [4, 1000, 3], [1], (2, 3, 3)),
+             ((3, 4, 3), [1, 1, 0], [4, 4], [1], (2, 3, 3)),
+             ((3, 4, 3), [1, 1], [4, 4, 3], [1], (2, 3, 3)),
+             ((6, 50), [1, 3], [6, 49], [2, 7], (7,)),          # v broadcast
+             ((5,), [-1], [-6], [-2], (3,))]
+    for k, (shape, b, e, s, vs) in enumerate(table):
+        dt = ["float32", "int8", "float16", "float64"][k % 4]
+        x, v = rand_array(rng, shape, dt), rand_array(rng, vs, dt)
+        ins = [("x", x), ("v", v), ("b", np.array(b, np.int32)), ("e", np.array(e, np.int32)), ("s", np.array(s, np.int32))]
+        yield Case(FAMILY, f"strided_set {dt} {shape} {b} {e} {s}", ins, "strided_set(%x, %v, %b, %e, %s)",
+                   lambda x=x, v=v, b=b, e=e, s=s: strided_set_ref(x, v, b, e, s))
+    for k in range(n):
+        mode = ["update", "add", "mul", "min", "max"][k % 5]
+        dt = ["float64", "float32", "int64", "int32"][(k // 5) % 4]
+        shape = [(2, 7, 3), (2, 1560), (2, 2, 2, 2), (4, 5)][k % 4]
+        m = [2, 1, 2, 2][k % 4]
+        ny = int(rng.integers(1, 9))
+        ix = np.stack([rng.integers(0, shape[j], size=ny) for j in range(m)]).astype(["int64", "uint8", "int32"][k % 3])
+        u = rand_array(rng, (ny,) + shape[m:], dt)
+        x = rand_array(rng, shape, dt)
+        if mode == "update":  # duplicates: the last write wins, as in order
+            pass
+        yield Case(FAMILY, f"scatter_nd {mode} {dt} {shape} idx {ix.shape}", [("x", x), ("i", ix), ("u", u)],
+                   call("scatter_nd", ["%x", "%i", "%u"], mode=mode),
+                   lambda x=x, ix=ix, u=u, mode=mode: scatter_nd_ref(x, ix, u, mode))
+    for k in range(n):
+        red = ["update", "add", "mul", "mean", "min", "max"][k % 6]
+        dt = ["float64", "float32"][(k // 6) % 2]
+        shape = [(4, 5, 6), (7, 3), (30,)][k % 3]
+        axis = int(rng.integers(-len(shape), len(shape)))
+        ishape = tuple(int(rng.integers(1, d + 1)) if i != axis % len(shape) else int(rng.integers(1, 9))
+                       for i, d in enumerate(shape))
+        ix = rng.integers(-shape[axis], shape[axis], size=ishape).astype("int64")
+        x, u = rand_array(rng, shape, dt), rand_array(rng, ishape, dt)
+        yield Case(FAMILY, f"scatter_elements {red} {dt} {shape} axis={axis} idx {ishape}",
+                   [("x", x), ("i", ix), ("u", u)],
+                   call("scatter_elements", ["%x", "%i", "%u"], axis=axis, reduction=red),
+                   lambda x=x, ix=ix, u=u, axis=axis, red=red: scatter_el_ref(x, ix, u, axis % x.ndim, red))
+    x = rand_array(rng, (2, 3), "float32")
+    yield Case(FAMILY, "scatter_nd index out of range", [("x", x), ("i", np.array([[2]], np.int32)),
+                                                         ("u", rand_array(rng, (1, 3), "float32"))],
+               call("scatter_nd", ["%x", "%i", "%u"]), RUN_ERROR)
+    yield Case(FAMILY, "scatter_elements index out of range", [("x", x), ("i", np.array([[5]], np.int64)),
+                                                               ("u", rand_array(rng, (1, 1), "float32"))],
+               call("scatter_elements", ["%x", "%i", "%u"], axis=1), RUN_ERROR)
+
+
 def cases(rng, thorough):
     m = 4 if thorough else 1
     yield from collapse_cases(rng, 40 * m)
@@ -334,3 +441,4 @@ def cases(rng, thorough):
     yield from annotation_cases(rng)
     yield from conv_bw_cases(rng, 33 * m)
     yield from pool_grad_cases(rng, 28 * m)
+    yield from scatter_cases(rng, 30 * m)
