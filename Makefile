@@ -106,12 +106,16 @@ gradcheck: $(BIN)
 	@python3 tests/grad/run_gradcheck.py --relayc $(BIN)
 diff: $(BIN)
 	@python3 tests/diff/run_diff.py --relayc $(BIN)
+.PHONY: tools
+tools: $(BIN)
+	@python3 tests/tools/run_diagnostics.py --relayc $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory unit golden sweep-all npy-io gradcheck robustness diff lint install-check
+	@$(MAKE) --no-print-directory tools
 
 demo: deps
 	@$(MAKE) --no-print-directory all

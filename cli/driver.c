@@ -29,11 +29,13 @@ static int worst(int a, int b) { return a > b ? a : b; }
  * With --prelude, *prelude receives the library module, to be freed after the result. */
 static Module *front_end(Source *src, const DriverOptions *o, Diag *d, bool typed, int *status,
                          Module **prelude) {
+  d->phase = DIAG_PHASE_SYNTAX;
   Module *m = o->expr ? parse_expression(src, d) : parse_module(src, d);
   *prelude = NULL;
   if (d->nerrors == 0 && o->prelude && !o->expr) eval_prelude_merge(m, prelude, d);
   if (o->stop_after == 1) typed = false;
   if (d->nerrors == 0 && o->stop_after != 1) {
+    d->phase = DIAG_PHASE_SCOPE;
     if (o->expr) resolve_expression(m, d);
     else resolve_module(m, d);
   }
@@ -41,6 +43,7 @@ static Module *front_end(Source *src, const DriverOptions *o, Diag *d, bool type
   bool grad = d->nerrors == 0 && o->stop_after == 0 && !o->expr && gradient_syntax_used(m);
   if (grad) typed = true;
   if (d->nerrors == 0 && typed && o->stop_after == 0) {
+    d->phase = DIAG_PHASE_TYPE;
     if (o->expr) infer_expression(m, d);
     else infer_module(m, d);
   }
@@ -97,15 +100,15 @@ static int roundtrip(Module *m, const DriverOptions *o, Diag *d, bool typed) {
   Module *m2 = front_end(src2, &o2, &d2, typed, &st, &prelude2);
   int rc = 0;
   if (!m2) {
-    fprintf(stderr, "%s: error: printed text does not re-parse\n", m->src->name);
+    diag_file(d, DIAG_ERROR, "printed text does not re-parse");
     rc = 1;
   } else {
     char *text2 = print_to_string(m2, o, &len2);
     if (!text2 || len1 != len2 || memcmp(text1, text2, len1) != 0) {
-      fprintf(stderr, "%s: error: printing is not idempotent\n", m->src->name);
+      diag_file(d, DIAG_ERROR, "printing is not idempotent");
       rc = 1;
     } else if (!o->expr && !module_equal(m, m2, stderr)) {
-      fprintf(stderr, "%s: error: re-parsed module differs from the original\n", m->src->name);
+      diag_file(d, DIAG_ERROR, "re-parsed module differs from the original");
       rc = 1;
     }
     free(text2);
@@ -138,16 +141,19 @@ static int check_grad_file(Source *src, const DriverOptions *o, Diag *d) {
 
 static int process_file(const char *path, const DriverOptions *o) {
   Source *src = source_read_file(path);
+  Diag d;
   if (!src) {
-    fprintf(stderr, "relayc: error: cannot read '%s': %s\n", path, strerror(errno));
+    int err = errno;
+    diag_init(&d, stderr, NULL);
+    diag_plain(&d, DIAG_ERROR, "cannot read '%s': %s", path, strerror(err));
     return 2;
   }
-  Diag d;
   diag_init(&d, stderr, src);
   d.color = o->color;
   d.max_errors = o->max_errors;
   int status = 0;
   if (o->mode == MODE_EMIT_TOKENS) {
+    d.phase = DIAG_PHASE_SYNTAX;
     status = dump_tokens(src, stdout, &d) ? 0 : 1;
     source_free(src);
     return status;
@@ -194,6 +200,7 @@ static int process_file(const char *path, const DriverOptions *o) {
     case MODE_ROUNDTRIP: status = roundtrip(m, o, &d, typed || o->has_passes || m_typed(m)); break;
     case MODE_RUN: {
       EvalOptions eo = {o->inputs.data, o->inputs.len, o->output, o->json, o->profile, o->expr, o->repeat};
+      d.phase = DIAG_PHASE_RUN;
       status = eval_main(m, &eo, &d);
       break;
     }

@@ -60,6 +60,8 @@ static const char usage_text[] =
     "      --equal A B       exit 0 when modules A and B are structurally equal, else\n"
     "                        print the first difference and exit 1\n"
     "      --max-errors=N    stop after N errors (default 20, 0 = no limit)\n"
+    "      --diagnostics-format=FORMAT  text (default), json (one array, like gcc's)\n"
+    "                        or sarif (SARIF 2.1.0 for CI); written to stderr at exit\n"
     "      --stop-after=PHASE stop after parse or resolve (for benchmarks)\n"
     "      --ffi FILE        declare foreign operators from FILE (see relayc(1))\n"
     "      --ffi-decl DECL   declare foreign operators given as text, e.g.\n"
@@ -74,7 +76,19 @@ static const char usage_text[] =
     "Exit status: 0 ok, 1 program rejected, 2 usage or I/O error, 3 run-time error,\n"
     "4 --check-grad found a gradient out of tolerance.\n";
 
+/* With a machine diagnostics format, a usage error is one more diagnostic. */
+static bool usage_collected(const char *msg) {
+  if (!diag_collecting()) return false;
+  Diag d;
+  diag_init(&d, stderr, NULL);
+  diag_plain(&d, DIAG_ERROR, "%s", msg);
+  return true;
+}
+
 static int usage_error(const char *fmt, const char *arg) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, fmt, arg);
+  if (usage_collected(msg)) return 2;
   fprintf(stderr, "relayc: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry 'relayc --help' for more information.\n");
@@ -84,7 +98,7 @@ static int usage_error(const char *fmt, const char *arg) {
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
     "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
-    "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--check-grad", "--eps", "--atol", "--rtol", "--scale", "--mean", "--seed", "--max-errors", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
+    "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--check-grad", "--eps", "--atol", "--rtol", "--scale", "--mean", "--seed", "--max-errors", "--diagnostics-format", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
 static int unknown_option(const char *arg) {
@@ -96,6 +110,9 @@ static int unknown_option(const char *arg) {
     size_t dist = edit_distance(name, *o, 2);
     if (dist < best_d) { best_d = dist; best = *o; }
   }
+  char msg[1024];
+  snprintf(msg, sizeof msg, best ? "unknown option '%s' (did you mean '%s'?)" : "unknown option '%s'", arg, best);
+  if (usage_collected(msg)) return 2;
   fprintf(stderr, "relayc: unknown option '%s'", arg);
   if (best) fprintf(stderr, " (did you mean '%s'?)", best);
   fprintf(stderr, "\nTry 'relayc --help' for more information.\n");
@@ -261,6 +278,10 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
       o->repeat = (int)n;
       continue;
     }
+    if (is_opt(a, "--diagnostics-format", NULL, &nl)) { /* taken by diagnostics_format() */
+      option_value(argc, argv, &i, a, nl);
+      continue;
+    }
     if (is_opt(a, "--max-errors", NULL, &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
       char *end = NULL;
@@ -287,6 +308,23 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   return 0;
 }
 
+/* --diagnostics-format is read before the other options so that errors met
+ * while parsing them (a bad --ffi file, an unknown flag) are collected too.
+ * Returns 0, or 2 after a usage error (always text). */
+static int diagnostics_format(int argc, char **argv, DiagFormat *fmt) {
+  *fmt = DIAG_FORMAT_TEXT;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    size_t nl = 0;
+    if (strcmp(a, "--") == 0) break;
+    if (!is_opt(a, "--diagnostics-format", NULL, &nl)) continue;
+    const char *v = option_value(argc, argv, &i, a, nl);
+    if (!v || !diag_format_parse(v, fmt))
+      return usage_error("--diagnostics-format expects text, json or sarif, got '%s'", v ? v : "");
+  }
+  return 0;
+}
+
 typedef struct Job {
   DriverOptions *opts;
   int status;
@@ -309,11 +347,16 @@ int main(int argc, char **argv) {
   pass_pipeline_init(&opts.passes);
   const char *nc = getenv("NO_COLOR");
   opts.color = isatty(STDERR_FILENO) && !(nc && *nc);
-  int rc = parse_args(argc, argv, &opts);
+  DiagFormat fmt;
+  int rc = diagnostics_format(argc, argv, &fmt);
+  if (rc != 0) return rc;
+  diag_collect_begin(fmt);
+  rc = parse_args(argc, argv, &opts);
   if (rc != 0) {
     vec_free(opts.files);
     vec_free(opts.inputs);
     pass_pipeline_fini(&opts.passes);
+    if (rc > 0) diag_collect_end(stderr, RELAYC_VERSION, rc);
     return rc < 0 ? 0 : rc;
   }
   /* Run the compiler on a big-stack thread (reserved address space, touched lazily). */
@@ -329,6 +372,7 @@ int main(int argc, char **argv) {
     pthread_join(th, NULL);
   }
   pthread_attr_destroy(&attr);
+  diag_collect_end(stderr, RELAYC_VERSION, job.status);
   vec_free(opts.files);
   vec_free(opts.inputs);
   pass_pipeline_fini(&opts.passes);

@@ -11,6 +11,13 @@
  * Errors are counted; after `max_errors` further errors are swallowed and one
  * "too many errors" line is printed. Colour is used only when the sink is a
  * terminal and NO_COLOR is unset (decided by the CLI via `color`).
+ *
+ * Machine-readable output (--diagnostics-format=json|sarif): after
+ * diag_collect_begin, every Diag initialised from then on records its reports
+ * instead of printing them (text a phase writes straight to `out`, such as a
+ * run-time backtrace, is kept as location-less notes of the report it
+ * follows); diag_collect_end writes everything recorded as one JSON array or
+ * one SARIF 2.1.0 log. The text form is untouched by all this.
  */
 #ifndef RELAYC_IR_DIAG_H
 #define RELAYC_IR_DIAG_H
@@ -62,6 +69,16 @@ typedef enum {
   DIAG_NOTE,    /* attached to the previous error or warning */
 } DiagLevel;
 
+/* The phase a Diag reports for; it names the SARIF rule of a report. */
+typedef enum {
+  DIAG_PHASE_NONE,   /* options, files, declarations (rule "input") */
+  DIAG_PHASE_SYNTAX, /* lexing, parsing, the metadata section */
+  DIAG_PHASE_SCOPE,  /* name resolution */
+  DIAG_PHASE_TYPE,   /* type inference, kinds, match checks */
+  DIAG_PHASE_PASS,   /* program transformations */
+  DIAG_PHASE_RUN,    /* evaluation (rule "runtime"); location-less reports: "input" */
+} DiagPhase;
+
 /* Spans at or above this offset refer to the Diag's extra source (the
  * --prelude library), shifted by this much; the user's file stays below. */
 #define DIAG_EXTRA_BASE 0xE0000000u
@@ -74,6 +91,7 @@ typedef struct Diag {
   int max_errors;   /* 0 = unlimited */
   bool color;
   bool suppressed;  /* set once the error cap was hit */
+  DiagPhase phase;  /* set by the driver before each phase (machine formats only) */
 } Diag;
 
 void diag_init(Diag *d, FILE *out, Source *src);
@@ -89,6 +107,25 @@ void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap);
 #define diag_note(d, sp, ...) diag_report((d), DIAG_NOTE, (sp), __VA_ARGS__)
 /* A message with no location ("relayc: error: ..."). */
 void diag_plain(Diag *d, DiagLevel lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A message about the whole of d->src ("prog.relay: error: ..."). */
+void diag_file(Diag *d, DiagLevel lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- machine-readable diagnostics ---------------------------------------- */
+typedef enum {
+  DIAG_FORMAT_TEXT,  /* compiler-style text (the default) */
+  DIAG_FORMAT_JSON,  /* one JSON array of diagnostic objects, like gcc's */
+  DIAG_FORMAT_SARIF, /* a SARIF 2.1.0 log for CI systems */
+} DiagFormat;
+
+/* Parses "text", "json" or "sarif"; false for anything else. */
+bool diag_format_parse(const char *s, DiagFormat *out);
+/* Starts recording (json, sarif); text is a no-op. Call before any Diag exists. */
+void diag_collect_begin(DiagFormat fmt);
+/* True between diag_collect_begin(json|sarif) and diag_collect_end. */
+bool diag_collecting(void);
+/* Writes every recorded diagnostic to `out` in the chosen format, frees them
+ * and stops recording. `version` and `exit_status` go into the SARIF log. */
+void diag_collect_end(FILE *out, const char *version, int exit_status);
 
 /* Levenshtein distance, capped: for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b, size_t cap);
