@@ -25,7 +25,7 @@ LDLIBS  = $(PKG_LIBS) -lm -lpthread -ldl
 LDFLAGS ?=
 
 # Sources: every .c in the module folders; re2c/Bison outputs go to $(BUILD)/gen.
-MODULES  := ir lexer parser sema transform eval runtime ops ops/relations ops/kernels ops/gradients ops/foreign
+MODULES  := ir lexer parser sema transform eval runtime ops ops/relations ops/kernels ops/gradients ops/foreign ops/macs analysis
 LIB_SRC  := $(foreach d,$(MODULES),$(wildcard $(d)/*.c))
 GEN_SRC  := $(BUILD)/gen/lexer.c $(BUILD)/gen/relay.tab.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/lexer.o $(BUILD)/obj/gen/relay.tab.o

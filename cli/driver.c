@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dot.h"
+#include "analysis/stats.h"
 #include "ir/ast.h"
 #include "ir/diag.h"
 #include "ir/equal.h"
@@ -164,7 +166,8 @@ static int process_file(const char *path, const DriverOptions *o) {
     return status;
   }
   bool typed = o->mode == MODE_CHECK || o->mode == MODE_RUN || o->mode == MODE_EMIT_TYPES ||
-               (o->mode == MODE_PRINT && o->types) || o->has_passes;
+               o->mode == MODE_EMIT_DOT || o->mode == MODE_STATS || (o->mode == MODE_PRINT && o->types) ||
+               o->has_passes;
   Module *prelude = NULL;
   Module *m = front_end(src, o, &d, typed, &status, &prelude);
   if (m && o->stop_after) {
@@ -173,6 +176,7 @@ static int process_file(const char *path, const DriverOptions *o) {
   }
   PassRunOptions ro = {.time_passes = o->time_passes ? stderr : NULL};
   if (m && o->has_passes && !o->expr) {
+    d.phase = DIAG_PHASE_PASS;
     status = pass_pipeline_run(&o->passes, m, &d, &ro);
     if (status) {
       module_free(m);
@@ -185,6 +189,7 @@ static int process_file(const char *path, const DriverOptions *o) {
     PassPipeline rp;
     pass_pipeline_init(&rp);
     pass_pipeline_add_run_defaults(&rp);
+    d.phase = DIAG_PHASE_PASS;
     status = pass_pipeline_run(&rp, m, &d, &ro);
     pass_pipeline_fini(&rp);
     if (status) {
@@ -197,6 +202,8 @@ static int process_file(const char *path, const DriverOptions *o) {
     case MODE_PRINT: print_any(stdout, m, o, o->types); break;
     case MODE_EMIT_AST: print_any(stdout, m, o, false); break;
     case MODE_EMIT_TYPES: print_any(stdout, m, o, true); break;
+    case MODE_EMIT_DOT: dot_write(stdout, m); break;
+    case MODE_STATS: status = stats_report(stdout, m, o->json, &d); break;
     case MODE_ROUNDTRIP: status = roundtrip(m, o, &d, typed || o->has_passes || m_typed(m)); break;
     case MODE_RUN: {
       EvalOptions eo = {o->inputs.data, o->inputs.len, o->output, o->json, o->profile, o->expr, o->repeat};

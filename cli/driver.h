@@ -21,6 +21,8 @@ typedef enum {
   MODE_EMIT_TYPES,  /* --emit=types */
   MODE_EQUAL,       /* --equal A B: structural equality of two modules */
   MODE_CHECK_GRAD,  /* --check-grad: analytic gradient vs central differences (cli/gradcheck.h) */
+  MODE_EMIT_DOT,    /* --emit=dot: Graphviz DOT of the typed module */
+  MODE_STATS,       /* --stats (--json: as JSON) */
 } DriverMode;
 
 typedef struct DriverOptions {

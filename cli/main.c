@@ -35,11 +35,14 @@ static const char usage_text[] =
     "  -r, --run             type-check and evaluate @main, print its value\n"
     "  -i, --input NAME=PATH bind @main's parameter %NAME to a .npy file (repeatable)\n"
     "  -o, --output PATH     also write the result to PATH (.npy; .npz for tuples)\n"
-    "      --json            with --run: print the value as JSON\n"
+    "      --json            with --run: print the value as JSON; with --stats: the figures\n"
     "      --prelude         load the standard library (List, Option, map, foldl, ...)\n"
     "      --profile         with --run: print time per operator after the run\n"
     "      --repeat=N        with --run: evaluate @main N times, report run times\n"
-    "      --emit=KIND       dump a stage: tokens, ast (after resolve), types\n"
+    "      --emit=KIND       dump a stage: tokens, ast (after resolve), types, or dot\n"
+    "                        (Graphviz DOT of the typed module: render with dot -Tsvg)\n"
+    "      --stats           operator counts, parameter and constant sizes, multiply-\n"
+    "                        accumulates and the largest intermediate tensor of @main\n"
     "      --expr            read FILE as a bare expression instead of a module\n"
     "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
     "      --pass=SPEC[,SPEC...]  run passes after type checking, in order (repeatable);\n"
@@ -97,7 +100,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
-    "--print", "--types", "--run", "--input", "--output", "--json", "--prelude", "--profile", "--repeat",
+    "--print", "--types", "--run", "--input", "--output", "--json", "--stats", "--prelude", "--profile", "--repeat",
     "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--check-grad", "--eps", "--atol", "--rtol", "--scale", "--mean", "--seed", "--max-errors", "--diagnostics-format", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
@@ -176,6 +179,7 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     if (is_opt(a, "--types", "-t", &nl)) { o->types = true; continue; }
     if (is_opt(a, "--run", "-r", &nl)) { o->mode = MODE_RUN; continue; }
     if (is_opt(a, "--json", NULL, &nl)) { o->json = true; continue; }
+    if (is_opt(a, "--stats", NULL, &nl)) { o->mode = MODE_STATS; continue; }
     if (is_opt(a, "--prelude", NULL, &nl)) { o->prelude = true; continue; }
     if (is_opt(a, "--profile", NULL, &nl)) { o->profile = true; continue; }
     if (is_opt(a, "--expr", NULL, &nl)) { o->expr = true; continue; }
@@ -250,11 +254,12 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
     }
     if (is_opt(a, "--emit", NULL, &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
-      if (!v) return usage_error("option '%s' needs a stage: tokens, ast or types", a);
+      if (!v) return usage_error("option '%s' needs a stage: tokens, ast, types or dot", a);
       if (strcmp(v, "tokens") == 0) o->mode = MODE_EMIT_TOKENS;
       else if (strcmp(v, "ast") == 0) o->mode = MODE_EMIT_AST;
       else if (strcmp(v, "types") == 0) o->mode = MODE_EMIT_TYPES;
-      else return usage_error("unknown stage '%s' for --emit (tokens, ast, types)", v);
+      else if (strcmp(v, "dot") == 0) o->mode = MODE_EMIT_DOT;
+      else return usage_error("unknown stage '%s' for --emit (tokens, ast, types, dot)", v);
       continue;
     }
     if (is_opt(a, "--stop-after", NULL, &nl)) {
@@ -296,8 +301,10 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   if (o->types && o->mode != MODE_PRINT) return usage_error("%s", "--types only applies to --print");
   if (o->inputs.len && o->mode != MODE_RUN && o->mode != MODE_CHECK_GRAD)
     return usage_error("%s", "--input needs --run or --check-grad");
-  if ((o->output || o->json || o->profile || o->repeat) && o->mode != MODE_RUN)
-    return usage_error("%s", "--output, --json, --profile and --repeat need --run");
+  if (o->json && o->mode != MODE_RUN && o->mode != MODE_STATS)
+    return usage_error("%s", "--json needs --run or --stats");
+  if ((o->output || o->profile || o->repeat) && o->mode != MODE_RUN)
+    return usage_error("%s", "--output, --profile and --repeat need --run");
   if (o->gc_set && o->mode != MODE_CHECK_GRAD)
     return usage_error("%s", "--eps, --atol, --rtol, --scale, --mean and --seed need --check-grad");
   if (o->mode == MODE_CHECK_GRAD && o->files.len > 1) return usage_error("%s", "--check-grad takes exactly one file");

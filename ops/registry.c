@@ -52,9 +52,15 @@ static const AttrField schema_none[] = {{NULL, AT_ANY, NULL, NULL}};
 #include "ops/op_table.def"
 #undef OP
 
+/* MAC column: `int64_t macs_ID(const MacCtx *)` in ops/macs/mac_rules.c, NULL
+ * (weak, undefined) for operators whose work is not counted. See ops/macs/mac.h. */
+#define OP(id, name, inputs, schema, rel) int64_t macs_##id(const MacCtx *c) __attribute__((weak));
+#include "ops/op_table.def"
+#undef OP
+
 static const OpDef builtin_ops[] = {
 #define OP(id, name, inputs, schema, rel) \
-  {name, inputs, schema_##schema, SCHEMA_LEN(schema), rel, kernel_##id, grad_##id},
+  {name, inputs, schema_##schema, SCHEMA_LEN(schema), rel, kernel_##id, grad_##id, macs_##id},
 #include "ops/op_table.def"
 #undef OP
 };

@@ -42,9 +42,11 @@ typedef struct AttrField {
 typedef struct TypeRelCtx TypeRelCtx;
 typedef struct KernelCtx KernelCtx;
 typedef struct GradCtx GradCtx;
+typedef struct MacCtx MacCtx;
 typedef int (*TypeRelFn)(TypeRelCtx *ctx);
 typedef int (*KernelFn)(KernelCtx *ctx);
 typedef bool (*GradFn)(GradCtx *ctx); /* ops/gradients/grad.h */
+typedef int64_t (*MacFn)(const MacCtx *ctx); /* ops/macs/mac.h */
 
 typedef struct OpDef {
   const char *name;        /* "add", "nn.conv2d" */
@@ -54,6 +56,7 @@ typedef struct OpDef {
   TypeRelFn relation;      /* NULL until implemented */
   KernelFn kernel;         /* NULL until implemented */
   GradFn grad;             /* gradient rule (ops/gradients/), NULL: not differentiable */
+  MacFn macs;              /* multiply-accumulates of a call (ops/macs/), NULL = counts 0 */
 } OpDef;
 
 /* Id of the operator named `name`, or -1. O(1) average (hash table). */
