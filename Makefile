@@ -109,6 +109,8 @@ diff: $(BIN)
 .PHONY: tools
 tools: $(BIN)
 	@python3 tests/tools/run_diagnostics.py --relayc $(BIN)
+	@python3 tests/tools/run_stats.py --relayc $(BIN)
+	@python3 tests/tools/run_dot.py --relayc $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 

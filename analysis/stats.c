@@ -217,7 +217,7 @@ static void print_text(FILE *out, Module *m, Stats *s) {
   qsort(s->ops, s->nops, sizeof *s->ops, row_cmp);
   uint32_t distinct = 0;
   while (distinct < s->nops && s->ops[distinct].calls) distinct++;
-  fprintf(out, "operator calls: %s (%u operators)\n", grouped(s->op_calls, a), distinct);
+  fprintf(out, "operator calls: %s (%u operator%s)\n", grouped(s->op_calls, a), distinct, distinct == 1 ? "" : "s");
   for (uint32_t i = 0; i < distinct; i++)
     fprintf(out, "  %-28s %12s\n", op_get(s->ops[i].id)->name, grouped(s->ops[i].calls, a));
   if (s->fn_calls) fprintf(out, "function calls: %s\n", grouped(s->fn_calls, a));
@@ -225,7 +225,8 @@ static void print_text(FILE *out, Module *m, Stats *s) {
   print_sizes(out, "constants", &s->consts);
   fprintf(out, "multiply-accumulates: %s", grouped(s->macs, a));
   if (s->macs >= 1000) fprintf(out, " (%sMAC)", scaled(s->macs, b));
-  if (s->mac_unknown) fprintf(out, ", plus %" PRId64 " calls of unknown size", s->mac_unknown);
+  if (s->mac_unknown)
+    fprintf(out, ", plus %" PRId64 " call%s of unknown size", s->mac_unknown, s->mac_unknown == 1 ? "" : "s");
   fputc('\n', out);
   qsort(s->ops, s->nops, sizeof *s->ops, mac_row_cmp);
   for (uint32_t i = 0; i < s->nops && (s->ops[i].macs || s->ops[i].unknown); i++)

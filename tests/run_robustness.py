@@ -6,7 +6,8 @@
   - a sample program cut at every byte (prefixes), and a fixed sample of the other golden programs
     cut every --stride bytes;
   - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain;
-    the same inputs through every implemented pass (`--pass=P`);
+    the same inputs through every implemented pass (`--pass=P`), --emit=dot, --stats and
+    --diagnostics-format=json;
   - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
     axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
     front end accepts are type-checked, and the type relations must report, never crash.
@@ -158,6 +159,8 @@ def main():
     deep = list(nested(10000))
     for label, data in deep:
         r.check(f"deep nesting: {label}", data)
+        for mode in ("--emit=dot", "--stats", "--diagnostics-format=json"):  # the analyses walk it too
+            r.check(f"deep nesting: {label} {mode}", data, args=(mode,))
     passes = implemented_passes(r.relayc)
     jobs = [(p, label, data) for p in passes for label, data in deep]
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
