@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/walk.h"
+#include "analysis/common.h"
 #include "ir/attrs.h"
 #include "ir/json.h"
 #include "ir/ptrmap.h"
@@ -151,7 +151,7 @@ static void str_esc(Str *s, const char *t, size_t max) { str_escaped(s, t, strle
  * deep. Stops growing past `max` bytes (the caller cuts), so a type nested
  * 10,000 deep costs no more than a short one. */
 static void type_raw(Str *s, const Type *t, size_t max, int depth) {
-  t = walk_type(t);
+  t = an_type(t);
   char dt[32];
   if (!t || s->len > max) return;
   if (depth > 4) {
@@ -545,9 +545,9 @@ static void place(Dot *d, Expr *e, Info *in) {
       t->proj = e->proj.index;
     }
   }
-  uint32_t n = walk_nchildren(e);
+  uint32_t n = an_nchildren(e);
   for (uint32_t i = 0; i < n; i++) {
-    Info *c = info(d, walk_child(e, i));
+    Info *c = info(d, an_child(e, i));
     if (c) c->scope = scope_lca(d, c->scope, child_scope(e, in, i, sc));
   }
 }
@@ -761,8 +761,8 @@ static void draw_function(Dot *d, Var *const *params, uint32_t nparams, Expr *bo
                           const char *result) {
   d->fn_scope = sc;
   param_nodes(d, params, nparams, sc);
-  WalkList order = {0};
-  walk_postorder(body, &order);
+  AnList order = {0};
+  an_postorder(body, &order);
   for (size_t i = 0; i < order.len; i++) {
     vec_push(d->infos, ((Info){0, 0, NONE, NONE, -1, -1, false}));
     ptrmap_put(&d->index, order.data[i], (int64_t)d->infos.len);
@@ -770,9 +770,9 @@ static void draw_function(Dot *d, Var *const *params, uint32_t nparams, Expr *bo
   /* pass 1: uses and what variables stand for */
   for (size_t i = 0; i < order.len; i++) {
     Expr *e = order.data[i];
-    uint32_t n = walk_nchildren(e);
+    uint32_t n = an_nchildren(e);
     for (uint32_t k = 0; k < n; k++) {
-      Info *c = info(d, walk_child(e, k));
+      Info *c = info(d, an_child(e, k));
       if (!c) continue;
       c->uses++;
       if (!((e->kind == EXPR_CALL || e->kind == EXPR_LET) && k == 0)) c->value_uses++;
@@ -880,7 +880,7 @@ void dot_write(FILE *out, Module *m) {
   if (m->expr) {
     draw_function(&d, NULL, 0, m->expr, 0, "result");
   } else {
-    const Function *main_fn = walk_find_def(m, "main");
+    const Function *main_fn = an_find_def(m, "main");
     if (main_fn) draw_function(&d, main_fn->params, main_fn->nparams, main_fn->body, 0, "@main result");
     for (uint32_t i = 0; i < m->ndefs; i++) {
       const GlobalDef *g = m->defs[i];

@@ -18,7 +18,7 @@
  *
  * Every node belongs to the innermost branch or function that contains all
  * its uses, so a value computed before an `if` and used in both branches is
- * drawn outside it. The walk is iterative (analysis/walk.h): deep nesting and
+ * drawn outside it. The walk is iterative (analysis/common.h): deep nesting and
  * long chains cost no C stack.
  */
 #ifndef RELAYC_ANALYSIS_DOT_H

@@ -1,6 +1,6 @@
 /* analysis/stats.c — `relayc --stats` (see stats.h).
  *
- * One pass over @main's body in post-order (analysis/walk.h) gathers
+ * One pass over @main's body in post-order (analysis/common.h) gathers
  * everything; sizes come from the inferred types only, so the module needs
  * no weights (parameters may stand for them, constants are counted by
  * their stored size). Byte counts use the in-memory element size (bool = 1
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/walk.h"
+#include "analysis/common.h"
 #include "ir/json.h"
 #include "ir/print.h"
 #include "ir/ptrmap.h"
@@ -54,7 +54,7 @@ static int64_t add_sat(int64_t a, int64_t b) {
 
 /* Elements and bytes of a static tensor type; false otherwise. */
 static bool tensor_size(const Type *t, int64_t *elements, int64_t *bytes) {
-  t = walk_type(t);
+  t = an_type(t);
   int64_t n = mac_elements(t);
   if (n < 0) return false;
   *elements = n;
@@ -64,7 +64,7 @@ static bool tensor_size(const Type *t, int64_t *elements, int64_t *bytes) {
 
 /* A parameter: tensors, and tuples of them, have a size. */
 static bool value_size(const Type *t, int64_t *elements, int64_t *bytes, int depth) {
-  t = walk_type(t);
+  t = an_type(t);
   if (!t || depth > 64) return false;
   if (t->kind == TYPE_TENSOR) return tensor_size(t, elements, bytes);
   if (t->kind != TYPE_TUPLE) return false;
@@ -82,7 +82,7 @@ static void consider_result(Stats *s, const Expr *call, const Type *t) {
   int64_t e, b;
   if (!tensor_size(t, &e, &b) || b < s->big_bytes) return;
   if (s->big && b == s->big_bytes && call->span.lo >= s->big_call->span.lo) return; /* ties: the first in the text */
-  s->big = walk_type(t);
+  s->big = an_type(t);
   s->big_bytes = b;
   s->big_elements = e;
   s->big_call = call;
@@ -107,7 +107,7 @@ static void count_call(Stats *s, Expr *e) {
   } else if (callee && callee->kind != EXPR_CTOR) {
     s->fn_calls++;
   }
-  const Type *t = walk_type(e->type);
+  const Type *t = an_type(e->type);
   if (t && t->kind == TYPE_TUPLE)
     for (uint32_t i = 0; i < t->tuple.n; i++) consider_result(s, e, t->tuple.fields[i]);
   else
@@ -128,8 +128,8 @@ static void gather(Stats *s, Var *const *params, uint32_t nparams, Expr *body) {
       s->params.unknown++;
     }
   }
-  WalkList order = {0};
-  walk_postorder(body, &order);
+  AnList order = {0};
+  an_postorder(body, &order);
   PtrMap consts = {0};
   for (size_t i = 0; i < order.len; i++) {
     Expr *e = order.data[i];
@@ -291,7 +291,7 @@ static void print_json(FILE *out, Module *m, Stats *s) {
 }
 
 int stats_report(FILE *out, Module *m, bool json, Diag *d) {
-  const Function *fn = m->expr ? NULL : walk_find_def(m, "main");
+  const Function *fn = m->expr ? NULL : an_find_def(m, "main");
   if (!fn && !m->expr) {
     diag_plain(d, DIAG_ERROR, "--stats: the module has no @main function");
     return 2;

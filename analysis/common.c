@@ -1,11 +1,12 @@
-/* analysis/walk.c — the shared DAG walk (see walk.h). */
-#include "analysis/walk.h"
+/* analysis/common.c — children by position, the post-order list, type and
+ * definition lookups (see common.h). */
+#include "analysis/common.h"
 
 #include <string.h>
 
-#include "ir/ptrmap.h"
+#include "ir/walk.h"
 
-uint32_t walk_nchildren(const Expr *e) {
+uint32_t an_nchildren(const Expr *e) {
   switch (e->kind) {
   case EXPR_CALL: return 1 + e->call.nargs;
   case EXPR_TUPLE: return e->tuple.n;
@@ -21,7 +22,7 @@ uint32_t walk_nchildren(const Expr *e) {
   }
 }
 
-Expr *walk_child(const Expr *e, uint32_t i) {
+Expr *an_child(const Expr *e, uint32_t i) {
   switch (e->kind) {
   case EXPR_CALL: return i == 0 ? e->call.fn : e->call.args[i - 1];
   case EXPR_TUPLE: return e->tuple.fields[i];
@@ -37,41 +38,22 @@ Expr *walk_child(const Expr *e, uint32_t i) {
   }
 }
 
-typedef struct Frame {
-  Expr *e;
-  uint32_t next; /* next child to visit */
-} Frame;
-
-void walk_postorder(Expr *root, WalkList *out) {
-  if (!root) return;
-  PtrMap seen = {0};
-  VEC(Frame) st = {0};
-  ptrmap_put(&seen, root, 1);
-  vec_push(st, ((Frame){root, 0}));
-  while (st.len) {
-    Frame *f = &st.data[st.len - 1];
-    if (f->next < walk_nchildren(f->e)) {
-      Expr *c = walk_child(f->e, f->next++);
-      if (c && !ptrmap_get(&seen, c, NULL)) {
-        ptrmap_put(&seen, c, 1);
-        vec_push(st, ((Frame){c, 0}));
-      }
-      continue;
-    }
-    vec_push(*out, f->e);
-    st.len--;
-  }
-  vec_free(st);
-  ptrmap_free(&seen);
+static void append(Expr *e, void *ud) {
+  AnList *out = ud;
+  vec_push(*out, e);
 }
 
-const Type *walk_type(const Type *t) {
+void an_postorder(Expr *root, AnList *out) {
+  if (root) walk_post_order(root, true, append, out);
+}
+
+const Type *an_type(const Type *t) {
   for (uint32_t guard = 0; t && t->kind == TYPE_UVAR && t->uvar.link && guard < (1u << 24); guard++)
     t = t->uvar.link;
   return t;
 }
 
-const Function *walk_find_def(const Module *m, const char *name) {
+const Function *an_find_def(const Module *m, const char *name) {
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (strcmp(m->defs[i]->name, name) == 0) return m->defs[i]->fn;
   return NULL;
