@@ -511,7 +511,7 @@ static ForeignOp *new_op(const FdeclDecl *dc, uint32_t ninputs, Diag *d) {
   op->mapping = dc->mapping;
   op->ninputs = ninputs;
   op->shape_from = dc->shape_from;
-  OpDef def = {op->name, (int32_t)ninputs, NULL, 0, foreign_rel, foreign_kernel, NULL};
+  OpDef def = {op->name, (int32_t)ninputs, NULL, 0, foreign_rel, foreign_kernel, NULL, NULL};
   op->id = op_register(&def);
   if (op->id < 0) {
     diag_error(d, dc->op_span, "cannot register operator '%s'", dc->op);

@@ -282,7 +282,7 @@ static int api_register_op(const RelaycPluginApi *api, const RelaycOpDesc *desc)
   if (!pl.arena) pl.arena = arena_new();
   AttrField *fields;
   PluginOp *op = copy_desc(desc, &fields);
-  OpDef def = {op->desc.name, desc->num_inputs, fields, desc->nattrs, plugin_rel, plugin_kernel, NULL};
+  OpDef def = {op->desc.name, desc->num_inputs, fields, desc->nattrs, plugin_rel, plugin_kernel, NULL, NULL};
   op->id = op_register(&def);
   if (op->id < 0) return reg_error("operator '%s' could not be registered%s", desc->name, "");
   if (pl.nops == pl.cap) {

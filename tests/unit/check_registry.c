@@ -285,24 +285,24 @@ static const AttrField plugin_schema[] = {
 
 START_TEST(plugins) {
   uint32_t before = op_count();
-  OpDef def = {"my.scale", 1, plugin_schema, 2, NULL, NULL, NULL};
+  OpDef def = {"my.scale", 1, plugin_schema, 2, NULL, NULL, NULL, NULL};
   int32_t id = op_register(&def);
   ck_assert_int_eq(id, (int32_t)before);
   ck_assert_uint_eq(op_count(), before + 1);
   ck_assert_int_eq(op_lookup("my.scale"), id);
   ck_assert_str_eq(op_get(id)->name, "my.scale");
   ck_assert_int_eq(op_register(&def), -1); /* duplicate */
-  OpDef clash = {"add", 2, NULL, 0, NULL, NULL, NULL};
+  OpDef clash = {"add", 2, NULL, 0, NULL, NULL, NULL, NULL};
   ck_assert_int_eq(op_register(&clash), -1);
   static const AttrField bad_schema[] = {{"x", AT_INT, "[1,", NULL}};
-  OpDef bad = {"my.bad", 1, bad_schema, 1, NULL, NULL, NULL};
+  OpDef bad = {"my.bad", 1, bad_schema, 1, NULL, NULL, NULL, NULL};
   ck_assert_int_eq(op_register(&bad), -1);
   ck_assert_int_eq(op_register(NULL), -1);
   /* many registrations force the hash table to grow; all stay reachable */
   static char names[300][16];
   for (int i = 0; i < 300; i++) {
     snprintf(names[i], sizeof names[i], "p.op%d", i);
-    OpDef d = {names[i], 1, NULL, 0, NULL, NULL, NULL};
+    OpDef d = {names[i], 1, NULL, 0, NULL, NULL, NULL, NULL};
     ck_assert_int_ge(op_register(&d), 0);
   }
   for (int i = 0; i < 300; i++) ck_assert_int_ge(op_lookup(names[i]), 0);
