@@ -896,7 +896,7 @@ void dot_write(FILE *out, Module *m) {
   str_esc(&name, m->src ? m->src->name : "relay", 120);
   fprintf(out, "digraph \"%s\" {\n", name.p ? name.p : "");
   mem_free(name.p);
-  fputs("  graph [compound=true, newrank=true, rankdir=TB, nodesep=0.25, ranksep=0.35, "
+  fputs("  graph [newrank=true, rankdir=TB, nodesep=0.25, ranksep=0.35, "
         "fontname=\"Helvetica\", fontsize=11];\n"
         "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10, "
         "height=0.3, margin=\"0.08,0.04\"];\n"

@@ -257,6 +257,26 @@ def check_resnet(ck, relayc, tmp):
     ck.eq(len(re.findall(r"label=\"nn.batch_norm \.0", text)), 53, "resnet50: batch_norm(...).0 in one box")
     print(f"resnet50: --emit=dot {1000 * (t1 - t0):.0f} ms, dot -Tsvg {1000 * (t2 - t1):.0f} ms "
           f"({nodes} nodes)")
+    # after FuseOps: every fused group is a shaded cluster, and it still renders in seconds
+    p = subprocess.run([relayc, "--pass=FuseOps", "--emit=dot", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    if not ck.true(p.returncode == 0 and not p.stderr, f"resnet50 fused: --emit=dot {p.stderr[:200]!r}"):
+        return
+    t1 = time.monotonic()
+    q = subprocess.run(["dot", "-Tjson"], input=p.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    t2 = time.monotonic()
+    ck.true(q.returncode == 0 and not q.stderr, "resnet50 fused: dot -Tjson")
+    ck.true(t2 - t1 < 30, f"resnet50 fused: dot took {t2 - t1:.1f} s")
+    g = Graph(json.loads(q.stdout))
+    prims = [c for c in g.clusters if c.get("label", "").startswith("fn\\nPrimitive=1")]
+    calls = g.find("call fused")
+    ck.true(len(prims) > 50 and len(prims) == len(calls), f"resnet50 fused: {len(prims)} Primitive clusters, "
+            f"{len(calls)} calls")
+    convs = g.find("nn.conv2d")
+    ck.eq(len(convs), 53, "resnet50 fused: conv2d nodes")
+    ck.true(all(any(n in g.members(c) for c in prims) for n in convs), "resnet50 fused: every conv2d is fused")
+    print(f"resnet50 after FuseOps: dot -Tjson {1000 * (t2 - t1):.0f} ms ({len(prims)} fused functions)")
 
 
 def main():

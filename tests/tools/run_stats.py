@@ -160,6 +160,14 @@ def main():
         d = check_net(ck, relayc, tmp, "resnet50", text, facts)
         if d:
             ck.true(4.05e9 <= d["macs"]["total"] <= 4.15e9, "resnet50: the published 4.1 GMAC")
+        # passes run first: after FuseOps the operators sit in Primitive functions, same figures
+        rc, out, err = run(relayc, ["--pass=FuseOps", "--stats", "--json", os.path.join(tmp, "resnet50.relay")])
+        ck.eq((rc, err), (0, ""), "resnet50 fused: exit and stderr")
+        if rc == 0:
+            f = json.loads(out)
+            ck.eq((f["macs"]["total"], f["operators"], f["largest_intermediate"]["bytes"]),
+                  (facts["macs"], facts["ops"], facts["largest"]["bytes"]), "resnet50 fused: same figures")
+            ck.true(f["function_calls"] > 50, f"resnet50 fused: {f['function_calls']} calls of fused functions")
         text, facts = netgen.gpt2(layers=12, tokens=64)
         check_net(ck, relayc, tmp, "gpt2", text, facts)
 
