@@ -196,7 +196,29 @@ static void print_excerpt(Diag *d, Source *s, Span sp) {
   fputc('\n', d->out);
 }
 
+/* True when this warning (its text and span) was reported before by d;
+ * else remembers it (the 32 most recent distinct warnings, as hashes). */
+static bool repeated_warning(Diag *d, Span sp, const char *fmt, va_list ap) {
+  char text[512];
+  va_list ap2;
+  va_copy(ap2, ap);
+  vsnprintf(text, sizeof text, fmt, ap2);
+  va_end(ap2);
+  uint64_t h = 14695981039346656037u; /* FNV-1a over the text, then the span */
+  for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211u;
+  h = (h ^ sp.lo) * 1099511628211u;
+  h = ((h ^ sp.hi) * 1099511628211u) | 1; /* 0 marks an empty slot */
+  size_t n = sizeof d->warned / sizeof d->warned[0];
+  for (size_t i = 0; i < n; i++)
+    if (d->warned[i] == h) return true;
+  memmove(d->warned + 1, d->warned, (n - 1) * sizeof d->warned[0]);
+  d->warned[0] = h;
+  return false;
+}
+
 static bool count_and_check(Diag *d, DiagLevel lvl) {
+  if (lvl != DIAG_NOTE) d->repeat = false;
+  else if (d->repeat) return false;
   if (lvl == DIAG_ERROR) {
     d->nerrors++;
     if (d->max_errors && d->nerrors > d->max_errors) {
@@ -215,6 +237,10 @@ static void collect_report(Diag *d, DiagLevel lvl, const Span *sp, bool whole_fi
                            va_list ap);
 
 void diag_vreport(Diag *d, DiagLevel lvl, Span sp, const char *fmt, va_list ap) {
+  if (lvl == DIAG_WARNING && repeated_warning(d, sp, fmt, ap)) {
+    d->repeat = true;
+    return;
+  }
   if (collect_stream()) {
     if (count_and_check(d, lvl)) collect_report(d, lvl, d->src ? &sp : NULL, false, fmt, ap);
     return;

@@ -9,7 +9,9 @@
  *           |           ^~
  *
  * Errors are counted; after `max_errors` further errors are swallowed and one
- * "too many errors" line is printed. Colour is used only when the sink is a
+ * "too many errors" line is printed. A warning is reported once per Diag:
+ * the same warning (same text, same span) met again, as when a pass
+ * pipeline re-checks the module after each pass, is dropped with its notes. Colour is used only when the sink is a
  * terminal and NO_COLOR is unset (decided by the CLI via `color`).
  *
  * Machine-readable output (--diagnostics-format=json|sarif): after
@@ -92,6 +94,8 @@ typedef struct Diag {
   bool color;
   bool suppressed;  /* set once the error cap was hit */
   DiagPhase phase;  /* set by the driver before each phase (machine formats only) */
+  bool repeat;      /* the last warning repeated an earlier one: its notes are dropped too */
+  uint64_t warned[32]; /* recent warnings (hash of text and span), reported once each */
 } Diag;
 
 void diag_init(Diag *d, FILE *out, Source *src);

@@ -122,6 +122,46 @@ START_TEST(error_cap) {
 }
 END_TEST
 
+static size_t count_of(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+static void warn_at(Diag *d, uint32_t lo) {
+  diag_warning(d, span_make(lo, lo + 1), "unreachable clause %u", lo);
+  diag_note(d, span_make(0, 1), "because of this");
+}
+
+/* A pass pipeline re-checks the module after each pass: the same warning
+ * (text and span) is reported once, with its notes; others still are. */
+START_TEST(warnings_reported_once) {
+  Source *src = source_new("t.relay", strdup("abc"), 3);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  Diag d;
+  diag_init(&d, f, src);
+  for (int round = 0; round < 3; round++) {
+    warn_at(&d, 1);
+    warn_at(&d, 2);
+    diag_error(&d, span_make(1, 2), "an error is never merged");
+    diag_warning(&d, span_make(0, 0), "same place, text %s", "one"); /* the text tells them apart */
+    diag_warning(&d, span_make(0, 0), "same place, text %s", "two");
+  }
+  fclose(f);
+  ck_assert_uint_eq(count_of(buf, "text one"), 1);
+  ck_assert_uint_eq(count_of(buf, "text two"), 1);
+  ck_assert_uint_eq(count_of(buf, "warning: unreachable clause 1"), 1);
+  ck_assert_uint_eq(count_of(buf, "warning: unreachable clause 2"), 1);
+  ck_assert_uint_eq(count_of(buf, "note: because of this"), 2);
+  ck_assert_uint_eq(count_of(buf, "error: an error is never merged"), 3);
+  ck_assert_int_eq(d.nwarnings, 4);
+  free(buf);
+  source_free(src);
+}
+END_TEST
+
 START_TEST(edit_distances) {
   ck_assert_uint_eq(edit_distance("add", "add", 3), 0);
   ck_assert_uint_eq(edit_distance("nn.conv", "nn.conv2d", 3), 2);
@@ -139,6 +179,7 @@ int main(void) {
   tcase_add_test(tc, diagnostic_layout);
   tcase_add_test(tc, diagnostic_long_line_is_windowed);
   tcase_add_test(tc, error_cap);
+  tcase_add_test(tc, warnings_reported_once);
   tcase_add_test(tc, edit_distances);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
