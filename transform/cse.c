@@ -163,6 +163,7 @@ static bool cse_function(PassCtx *c, GlobalDef *g) {
   rw_init(&rw, c->m, c->d);
   rw.post = cse_post;
   rw.ud = &s;
+  rw.mark_memo = true; /* nothing else touches Expr.mark during the rewrite */
   bool ok = rw_function(&rw, g->fn);
   rw_fini(&rw);
   vec_free(s.cands);

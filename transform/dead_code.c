@@ -407,6 +407,7 @@ bool pass_DCE(PassCtx *c) {
       rw.pre = el_pre;
       rw.post = el_post;
       rw.ud = &el;
+      rw.mark_memo = true; /* the hooks use no Expr.mark table */
       ok = rw_function(&rw, g->fn);
       rw_fini(&rw);
     }

@@ -26,21 +26,45 @@ void rw_init(Rewriter *rw, Module *m, Diag *d) {
 void rw_fini(Rewriter *rw) {
   ptrmap_free(&rw->memo);
   ptrmap_free(&rw->subst);
+  vec_free(rw->marked);
 }
 
 void rw_reset_memo(Rewriter *rw) {
   ptrmap_free(&rw->memo);
   memset(&rw->memo, 0, sizeof rw->memo);
+  rw->marked.len = 0; /* every mark now fails validation */
 }
 
 void rw_subst(Rewriter *rw, Var *v, Expr *e) { ptrmap_put(&rw->subst, v, (int64_t)(intptr_t)e); }
 
+/* The mark_memo entry of e, or NULL. */
+static struct RwMark *marked(Rewriter *rw, const Expr *e) {
+  uint32_t i = e->mark - 1;
+  return e->mark && i < rw->marked.len && rw->marked.data[i].key == e ? &rw->marked.data[i] : NULL;
+}
+
 static Expr *memo_get(Rewriter *rw, const Expr *e) {
+  if (rw->mark_memo) {
+    struct RwMark *k = marked(rw, e);
+    return k ? k->val : NULL;
+  }
   const int64_t *v = ptrmap_find(&rw->memo, e);
   return v ? (Expr *)(intptr_t)*v : NULL;
 }
 
-static void memo_put(Rewriter *rw, const Expr *e, Expr *r) { ptrmap_put(&rw->memo, e, (int64_t)(intptr_t)r); }
+static void memo_put(Rewriter *rw, const Expr *e, Expr *r) {
+  if (!rw->mark_memo) {
+    ptrmap_put(&rw->memo, e, (int64_t)(intptr_t)r);
+    return;
+  }
+  struct RwMark *k = marked(rw, e);
+  if (k) {
+    k->val = r;
+    return;
+  }
+  vec_push(rw->marked, ((struct RwMark){e, r}));
+  ((Expr *)e)->mark = (uint32_t)rw->marked.len;
+}
 
 static bool too_deep(Rewriter *rw, Expr *e) {
   if (!stack_exhausted()) return false;

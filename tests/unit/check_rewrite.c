@@ -1,7 +1,8 @@
 /* tests/unit/check_rewrite.c — the pass framework's building blocks:
  * transform/rewrite.c (the Rewriter keeps DAG sharing, returns unchanged
  * subtrees as the same pointers, substitutes variables, calls its hooks in
- * the recursive order, walks 100,000-long let chains and graph chains on an
+ * the recursive order, memoises through Expr.mark when asked (mark_memo),
+ * walks 100,000-long let chains and graph chains on an
  * ordinary 8 MiB stack, reports deeper nesting instead of crashing),
  * ir/walk.c (each distinct node visited once, children first, no recursion)
  * and ir/build.c (fresh names, copies, constants, globals; built nodes
@@ -58,9 +59,11 @@ START_TEST(rw_sharing_preserved) {
   Var *x = build_fresh_var(M, "x", NULL, S0);
   Expr *shared = call2("add", build_var(M, x, S0), build_var(M, x, S0));
   Expr *e = call2("multiply", shared, shared);
+  shared->mark = 1; /* a stale mark from some earlier pass must not matter */
   Rewriter rw;
   rw_init(&rw, M, NULL);
   rw.post = add_to_sub;
+  rw.mark_memo = _i == 1;
   Expr *r = rw_expr(&rw, e);
   ck_assert_ptr_ne(r, e);
   ck_assert(op_call_is(r, "multiply"));
@@ -194,6 +197,7 @@ START_TEST(rw_long_let_chain) {
 }
 END_TEST
 
+/* _i: 0 with the pointer-map memo, 1 with mark_memo */
 START_TEST(rw_long_graph_chain) {
   enum { N = 100000 };
   Var *x = build_fresh_var(M, "x", NULL, S0);
@@ -202,6 +206,7 @@ START_TEST(rw_long_graph_chain) {
   Rewriter rw;
   rw_init(&rw, M, NULL);
   rw.post = add_to_sub;
+  rw.mark_memo = _i == 1;
   Expr *r = rw_expr(&rw, e);
   ck_assert(!rw.failed);
   int n = 0;
@@ -416,13 +421,13 @@ static Suite *rewrite_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, rw_no_change_same_pointers);
-  tcase_add_test(tc, rw_sharing_preserved);
+  tcase_add_loop_test(tc, rw_sharing_preserved, 0, 2);
   tcase_add_test(tc, rw_unchanged_subtree_kept);
   tcase_add_test(tc, rw_substitution);
   tcase_add_test(tc, rw_hook_order_is_recursive_order);
   tcase_add_test(tc, rw_pre_replaces_without_descending);
   tcase_add_test(tc, rw_long_let_chain);
-  tcase_add_test(tc, rw_long_graph_chain);
+  tcase_add_loop_test(tc, rw_long_graph_chain, 0, 2);
   tcase_add_test(tc, rw_deep_nesting_reported);
   tcase_add_test(tc, rw_function_and_attrs);
   suite_add_tcase(s, tc);
