@@ -24,7 +24,8 @@
  *     calls Var::GenSym (also when BBNF then decides not to bind).
  *
  * Linear time: nodes are found through Expr.mark (validated by a back
- * pointer) or a pointer map for variables and other shared atoms; scope LCAs
+ * pointer), variables and operators through tables indexed by their ids,
+ * globals and constructors through a pointer map; scope LCAs
  * use skew-binary jump pointers (O(log depth) on the 100,000-deep scope
  * chains of long let chains, where TVM's parent walk is quadratic); let lists
  * are linked lists spliced in O(1) when a let is flattened. Dataflow nodes
@@ -90,15 +91,19 @@ typedef struct Edge {
   uint32_t next;
 } Edge;
 
+typedef VEC(uint32_t) U32Vec;
+
 typedef struct Nf {
   Module *m;
   Diag *d;
   bool bbnf;           /* ToBasicBlockNormalForm (else ToANormalForm) */
-  Arena *tmp;          /* scopes and bindings of one function */
+  Arena *tmp;          /* scopes and bindings (the whole pass) */
   VEC(DgNode) nodes;
   VEC(Edge) edges;
   VEC(uint32_t) post;  /* post-order of the dependency graph */
-  PtrMap atoms;        /* non-Expr keys -> node index */
+  PtrMap atoms;        /* globals and constructors -> node index + 1 (validated by the node's key) */
+  U32Vec by_var;       /* Var.id -> node index (validated by the node's key) */
+  U32Vec by_op;        /* operator id -> node index (validated likewise) */
   bool failed;         /* nesting too deep */
 } Nf;
 
@@ -140,6 +145,21 @@ static uint32_t new_node(Nf *nf, const void *key) {
   return (uint32_t)nf->nodes.len - 1;
 }
 
+/* The node of an atom found through a small integer (a Var's id, an
+ * operator's id): a direct table, validated by the node's key, so nothing
+ * needs clearing between functions. */
+static uint32_t id_node(Nf *nf, U32Vec *t, uint32_t id, const void *key, bool is_op) {
+  while (t->len <= id) vec_push(*t, UINT32_MAX);
+  uint32_t i = t->data[id];
+  if (i < nf->nodes.len && nf->nodes.data[i].key == key) return i;
+  i = new_node(nf, key);
+  nf->nodes.data[i].is_op = is_op;
+  t->data[id] = i;
+  return i;
+}
+
+static uint32_t var_node(Nf *nf, Var *v) { return id_node(nf, &nf->by_var, v->id, v, false); }
+
 /* The node of e, created when absent. */
 static uint32_t node_of(Nf *nf, Expr *e) {
   bool ek, op;
@@ -151,19 +171,13 @@ static uint32_t node_of(Nf *nf, Expr *e) {
     e->mark = i + 1;
     return i;
   }
+  if (e->kind == EXPR_VAR) return var_node(nf, e->var.var);
+  if (op) return id_node(nf, &nf->by_op, (uint32_t)e->op.id, key, true);
   int64_t *slot = ptrmap_slot(&nf->atoms, key);
-  if (*slot) return (uint32_t)(*slot - 1);
-  uint32_t i = new_node(nf, key);
-  nf->nodes.data[i].is_op = op;
+  uint32_t i = (uint32_t)(*slot - 1);
+  if (*slot && i < nf->nodes.len && nf->nodes.data[i].key == key) return i; /* else stale: an earlier function's */
+  i = new_node(nf, key);
   *ptrmap_slot(&nf->atoms, key) = i + 1;
-  return i;
-}
-
-static uint32_t var_node(Nf *nf, Var *v) {
-  int64_t *slot = ptrmap_slot(&nf->atoms, v);
-  if (*slot) return (uint32_t)(*slot - 1);
-  uint32_t i = new_node(nf, v);
-  *ptrmap_slot(&nf->atoms, v) = i + 1;
   return i;
 }
 
@@ -460,9 +474,15 @@ static Expr *result_for(Nf *nf, DgNode *n, Expr *e) {
 /* A fresh binder, consuming the module's counter exactly where TVM calls
  * Var::GenSym; `make` false only consumes the number. */
 static Var *gensym(Nf *nf, bool make, Span sp) {
-  if (make) return build_fresh_var(nf->m, "x", NULL, sp);
-  nf->m->next_fresh++;
-  return NULL;
+  uint32_t n = nf->m->next_fresh++;
+  if (!make) return NULL;
+  char buf[16], *p = buf + sizeof buf; /* "x_<n>", the name build_fresh_var would give */
+  *--p = 0;
+  do *--p = (char)('0' + n % 10);
+  while (n /= 10);
+  *--p = '_';
+  *--p = 'x';
+  return var_new(nf->m, arena_strndup(nf->m->arena, p, (size_t)(buf + sizeof buf - 1 - p)), sp, NULL);
 }
 
 /* TVM's Fill::Compound for a non-let node: bind `now` (the rebuilt orig) to v
@@ -732,8 +752,6 @@ static bool normal_form_function(Nf *nf, GlobalDef *g) {
   Function *f = g->fn;
   if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
   nf->nodes.len = nf->edges.len = nf->post.len = 0;
-  ptrmap_free(&nf->atoms);
-  nf->tmp = arena_new();
   Expr *root = build_fn(nf->m, f, f->span);
   dg_visit(nf, root);
   if (!nf->failed) {
@@ -747,15 +765,17 @@ static bool normal_form_function(Nf *nf, GlobalDef *g) {
       f->type = NULL;
     }
   }
-  arena_free(nf->tmp);
-  nf->tmp = NULL;
   return !nf->failed;
 }
 
 static bool run_normal_form(PassCtx *c, bool bbnf) {
   Nf nf = {.m = c->m, .d = c->d, .bbnf = bbnf};
+  nf.tmp = arena_new(); /* scopes and bindings of every function, freed at the end */
   bool ok = true;
   for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i]);
+  arena_free(nf.tmp);
+  vec_free(nf.by_var);
+  vec_free(nf.by_op);
   vec_free(nf.nodes);
   vec_free(nf.edges);
   vec_free(nf.post);
