@@ -12,10 +12,8 @@ no passes of its own), and for every pass named with --passes:
     run_pass_sweep.py [--relayc build/relayc] [--passes P1,P2,...] [-j N] [paths...]
 
 Pass names are anything `--pass=` accepts (options included, e.g. 'DeadCodeElimination(
-inline_once=True)'); the default list is the passes `make check` sweeps. Passes that drop
-unused effects by design (ToGraphNormalForm, as TVM: spec/passes.md §2.3) are swept only over
-programs whose module (as `--pass=InferType --print` shows it) has no ref or stateful call. A
-program may opt out of one pass with a header line `// SWEEP-SKIP: PassName reason`.
+inline_once=True)'); the default list is the passes `make check` sweeps. A program may opt
+out of one pass with a header line `// SWEEP-SKIP: PassName reason`.
 Prints `N passed, N failed`; exit 1 if anything failed.
 """
 import argparse
@@ -40,10 +38,6 @@ DEFAULT_PASSES = [
     "RemoveUnusedFunctions",
 ]
 TIMEOUT = 120
-# Passes that by design (as in TVM) keep neither unused effects nor their order
-# (spec/passes.md §2.3): swept only over programs without effects.
-EFFECT_UNSAFE = {"ToGraphNormalForm"}
-EFFECT = re.compile(rb"\bref(_read|_write)?\(|\bnn\.dropout\(")
 OWN_PIPELINE = ("--pass", "-O0", "-O1", "-O2", "-O3", "--grad", "--check-grad", "--expr", "--emit")
 
 
@@ -126,11 +120,6 @@ def sweep_file(path, relayc, passes):
     if not lines:
         return 0, []
     skip = skips(path)
-    # the module as the passes see it (gradient(F) expanded): effects in it?
-    rc, text, _ = execute(run_golden.command(lines[0], relayc, path, False)[:1] + ["--pass=InferType", "--print"] +
-                          roundtrip_argv(run_golden.command(lines[0], relayc, path, False))[2:])
-    if rc != 0 or EFFECT.search(text):
-        skip |= EFFECT_UNSAFE
     failures, checks = [], 0
     for run in lines:
         base = run_golden.command(run, relayc, path, False)

@@ -35,7 +35,10 @@
  *
  * GNF: each `let %v = e; b` becomes b with %v replaced by the (one, shared)
  * rewritten e; a recursive local function keeps `let %v = e'; %v` as the
- * shared node. No purity check, exactly like TVM.
+ * shared node. Unlike TVM, a let whose value has an effect or depends on when
+ * it runs (references, calls of functions, stateful operators) stays a let in
+ * its place, so graph form never changes what a program computes (TVM drops
+ * an unused `let %u = ref_write(...)` and loses effect order, spec §2.3).
  */
 #include <stdio.h>
 #include <string.h>
