@@ -8,19 +8,46 @@
  * matches parameters by name (and aborts on repeated names); relayc's
  * variables are resolved binders, so the substitution is by binder and
  * repeated names are harmless. Primitive or not, every literal called
- * directly with the right number of arguments is inlined; a literal that is
- * only a value (not a callee) stays.
+ * directly with the right number of arguments is inlined — unless an
+ * argument has an effect (references, calls of functions, stateful ops),
+ * which inlining would move or drop; a literal that is only a value (not a
+ * callee) stays.
  */
+#include "ir/walk.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
 bool pass_DEFUSE_OPS(PassCtx *c);
+
+/* Does evaluating e (not the bodies of literals it makes) have an effect or
+ * depend on when it runs: a reference operation, a call of anything but an
+ * operator or constructor, a stateful operator? */
+static void note_effect(Expr *e, void *ud) {
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) *(bool *)ud = true;
+  else if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    if (id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR) *(bool *)ud = true;
+  }
+}
+
+static bool has_effects(Expr *e) {
+  bool eff = false;
+  walk_post_order(e, false, note_effect, &eff);
+  return eff;
+}
 
 static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
   (void)old;
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_FN) return e;
   Function *f = e->call.fn->fn;
   if (f->nparams != e->call.nargs) return e;
+  /* an argument with an effect would move to its first use in the body, or
+   * vanish with an unused parameter: such a call stays a call (TVM inlines
+   * it anyway, changing what the program computes) */
+  for (uint32_t i = 0; i < e->call.nargs; i++)
+    if (has_effects(e->call.args[i])) return e;
   Rewriter sub;
   rw_init(&sub, rw->m, rw->d);
   for (uint32_t i = 0; i < f->nparams; i++) rw_subst(&sub, f->params[i], e->call.args[i]);
