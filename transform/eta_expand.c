@@ -5,10 +5,10 @@
  *   with fresh type parameters (named like the ADT's own) for the ADT's.
  * expand_global_var: every occurrence of a global function, in callee
  *   position too, becomes fn (%eta_expand_param: P1, ...) -> R { @g(...) }
- *   keeping @g's type parameters and attributes.
+ *   with fresh type parameters named like @g's, and @g's attributes.
  * As in TVM (a constructor or global is one node there, and its mutator
- * memoises by node), all occurrences of one constructor / global share ONE
- * literal. At least one option must be true (TVM's check).
+ * memoises by node), all occurrences of one constructor / global in one
+ * function share ONE literal. At least one option must be true (TVM's check).
  */
 #include <string.h>
 
@@ -68,15 +68,26 @@ static Expr *global_literal(Module *m, Eta *st, Expr *e) {
   Expr *lit = cached(st, g);
   if (lit) return lit;
   Function *gf = g->fn;
+  /* fresh type parameters (named like @g's): the literal may sit inside @g's
+   * own body, where @g's parameters are already bound */
+  uint32_t nt = gf->ntparams;
+  TypeParam **tps = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *tps);
+  Type **targs = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *targs);
+  for (uint32_t i = 0; i < nt; i++) {
+    tps[i] = build_type_param(m, gf->tparams[i]->name);
+    targs[i] = build_type_var(m, tps[i]);
+  }
   Type **ptys = arena_alloc(m->arena, (gf->nparams ? gf->nparams : 1) * sizeof *ptys);
   for (uint32_t i = 0; i < gf->nparams; i++)
-    ptys[i] = gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type;
+    ptys[i] = build_type_subst(m, gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type,
+                               gf->tparams, targs, nt);
   Var **ps = eta_params(m, ptys, gf->nparams, e->span);
   Expr *body = build_call(m, build_global(m, g, e->span), uses(m, ps, gf->nparams, e->span), gf->nparams, e->span);
   Type *ret = gf->ret_annot ? gf->ret_annot : (gf->type && gf->type->kind == TYPE_FUNC ? gf->type->func.ret : NULL);
+  if (ret) ret = build_type_subst(m, ret, gf->tparams, targs, nt);
   Function *f = build_function(m, ps, gf->nparams, ret, body, gf->attrs, e->span);
-  f->tparams = gf->tparams;
-  f->ntparams = gf->ntparams;
+  f->tparams = tps;
+  f->ntparams = nt;
   lit = build_fn(m, f, e->span);
   ptrmap_put(&st->lits, g, (int64_t)(intptr_t)lit);
   return lit;
@@ -119,8 +130,14 @@ bool pass_ETA_EXPAND(PassCtx *c) {
   rw.ud = &st;
   uint32_t n = c->m->ndefs;
   bool ok = true;
-  for (uint32_t i = 0; i < n && ok; i++)
-    if (c->m->defs[i]->fn) ok = rw_function(&rw, c->m->defs[i]->fn);
+  for (uint32_t i = 0; i < n && ok; i++) {
+    if (!c->m->defs[i]->fn) continue;
+    /* one shared literal per constructor / global within a function (TVM's
+     * memo); never one node shared by two global functions */
+    ptrmap_free(&st.lits);
+    rw_reset_memo(&rw);
+    ok = rw_function(&rw, c->m->defs[i]->fn);
+  }
   rw_fini(&rw);
   ptrmap_free(&st.lits);
   return ok;
