@@ -116,7 +116,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden sweep-all npy-io gradcheck robustness diff lint install-check
+	@$(MAKE) --no-print-directory unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint install-check
 	@$(MAKE) --no-print-directory tools
 
 demo: deps
