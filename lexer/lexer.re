@@ -203,8 +203,11 @@ static TokKind lex_float(Lexer *lx, Token *t, const char *body, const char *bend
     lex_error(lx, lo, hi, "invalid float literal \"%.*s\"", (int)(hi - lo), lx->text + lo);
     return TK_FLOAT;
   }
-  double max = t->f.dt.bits == 16 ? 65504.0 : t->f.dt.bits == 32 ? (double)FLT_MAX : DBL_MAX;
-  if (overflow || fabs(v) > max) {
+  /* Out of range = rounds to infinity in the literal's dtype: the largest
+   * finite value plus half an ulp and up (FLT_MAX itself prints as
+   * 3.4028235e+38, which is a little above FLT_MAX as a double). */
+  double limit = t->f.dt.bits == 16 ? 65520.0 : t->f.dt.bits == 32 ? 0x1.ffffffp+127 : INFINITY;
+  if (overflow || fabs(v) >= limit) {
     char name[32];
     lex_error(lx, lo, hi, "float literal \"%.*s\" is out of range for %s", (int)(hi - lo),
               lx->text + lo, dtype_name(t->f.dt, name));
