@@ -114,6 +114,43 @@ Expr *fold_const_scalar(Module *m, DType dt, double v, Span sp) {
   return expr_scalar_int(m, dt, (int64_t)v, sp);
 }
 
+bool fold_const_element0(const ConstTensor *c, long double *out) {
+  if (c->nbytes == 0 || c->dtype.lanes != 1) return false;
+  const void *p = c->data;
+  DType dt = c->dtype;
+  switch (dt.code) {
+  case DT_INT:
+    if (dt.bits == 8) *out = *(const int8_t *)p;
+    else if (dt.bits == 16) *out = *(const int16_t *)p;
+    else if (dt.bits == 32) *out = *(const int32_t *)p;
+    else if (dt.bits == 64) *out = (long double)*(const int64_t *)p;
+    else return false;
+    return true;
+  case DT_UINT:
+    if (dt.bits == 1 || dt.bits == 8) *out = *(const uint8_t *)p;
+    else if (dt.bits == 16) *out = *(const uint16_t *)p;
+    else if (dt.bits == 32) *out = *(const uint32_t *)p;
+    else if (dt.bits == 64) *out = (long double)*(const uint64_t *)p;
+    else return false;
+    return true;
+  case DT_FLOAT:
+    if (dt.bits == 16) *out = half_to_float(*(const uint16_t *)p);
+    else if (dt.bits == 32) *out = *(const float *)p;
+    else if (dt.bits == 64) *out = *(const double *)p;
+    else return false;
+    return true;
+  case DT_BFLOAT: {
+    if (dt.bits != 16) return false;
+    uint32_t u = (uint32_t)*(const uint16_t *)p << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    *out = f;
+    return true;
+  }
+  default: return false;
+  }
+}
+
 /* ------------------------------------------------------------ shape_of */
 
 /* The extents of a tensor type when every one is known. */

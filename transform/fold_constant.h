@@ -43,4 +43,8 @@ Expr *fold_eval_call(Module *m, Expr *call);
  * integers truncated toward zero, bool = v != 0. */
 Expr *fold_const_scalar(Module *m, DType dt, double v, Span sp);
 
+/* Element 0 of a constant as TVM's TryToScalar reads it (ints, uints, bool,
+ * float16/32/64, bfloat16); false for other dtypes or an empty constant. */
+bool fold_const_element0(const ConstTensor *c, long double *out);
+
 #endif

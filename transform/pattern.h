@@ -61,7 +61,7 @@ struct DfPat {
   DfPatKind kind;
   int slot;           /* capture slot, or -1 */
   /* DFP_CALL */
-  int32_t ops[6];     /* accepted operator ids (nops of them) */
+  int32_t ops[8];     /* accepted operator ids (nops of them) */
   int nops;
   int cls;            /* >= 0: any operator of this OpPattern class (ops unused) */
   bool commutative;   /* add / multiply: the two arguments are also tried swapped */

@@ -69,44 +69,6 @@ static DType dtype_of(const Expr *e) {
 
 static bool same_type(const Expr *a, const Expr *b) { return a->type && b->type && type_equal(a->type, b->type); }
 
-/* Element 0 of a constant as TVM's TryToScalar reads it; false for dtypes it does not read. */
-static bool const_first(const ConstTensor *c, long double *out) {
-  if (c->nbytes == 0 || c->dtype.lanes != 1) return false;
-  const void *p = c->data;
-  DType dt = c->dtype;
-  switch (dt.code) {
-  case DT_INT:
-    if (dt.bits == 8) *out = *(const int8_t *)p;
-    else if (dt.bits == 16) *out = *(const int16_t *)p;
-    else if (dt.bits == 32) *out = *(const int32_t *)p;
-    else if (dt.bits == 64) *out = (long double)*(const int64_t *)p;
-    else return false;
-    return true;
-  case DT_UINT:
-    if (dt.bits == 1 || dt.bits == 8) *out = *(const uint8_t *)p;
-    else if (dt.bits == 16) *out = *(const uint16_t *)p;
-    else if (dt.bits == 32) *out = *(const uint32_t *)p;
-    else if (dt.bits == 64) *out = (long double)*(const uint64_t *)p;
-    else return false;
-    return true;
-  case DT_FLOAT:
-    if (dt.bits == 16) *out = half_to_float(*(const uint16_t *)p);
-    else if (dt.bits == 32) *out = *(const float *)p;
-    else if (dt.bits == 64) *out = *(const double *)p;
-    else return false;
-    return true;
-  case DT_BFLOAT: {
-    if (dt.bits != 16) return false;
-    uint32_t u = (uint32_t)*(const uint16_t *)p << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    *out = f;
-    return true;
-  }
-  default: return false;
-  }
-}
-
 /* Every extent 1 (rank 0 included). */
 static bool all_ones_shape(const ConstTensor *c) {
   for (int32_t i = 0; i < c->ndim; i++)
@@ -216,7 +178,7 @@ static Expr *eliminate_identity(DfCtx *cx, Expr *pre, Expr *post, const DfMatch 
   if (mt->pre[S_C]) {
     const ConstTensor *c = mt->pre[S_C]->constant;
     long double v;
-    if (!all_ones_shape(c) || !const_first(c, &v)) return post;
+    if (!all_ones_shape(c) || !fold_const_element0(c, &v)) return post;
     int32_t id = op_call_id(pre);
     if ((id == OP_ADD || id == OP_SUBTRACT) && v != 0) return post;
     if ((id == OP_MULTIPLY || id == OP_DIVIDE) && v != 1) return post;
