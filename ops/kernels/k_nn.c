@@ -2,7 +2,7 @@
  * activations (nn.relu, nn.leaky_relu, nn.prelu, clip), nn.bias_add,
  * nn.dropout, the softmax family, nn.layer_norm, nn.instance_norm,
  * nn.group_norm, nn.l2_normalize, nn.lrn, nn.pad, nn.mirror_pad,
- * image.resize2d and nn.upsampling (spec/ops.md §4.2, §7.4, §10–12).
+ * image.resize2d, nn.upsampling and nn.upsampling3d (spec/ops.md §4.2, §7.4, §10–12).
  *
  * Activations and bias_add are typed loops over every dtype (KU_SWITCH),
  * integer arithmetic wrapping through the unsigned type, and write in place
@@ -801,27 +801,39 @@ static void axis_taps(const ResizeCfg *cfg, int64_t i, int64_t in, int64_t out, 
   for (int k = 0; k < t->n; k++) t->idx[k] = t->idx[k] < 0 ? 0 : t->idx[k] >= in ? in - 1 : t->idx[k];
 }
 
-static int resize_core(KernelCtx *c, const char *layout, int64_t oh, int64_t ow, const ResizeCfg *cfg, DType odt) {
+/* Resizes the spatial axes `letters` ("HW" or "DHW", found in the layout) of
+ * input 0 to the extents osz (one per letter). roi (tf_crop_and_resize) is
+ * [start_h, start_w, end_h, end_w] for the 2-D case. */
+static int resize_core(KernelCtx *c, const char *layout, const char *letters, const int64_t *osz,
+                       const ResizeCfg *cfg, DType odt) {
   const char *name = c->op->name;
   const Tensor *x = c->inputs[0];
-  int32_t nd = x->ndim;
-  const char *ph = strchr(layout, 'H'), *pw = strchr(layout, 'W');
-  if ((int32_t)strlen(layout) != nd || !ph || !pw) return kernel_fail(c, "%s: unsupported layout \"%s\"", name, layout);
+  int32_t nd = x->ndim, nsp = (int32_t)strlen(letters);
+  if ((int32_t)strlen(layout) != nd) return kernel_fail(c, "%s: unsupported layout \"%s\"", name, layout);
   for (const char *p = layout; *p; p++)
     if (*p < 'A' || *p > 'Z') return kernel_fail(c, "%s: unsupported layout \"%s\"", name, layout);
-  int32_t hp = (int32_t)(ph - layout), wp = (int32_t)(pw - layout);
-  if (oh < 0 || ow < 0) return kernel_fail(c, "%s: invalid output size", name);
-  int64_t ih = x->shape[hp], iw = x->shape[wp], shape[MAXR];
+  int32_t pos[3];
+  int64_t in[3], shape[MAXR];
   memcpy(shape, x->shape, (size_t)nd * sizeof *shape);
-  shape[hp] = oh;
-  shape[wp] = ow;
+  for (int32_t k = 0; k < nsp; k++) {
+    const char *p = strchr(layout, letters[k]);
+    if (!p) return kernel_fail(c, "%s: unsupported layout \"%s\"", name, layout);
+    pos[k] = (int32_t)(p - layout);
+    if (osz[k] < 0) return kernel_fail(c, "%s: invalid output size", name);
+    in[k] = x->shape[pos[k]];
+    shape[pos[k]] = osz[k];
+  }
   Tensor *o = kernel_output(c, odt, nd, shape);
   if (!o) return KERNEL_ERROR;
   if (o->numel == 0) return KERNEL_OK;
-  if (ih == 0 || iw == 0) return kernel_fail(c, "%s: cannot resize an empty image", name);
-  Taps *ty = mem_malloc((size_t)oh * sizeof *ty), *tx = mem_malloc((size_t)ow * sizeof *tx);
-  for (int64_t i = 0; i < oh; i++) axis_taps(cfg, i, ih, oh, cfg->roi[0], cfg->roi[2], &ty[i]);
-  for (int64_t i = 0; i < ow; i++) axis_taps(cfg, i, iw, ow, cfg->roi[1], cfg->roi[3], &tx[i]);
+  for (int32_t k = 0; k < nsp; k++)
+    if (in[k] == 0) return kernel_fail(c, "%s: cannot resize an empty image", name);
+  Taps *tp[3] = {NULL, NULL, NULL};
+  for (int32_t k = 0; k < nsp; k++) {
+    tp[k] = mem_malloc((size_t)(osz[k] ? osz[k] : 1) * sizeof *tp[k]);
+    float start = nsp == 2 ? cfg->roi[k] : 0, end = nsp == 2 ? cfg->roi[2 + k] : 0;
+    for (int64_t i = 0; i < osz[k]; i++) axis_taps(cfg, i, in[k], osz[k], start, end, &tp[k][i]);
+  }
   int64_t ist[MAXR], s = 1;
   for (int32_t i = nd; i-- > 0;) {
     ist[i] = s;
@@ -830,36 +842,40 @@ static int resize_core(KernelCtx *c, const char *layout, int64_t oh, int64_t ow,
   Tensor *tmp = NULL;
   const Tensor *xf = ku_type(x->dtype) == KU_F32 || ku_type(x->dtype) == KU_F64 ? x : ku_float_in(x, &tmp);
   if (!xf) {
-    mem_free(ty);
-    mem_free(tx);
+    for (int32_t k = 0; k < nsp; k++) mem_free(tp[k]);
     return kernel_fail(c, "%s: out of memory", name);
   }
   bool f64 = ku_type(xf->dtype) == KU_F64;
   size_t oes = dtype_size(odt);
+  static const Taps unit = {.idx = {0}, .w = {1}, .n = 1};
   for (int64_t e = 0; e < o->numel; e++) {
-    int64_t rem = e, base = 0, y = 0, xx = 0;
+    int64_t rem = e, base = 0, q[3] = {0, 0, 0};
     for (int32_t d = nd; d-- > 0;) {
-      int64_t q = rem % shape[d];
+      int64_t v = rem % shape[d];
       rem /= shape[d];
-      if (d == hp) y = q;
-      else if (d == wp) xx = q;
-      else base += q * ist[d];
+      int32_t k = 0;
+      while (k < nsp && pos[k] != d) k++;
+      if (k < nsp) q[k] = v;
+      else base += v * ist[d];
     }
-    const Taps *a = &ty[y], *b = &tx[xx];
+    /* as three axes: a 2-D resize has a unit leading axis */
+    const Taps *t0 = nsp == 3 ? &tp[0][q[0]] : &unit, *t1 = &tp[nsp - 2][q[nsp - 2]], *t2 = &tp[nsp - 1][q[nsp - 1]];
+    int64_t s0 = nsp == 3 ? ist[pos[0]] : 0, s1 = ist[pos[nsp - 2]], s2 = ist[pos[nsp - 1]];
     double v = 0;
-    if (a->outside || b->outside) {
+    if (t0->outside || t1->outside || t2->outside) {
       v = cfg->extrap;
     } else {
-      for (int p = 0; p < a->n; p++)
-        for (int q = 0; q < b->n; q++)
-          v += (double)a->w[p] * b->w[q] * ldf(xf->data, f64, base + a->idx[p] * ist[hp] + b->idx[q] * ist[wp]);
+      for (int a = 0; a < t0->n; a++)
+        for (int p = 0; p < t1->n; p++)
+          for (int r = 0; r < t2->n; r++)
+            v += (double)t0->w[a] * t1->w[p] * t2->w[r] *
+                 ldf(xf->data, f64, base + t0->idx[a] * s0 + t1->idx[p] * s1 + t2->idx[r] * s2);
       if (!f64) v = (float)v;
     }
     ku_cast(DT_F64, &v, odt, (char *)o->data + (size_t)e * oes);
   }
   tensor_release(tmp);
-  mem_free(ty);
-  mem_free(tx);
+  for (int32_t k = 0; k < nsp; k++) mem_free(tp[k]);
   return KERNEL_OK;
 }
 
@@ -906,7 +922,7 @@ int kernel_IMAGE_RESIZE2D(KernelCtx *c) {
   kernel_attr_dtype(c, "out_dtype", &odt);
   if (ku_type(odt) == KU_OTHER || ku_type(c->inputs[0]->dtype) == KU_OTHER)
     return kernel_fail(c, "image.resize2d: unsupported dtype");
-  return resize_core(c, kernel_attr_str(c, "layout", "NCHW"), size[0], size[1], &cfg, odt);
+  return resize_core(c, kernel_attr_str(c, "layout", "NCHW"), "HW", size, &cfg, odt);
 }
 
 int kernel_NN_UPSAMPLING(KernelCtx *c);
@@ -923,5 +939,37 @@ int kernel_NN_UPSAMPLING(KernelCtx *c) {
   const char *m = kernel_attr_str(c, "method", "nearest_neighbor");
   if (!parse_method(m, &cfg.method)) return kernel_fail(c, "nn.upsampling: unknown method \"%s\"", m);
   if (ku_type(x->dtype) == KU_OTHER) return kernel_fail(c, "nn.upsampling: unsupported dtype");
-  return resize_core(c, layout, (int64_t)fh, (int64_t)fw, &cfg, x->dtype);
+  int64_t osz[2] = {(int64_t)fh, (int64_t)fw};
+  return resize_core(c, layout, "HW", osz, &cfg, x->dtype);
+}
+
+/* nn.upsampling3d (TVM: topi.image.resize3d): D, H, W scaled by nearbyint(extent * scale);
+ * nearest_neighbor or trilinear (= linear), coordinate_transformation_mode as resize2d's, rounding
+ * for nearest: round with align_corners, else floor. */
+int kernel_NN_UPSAMPLING3D(KernelCtx *c);
+int kernel_NN_UPSAMPLING3D(KernelCtx *c) {
+  const Tensor *x = c->inputs[0];
+  const char *layout = kernel_attr_str(c, "layout", "NCDHW");
+  static const char *const keys[3] = {"scale_d", "scale_h", "scale_w"};
+  int64_t osz[3];
+  for (int k = 0; k < 3; k++) {
+    const char *p = strchr(layout, "DHW"[k]);
+    if ((int32_t)strlen(layout) != x->ndim || !p) return kernel_fail(c, "nn.upsampling3d: unsupported layout \"%s\"", layout);
+    double f = nearbyint((double)x->shape[p - layout] * kernel_attr_double(c, keys[k], 1));
+    if (!(f >= 0 && f < 1e15)) return kernel_fail(c, "nn.upsampling3d: invalid scale");
+    osz[k] = (int64_t)f;
+  }
+  ResizeCfg cfg = {.alpha = -0.5f};
+  const char *m = kernel_attr_str(c, "method", "nearest_neighbor");
+  if (!strcmp(m, "nearest_neighbor")) cfg.method = RM_NEAREST;
+  else if (!strcmp(m, "trilinear")) cfg.method = RM_LINEAR;
+  else return kernel_fail(c, "nn.upsampling3d: unknown method \"%s\"", m);
+  const char *cm = kernel_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+  if (!strcmp(cm, "half_pixel")) cfg.mode = CT_HALF_PIXEL;
+  else if (!strcmp(cm, "align_corners")) cfg.mode = CT_ALIGN_CORNERS;
+  else if (!strcmp(cm, "asymmetric")) cfg.mode = CT_ASYMMETRIC;
+  else return kernel_fail(c, "nn.upsampling3d: unknown coordinate_transformation_mode \"%s\"", cm);
+  cfg.rounding = cfg.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
+  if (ku_type(x->dtype) == KU_OTHER) return kernel_fail(c, "nn.upsampling3d: unsupported dtype");
+  return resize_core(c, layout, "DHW", osz, &cfg, x->dtype);
 }

@@ -297,3 +297,47 @@ int kernel_SCATTER_ELEMENTS(KernelCtx *c) {
                        (long long)j.bad_index, (long long)j.n);
   return KERNEL_OK;
 }
+
+/* ------------------------------------------------------------ sparse_to_dense */
+
+/* sparse_to_dense(indices, values, default_value, output_shape=[...]) (TVM's topi):
+ * default everywhere, then value j at the positions whose leading k coordinates
+ * equal row j of the (n, k) indices (a rank-0/1 index addresses axis 0), later
+ * rows winning; rows outside the output match nothing, as in TVM. Scalar
+ * values apply to every index. */
+int kernel_SPARSE_TO_DENSE(KernelCtx *c);
+int kernel_SPARSE_TO_DENSE(KernelCtx *c) {
+  const Tensor *ix = c->inputs[0], *v = c->inputs[1], *dv = c->inputs[2];
+  int64_t shape[MAXR];
+  int32_t nd = kernel_attr_ints(c, "output_shape", shape, MAXR);
+  if (nd < 0 || nd > MAXR) return kernel_fail(c, "sparse_to_dense: output_shape must be set");
+  if (!dtype_is_int(ix->dtype) || ix->ndim > 2) return kernel_fail(c, "sparse_to_dense: indices must be an integer tensor of rank <= 2");
+  if (v->ndim > 1 || dv->numel != 1 || !dtype_eq(v->dtype, dv->dtype))
+    return kernel_fail(c, "sparse_to_dense: values must be a vector or scalar and default_value a scalar of their dtype");
+  int64_t n = ix->ndim == 0 ? 1 : ix->shape[0], k = ix->ndim == 2 ? ix->shape[1] : 1;
+  if (k > nd || (nd == 0 && ix->numel > 0)) return kernel_fail(c, "sparse_to_dense: indices address more axes than the output has");
+  if (v->ndim == 1 && v->shape[0] != n) return kernel_fail(c, "sparse_to_dense: %lld values for %lld indices", (long long)v->shape[0], (long long)n);
+  Tensor *o = kernel_output(c, v->dtype, nd, shape);
+  if (!o) return KERNEL_ERROR;
+  size_t es = dtype_size(v->dtype);
+  for (int64_t i = 0; i < o->numel; i++) ku_copy1((char *)o->data + (size_t)i * es, dv->data, es);
+  int64_t st[MAXR], s = 1;
+  for (int32_t i = nd; i-- > 0;) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  int64_t block = nd ? st[k - 1] : 1; /* elements under one k-prefix */
+  for (int64_t j = 0; j < n; j++) {
+    int64_t off = 0;
+    bool inside = true;
+    for (int64_t a = 0; a < k && nd; a++) {
+      int64_t q = ku_index(ix, j * k + a);
+      if (q < 0 || q >= shape[a]) inside = false;
+      off += q * st[a];
+    }
+    if (!inside) continue;
+    const char *src = (const char *)v->data + (size_t)(v->ndim ? j : 0) * es;
+    for (int64_t b = 0; b < block; b++) ku_copy1((char *)o->data + (size_t)(off + b) * es, src, es);
+  }
+  return KERNEL_OK;
+}

@@ -798,6 +798,32 @@ static bool scaled_extent(int64_t extent, double scale, Dim *out) {
   return true;
 }
 
+/* nn.upsampling3d (TVM's UpSampling3DRel): D, H, W become nearbyint(extent · scale). */
+int rel_upsampling3d(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const char *l = rel_attr_str(c, "layout", "NCDHW");
+  if (!rel_layout_primal(l) || strlen(l) != a->tensor.ndim)
+    return rel_fail(c, "layout \"%s\" does not fit the input %s", l, rel_type_str(c, a));
+  static const char *const keys[3] = {"scale_d", "scale_h", "scale_w"};
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  for (int k = 0; k < 3; k++) {
+    int p = rel_layout_pos(l, "DHW"[k]);
+    if (p < 0) return rel_fail(c, "layout \"%s\" has no %c axis", l, "DHW"[k]);
+    double s = rel_attr_double(c, keys[k], 1);
+    if (!(s > 0)) return rel_fail(c, "scales must be positive");
+    Dim d = a->tensor.dims[p];
+    if (dim_known(d) && !scaled_extent(d.value, s, &o->tensor.dims[p])) return rel_fail(c, "the scaled extents are out of range");
+    if (!dim_known(d)) o->tensor.dims[p] = dim_any();
+  }
+  const char *m = rel_attr_str(c, "method", "nearest_neighbor");
+  if (strcmp(m, "nearest_neighbor") && strcmp(m, "trilinear")) return rel_fail(c, "unknown method \"%s\"", m);
+  const char *cm = rel_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+  if (strcmp(cm, "half_pixel") && strcmp(cm, "align_corners") && strcmp(cm, "asymmetric"))
+    return rel_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
+  return done(c, o);
+}
+
 int rel_upsampling(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);

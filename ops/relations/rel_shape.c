@@ -688,6 +688,32 @@ int rel_scatter_elements(TypeRelCtx *c) {
   return done(c, (Type *)d);
 }
 
+/* sparse_to_dense(indices, values, default_value, output_shape=[...]): the
+ * output_shape with the values' dtype; indices an integer tensor of rank <= 2
+ * ((n, k) rows of k <= rank leading coordinates), values a scalar or n of
+ * them, default_value a scalar of the values' dtype. */
+int rel_sparse_to_dense(TypeRelCtx *c) {
+  const Type *ix = rel_tensor(c, 0);
+  if (!ix) return rel_pending(c);
+  const Type *v = rel_tensor(c, 1);
+  if (!v) return rel_pending(c);
+  const Type *dv = rel_tensor(c, 2);
+  if (!dv) return rel_pending(c);
+  if (!is_index_dtype(ix->tensor.dtype) || ix->tensor.ndim > 2)
+    return rel_fail(c, "sparse_indices must be an integer tensor of rank 0, 1 or 2, found %s", rel_type_str(c, ix));
+  if (v->tensor.ndim > 1) return rel_fail(c, "sparse_values must have rank 0 or 1, found %s", rel_type_str(c, v));
+  if (dv->tensor.ndim != 0 || !dtype_eq(v->tensor.dtype, dv->tensor.dtype))
+    return rel_fail(c, "default_value must be a scalar of the values' dtype, found %s", rel_type_str(c, dv));
+  Type *o = rel_attr_shape(c, "output_shape", v->tensor.dtype);
+  if (!o) return REL_FAIL;
+  if (ix->tensor.ndim == 2 && dim_known(ix->tensor.dims[1]) && ix->tensor.dims[1].value > (int64_t)o->tensor.ndim)
+    return rel_fail(c, "sparse_indices rows have %lld coordinates but the output has rank %u",
+                    (long long)ix->tensor.dims[1].value, o->tensor.ndim);
+  if (v->tensor.ndim == 1 && ix->tensor.ndim >= 1 && !dim_compat(v->tensor.dims[0], ix->tensor.dims[0]))
+    return rel_fail(c, "%s values for %s indices", rel_type_str(c, v), rel_type_str(c, ix));
+  return done(c, o);
+}
+
 /* -------------------------------------------------- tiling, repeats, scans */
 
 int rel_tile(TypeRelCtx *c) {

@@ -174,6 +174,7 @@ int rel_gather_nd(TypeRelCtx *c);
 int rel_strided_set(TypeRelCtx *c);      /* data's type; v, begin/end/strides checked */
 int rel_scatter_nd(TypeRelCtx *c);       /* data's type; TVM's ScatterNDRel checks */
 int rel_scatter_elements(TypeRelCtx *c); /* data's type; indices/updates of one shape */
+int rel_sparse_to_dense(TypeRelCtx *c);  /* output_shape, values' dtype */
 int rel_one_hot(TypeRelCtx *c);
 int rel_slice_like(TypeRelCtx *c);
 int rel_tile(TypeRelCtx *c);
@@ -221,5 +222,22 @@ int rel_pad(TypeRelCtx *c);
 int rel_mirror_pad(TypeRelCtx *c);
 int rel_resize2d(TypeRelCtx *c);
 int rel_upsampling(TypeRelCtx *c);
+int rel_upsampling3d(TypeRelCtx *c);
+/* ops/relations/rel_dyn.c (spec/passes.md 11.6) */
+int rel_dyn_reshape(TypeRelCtx *c);
+int rel_dyn_squeeze(TypeRelCtx *c);
+int rel_dyn_expand_dims(TypeRelCtx *c);
+int rel_dyn_tile(TypeRelCtx *c);
+int rel_dyn_broadcast_to(TypeRelCtx *c);
+int rel_dyn_creation(TypeRelCtx *c);     /* dyn.zeros, dyn.ones */
+int rel_dyn_full(TypeRelCtx *c);
+int rel_dyn_one_hot(TypeRelCtx *c);
+int rel_dyn_topk(TypeRelCtx *c);
+int rel_dyn_strided_slice(TypeRelCtx *c);
+int rel_dyn_pad(TypeRelCtx *c);
+int rel_dyn_upsampling(TypeRelCtx *c);
+int rel_dyn_upsampling3d(TypeRelCtx *c);
+int rel_dyn_resize2d(TypeRelCtx *c);
+int rel_dyn_sparse_to_dense(TypeRelCtx *c);
 
 #endif

@@ -30,10 +30,10 @@ except ImportError:  # the pyenv python on PATH may lack numpy; Debian's has it
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diffcore  # noqa: E402
-import fam_elemwise, fam_reduce, fam_shape, fam_index, fam_nn, fam_conv, fam_fast, fam_grad  # noqa: E402,E401
+import fam_elemwise, fam_reduce, fam_shape, fam_index, fam_nn, fam_conv, fam_fast, fam_grad, fam_dyn  # noqa: E402,E401
 
 FAMILIES = {m.FAMILY: m for m in (fam_elemwise, fam_reduce, fam_shape, fam_index, fam_nn, fam_conv, fam_fast,
-                                  fam_grad)}
+                                  fam_grad, fam_dyn)}
 TIMEOUT = 60
 
 
