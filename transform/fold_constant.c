@@ -322,13 +322,15 @@ static bool has_candidates(Expr *body) {
   return any;
 }
 
-static bool fold_global(PassCtx *c, GlobalDef *g) {
-  if (!has_candidates(g->fn->body)) return true;
-  Folder *f = folder_new(c->m, c->d);
-  bool ok = rw_function(&f->rw, g->fn);
+bool fold_constant_function(Module *m, Diag *d, Function *fn) {
+  if (!has_candidates(fn->body)) return true;
+  Folder *f = folder_new(m, d);
+  bool ok = rw_function(&f->rw, fn);
   folder_free(f);
   return ok;
 }
+
+static bool fold_global(PassCtx *c, GlobalDef *g) { return fold_constant_function(c->m, c->d, g->fn); }
 
 bool pass_FOLD_CONSTANT(PassCtx *c); /* the entry point passes.def names */
 bool pass_FOLD_CONSTANT(PassCtx *c) { return pass_for_each_function(c, fold_global); }

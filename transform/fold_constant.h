@@ -24,6 +24,9 @@ Folder *folder_new(Module *m, Diag *d);
 void folder_free(Folder *f);
 /* The folded form of e (memoised by node pointer). */
 Expr *folder_fold(Folder *f, Expr *e);
+/* FoldConstant on one typed function (its body replaced; untouched when
+ * nothing can fold). False when nesting is too deep (reported). */
+bool fold_constant_function(Module *m, Diag *d, Function *fn);
 /* Forgets the memo (after the caller rewrote nodes the memo may refer to). */
 void folder_reset(Folder *f);
 /* Whether e is a constant, or an on_device-wrapped constant (spec §11.4). */
