@@ -29,6 +29,11 @@ enum {
   OPF_STATEFUL = 1u << 0,          /* has state (nn.dropout): never folded, CSE'd or dropped */
   OPF_NONCOMPUTATIONAL = 1u << 1,  /* does no computation (on_device): FoldConstant/FuseOps leave it */
   OPF_RESHAPE_ONLY = 1u << 2,      /* only reshapes its input (relay.reshape_only, FuseOps) */
+  /* ToMixedPrecision's category (TVM's default lists, spec/passes.md §7); at most one is set,
+   * none = "missing": treated as FOLLOW and reported (missing_op_mode) */
+  OPF_MP_ALWAYS = 1u << 3,         /* computed in the mixed type (conv, dense, batch_matmul) */
+  OPF_MP_FOLLOW = 1u << 4,         /* in the mixed type when its float inputs already are */
+  OPF_MP_NEVER = 1u << 5,          /* always in float32 (exp, softmax, sums, ...) */
 };
 
 OpPattern op_pattern(int32_t id);
