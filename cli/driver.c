@@ -190,7 +190,9 @@ static int process_file(const char *path, const DriverOptions *o) {
     pass_pipeline_init(&rp);
     pass_pipeline_add_run_defaults(&rp);
     d.phase = DIAG_PHASE_PASS;
-    status = pass_pipeline_run(&rp, m, &d, &ro);
+    PassRunOptions rro = ro;
+    rro.retype_if_changed = true;
+    status = pass_pipeline_run(&rp, m, &d, &rro);
     pass_pipeline_fini(&rp);
     if (status) {
       module_free(m);

@@ -38,6 +38,7 @@
 #include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "runtime/threadpool.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -470,19 +471,30 @@ static Expr *epilogue_post(Rewriter *rw, Expr *old, Expr *e) {
 
 /* ------------------------------------------------------------ passes */
 
-/* Runs `post` bottom-up over every function a function pass may touch. */
-static bool run_pass(PassCtx *c, RwPost post) {
-  Epi ep = {0};
-  /* constants are counted over the whole module: a weight is rescaled in
-   * place only when nothing else holds it */
-  PtrMap seen = {0};
-  for (uint32_t i = 0; i < c->m->ndefs; i++)
-    if (c->m->defs[i]->fn) count_edges(c->m->defs[i]->fn->body, &seen, &ep.crefs);
-  ptrmap_free(&seen);
-  bool ok = true;
-  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
+/* Runs `post` bottom-up over every function a function pass may touch that
+ * calls one of the operators `ops` (a quick scan skips the others). */
+static bool run_pass(PassCtx *c, RwPost post, const int32_t *ops, uint32_t nops) {
+  bool *want = mem_calloc(op_count() + 1, sizeof *want);
+  for (uint32_t i = 0; i < nops; i++) want[ops[i]] = true;
+  bool *todo = mem_calloc(c->m->ndefs + 1, sizeof *todo), any = false;
+  for (uint32_t i = 0; i < c->m->ndefs; i++) {
     Function *fn = c->m->defs[i]->fn;
-    if (!fn || fn_skipped_by_function_passes(fn)) continue;
+    todo[i] = fn && !fn_skipped_by_function_passes(fn) && dag_calls_any(fn->body, want, op_count());
+    any |= todo[i];
+  }
+  Epi ep = {0};
+  bool ok = true;
+  if (any) {
+    /* constants are counted over the whole module: a weight is rescaled in
+     * place only when nothing else holds it */
+    PtrMap seen = {0};
+    for (uint32_t i = 0; i < c->m->ndefs; i++)
+      if (c->m->defs[i]->fn) count_edges(c->m->defs[i]->fn->body, &seen, &ep.crefs);
+    ptrmap_free(&seen);
+  }
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
+    if (!todo[i]) continue;
+    Function *fn = c->m->defs[i]->fn;
     ptrmap_free(&ep.uses);
     memset(&ep.uses, 0, sizeof ep.uses);
     count_edges(fn->body, &ep.uses, NULL);
@@ -493,10 +505,20 @@ static bool run_pass(PassCtx *c, RwPost post) {
     ok = rw_function(&rw, fn);
     rw_fini(&rw);
   }
+  mem_free(todo);
   ptrmap_free(&ep.uses);
   ptrmap_free(&ep.crefs);
+  mem_free(want);
   return ok;
 }
 
-bool pass_FOLD_BATCH_NORM_INTO_CONV(PassCtx *c) { return run_pass(c, fold_bn_post); }
-bool pass_FUSE_CONV_EPILOGUE(PassCtx *c) { return run_pass(c, epilogue_post); }
+bool pass_FOLD_BATCH_NORM_INTO_CONV(PassCtx *c) {
+  static const int32_t ops[] = {OP_NN_BATCH_NORM};
+  return run_pass(c, fold_bn_post, ops, 1);
+}
+
+bool pass_FUSE_CONV_EPILOGUE(PassCtx *c) {
+  static const int32_t ops[] = {OP_NN_CONV2D, OP_RELAYC_CONV2D_BIAS, OP_RELAYC_CONV2D_ADD, OP_RELAYC_CONV2D_BIAS_ADD,
+                                OP_RELAYC_CONV2D_RELU, OP_NN_BATCH_NORM};
+  return run_pass(c, epilogue_post, ops, sizeof ops / sizeof ops[0]);
+}

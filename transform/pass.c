@@ -351,7 +351,18 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
   }
   PassCtx c = {m, d, p, opts, opt_level, ro};
   int before = d->nerrors;
+  /* the body of every global, to see whether the pass changed anything */
+  uint32_t ndefs = m->ndefs;
+  const Expr **bodies = NULL;
+  if (ro && ro->retype_if_changed) {
+    bodies = mem_calloc(ndefs + 1, sizeof *bodies);
+    for (uint32_t i = 0; i < ndefs; i++) bodies[i] = m->defs[i]->fn ? m->defs[i]->fn->body : NULL;
+  }
   bool ok = p->run(&c) && d->nerrors == before;
+  bool unchanged = bodies && m->ndefs == ndefs;
+  for (uint32_t i = 0; unchanged && i < ndefs; i++)
+    unchanged = (m->defs[i]->fn ? m->defs[i]->fn->body : NULL) == bodies[i];
+  mem_free(bodies);
   if (getenv("RELAYC_DUMP_PASSES")) { /* debugging: the raw output, before it is re-typed */
     fprintf(stderr, "// after %s\n", p->name);
     print_module(stderr, m, (PrintOptions){0});
@@ -361,7 +372,7 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
     return false;
   }
   double t0 = now_ms(), c0 = cpu_ms();
-  bool typed = retype(m, d, p);
+  bool typed = unchanged || retype(m, d, p);
   last_retype_ms = now_ms() - t0;
   last_retype_cpu = cpu_ms() - c0;
   return typed;

@@ -133,6 +133,10 @@ typedef struct PassPipeline {
 
 typedef struct PassRunOptions {
   FILE *time_passes; /* --time-passes: per-pass report here, or NULL */
+  /* Skip the re-typing after a pass that left every global and function body
+   * pointer as it was (for pipelines of passes that only rewrite through the
+   * Rewriter, e.g. --run's defaults: they never change a module in place). */
+  bool retype_if_changed;
 } PassRunOptions;
 
 void pass_pipeline_init(PassPipeline *pl);
