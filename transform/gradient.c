@@ -794,6 +794,32 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
   return tr_value(a, e);
 }
 
+/* An operator or constructor used as a value, as the typed source literal
+ * fn (%a1, ..., %an) { op(%a1, ..., %an) } (its inferred function type gives
+ * the parameter and result types; an operator value has default attributes).
+ * NULL when the type is not a monomorphic function type. */
+static Function *eta_expand(AD *a, Expr *e) {
+  const Type *t = rt(e->type);
+  if (!t || t->kind != TYPE_FUNC || t->func.ntparams) return NULL;
+  Module *m = a->m;
+  uint32_t n = t->func.nargs;
+  Var **ps = mem_calloc(n + 1, sizeof *ps);
+  Expr **args = mem_calloc(n + 1, sizeof *args);
+  for (uint32_t i = 0; i < n; i++) {
+    ps[i] = build_fresh_var(m, "a", NULL, e->span);
+    ps[i]->type = t->func.args[i];
+    args[i] = build_var(m, ps[i], e->span);
+    args[i]->type = t->func.args[i];
+  }
+  Expr *body = expr_call(m, build_copy(m, e), args, n, NULL, e->span);
+  body->type = t->func.ret;
+  Function *f = build_function(m, ps, n, NULL, body, NULL, e->span);
+  f->type = (Type *)t;
+  mem_free(ps);
+  mem_free(args);
+  return f;
+}
+
 /* The translation of e as an expression (bindings for its parts pushed). */
 static Expr *tr_value(AD *a, Expr *e) {
   Module *m = a->m;
@@ -820,12 +846,14 @@ static Expr *tr_value(AD *a, Expr *e) {
     }
     return build_global(m, grad_global(a, e->global.def), sp);
   case EXPR_OP:
-    fail(a, sp, "cannot differentiate an operator used as a value: wrap it in a function, e.g. fn (%x) { op(%x) }");
+  case EXPR_CTOR: {
+    if (e->kind == EXPR_CTOR && e->ctor.ctor->nfields == 0) return build_ctor(m, map_ctor(a, e->ctor.ctor), sp);
+    Function *f = eta_expand(a, e);
+    if (f) return build_fn(m, tr_function(a, f, sp), sp);
+    fail(a, sp, e->kind == EXPR_OP ? "cannot differentiate an operator used as a value whose type is not known: wrap it in a function, e.g. fn (%x) { op(%x) }"
+                                   : "cannot differentiate a constructor used as a value whose type is not known: wrap it in a function");
     return unit(a, sp);
-  case EXPR_CTOR:
-    if (e->ctor.ctor->nfields == 0) return build_ctor(m, map_ctor(a, e->ctor.ctor), sp);
-    fail(a, sp, "cannot differentiate a constructor used as a value: wrap it in a function");
-    return unit(a, sp);
+  }
   case EXPR_CALL: {
     Expr *fn = e->call.fn;
     if (fn->kind == EXPR_OP)
