@@ -11,14 +11,14 @@ BUILD   ?= build
 ifeq ($(origin CC),default)
 CC := gcc
 endif
-PKGS    := check jansson libffi openblas
+PKGS    := check jansson libffi openblas zlib
 OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes -g $(OPT) $(SAN) \
                -I. -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs jansson libffi 2>/dev/null)  # OpenBLAS: dlopen on first use (ops/kernels/k_gemm.c)
+PKG_LIBS   = $(shell pkg-config --libs jansson libffi zlib 2>/dev/null)  # OpenBLAS: dlopen on first use (ops/kernels/k_gemm.c)
 CFLAGS  ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm -lpthread -ldl
@@ -104,6 +104,9 @@ npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
 gradcheck: $(BIN)
 	@python3 tests/grad/run_gradcheck.py --relayc $(BIN)
+.PHONY: params
+params: $(BIN)
+	@python3 tests/run_params.py $(BIN)
 diff: $(BIN)
 	@python3 tests/diff/run_diff.py --relayc $(BIN)
 .PHONY: tools
@@ -117,7 +120,7 @@ lint:
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint install-check
-	@$(MAKE) --no-print-directory tools
+	@$(MAKE) --no-print-directory tools params
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -128,7 +131,7 @@ asan-check: deps
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=99} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-exitcode=99:print_stacktrace=1} \
 	  $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" all unit golden gradcheck robustness diff
+	  LDFLAGS="-fsanitize=address,undefined" all unit golden gradcheck params robustness diff
 
 valgrind-check: all $(FFI_LIBS)
 	@python3 tests/run_golden.py --relayc $(BIN) --valgrind tests/golden samples

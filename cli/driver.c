@@ -141,6 +141,13 @@ static int check_grad_file(Source *src, const DriverOptions *o, Diag *d) {
   return st;
 }
 
+/* What eval/ needs of the command line. */
+static EvalOptions eval_options(const DriverOptions *o) {
+  return (EvalOptions){o->inputs.data, o->inputs.len, o->output, o->json, o->profile, o->expr,
+                       o->repeat, o->params.data, o->params.len, o->input_bundles.data,
+                       o->input_bundles.len, o->save_params};
+}
+
 static int process_file(const char *path, const DriverOptions *o) {
   Source *src = source_read_file(path);
   Diag d;
@@ -208,11 +215,17 @@ static int process_file(const char *path, const DriverOptions *o) {
     case MODE_STATS: status = stats_report(stdout, m, o->json, &d); break;
     case MODE_ROUNDTRIP: status = roundtrip(m, o, &d, typed || o->has_passes || m_typed(m)); break;
     case MODE_RUN: {
-      EvalOptions eo = {o->inputs.data, o->inputs.len, o->output, o->json, o->profile, o->expr, o->repeat};
+      EvalOptions eo = eval_options(o);
       d.phase = DIAG_PHASE_RUN;
       status = eval_main(m, &eo, &d);
       break;
     }
+    case MODE_CHECK: /* --params, --inputs, --input or --save-params without --run */
+      if (o->inputs.len || o->params.len || o->input_bundles.len || o->save_params) {
+        EvalOptions eo = eval_options(o);
+        status = eval_bind_only(m, &eo, &d);
+      }
+      break;
     default: break;
     }
     module_free(m);

@@ -44,6 +44,9 @@ typedef struct DriverOptions {
   uint64_t gc_seed;                /* --seed: the generator's seed (0) */
   bool gc_set;                     /* any of them given */
   bool gc_first_order;             /* --check-grad=first_order */
+  VEC(const char *) params;        /* --params FILE (.params or .npz) */
+  VEC(const char *) input_bundles; /* --inputs FILE (.npz or .params) */
+  const char *save_params;         /* --save-params FILE: write the bound values */
 } DriverOptions;
 
 int driver_run(DriverOptions *o);

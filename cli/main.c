@@ -21,6 +21,7 @@
 #include "ops/foreign/ffi.h"
 #include "ops/foreign/plugin.h"
 #include "ops/registry.h"
+#include "runtime/bundle.h"
 
 #define RELAYC_VERSION "0.1.0"
 
@@ -34,6 +35,11 @@ static const char usage_text[] =
     "  -t, --types           with --print: add inferred types as /* ty=... */ annotations\n"
     "  -r, --run             type-check and evaluate @main, print its value\n"
     "  -i, --input NAME=PATH bind @main's parameter %NAME to a .npy file (repeatable)\n"
+    "      --params FILE     bind @main's parameters by name from TVM's .params (save_param_dict)\n"
+    "                        or an .npz; without --run: check the values against the types\n"
+    "      --inputs FILE     the same for inputs, usually an .npz (repeatable, like --params)\n"
+    "      --save-params FILE write the values bound by --input/--inputs/--params to FILE\n"
+    "                        (.params or .npz, by extension): converts .npz <-> .params\n"
     "  -o, --output PATH     also write the result to PATH (.npy; .npz for tuples)\n"
     "      --json            with --run: print the value as JSON; with --stats: the figures\n"
     "      --prelude         load the standard library (List, Option, map, foldl, ...)\n"
@@ -100,7 +106,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 /* Known long options, for "did you mean" on a misspelled one. */
 static const char *const long_options[] = {
-    "--print", "--types", "--run", "--input", "--output", "--json", "--stats", "--prelude", "--profile", "--repeat",
+    "--print", "--types", "--run", "--input", "--params", "--inputs", "--save-params", "--output", "--json", "--stats", "--prelude", "--profile", "--repeat",
     "--emit", "--expr", "--check-roundtrip", "--pass", "--grad", "--list-passes", "--time-passes", "--equal", "--check-grad", "--eps", "--atol", "--rtol", "--scale", "--mean", "--seed", "--max-errors", "--diagnostics-format", "--stop-after", "--ffi", "--ffi-decl", "--plugin", "--list-ops", "--help", "--version", NULL,
 };
 
@@ -246,6 +252,21 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
       vec_push(o->inputs, v);
       continue;
     }
+    if (is_opt(a, "--params", NULL, &nl) || is_opt(a, "--inputs", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v || !*v) return usage_error("option '%s' needs a file (.params or .npz)", a);
+      if (strncmp(a, "--params", 8) == 0) vec_push(o->params, v);
+      else vec_push(o->input_bundles, v);
+      continue;
+    }
+    if (is_opt(a, "--save-params", NULL, &nl)) {
+      const char *v = option_value(argc, argv, &i, a, nl);
+      if (!v || bundle_format_for_path(v) == BUNDLE_UNKNOWN)
+        return usage_error("--save-params needs a file named .params or .npz (the name picks the format), got '%s'",
+                           v ? v : "");
+      o->save_params = v;
+      continue;
+    }
     if (is_opt(a, "--output", "-o", &nl)) {
       const char *v = option_value(argc, argv, &i, a, nl);
       if (!v) return usage_error("option '%s' needs a path", a);
@@ -299,8 +320,14 @@ static int parse_args(int argc, char **argv, DriverOptions *o) {
   }
   if (o->files.len == 0) return usage_error("%s", "no input file (use '-' for standard input)");
   if (o->types && o->mode != MODE_PRINT) return usage_error("%s", "--types only applies to --print");
-  if (o->inputs.len && o->mode != MODE_RUN && o->mode != MODE_CHECK_GRAD)
-    return usage_error("%s", "--input needs --run or --check-grad");
+  bool binds = o->inputs.len || o->params.len || o->input_bundles.len || o->save_params;
+  bool bundles = o->params.len || o->input_bundles.len || o->save_params;
+  if (o->inputs.len && o->mode != MODE_RUN && o->mode != MODE_CHECK_GRAD && o->mode != MODE_CHECK)
+    return usage_error("%s", "--input needs --run or --check-grad (or no mode: check the values)");
+  if (bundles && o->mode != MODE_RUN && o->mode != MODE_CHECK)
+    return usage_error("%s", "--params, --inputs and --save-params go with --run, or alone to check the values");
+  if (binds && o->mode != MODE_CHECK_GRAD && (o->expr || o->files.len > 1))
+    return usage_error("%s", "--input, --params, --inputs and --save-params need one module file with @main");
   if (o->json && o->mode != MODE_RUN && o->mode != MODE_STATS)
     return usage_error("%s", "--json needs --run or --stats");
   if ((o->output || o->profile || o->repeat) && o->mode != MODE_RUN)
@@ -364,6 +391,8 @@ int main(int argc, char **argv) {
     vec_free(opts.inputs);
     pass_pipeline_fini(&opts.passes);
     if (rc > 0) diag_collect_end(stderr, RELAYC_VERSION, rc);
+    vec_free(opts.params);
+    vec_free(opts.input_bundles);
     return rc < 0 ? 0 : rc;
   }
   /* Run the compiler on a big-stack thread (reserved address space, touched lazily). */
@@ -383,6 +412,8 @@ int main(int argc, char **argv) {
   vec_free(opts.files);
   vec_free(opts.inputs);
   pass_pipeline_fini(&opts.passes);
+  vec_free(opts.params);
+  vec_free(opts.input_bundles);
   fflush(stdout);
   if (ferror(stdout)) {
     fprintf(stderr, "relayc: error writing standard output: %s\n", strerror(errno));

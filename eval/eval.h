@@ -6,10 +6,13 @@
  * eval/ lowers the module it is given as it is). It takes its own options
  * (EvalOptions) and returns the process exit status:
  *   0  the value was printed on stdout (JSON with --json);
- *   2  usage or I/O: no @main, a malformed/unknown/missing --input (the
- *      message lists every parameter of @main with its type), an unreadable
- *      or corrupt .npy, an input whose dtype/shape differs from the
- *      parameter's type (both are named), a result --output cannot write;
+ *   2  usage or I/O: no @main, a malformed/unknown/missing --input, a name
+ *      in a --params/--inputs file that is no parameter of @main (with "did
+ *      you mean" and a list of every parameter of @main with its type), a
+ *      parameter bound twice or left unbound, an unreadable or corrupt .npy,
+ *      .params or .npz file, a value whose dtype/shape differs from the
+ *      parameter's type (both are named), a --save-params or --output file
+ *      that cannot be written;
  *   3  a run-time error (reported with its span and a Relay backtrace).
  *
  * --output PATH: a tensor (or scalar) result is written as .npy; a tuple,
@@ -45,9 +48,22 @@ typedef struct EvalOptions {
   bool profile;              /* --profile: per-operator times on stderr */
   bool expr;                 /* --expr: run m->expr instead of @main */
   int repeat;                /* --repeat: evaluate this many times (0 or 1 = once) */
+  const char *const *param_files; /* --params FILE (.params or .npz), nparam_files of them */
+  size_t nparam_files;
+  const char *const *input_files; /* --inputs FILE, ninput_files of them */
+  size_t ninput_files;
+  const char *save_params;        /* --save-params FILE: write the bound values, or NULL */
 } EvalOptions;
 
 int eval_main(Module *m, const EvalOptions *o, Diag *d);
+
+/* Without --run: binds @main's parameters from --input, --params and
+ * --inputs exactly as eval_main would (same checks and messages) but does
+ * not require every parameter to be bound and runs nothing; writes
+ * --save-params. So `relayc net.relay --params w.npz` checks a weight file
+ * against @main's types and `... --save-params w.params` converts it.
+ * Returns 0 or 2. */
+int eval_bind_only(Module *m, const EvalOptions *o, Diag *d);
 
 /* The text of stdlib/prelude.relay as compiled in. */
 const char *eval_prelude_text(size_t *len);

@@ -17,6 +17,7 @@
 #include "eval/vm.h"
 #include "ir/mem.h"
 #include "ir/print.h"
+#include "runtime/bundle.h"
 #include "runtime/npy.h"
 #include "runtime/value.h"
 
@@ -58,64 +59,206 @@ static void list_params(Module *m, const Function *fn, Diag *d) {
   fputc('\n', d->out);
 }
 
-/* Binds every parameter of @main from the --input list. Returns 0 or 2. */
-static int bind_inputs(Module *m, const Function *fn, const EvalOptions *o, Value *args, Diag *d) {
-  size_t ni = o->ninputs;
-  const char **names = mem_calloc(ni + 1, sizeof *names);
-  const char **paths = mem_calloc(ni + 1, sizeof *paths);
+/* ------------------------------------------------------------- binding
+ *
+ * Values for @main's parameters come from --input NAME=FILE.npy (one each)
+ * and from bundles, --params FILE and --inputs FILE (runtime/bundle.h: TVM
+ * .params or .npz, told apart by their bytes). Binding runs in phases so
+ * every problem is reported in one go and suggestions are good: (1) read
+ * every file (I/O and format errors); (2) match names exactly, checking
+ * each value against its parameter's type and that no parameter is bound
+ * twice; (3) report names matching no parameter, suggesting the closest
+ * parameter (unbound ones first: that is usually the misspelling); (4) when
+ * running, report every parameter left unbound. */
+
+typedef struct BindEntry {
+  const char *name; /* parameter name (no '%') */
+  Tensor *t;        /* owned until bound */
+  const char *flag; /* "--input", "--params", "--inputs" */
+  const char *arg;  /* the flag's argument, for messages */
+} BindEntry;
+
+typedef VEC(BindEntry) BindEntries;
+
+/* Index of @main's parameter `name`, or -1. */
+static long param_index(const Function *fn, const char *name) {
+  for (uint32_t k = 0; k < fn->nparams; k++)
+    if (strcmp(fn->params[k]->name, name) == 0) return (long)k;
+  return -1;
+}
+
+/* The parameter closest to `name` (edit distance at most a third of its
+ * length, at least 1), preferring unbound ones; NULL when none is close. */
+static const char *closest_param(const Function *fn, const char *name, Tensor *const *vals) {
+  size_t cap = strlen(name) / 3 > 1 ? strlen(name) / 3 : 1;
+  const char *best = NULL;
+  size_t best_d = cap + 1;
+  for (int pass = 0; pass < 2 && !best; pass++)
+    for (uint32_t k = 0; k < fn->nparams; k++) {
+      if (pass == 0 && vals[k]) continue;
+      size_t dist = edit_distance(name, fn->params[k]->name, cap);
+      if (dist < best_d) { best_d = dist; best = fn->params[k]->name; }
+    }
+  return best;
+}
+
+/* Phase 1: every --input file and bundle, in command-line order per flag. */
+static int read_sources(Module *m, const EvalOptions *o, BindEntries *es, Diag *d) {
   int status = 0;
-  for (size_t i = 0; i < ni && status == 0; i++) {
+  for (size_t i = 0; i < o->ninputs; i++) {
     const char *spec = o->inputs[i];
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1]) {
       diag_plain(d, DIAG_ERROR, "--input expects NAME=PATH.npy, got '%s'", spec);
       status = 2;
-      break;
-    }
-    char *name = arena_strndup(m->arena, spec[0] == '%' ? spec + 1 : spec,
-                               (size_t)(eq - spec) - (spec[0] == '%'));
-    names[i] = name;
-    paths[i] = eq + 1;
-    bool found = false;
-    for (uint32_t k = 0; k < fn->nparams; k++) found |= strcmp(fn->params[k]->name, name) == 0;
-    if (!found) {
-      diag_plain(d, DIAG_ERROR, "--input %s: @main has no parameter %%%s", spec, name);
-      list_params(m, fn, d);
-      status = 2;
-    }
-  }
-  for (uint32_t k = 0; k < fn->nparams && status == 0; k++) {
-    const Var *p = fn->params[k];
-    size_t at = ni;
-    for (size_t i = 0; i < ni; i++)
-      if (strcmp(names[i], p->name) == 0) at = i;
-    if (at == ni) {
-      diag_plain(d, DIAG_ERROR, "missing --input for parameter %%%s of @main", p->name);
-      list_params(m, fn, d);
-      status = 2;
-      break;
+      continue;
     }
     char err[NPY_ERR_SIZE];
-    Tensor *t = npy_read_file(paths[at], err);
+    Tensor *t = npy_read_file(eq + 1, err);
     if (!t) {
-      diag_plain(d, DIAG_ERROR, "%s: %s", paths[at], err);
+      diag_plain(d, DIAG_ERROR, "%s: %s", eq + 1, err);
       status = 2;
-      break;
+      continue;
     }
-    const Type *ty = param_type(p);
-    if (!tensor_fits(t, ty)) {
-      char have[512];
-      tensor_type_text(t, have, sizeof have);
-      diag_plain(d, DIAG_ERROR, "input %%%s: %s holds %s but the parameter has type %s", p->name,
-                 paths[at], have, type_text(m, ty));
-      tensor_release(t);
-      status = 2;
-      break;
-    }
-    args[k] = value_from_tensor(t);
+    const char *name = arena_strndup(m->arena, spec[0] == '%' ? spec + 1 : spec,
+                                     (size_t)(eq - spec) - (spec[0] == '%'));
+    vec_push(*es, ((BindEntry){name, t, "--input", spec}));
   }
-  mem_free(names);
-  mem_free(paths);
+  for (int kind = 0; kind < 2; kind++) {
+    const char *flag = kind == 0 ? "--params" : "--inputs";
+    for (size_t i = 0; i < (kind == 0 ? o->nparam_files : o->ninput_files); i++) {
+      const char *path = kind == 0 ? o->param_files[i] : o->input_files[i];
+      TensorBundle b = {0};
+      char err[BUNDLE_ERR_SIZE];
+      if (!bundle_read_file(path, &b, err)) {
+        diag_plain(d, DIAG_ERROR, "%s %s: %s", flag, path, err);
+        status = 2;
+        continue;
+      }
+      for (size_t j = 0; j < b.n; j++)
+        vec_push(*es, ((BindEntry){arena_strdup(m->arena, b.names[j]), tensor_retain(b.tensors[j]),
+                                   flag, path}));
+      bundle_free(&b);
+    }
+  }
+  return status;
+}
+
+/* --save-params: the bound values, in parameter order. */
+static int save_params(const Function *fn, Tensor *const *vals, const char *path, Diag *d) {
+  TensorBundle b = {0};
+  for (uint32_t k = 0; k < fn->nparams; k++)
+    if (vals[k]) {
+      const char *name = fn->params[k]->name;
+      bundle_add(&b, name, strlen(name), tensor_retain(vals[k]));
+    }
+  char err[BUNDLE_ERR_SIZE];
+  bool ok = bundle_write_file(path, &b, err);
+  if (!ok) diag_plain(d, DIAG_ERROR, "--save-params %s: %s", path, err);
+  bundle_free(&b);
+  return ok ? 0 : 2;
+}
+
+/* Binds @main's parameters from --input, --params and --inputs into vals
+ * (one new reference each, NULL when unbound); every parameter must be bound
+ * when `all`. Writes --save-params. Returns 0 or 2 (vals released on 2). */
+static int bind_params(Module *m, const Function *fn, const EvalOptions *o, bool all,
+                       Tensor **vals, Diag *d) {
+  BindEntries es = {0};
+  int io = read_sources(m, o, &es, d), status = io;
+  const BindEntry **by = mem_calloc(fn->nparams + 1, sizeof *by);
+  bool *named = mem_calloc(fn->nparams + 1, sizeof *named);
+  bool *matched = mem_calloc(es.len + 1, sizeof *matched);
+  /* phase 2: exact names */
+  for (size_t i = 0; i < es.len; i++) {
+    BindEntry *e = &es.data[i];
+    long k = param_index(fn, e->name);
+    if (k < 0) continue;
+    matched[i] = named[k] = true;
+    const Var *p = fn->params[k];
+    const Type *ty = param_type(p);
+    if (by[k]) {
+      diag_plain(d, DIAG_ERROR, "parameter %%%s of @main is bound twice: by %s %s and by %s %s",
+                 p->name, by[k]->flag, by[k]->arg, e->flag, e->arg);
+      status = 2;
+    } else if (!tensor_fits(e->t, ty)) {
+      char have[512];
+      tensor_type_text(e->t, have, sizeof have);
+      if (strcmp(e->flag, "--input") == 0)
+        diag_plain(d, DIAG_ERROR, "input %%%s: %s holds %s but the parameter has type %s", p->name,
+                   strchr(e->arg, '=') + 1, have, type_text(m, ty));
+      else
+        diag_plain(d, DIAG_ERROR, "%s %s: '%s' holds %s but the parameter %%%s has type %s", e->flag,
+                   e->arg, e->name, have, p->name, type_text(m, ty));
+      status = 2;
+    } else {
+      by[k] = e;
+      vals[k] = e->t;
+      e->t = NULL;
+    }
+  }
+  /* phase 3: names that match no parameter */
+  bool listed = false;
+  for (size_t i = 0; i < es.len; i++) {
+    if (matched[i]) continue;
+    const BindEntry *e = &es.data[i];
+    const char *near = closest_param(fn, e->name, vals);
+    char hint[160] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean %%%.100s?)", near);
+    if (strcmp(e->flag, "--input") == 0)
+      diag_plain(d, DIAG_ERROR, "--input %s: @main has no parameter %%%s%s", e->arg, e->name, hint);
+    else
+      diag_plain(d, DIAG_ERROR, "%s %s: '%s' is not a parameter of @main%s", e->flag, e->arg,
+                 e->name, hint);
+    status = 2;
+    if (!listed && !d->suppressed) list_params(m, fn, d);
+    listed = true;
+  }
+  /* phase 4: parameters no name matched (not after an unreadable file: noise) */
+  bool bundles = o->nparam_files || o->ninput_files;
+  for (uint32_t k = 0; k < fn->nparams && all && io == 0; k++) {
+    if (named[k]) continue;
+    const char *name = fn->params[k]->name;
+    if (bundles)
+      diag_plain(d, DIAG_ERROR,
+                 "missing --input for parameter %%%s of @main (no --params or --inputs file holds '%s')",
+                 name, name);
+    else
+      diag_plain(d, DIAG_ERROR, "missing --input for parameter %%%s of @main", name);
+    status = 2;
+    if (!listed && !d->suppressed) list_params(m, fn, d);
+    listed = true;
+  }
+  if (status == 0 && o->save_params) status = save_params(fn, vals, o->save_params, d);
+  for (size_t i = 0; i < es.len; i++) tensor_release(es.data[i].t);
+  vec_free(es);
+  mem_free(by);
+  mem_free(named);
+  mem_free(matched);
+  if (status != 0)
+    for (uint32_t k = 0; k < fn->nparams; k++) {
+      tensor_release(vals[k]);
+      vals[k] = NULL;
+    }
+  return status;
+}
+
+static const Function *find_main(Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, "main") == 0) return m->defs[i]->fn;
+  return NULL;
+}
+
+int eval_bind_only(Module *m, const EvalOptions *o, Diag *d) {
+  const Function *fn = find_main(m);
+  if (!fn) {
+    diag_plain(d, DIAG_ERROR, "the module has no @main function to bind parameters of");
+    return 2;
+  }
+  Tensor **vals = mem_calloc(fn->nparams + 1, sizeof *vals);
+  int status = bind_params(m, fn, o, false, vals, d);
+  for (uint32_t k = 0; k < fn->nparams; k++) tensor_release(vals[k]);
+  mem_free(vals);
   return status;
 }
 
@@ -240,8 +383,7 @@ static int run_repeated(const Program *p, const Code *entry, Value *args, uint32
 int eval_main(Module *m, const EvalOptions *o, Diag *d) {
   const Function *fn = NULL;
   if (!o->expr) {
-    for (uint32_t i = 0; i < m->ndefs; i++)
-      if (strcmp(m->defs[i]->name, "main") == 0) fn = m->defs[i]->fn;
+    fn = find_main(m);
     if (!fn) {
       diag_plain(d, DIAG_ERROR, "the module has no @main function to run");
       return 2;
@@ -249,7 +391,10 @@ int eval_main(Module *m, const EvalOptions *o, Diag *d) {
   }
   uint32_t nparams = fn ? fn->nparams : 0;
   Value *args = mem_calloc(nparams + 1, sizeof *args);
-  int status = fn ? bind_inputs(m, fn, o, args, d) : 0;
+  Tensor **vals = mem_calloc(nparams + 1, sizeof *vals);
+  int status = fn ? bind_params(m, fn, o, true, vals, d) : 0;
+  for (uint32_t k = 0; k < nparams && status == 0; k++) args[k] = value_from_tensor(vals[k]);
+  mem_free(vals);
   Program *p = NULL;
   if (status == 0) {
     tensor_heap_keep_freed();
