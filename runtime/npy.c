@@ -1,5 +1,6 @@
 /* runtime/npy.c — .npy reading and writing, .npz writing (see npy.h).
  *
+ * CRC-32s for .npz members come from zlib (also runtime/npz.c's inflate).
  * Reading goes through one small Reader (a memory cursor or a stream) so the
  * file, stdin and in-memory paths share every check. The header dict is parsed
  * by a tiny scanner of Python literals (strings, True/False, integers, tuples);
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "ir/mem.h"
 
@@ -536,23 +538,9 @@ bool npy_write_file(const char *path, const Tensor *t, char *err) {
 
 /* ================================================================= .npz */
 
-static uint32_t crc_table[256];
-
-static void crc_init(void) {
-  if (crc_table[1]) return;
-  for (uint32_t n = 0; n < 256; n++) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crc_table[n] = c;
-  }
-}
-
+/* zlib's CRC-32 (the same polynomial; word-at-a-time, ~10x a byte table). */
 uint32_t npy_crc32(uint32_t crc, const void *data, size_t n) {
-  const uint8_t *p = data;
-  crc_init();
-  crc = ~crc;
-  for (size_t i = 0; i < n; i++) crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
+  return (uint32_t)crc32_z(crc, data, n);
 }
 
 /* Little-endian field writers into a byte buffer. */
