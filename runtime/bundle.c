@@ -56,15 +56,20 @@ long bundle_find(const TensorBundle *b, const char *name) {
   return -1;
 }
 
-void bundle_free(TensorBundle *b) {
-  for (size_t i = 0; i < b->n; i++) {
-    tensor_release(b->tensors[i]);
-    mem_free(b->names[i]);
+void bundle_truncate(TensorBundle *b, size_t n) {
+  while (b->n > n) {
+    b->n--;
+    tensor_release(b->tensors[b->n]);
+    mem_free(b->names[b->n]);
   }
-  mem_free(b->names);
-  mem_free(b->tensors);
-  *b = (TensorBundle){0};
+  if (n == 0) {
+    mem_free(b->names);
+    mem_free(b->tensors);
+    *b = (TensorBundle){0};
+  }
 }
+
+void bundle_free(TensorBundle *b) { bundle_truncate(b, 0); }
 
 static const TensorBundle *sort_bundle; /* qsort has no context argument */
 
@@ -127,11 +132,7 @@ bool bundle_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
   const char *dup = first_duplicate(&mine);
   if (dup) {
     bundle_fail(err, "the name '%.200s' occurs twice", dup);
-    while (out->n > first) {
-      out->n--;
-      tensor_release(out->tensors[out->n]);
-      mem_free(out->names[out->n]);
-    }
+    bundle_truncate(out, first);
     return false;
   }
   return true;

@@ -57,6 +57,9 @@ typedef enum {
 void bundle_add(TensorBundle *b, const char *name, size_t len, Tensor *t);
 /* Index of `name`, or -1. */
 long bundle_find(const TensorBundle *b, const char *name);
+/* Drops the entries from index n on (a reader undoing a failed read); at
+ * n == 0 the arrays go too, so an untouched empty bundle owns nothing. */
+void bundle_truncate(TensorBundle *b, size_t n);
 /* Releases every tensor and name; the bundle is empty (and reusable) after. */
 void bundle_free(TensorBundle *b);
 

@@ -249,12 +249,6 @@ bool npz_read_mem(const void *image, size_t n, TensorBundle *out, char *err) {
     if (ok && memchr(m.name, 0, m.nlen)) ok = npz_fail(err, "%s: the name contains a NUL byte", m.label);
     if (ok) ok = read_member(p, &d, &m, out, err);
   }
-  if (!ok) {
-    while (out->n > first) {
-      out->n--;
-      tensor_release(out->tensors[out->n]);
-      mem_free(out->names[out->n]);
-    }
-  }
+  if (!ok) bundle_truncate(out, first); /* leave *out as it was */
   return ok;
 }

@@ -211,13 +211,7 @@ bool params_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
     ok = params_fail(err, "byte %zu: %zu unexpected bytes after the last tensor", c.pos, n - c.pos);
   mem_free(names);
   mem_free(lens);
-  if (!ok) { /* leave *out as it was */
-    while (out->n > first) {
-      out->n--;
-      tensor_release(out->tensors[out->n]);
-      mem_free(out->names[out->n]);
-    }
-  }
+  if (!ok) bundle_truncate(out, first); /* leave *out as it was */
   return ok;
 }
 
