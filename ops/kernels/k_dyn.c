@@ -208,12 +208,21 @@ int kernel_DYN_NN_UPSAMPLING3D(KernelCtx *c) {
   return dyn_scales(c, OP_NN_UPSAMPLING3D, keys, 3);
 }
 
-/* dyn.image.resize2d(data, size, roi): size (2,) integers, roi (4,) floats. */
+/* dyn.image.resize2d(data, size, roi): size (2,) numbers (truncated), roi (4,) floats. */
 int kernel_DYN_IMAGE_RESIZE2D(KernelCtx *c);
 int kernel_DYN_IMAGE_RESIZE2D(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
-  if (!set_vec(&d, 1, "size") || c->inputs[1]->numel != 2) return dyn_fail(&d, "size must be two integers");
+  /* TVM accepts a size of any numeric dtype and truncates it to integers */
+  const Tensor *size = c->inputs[1];
+  if (size->numel != 2 || size->ndim != 1 || dtype_is_bool(size->dtype)) return dyn_fail(&d, "size must be two numbers");
+  int64_t hw[2];
+  for (int i = 0; i < 2; i++) {
+    double x = tensor_get_f64(size, i);
+    if (!(x >= 0 && x < 1e15)) return dyn_fail(&d, "size must be two non-negative numbers");
+    hw[i] = (int64_t)x;
+  }
+  dyn_set(&d, "size", attr_int_array(d.m, hw, 2));
   const Tensor *roi = c->inputs[2];
   if (!dtype_is_float(roi->dtype) || roi->numel != 4 || roi->ndim != 1)
     return dyn_fail(&d, "roi must be a vector of four floats");

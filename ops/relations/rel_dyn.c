@@ -19,17 +19,22 @@ static int done(TypeRelCtx *c, Type *o) { return rel_assign(c, rel_ninputs(c), o
 
 static bool int_dtype(DType t) { return (t.code == DT_INT || t.code == DT_UINT) && t.bits > 1; }
 
-/* Input i as an integer vector of static length: the length, or -1 after
- * reporting (-2 while the input is unknown). */
-static int64_t vec_len(TypeRelCtx *c, uint32_t i, const char *what) {
+/* Input i as a vector of static length (integers, or any numbers when
+ * `numeric`): the length, or -1 after reporting (-2 while the input is unknown). */
+static int64_t vec_len_of(TypeRelCtx *c, uint32_t i, const char *what, bool numeric) {
   const Type *t = rel_tensor(c, i);
   if (!t) return rel_pending(c) == REL_FAIL ? -1 : -2;
-  if (!int_dtype(t->tensor.dtype) || t->tensor.ndim != 1 || !dim_known(t->tensor.dims[0])) {
-    rel_fail(c, "%s must be an integer vector of static length, found %s", what, rel_type_str(c, t));
+  DType dt = t->tensor.dtype;
+  bool ok_dtype = numeric ? !dtype_is_bool(dt) : int_dtype(dt);
+  if (!ok_dtype || t->tensor.ndim != 1 || !dim_known(t->tensor.dims[0])) {
+    rel_fail(c, "%s must be a%s vector of static length, found %s", what, numeric ? " numeric" : "n integer",
+             rel_type_str(c, t));
     return -1;
   }
   return t->tensor.dims[0].value;
 }
+
+static int64_t vec_len(TypeRelCtx *c, uint32_t i, const char *what) { return vec_len_of(c, i, what, false); }
 
 /* Input i is a scalar (integer when `integer`, else any number); REL_DONE,
  * REL_WAIT or REL_FAIL. */
@@ -220,7 +225,10 @@ int rel_dyn_upsampling(TypeRelCtx *c) { return resize_like(c, "NCHW", "HW", 2, f
 int rel_dyn_upsampling3d(TypeRelCtx *c) { return resize_like(c, "NCDHW", "DHW", 3, false); }
 
 int rel_dyn_resize2d(TypeRelCtx *c) {
-  VEC(1, "size")
+  /* TVM takes the size in any numeric dtype (its tests pass float32) and truncates it */
+  int64_t n1 = vec_len_of(c, 1, "size", true);
+  if (n1 == -2) return REL_WAIT;
+  if (n1 < 0) return REL_FAIL;
   if (n1 != 2) return rel_fail(c, "size must have 2 values, found %lld", (long long)n1);
   const Type *roi = rel_tensor(c, 2);
   if (!roi) return rel_pending(c);
