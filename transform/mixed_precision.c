@@ -147,6 +147,62 @@ static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want) {
   return tu;
 }
 
+/* e (typed) cast back to the tensor dtypes of `want` (its type before the
+ * pass), tuples field by field: for the places whose type the pass must not
+ * change (see restore_fixed_types). Refs, ADTs and functions stay as they are. */
+static Expr *cast_to_type(Mixed *mx, Expr *e, const Type *want) {
+  const Type *have = resolved(e->type);
+  want = resolved(want);
+  if (!have || !want || have->kind != want->kind) return e;
+  if (have->kind == TYPE_TENSOR) return cached_cast(mx, e, have->tensor.dtype, want->tensor.dtype);
+  if (have->kind != TYPE_TUPLE || have->tuple.n != want->tuple.n) return e;
+  uint32_t n = have->tuple.n;
+  Expr **fs = arena_alloc(mx->m->arena, (n ? n : 1) * sizeof *fs);
+  bool same = true;
+  for (uint32_t i = 0; i < n; i++) {
+    Expr *f = e->kind == EXPR_TUPLE ? e->tuple.fields[i] : build_proj(mx->m, e, i, e->span);
+    if (!typed(mx, f)) return e;
+    fs[i] = cast_to_type(mx, f, want->tuple.fields[i]);
+    same &= fs[i] == f;
+  }
+  if (same) return e;
+  Expr *tu = build_tuple(mx->m, fs, n, e->span);
+  typed(mx, tu);
+  return tu;
+}
+
+/* The child `*slot` of a rebuilt node back at the type `old` had. */
+static void restore(Mixed *mx, Expr **slot, const Expr *old) {
+  if (*slot != old && old->type && typed(mx, *slot)) *slot = cast_to_type(mx, *slot, old->type);
+}
+
+/* relayc does better than TVM here: TVM lets a float16 value change the type
+ * of a reference, a constructor field, a branch of an if or match or the
+ * argument of a global or closure, and the output no longer type-checks
+ * (ref_write of a float32 into what became ref(float16)). Values in those
+ * places are cast back to their types before the pass; only operator calls,
+ * lets, tuples and projections carry the mixed precision type onward. */
+static void restore_fixed_types(Mixed *mx, const Expr *old, Expr *e) {
+  if (e == old) return;
+  switch (e->kind) {
+  case EXPR_REF_NEW: restore(mx, &e->ref.arg, old->ref.arg); break;
+  case EXPR_REF_WRITE: restore(mx, &e->ref_write.value, old->ref_write.value); break;
+  case EXPR_CALL:
+    if (e->call.fn->kind == EXPR_OP || e->call.fn->kind == EXPR_FN) break;
+    for (uint32_t i = 0; i < e->call.nargs && i < old->call.nargs; i++) restore(mx, &e->call.args[i], old->call.args[i]);
+    break;
+  case EXPR_IF:
+    restore(mx, &e->if_.then_, old->if_.then_);
+    restore(mx, &e->if_.else_, old->if_.else_);
+    break;
+  case EXPR_MATCH:
+    for (uint32_t i = 0; i < e->match.nclauses && i < old->match.nclauses; i++)
+      restore(mx, &e->match.clauses[i].body, old->match.clauses[i].body);
+    break;
+  default: break;
+  }
+}
+
 /* The result dtype of a tensor-typed expression. */
 static bool tensor_dtype(const Expr *e, DType *dt) {
   const Type *t = resolved(e->type);
@@ -244,6 +300,7 @@ static Expr *mp_pre(Rewriter *rw, Expr *e) {
 static Expr *mp_post(Rewriter *rw, Expr *old, Expr *e) {
   Mixed *mx = rw->ud;
   if (mx->failed) return e;
+  restore_fixed_types(mx, old, e);
   switch (e->kind) {
   case EXPR_VAR:
     /* a let binder whose value changed type: its uses follow */
