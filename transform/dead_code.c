@@ -9,7 +9,11 @@
  *     e (TVM calls it pure whatever e is, so `let %w = ref(ref_read(%v))`
  *     could move past a write: relayc does not copy that); a call is pure when
  *     callee, arguments and the call are; calling a global is as pure as its
- *     body (assumed pure while it is analysed, for recursion); function-typed
+ *     body (assumed pure while it is analysed, for recursion; when a recursive
+ *     use saw that assumption and the body turned out impure, the analysis
+ *     runs again with the results as the assumptions, until none is
+ *     contradicted: otherwise `let %u = @rec_writer(...)` in a caller analysed
+ *     after @rec_writer read the stale assumption and was deleted); function-typed
  *     parameters and functions taken out of tuples, references or ADTs are
  *     impure to call; calls nested deeper than 25 count as impure. Globals
  *     marked Primitive or Extern are analysed only when an analysed function
@@ -109,9 +113,14 @@ typedef struct Pv {
   Module *m;
   Table memo;        /* node -> packed Purity */
   PtrMap vars;       /* Var* -> packed Purity */
-  PtrMap globals;    /* GlobalDef* -> packed Purity */
+  PtrMap globals;    /* GlobalDef* -> packed Purity (| PV_BUSY, PV_ASSUMED) */
+  PtrMap known;      /* GlobalDef* -> packed Purity: the previous round's results */
+  bool contradicted; /* an assumption a recursive use saw was wrong: run again */
   int depth;         /* current call depth */
 } Pv;
+
+#define PV_BUSY 8     /* being analysed: the value is an assumption */
+#define PV_ASSUMED 16 /* ... which a recursive use has read */
 
 static const Type *follow(const Type *t) {
   while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
@@ -127,14 +136,22 @@ static Purity pv_expr(Pv *p, Expr *e);
 
 static Purity pv_global(Pv *p, GlobalDef *g) {
   int64_t *s = ptrmap_find(&p->globals, g);
-  if (s) return unpack((uint32_t)*s);
-  ptrmap_put(&p->globals, g, pack((Purity){true, true})); /* assumed while analysed */
+  if (s) {
+    if (*s & PV_BUSY) *s |= PV_ASSUMED;
+    return unpack((uint32_t)*s);
+  }
+  /* assumed while analysed: pure in the first round, then the last result */
+  const int64_t *k = ptrmap_find(&p->known, g);
+  Purity assumed = k ? unpack((uint32_t)*k) : (Purity){true, true};
+  ptrmap_put(&p->globals, g, pack(assumed) | PV_BUSY);
   Purity r = (Purity){true, true};
   /* the function itself: parameters, then the body */
   for (uint32_t i = 0; i < g->fn->nparams; i++)
     ptrmap_put(&p->vars, g->fn->params[i], pack((Purity){true, first_order_type(g->fn->params[i]->type)}));
   Purity b = pv_expr(p, g->fn->body);
   r.call = b.eval && b.call;
+  s = ptrmap_find(&p->globals, g);
+  if ((*s & PV_ASSUMED) && r.call != assumed.call) p->contradicted = true;
   ptrmap_put(&p->globals, g, pack(r));
   return r;
 }
@@ -383,12 +400,23 @@ bool pass_DCE(PassCtx *c) {
   Module *m = c->m;
   bool ignore = pass_opt_bool(c, "ignore_impurity");
   Pv pv = {.m = m};
-  if (!ignore) {
+  /* Results only fall from pure to impure from one round to the next, so
+   * this ends; a round is repeated only for recursion that writes. */
+  for (uint32_t round = 0; !ignore; round++) {
+    pv.contradicted = false;
     for (uint32_t i = 0; i < m->ndefs; i++) {
       GlobalDef *g = m->defs[i];
       if (!g->fn || fn_has_attr(g->fn, "Primitive") || fn_has_attr(g->fn, "Extern")) continue;
       pv_global(&pv, g);
     }
+    if (!pv.contradicted || round > 2 * m->ndefs + 2) break;
+    ptrmap_free(&pv.known);
+    pv.known = pv.globals;
+    memset(&pv.globals, 0, sizeof pv.globals);
+    table_free(&pv.memo);
+    memset(&pv.memo, 0, sizeof pv.memo);
+    ptrmap_free(&pv.vars);
+    memset(&pv.vars, 0, sizeof pv.vars);
   }
   bool ok = true;
   for (uint32_t i = 0; i < m->ndefs && ok; i++) {
@@ -418,5 +446,6 @@ bool pass_DCE(PassCtx *c) {
   table_free(&pv.memo);
   ptrmap_free(&pv.vars);
   ptrmap_free(&pv.globals);
+  ptrmap_free(&pv.known);
   return ok;
 }
