@@ -1,6 +1,6 @@
 # relayc — one plain Makefile.
 #   make            build build/relayc
-#   make demo       install missing Debian packages, build, run the samples
+#   make demo       install missing Debian packages, build, run the sample gallery (samples/README.md)
 #   make check      install missing packages, build, run every test
 #   make asan-check the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS=60)
@@ -114,16 +114,19 @@ tools: $(BIN)
 	@python3 tests/tools/run_diagnostics.py --relayc $(BIN)
 	@python3 tests/tools/run_stats.py --relayc $(BIN)
 	@python3 tests/tools/run_dot.py --relayc $(BIN)
+.PHONY: samples
+samples: $(BIN) build/samples/libsample_plugin.so
+	@python3 tests/run_samples.py --relayc $(BIN)
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory unit golden pass-sweep sweep-all npy-io gradcheck robustness diff lint install-check
-	@$(MAKE) --no-print-directory tools params
+	@$(MAKE) --no-print-directory tools params samples
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all build/samples/libsample_plugin.so
 	@sh samples/demo.sh $(BIN)
 
 # A sanitizer report exits 99 (not 1, which would pass for "program rejected").
