@@ -13,6 +13,9 @@
 #                         `relayc --list-ops` inside a pass's option values (`k=nn.co<TAB>`)
 #   after --input NAME=   file names; after --output, --params, --inputs, --save-params,
 #                         --ffi, --plugin: file names
+#   --emit=K, --diagnostics-format=F, --check-grad=M, --stop-after=P: the values the
+#                         option takes, from the list below (relayc's usage error for a bad
+#                         value names the same; tests/run_install.sh checks each is accepted)
 #   anything else         file names
 #
 # bash splits words at '=', ':' and '(' (COMP_WORDBREAKS), so the word under the cursor is
@@ -31,6 +34,16 @@ _relayc_passes() {
 
 _relayc_ops() {
   "$1" --list-ops 2>/dev/null
+}
+
+# The values of the options that take one of a fixed set.
+_relayc_values() {
+  case $1 in
+    --emit) printf '%s\n' tokens ast types dot ;;
+    --diagnostics-format) printf '%s\n' text json sarif ;;
+    --check-grad) printf '%s\n' higher_order first_order ;;
+    --stop-after) printf '%s\n' parse resolve ;;
+  esac
 }
 
 # Sets COMPREPLY to the words of $2 (one per line) that start with $3, each prefixed with $1.
@@ -83,6 +96,9 @@ _relayc() {
         else
           _relayc_reply "$head" "$(_relayc_passes "$cmd")" "$last"
         fi
+        ;;
+      --emit=* | --diagnostics-format=* | --check-grad=* | --stop-after=*)
+        _relayc_reply "${cur%%=*}=" "$(_relayc_values "${cur%%=*}")" "${cur#*=}"
         ;;
       -*)
         _relayc_reply "" "$(_relayc_flags "$cmd")" "$cur"

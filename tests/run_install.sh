@@ -7,8 +7,10 @@
 #   - the sample plugin is compiled against the INSTALLED header, found through
 #     `pkg-config --cflags relayc-plugin` (PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR pointing
 #     into the DESTDIR, the way a staged install is used), and loaded by the installed binary;
-#   - the installed bash completion completes flags, operator names and (when the binary
-#     has --list-passes) pass names;
+#   - the installed bash completion completes flags (issue 13's among them), the values of
+#     --emit=, --diagnostics-format=, --check-grad= and --stop-after= (each accepted by the
+#     binary, the same list its usage error gives), operator names and pass names;
+#   - the installed --help and man page document the same flags (tests/help_man.py);
 #   - `make uninstall` removes every file again.
 # Environment: MAKE (default make), BIN (default build/relayc), CC (default cc).
 # Prints `install-check: N passed, N failed` and exits 1 on any failure.
@@ -66,6 +68,9 @@ check "installed relayc runs a program using the compiled-in --prelude" \
 check "installed man page renders with the --list-ops entry" \
   sh -c "mandoc -Tascii '$root/share/man/man1/relayc.1' | sed 's/.\x08//g' | grep -q -- '--list-ops'"
 
+check "installed --help and man page document the same flags (tests/help_man.py)" \
+  python3 tests/help_man.py "$relayc" "$root/share/man/man1/relayc.1"
+
 # --- pkg-config, the installed header and the sample plugin
 pc() { PKG_CONFIG_PATH=$root/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_LIBDIR=/nonexistent pkg-config "$@"; }
 cflags=$(pc --cflags relayc-plugin 2>"$tmp/pc.err")
@@ -102,6 +107,28 @@ complete_line() {
   printf '%s\n' "${COMPREPLY[@]}"
 }
 case $3 in
+  newflags) # issue 13's flags
+         complete_line "--par" | grep -qx -- --params && complete_line "--inp" | grep -qx -- --inputs &&
+         complete_line "--save" | grep -qx -- --save-params && complete_line "--sta" | grep -qx -- --stats &&
+         complete_line "--emi" | grep -qx -- --emit= && complete_line "--diag" | grep -qx -- --diagnostics-format= &&
+         complete_line "--list-" | grep -qx -- --list-ops && complete_line "--list-" | grep -qx -- --list-passes &&
+         cd "$4" && complete_line "--inputs lis" | grep -qx list.relay &&
+         complete_line "--save-params lis" | grep -qx list.relay ;;
+  values) # --emit=d<TAB> -> dot (bash replaces the part after '='); every value is one relayc
+          # takes, and the values are the ones its usage error lists for a bad value
+         complete_line "--emit=d" | grep -qx dot && complete_line "--diagnostics-format=s" | grep -qx sarif ||
+           exit 1
+         printf '#[version = "0.0.5"]\ndef @main(%%x: float32) { multiply(%%x, %%x) }\n' >"$4/sq.relay"
+         for flag in --emit --diagnostics-format --check-grad --stop-after; do
+           vals=$(complete_line "$flag=" | sort)
+           [ -n "$vals" ] || { echo "no values for $flag="; exit 1; }
+           for v in $vals; do
+             "$relayc" "$flag=$v" "$4/sq.relay" >/dev/null 2>&1 || { echo "$flag=$v: rejected"; exit 1; }
+           done
+           listed=$("$relayc" "$flag=bogus" "$4/sq.relay" 2>&1 >/dev/null | head -1 |
+             sed -e "s/.*expects //; s/, got.*//; s/.*(//; s/).*//; s/,/ /g; s/ or / /g" | tr ' ' '\n' | grep . | sort)
+           [ "$vals" = "$listed" ] || { echo "$flag: completion [$vals] vs usage error [$listed]"; exit 1; }
+         done ;;
   flags) complete_line "--pri" | grep -qx -- --print && complete_line "--list-o" | grep -qx -- --list-ops &&
          complete_line "--rep" | grep -qx -- --repeat= && complete_line "-" | grep -qx -- --help ;;
   ops) # inside a pass's option values bash replaces the part after the last '=' only
@@ -118,7 +145,7 @@ case $3 in
 esac
 EOF
   comp=$root/share/bash-completion/completions/relayc
-  for what in flags ops passes files; do
+  for what in flags newflags values ops passes files; do
     check "bash completion: $what" bash "$tmp/complete.bash" "$comp" "$relayc" "$what" "$tmp"
   done
 fi

@@ -7,7 +7,9 @@
   - tests/golden/nets/mnist.relay: a CNN with its weights in the metadata section (constants);
   - netgen.py's ResNet-50 (4,089,184,256 MACs, the published 4.1 GMAC) and GPT-2 (12 blocks,
     64 tokens) with every weight a parameter: MACs, operator counts, parameters and bytes,
-    the largest intermediate, all from netgen's own bookkeeping;
+    the largest intermediate, all from netgen's own bookkeeping; and MACs and weights against
+    closed forms and published sizes (ResNet-50: 25,557,032 trainable weights; GPT-2:
+    12 (12 T C^2 + 2 T^2 C) + T C V MACs, 124,439,808 weights at its 1024-token context);
   - a dynamic batch (a MAC count that cannot be known), FuseOps-shaped Primitive functions,
     a bare expression, a module without @main (exit 2), --json without a mode (exit 2);
   - the text form says the same as the JSON.
@@ -38,6 +40,27 @@ RULES = {
     "nn.matmul": (5 * 7) * 6,                                             # transpose_a: K = rows of a
     "nn.batch_matmul": 2 * (3 * 5 * 7) * 6,                               # with and without transpose_b
 }
+
+# ResNet-50's weights by hand: the published 25,557,032 trainable parameters (convolutions
+# without bias, batch_norm gamma and beta, the 1000-way dense layer with bias) plus batch_norm's
+# running mean and variance, two per channel: the stem's 64 channels, and per bottleneck
+# mid + mid + 4*mid (+ 4*mid on each stage's projection) for (blocks, mid) = (3, 64), (4, 128),
+# (6, 256), (3, 512): 26,560 channels. The input image is a parameter too.
+RESNET50_BN_CHANNELS = 64 + sum(b * 6 * mid + 4 * mid for b, mid in [(3, 64), (4, 128), (6, 256), (3, 512)])
+RESNET50_PARAM_ELEMENTS = 25557032 + 2 * RESNET50_BN_CHANNELS + 3 * 224 * 224
+
+
+def gpt2_by_hand(layers, tokens, width=768, vocab=50257):
+    """GPT-2's figures in closed form. Per block: the QKV, projection and two MLP dense layers
+    are T x C x (3C + C + 4C + 4C) = 12 T C^2 multiply-accumulates, attention scores and the
+    weighted sum 2 T^2 C; the tied LM head T C V. Weights: token and position embeddings
+    V C + T C, per block two layer norms (4C) and the four dense layers with bias
+    (12 C^2 + 9C), the final layer norm 2C; the token ids (T int64) are a parameter too."""
+    L, T, C, V = layers, tokens, width, vocab
+    weights = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+    return {"macs": L * (12 * T * C * C + 2 * T * T * C) + T * C * V, "weights": weights,
+            "elements": weights + T, "bytes": 4 * weights + 8 * T}
+
 
 MNIST_MACS = (1 * 8 * 28 * 28) * 25 * 1 + (1 * 16 * 14 * 14) * 25 * 8 + 1 * 256 * 10
 # six weight tensors in the metadata section plus the two `0f` pad values
@@ -168,8 +191,29 @@ def main():
             ck.eq((f["macs"]["total"], f["operators"], f["largest_intermediate"]["bytes"]),
                   (facts["macs"], facts["ops"], facts["largest"]["bytes"]), "resnet50 fused: same figures")
             ck.true(f["function_calls"] > 50, f"resnet50 fused: {f['function_calls']} calls of fused functions")
+        if d:
+            ck.eq(RESNET50_BN_CHANNELS, 26560, "resnet50: batch_norm channels by hand")
+            ck.eq(d["parameters"]["elements"], RESNET50_PARAM_ELEMENTS,
+                  "resnet50: parameter elements = published 25,557,032 + running statistics + image")
         text, facts = netgen.gpt2(layers=12, tokens=64)
-        check_net(ck, relayc, tmp, "gpt2", text, facts)
+        d = check_net(ck, relayc, tmp, "gpt2", text, facts)
+        hand = gpt2_by_hand(12, 64)
+        ck.eq(facts["macs"], hand["macs"], "gpt2: netgen's MAC bookkeeping = the closed form")
+        if d:
+            ck.eq(d["macs"]["total"], hand["macs"], "gpt2: MACs = 12 (12 T C^2 + 2 T^2 C) + T C V")
+            ck.eq((d["parameters"]["elements"], d["parameters"]["bytes"]), (hand["elements"], hand["bytes"]),
+                  "gpt2: parameter elements and bytes by hand")
+        # with GPT-2's full 1024-token context the weights are the published 124,439,808 (124M)
+        text, facts = netgen.gpt2(layers=12, tokens=1024)
+        path = os.path.join(tmp, "gpt2_1024.relay")
+        with open(path, "w") as f:
+            f.write(text)
+        d = stats(ck, relayc, path, "gpt2 (1024 tokens)")
+        hand = gpt2_by_hand(12, 1024)
+        ck.eq(hand["weights"], 124439808, "gpt2: the closed form gives GPT-2 small's 124,439,808 weights")
+        if d:
+            ck.eq((d["parameters"]["elements"] - 1024, d["macs"]["total"]), (hand["weights"], hand["macs"]),
+                  "gpt2 (1024 tokens): weights and MACs")
 
     d = stats(ck, relayc, "stats_dynamic.relay", "dynamic")
     if d:
