@@ -36,6 +36,9 @@ DEFAULT_PASSES = [
     "DeadCodeElimination(inline_once=True)",
     "EliminateCommonSubexpr",
     "RemoveUnusedFunctions",
+    # FoldScaleAxis' folding members (the sequence itself runs only FoldConstant at level 2);
+    # where they fire (passes/fold_scale_axis/run_*.relay) the scales are powers of two: exact
+    "BackwardFoldScaleAxis,ForwardFoldScaleAxis",
 ]
 TIMEOUT = 120
 OWN_PIPELINE = ("--pass", "-O0", "-O1", "-O2", "-O3", "--grad", "--check-grad", "--expr", "--emit")

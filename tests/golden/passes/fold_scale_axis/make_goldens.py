@@ -3,7 +3,8 @@
 test_pass_fold_scale_axis.py, ported: `before` -> CASE.relay, `expected` -> CASE.expected.relay).
 
 Tensor constants live in the metadata section (0.0.5 text has no tensor literals), so the
-files are generated: `python3 make_goldens.py [relayc]` rewrites them. With a relayc path it
+files are generated: `python3 make_goldens.py [relayc]` rewrites them (from the repository root:
+`python3 tests/golden/passes/fold_scale_axis/make_goldens.py build/relayc`). With a relayc path it
 also fills the `// OUT:` lines of the run cases from the UNOPTIMISED run (`relayc --run`),
 so the RUN lines with the pass must reproduce the original program's value bit for bit (every
 scale is a power of two, which makes folding exact).
@@ -595,6 +596,14 @@ def @main(%x: Tensor[(1, 2, 4, 4), float32], %w1: Tensor[(3, 2, 1, 1), float32],
   %2 = add(%0, nn.relu(%1));
   multiply(%2, meta[relay.Constant][0])
 }""", None, [pow2((3, 1, 1), -1.0)])
+
+case("bwd_add_axes_differ", BWD + "// add(conv NCHW, conv with out_layout CNHW broadcast onto it): the add offers the left side's axis but the right side offers another one; TVM stops with an internal check here, relayc leaves the function unchanged.\n", """
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %w: Tensor[(4, 2, 1, 1), float32], %x2: Tensor[(4, 2, 1, 1), float32], %w2: Tensor[(1, 2, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[0, 0, 0, 0], channels=4, kernel_size=[1, 1]);
+  %1 = nn.conv2d(%x2, %w2, padding=[0, 0, 0, 0], channels=1, kernel_size=[1, 1], out_layout="CNHW");
+  %2 = add(%0, %1);
+  multiply(%2, meta[relay.Constant][0])
+}""", None, [pow2((4, 1, 1))])
 
 case("bwd_dense_rank3_fail", BWD + "// nn.dense with rank-3 data: TVM would scale axis 1 (not the units axis) and compute a wrong value; relayc leaves it.\n", """
 def @main(%x: Tensor[(2, 3, 4), float32], %weight: Tensor[(3, 4), float32]) {
