@@ -26,6 +26,11 @@
  * rebuilt with the scale pushed into its weights (and biases / the other add
  * operands).
  *
+ * Like TVM's forward rewriter, ForwardFoldScaleAxis also folds a projection
+ * of a tuple literal `(a, b).0` to the field in every function where some
+ * demand exists (a conv or dense is enough) — unless a dropped field has an
+ * effect, which TVM would lose.
+ *
  * Where TVM would stop with an internal check ("outstanding scale": a scaled
  * value reaching a use that cannot take it, a reshape of a non-static shape)
  * relayc leaves the whole function unchanged. Deliberate differences from
@@ -44,6 +49,7 @@
 #include "ops/layout.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "transform/callattr.h"
 #include "transform/dagscan.h"
@@ -406,7 +412,8 @@ static void forward_prep(const Expr *call, Msg out, Msg *in) {
 }
 
 /* Demands, consumers first (reverse post order: every use of a node is seen
- * before the node). Returns whether some multiply is demanded. */
+ * before the node). Returns whether any node got a demand (TVM rewrites the
+ * function then, which also folds projections of tuple literals). */
 static bool forward_demands(Fwd *f, Expr *body) {
   DagScan s;
   dag_scan(&s, body);
@@ -415,7 +422,6 @@ static bool forward_demands(Fwd *f, Expr *body) {
   for (uint32_t i = s.n; i-- > 0;) {
     Expr *e = dag_node(&s, i);
     Role r = role_of(e);
-    if (r == R_MUL && msg_get(&f->demand, e).def) any = true;
     Msg in[2] = {NO_MSG, NO_MSG};
     bool understood = r == R_RELU || r == R_ADDSUB || r == R_CONV || r == R_DENSE;
     if (understood) forward_prep(e, msg_get(&f->demand, e), in);
@@ -424,13 +430,33 @@ static bool forward_demands(Fwd *f, Expr *body) {
       msg_update(&f->demand, c, understood && k >= 1 && k <= 2 ? in[k - 1] : NO_MSG);
   }
   dag_free(&s);
+  for (size_t i = 0; i < f->demand.msgs.len && !any; i++) any = f->demand.msgs.data[i].def;
   return any;
+}
+
+/* Could dropping e change what the program does (a reference operation, a
+ * call of a function or of a stateful operator)? */
+static bool has_effect(const Expr *e, void *ud) {
+  (void)ud;
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
+  if (e->kind != EXPR_CALL) return false;
+  if (e->call.fn->kind == EXPR_CTOR) return false;
+  return e->call.fn->kind != EXPR_OP || op_is_stateful(e->call.fn->op.id);
 }
 
 static Expr *forward_post(Rewriter *rw, Expr *old, Expr *e) {
   Fwd *f = rw->ud;
   Module *m = rw->m;
   if (f->abort) return e;
+  /* TVM's forward rewriter folds (a, b, ...).i to the field (kept when a
+   * dropped field has an effect, which TVM would lose) */
+  if (e->kind == EXPR_PROJ && e->proj.tuple->kind == EXPR_TUPLE && e->proj.index < e->proj.tuple->tuple.n) {
+    const Expr *t = e->proj.tuple;
+    bool pure = true;
+    for (uint32_t i = 0; i < t->tuple.n && pure; i++)
+      pure = i == e->proj.index || !dag_any(t->tuple.fields[i], has_effect, NULL);
+    if (pure) return t->tuple.fields[e->proj.index];
+  }
   Role r = role_of(old);
   const Scaled *s0 = r != R_NONE ? scaled_of(f, old->call.args[0]) : NULL;
   const Scaled *s1 = r != R_NONE && old->call.nargs > 1 ? scaled_of(f, old->call.args[1]) : NULL;

@@ -314,6 +314,19 @@ def @main(%x: Tensor[(2, 4), float32], %s: Tensor[(4), float32], %weight: Tensor
   %0(%x)
 }""")
 
+case("fwd_tuple_proj", FWD + "// TVM's forward rewriter (run whenever a conv or dense demands a scale) folds a projection of a tuple literal to its field; relayc keeps it when a dropped field has an effect (TVM would drop the ref_write).\n", """
+def @main(%x: Tensor[(2, 4), float32], %weight: Tensor[(3, 4), float32], %r: ref(int32)) {
+  %0 = (%x, add(%x, 1f));
+  %1 = (%x, ref_write(%r, 1));
+  %2 = add(%0.0, %1.0);
+  nn.dense(%2, %weight)
+}""", """
+def @main(%x: Tensor[(2, 4), float32], %weight: Tensor[(3, 4), float32], %r: ref(int32)) {
+  %0 = (%x, ref_write(%r, 1));
+  %1 = add(%x, %0.0);
+  nn.dense(%1, %weight)
+}""")
+
 # ---------------------------------------------------------------------------- backward
 case("bwd_simple", BWD + "// test_fold_bwd_simple (NCHW): conv2d -> add -> relu -> multiply; the weight is scaled on its O axis, the added bias by the expanded scale.\n", """
 def @main(%x: Tensor[(2, 4, 5, 5), float32], %weight: Tensor[(8, 4, 3, 3), float32], %out_bias: Tensor[(8), float32]) {
