@@ -354,7 +354,13 @@ static bool parse_mixed_type(const char *s, DType *dt, double *bound) {
 
 static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
   Function *fn = g->fn;
-  fn->ret_annot = NULL;
+  /* @main's result type follows the conversion as in TVM; every other global
+   * keeps its signature (relayc does better than TVM here: a changed return
+   * type broke callers that pass the global where fn(float32) -> float32 is
+   * expected) */
+  bool keep_signature = strcmp(g->name, "main") != 0;
+  const Type *old_body_type = fn->body->type;
+  if (!keep_signature) fn->ret_annot = NULL;
   mx->root = fn->body;
   mx->norig = 0;
   if (mx->keep_orig) {
@@ -378,6 +384,10 @@ static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
   rw.ud = mx;
   bool ok = rw_function(&rw, fn) && !mx->failed;
   rw_fini(&rw);
+  if (ok && keep_signature && old_body_type && typed(mx, fn->body)) {
+    fn->body = cast_to_type(mx, fn->body, old_body_type);
+    ok = !mx->failed;
+  }
   return ok;
 }
 
