@@ -29,6 +29,7 @@ typedef struct Inf {
 } Inf;
 
 static Type *infer(Inf *I, Expr *e);
+static Type *infer_kind(Inf *I, Expr *e);
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -139,7 +140,12 @@ static Type *infer_call(Inf *I, Expr *e) {
    * share one EXPR_OP node (its recorded type is the last call's). */
   if (f->kind == EXPR_OP) return infer_op_call(I, e);
   TyCx *cx = &I->cx;
-  Type *ft = ty_instantiate(cx, infer(I, f));
+  /* Likewise a global, constructor or variable callee shared by several
+   * calls (a pass that inlines one literal at several places keeps the
+   * `@id` of its body as one node): a polymorphic callee is instantiated
+   * afresh for each call, as TVM instantiates a GlobalVar at each call. */
+  bool shared_atom = f->type && f->type != I->cx.err && (f->kind == EXPR_GLOBAL || f->kind == EXPR_CTOR || f->kind == EXPR_VAR);
+  Type *ft = ty_instantiate(cx, shared_atom ? infer_kind(I, f) : infer(I, f));
   uint32_t n = e->call.nargs;
   Type **at = arena_alloc(cx->a, (n ? n : 1) * sizeof *at);
   for (uint32_t i = 0; i < n; i++) at[i] = infer(I, e->call.args[i]);

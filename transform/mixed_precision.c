@@ -329,13 +329,17 @@ static Expr *mp_post(Rewriter *rw, Expr *old, Expr *e) {
     }
     return e;
   case EXPR_FN:
-    if (e->fn->ret_annot) { /* return types are dropped and re-inferred */
+    /* a function literal keeps its type (its body cast back), like the
+     * globals other than @main: a closure's callers expect that type */
+    if (e != old && old->fn->body->type && typed(mx, e->fn->body)) {
+      Expr *body = cast_to_type(mx, e->fn->body, old->fn->body->type);
       Function *f = arena_alloc(mx->m->arena, sizeof *f);
       *f = *e->fn;
-      f->ret_annot = NULL;
+      f->body = body;
       f->type = NULL;
       Expr *c = build_copy(mx->m, e);
       c->fn = f;
+      c->type = NULL;
       return c;
     }
     return e;
