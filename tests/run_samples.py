@@ -7,12 +7,18 @@ Checks, for every samples/**/*.relay:
     for the RUN lines that do not print a module, `// AFTER:` for those that do
     (tests/run_golden.py, which `make golden` runs on samples/, checks the pins);
   * samples/README.md names it and samples/demo.sh lists it in SAMPLES.
+Every sample also goes through the toolbox (issue 13) with the operator-loading options of its
+RUN lines (--ffi, --plugin, --prelude): `--emit=dot` parsed by `dot -Tjson`, `--stats --json`
+and `--diagnostics-format=sarif` parsed as JSON (its warnings, if any, as SARIF results).
 Then runs `sh samples/demo.sh RELAYC` (what `make demo` runs): exit 0, every sample's section
 and every one of its RUN commands present in the transcript, in the README's order, and quick
 (under --limit seconds of wall time; the demo takes well under a second on an idle machine).
 """
 import argparse
+import json
 import os
+import shlex
+import shutil
 import re
 import subprocess
 import sys
@@ -70,6 +76,45 @@ def main():
     if [s[:-len(".relay")] for s in order] != listed:
         fails.append(f"samples/README.md's table and demo.sh's SAMPLES differ in order or content:\n"
                      f"  README: {order}\n  demo:   {listed}")
+
+    have_dot = shutil.which("dot") is not None
+    for s in samples:
+        path = os.path.join("samples", s)
+        opts = []
+        for r in runs_of.get(s, []):
+            argv = shlex.split(r.replace("%s", path).replace("%d", os.path.dirname(path)))
+            for i, arg in enumerate(argv):
+                if arg in ("--ffi", "--plugin") and i + 1 < len(argv):
+                    opts += [arg, argv[i + 1]]
+                elif arg == "--prelude" or arg.startswith(("--ffi=", "--plugin=")):
+                    opts.append(arg)
+        base = [a.relayc] + opts
+        p = subprocess.run(base + ["--emit=dot", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            fails.append(f"{path}: --emit=dot exit {p.returncode}: {p.stderr.decode(errors='replace')[:300]}")
+        elif have_dot:
+            q = subprocess.run(["dot", "-Tjson"], input=p.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=120)
+            if q.returncode != 0 or q.stderr or not json.loads(q.stdout).get("objects"):
+                fails.append(f"{path}: dot -Tjson rejects --emit=dot's output: {q.stderr.decode(errors='replace')[:300]}")
+        p = subprocess.run(base + ["--stats", "--json", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=120)
+        try:
+            st = json.loads(p.stdout) if p.returncode == 0 else None
+        except ValueError:
+            st = None
+        if not st or "macs" not in st:
+            fails.append(f"{path}: --stats --json exit {p.returncode}: {p.stdout[:200]!r} {p.stderr[:200]!r}")
+        p = subprocess.run(base + ["--diagnostics-format=sarif", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        try:
+            results = json.loads(p.stderr)["runs"][0]["results"] if p.returncode == 0 else None
+        except (ValueError, KeyError, IndexError):
+            results = None
+        warned = sum(1 for l in open(path, encoding="utf-8") if re.match(r"\s*//\s?ERR:.*warning:", l))
+        if results is None or len(results) != warned or any(r.get("level") != "warning" for r in results):
+            fails.append(f"{path}: --diagnostics-format=sarif: exit {p.returncode}, expected {warned} warnings: "
+                         f"{p.stderr[:300]!r}")
 
     t0 = time.monotonic()
     p = subprocess.run(["sh", "samples/demo.sh", a.relayc], stdout=subprocess.PIPE,
