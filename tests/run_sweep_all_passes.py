@@ -32,7 +32,7 @@ SPECIAL = {
     "EtaExpand": "EtaExpand(expand_constructor=True, expand_global_var=True)",
     "UnCPS": "ToCPS,UnCPS",
 }
-PRINT_ONLY = {"Gradient", "FirstOrderGradient", "ToCPS", "LazyGradientInit"}
+PRINT_ONLY = {"Gradient", "FirstOrderGradient", "ToCPS"}
 APPROX = {"FastMath", "ToMixedPrecision"}
 # refusals a pass may legitimately give on some programs (exit 1 with this text)
 REFUSALS = ("needs every non-atomic expression to be used once", "Defunctionalization:",
