@@ -34,7 +34,7 @@ def T(shape, dtype="float32"):
 
 def golden(name, test, params, body, flags="", inputs=None, note=""):
     sig = ", ".join(f"%{n}: {T(s, d)}" for n, s, d in params)
-    run = f"// RUN: relayc --check-grad{(' ' + flags) if flags else ''}"
+    run = f"// RUN: relayc --check-grad{flags if flags.startswith('=') else (' ' + flags) if flags else ''}"
     for pname, fname in (inputs or {}).items():
         run += f" --input {pname}=%d/../data/{fname}"
     run += " %s"
@@ -101,6 +101,14 @@ for i, (a, b, ta, tb) in enumerate([((1, 8), (8, 16), False, False), ((4, 1), (4
 for i, d in enumerate([(1, 2, 3, 4), (1, 8)]):
     golden(f"l2_batch_flatten_{i}", "test_op_grad_level2.py test_batch_flatten_grad", [("data", d, "float32")], "nn.batch_flatten(%data)")
 
+# test_conv2d_backward_weight_infer_type: the first-order gradients of a conv2d + bias_add
+# (normal and depthwise, TVM PR 10439) type-check; their values against central differences.
+for tag, wshape, groups in [("normal", (3, 3, 3, 3), 1), ("depthwise", (3, 1, 3, 3), 3)]:
+    golden(f"l2_conv2d_backward_weight_infer_type_{tag}", "test_op_grad_level2.py test_conv2d_backward_weight_infer_type",
+           [("input0", (1, 3, 32, 32), "float32"), ("v0_weight", wshape, "float32"), ("v0_bias", (3,), "float32")],
+           f"%0 = nn.conv2d(%input0, %v0_weight, padding=[1, 1, 1, 1], groups={groups}, channels=3, kernel_size=[3, 3]);\n"
+           "  nn.bias_add(%0, %v0_bias)", "=first_order", note=f"{tag} conv2d, first-order mode")
+
 # ---- test_op_grad_level3.py --------------------------------------------------------------
 for dt in ["float32", "float64"]:
     golden(f"l3_clip_{dt}", "test_op_grad_level3.py test_clip", [("x", (10, 4), dt)], "clip(%x, a_min=1f, a_max=10f)",
@@ -131,6 +139,58 @@ golden("l3_gather_nd", "test_op_grad_level3.py test_gather_nd_grad", [("data", (
        "gather_nd(%data, %indices)", "--mean=0.5 --scale=0.3", inputs={"indices": "idx_gather_nd.npy"})
 golden("l3_reshape_like", "test_op_grad_level3.py test_reshape_like_grad",
        [("data", (2, 3, 4), "float32"), ("shape_like", (6, 2, 2), "float32")], "reshape_like(%data, %shape_like)")
+
+# test_zeros_ones_grad_const_ints / _const_expr / _dynamic: zeros and ones have no differentiable
+# input. The gradient's type is pinned by annotating @main, which applies gradient(@f) (relayc's
+# text extension, the same transform as --grad); the values come from running it.
+SHAPE_CONST = "P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAAgAQADAAAAAAAAAAwAAAAAAAAAAgAAAAMAAAAEAAAA"  # int32 [2, 3, 4]
+META_SHAPE = """#[metadata]
+{
+  "root": 1,
+  "nodes": [
+    {"type_key": ""},
+    {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]},
+    {"type_key": "Array", "data": [3]},
+    {"type_key": "relay.Constant", "attrs": {"_checked_type_": "0", "data": "0", "span": "0", "virtual_device_": "0"}}
+  ],
+  "b64ndarrays": ["%s"],
+  "attrs": {"tvm_version": "0.20.dev0"}
+}
+""" % SHAPE_CONST
+
+
+def out_lines(text):
+    return "".join(f"// OUT: {line}".rstrip() + "\n" for line in text.splitlines())
+
+
+ZEROS_234 = "([[[{v}, {v}, {v}, {v}],\n  [{v}, {v}, {v}, {v}],\n  [{v}, {v}, {v}, {v}]],\n\n [[{v}, {v}, {v}, {v}],\n  [{v}, {v}, {v}, {v}],\n  [{v}, {v}, {v}, {v}]]], ())"
+for op, v in [("zeros", "0f"), ("ones", "1f")]:
+    FILES[f"l3_{op}_const_ints.relay"] = (
+        f"// TVM test_op_grad_level3.py test_zeros_ones_grad_const_ints: {op} with a static shape has no\n"
+        "// input, so the gradient's type is (Tensor[(2, 3, 4), float32], ()).\n"
+        "// RUN: relayc --run %s\n" + out_lines(ZEROS_234.format(v=v)) +
+        '#[version = "0.0.5"]\n'
+        f'def @f() {{\n  {op}(shape=[2, 3, 4], dtype="float32")\n}}\n\n'
+        "def @main() -> (Tensor[(2, 3, 4), float32], ()) {\n  gradient(@f)()\n}\n")
+    for tag, flags, ty, note in [
+            ("static", "--pass=DynamicToStatic ", "Tensor[(2, 3, 4), float32]",
+             "after DynamicToStatic the shape is concrete: (Tensor[(2, 3, 4), float32], ())"),
+            ("dyn", "", "Tensor[(?, ?, ?), float32]", "without it the shape is dynamic: (Tensor[(?, ?, ?), float32], ())")]:
+        FILES[f"l3_{op}_const_expr_{tag}.relay"] = (
+            f"// TVM test_op_grad_level3.py test_zeros_ones_grad_const_expr: {op} of the shape expression\n"
+            f"// const([2, 3, 4]) * 1 (dyn.{op}); {note}.\n"
+            f"// RUN: relayc {flags}--run %s\n" + out_lines(ZEROS_234.format(v=v)) +
+            '#[version = "0.0.5"]\n'
+            f'def @f() {{\n  dyn.{op}(multiply(meta[relay.Constant][0], 1), dtype="float32")\n}}\n\n'
+            f"def @main() -> ({ty}, ()) {{\n  gradient(@f)()\n}}\n\n" + META_SHAPE)
+    data("shape_dyn_23.npy", np.array([2, 3], dtype="int32"))
+    FILES[f"l3_{op}_dynamic.relay"] = (
+        f"// TVM test_op_grad_level3.py test_zeros_ones_grad_dynamic: {op} of a shape parameter: value\n"
+        "// np.{op}(shape), the (int32) shape's gradient zeros.\n"
+        "// RUN: relayc --grad --run %s --input shape_data=%d/../data/shape_dyn_23.npy\n" +
+        out_lines(f"([[{v}, {v}, {v}],\n [{v}, {v}, {v}]], ([0, 0],))") +
+        '#[version = "0.0.5"]\n'
+        f'def @main(%shape_data: Tensor[(2), int32]) {{\n  dyn.{op}(%shape_data, dtype="float32")\n}}\n')
 
 # ---- test_op_grad_level4.py --------------------------------------------------------------
 RED = [("sum", ""), ("mean", ""), ("variance", ""), ("variance", "unbiased=True")]
@@ -199,7 +259,8 @@ def registered_ops(relayc):
 
 
 # operators the rules of these programs emit that a build may lack (the file is then not written)
-NEEDS = {"l2_max_pool2d": "nn.max_pool2d_grad", "l2_avg_pool2d": "nn.avg_pool2d_grad", "l2_conv2d": "nn.conv2d_backward_weight"}
+NEEDS = {"l2_max_pool2d": "nn.max_pool2d_grad", "l2_avg_pool2d": "nn.avg_pool2d_grad", "l2_conv2d": "nn.conv2d_backward_weight",
+         "l3_zeros": "dyn.zeros", "l3_ones": "dyn.ones"}
 
 
 def main():
