@@ -191,6 +191,25 @@ case("gather", [x((3, 4)), P("i", (3, 2), dtype="int64", value=[0, 3, 3, 3, 1, 0
 case("gather_axis0_small", [x((3, 4)), P("i", (2, 3), dtype="int32", value=[2, 0, 0, 1, 2, 2])], "gather(%x, %i, axis=0)")
 case("gather_nd", [x((2, 3)), P("i", (2, 4), dtype="int64", value=[0, 1, 1, 0, 0, 1, 2, 1])], "gather_nd(%x, %i)")
 case("gather_nd_partial", [x((3, 2, 4)), P("i", (1, 3), dtype="int32", value=[2, 0, 2])], "gather_nd(%x, %i)")
+# ---- scattering (ops/gradients/grad_scatter.c): distinct indices under "update" -------------
+case("strided_set", [x((4, 5)), P("v", (2, 2)), P("b", (2,), dtype="int32", value=[1, 0]),
+                     P("e", (2,), dtype="int32", value=[4, 5]), P("s", (2,), dtype="int32", value=[2, 3])],
+     "strided_set(%x, %v, %b, %e, %s)")
+case("strided_set_neg_stride", [x((4, 5)), P("v", (2, 5)), P("b", (1,), dtype="int32", value=[-1]),
+                                P("e", (1,), dtype="int32", value=[0]), P("s", (1,), dtype="int32", value=[-2])],
+     "strided_set(%x, %v, %b, %e, %s)")
+case("scatter_nd_update", [x((3, 4)), P("i", (2, 3), dtype="int64", value=[0, 2, 1, 3, 0, 1]), P("u", (3,))],
+     "scatter_nd(%x, %i, %u)")
+case("scatter_nd_update_rows", [x((3, 2, 4)), P("i", (1, 2), dtype="int32", value=[2, 0]), P("u", (2, 2, 4))],
+     "scatter_nd(%x, %i, %u)")
+case("scatter_nd_add_dup", [x((3, 4)), P("i", (2, 4), dtype="int64", value=[0, 2, 0, 0, 3, 1, 3, 3]), P("u", (4,))],
+     'scatter_nd(%x, %i, %u, mode="add")')
+case("scatter_elements_update", [x((3, 4)), P("i", (2, 4), dtype="int32", value=[0, 2, 1, -1, 1, 0, 2, 0]), P("u", (2, 4))],
+     "scatter_elements(%x, %i, %u)")
+case("scatter_elements_update_axis1", [x((3, 4)), P("i", (3, 2), dtype="int64", value=[3, 0, 1, -4, 2, 1]), P("u", (3, 2))],
+     "scatter_elements(%x, %i, %u, axis=1)")
+case("scatter_elements_add_dup", [x((3, 4)), P("i", (3, 3), dtype="int32", value=[0, 0, 3, 1, 1, -1, 2, 2, 2]),
+                                  P("u", (3, 3))], 'scatter_elements(%x, %i, %u, axis=-1, reduction="add")')
 
 # ---- dense algebra, softmax, losses ------------------------------------------------------
 case("dense", [x((3, 4)), P("w", (5, 4))], "nn.dense(%x, %w)")
