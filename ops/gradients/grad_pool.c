@@ -403,6 +403,69 @@ GRAD_RULE(NN_AVG_POOL2D_GRAD) {
   return true;
 }
 
+/* max_pool2d_grad(dy, x) adds each dy cell at its window's winner in x, so it is
+ * linear in dy and its adjoint reads ḡ back at the winners: for every window,
+ * ḡ at the tap the kernel picks (taps in row-major window order, a tap wins
+ * only when strictly greater than the best so far, starting from the lowest
+ * finite value: ties keep the earlier tap, padding never wins). Built from
+ * one strided view of the padded x and ḡ per tap, the winners tracked with
+ * `greater`/`where`; x gets no gradient (the winners are piecewise constant). */
+static double lowest_finite(DType dt) {
+  if (dt.code == DT_BFLOAT) return -3.3895313892515355e38;
+  return dt.bits == 16 ? -65504.0 : dt.bits == 32 ? -3.4028234663852886e38 : -1.7976931348623157e308;
+}
+
+GRAD_RULE(NN_MAX_POOL2D_GRAD) {
+  int64_t dyd[GRAD_MAX_RANK], xd[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dyd) || !gr_shape(c, 1, xd)) return false;
+  uint32_t rank = gr_rank(c, 1);
+  const char *layout = gr_attr_str(c, "layout", "NCHW");
+  const char *hp = strchr(layout, 'H'), *wp = strchr(layout, 'W');
+  if (!hp || !wp || strlen(layout) != rank) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int ax[2] = {(int)(hp - layout), (int)(wp - layout)};
+  int64_t ps[2], st[2], dl[2], pad[4];
+  int32_t kps = gr_attr_ints(c, "pool_size", ps, 2), kst = gr_attr_ints(c, "strides", st, 2);
+  int32_t kdl = gr_attr_ints(c, "dilation", dl, 2), kpad = gr_attr_ints(c, "padding", pad, 4);
+  int64_t k[2], s[2], d[2], lo[2], hi[2], need[2];
+  for (int i = 0; i < 2; i++) {
+    k[i] = norm_list(ps, kps, 2, i, 1);
+    s[i] = norm_list(st, kst, 2, i, 1);
+    d[i] = norm_list(dl, kdl, 2, i, 1);
+    lo[i] = kpad <= 0 ? 0 : kpad == 1 ? pad[0] : pad[i]; /* [t, l, b, r] or [h, w]: the leading side */
+    /* the extent every window reads, from the first padded row on */
+    need[i] = (dyd[ax[i]] - 1) * s[i] + (k[i] - 1) * d[i] + 1;
+    hi[i] = need[i] - lo[i] - xd[ax[i]];
+    if (hi[i] < 0) hi[i] = 0;
+  }
+  /* pad_width rows: zeros except the two spatial axes */
+  char w[GRAD_MAX_RANK * 32];
+  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
+  for (uint32_t j = 0; j < rank; j++) {
+    int64_t a = j == (uint32_t)ax[0] ? lo[0] : j == (uint32_t)ax[1] ? lo[1] : 0;
+    int64_t b = j == (uint32_t)ax[0] ? hi[0] : j == (uint32_t)ax[1] ? hi[1] : 0;
+    len += (size_t)snprintf(w + len, sizeof w - len, "%s[%lld, %lld]", j ? ", " : "", (long long)a, (long long)b);
+  }
+  snprintf(w + len, sizeof w - len, "]");
+  double low = lowest_finite(gr_dtype(c, 1));
+  Expr *xp = gr_let(c, GR_OP(c, "nn.pad", w, X1, gr_scalar(c, low, 1)));
+  Expr *gp = gr_let(c, GR_OP(c, "nn.pad", w, G, gr_scalar(c, 0, 1)));
+  Expr *best = gr_scalar(c, low, 1), *res = gr_scalar(c, 0, 1);
+  for (int64_t i = 0; i < k[0]; i++)
+    for (int64_t j = 0; j < k[1]; j++) {
+      int64_t b0 = i * d[0], b1 = j * d[1];
+      const char *view = gr_fmt(c, "begin=[%lld, %lld], end=[%lld, %lld], strides=[%lld, %lld], axes=[%d, %d]",
+                                (long long)b0, (long long)b1, (long long)(b0 + (dyd[ax[0]] - 1) * s[0] + 1),
+                                (long long)(b1 + (dyd[ax[1]] - 1) * s[1] + 1), (long long)s[0], (long long)s[1], ax[0],
+                                ax[1]);
+      Expr *xt = gr_let(c, GR_OP(c, "strided_slice", view, xp));
+      Expr *wins = gr_let(c, GR_OP(c, "greater", NULL, xt, best));
+      best = gr_let(c, gr_where(c, wins, xt, best));
+      res = gr_let(c, gr_where(c, wins, GR_OP(c, "strided_slice", view, gp), res));
+    }
+  c->dx[0] = res;
+  return true;
+}
+
 /* ---- resizing ---------------------------------------------------------------------- */
 
 typedef enum { RM_NEAREST, RM_LINEAR, RM_CUBIC } Method;

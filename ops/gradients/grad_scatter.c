@@ -1,5 +1,5 @@
 /* ops/gradients/grad_scatter.c — rules of the scattering operators (spec/gradient.md §4.9):
- * strided_set, scatter_nd, scatter_elements.
+ * strided_set, scatter_nd, scatter_elements, and dyn.strided_slice (strided_set's read-back).
  *
  * Each writes `u` into some positions of `d`. With replacement ("update",
  * strided_set), the written positions of d are overwritten: d's adjoint is ḡ
@@ -17,6 +17,7 @@
  *     scatter_nd(d, i, u, "update"):       d̄ = scatter_nd(ḡ, i, 0_u)           ū = gather_nd(ḡ, i)
  *     scatter_nd(d, i, u, "add"):          d̄ = ḡ                               ū = gather_nd(ḡ, i)
  *     scatter_elements(d, i, u, axis, r):  d̄ = scatter_elements(ḡ, i, 0_u) | ḡ  ū = gather(ḡ, axis, i mod n)
+ *     dyn.strided_slice(d, b, e, s):       d̄ = strided_set(0_d, ḡ, b, e, s)
  */
 #include <string.h>
 
@@ -31,6 +32,13 @@ GRAD_RULE(STRIDED_SET) {
   Expr *u = GR_OP(c, "dyn.strided_slice", NULL, G, X2, c->x[3], c->x[4]);
   c->dx[0] = d0;
   c->dx[1] = gr_reshape_like(c, u, X1);
+  return true;
+}
+
+/* dyn.strided_slice reads what strided_set writes: its adjoint writes ḡ into zeros
+ * (what strided_set's own rule emits, so its second derivative needs this) */
+GRAD_RULE(DYN_STRIDED_SLICE) {
+  c->dx[0] = GR_OP(c, "strided_set", NULL, gr_zeros_like(c, X0), G, X1, X2, c->x[3]);
   return true;
 }
 

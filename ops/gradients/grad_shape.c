@@ -33,6 +33,10 @@ GRAD_RULE(SQUEEZE) { return back_to_shape(c); }
 GRAD_RULE(EXPAND_DIMS) { return back_to_shape(c); }
 GRAD_RULE(CONTRIB_REVERSE_RESHAPE) { return back_to_shape(c); }
 GRAD_RULE(RESHAPE_LIKE) { return back_to_shape(c); }
+/* the dynamic forms: the shape / axis inputs get none */
+GRAD_RULE(DYN_RESHAPE) { return back_to_shape(c); }
+GRAD_RULE(DYN_SQUEEZE) { return back_to_shape(c); }
+GRAD_RULE(DYN_EXPAND_DIMS) { return back_to_shape(c); }
 
 /* transpose by the inverse permutation (axes=None reverses, its own inverse) */
 GRAD_RULE(TRANSPOSE) {

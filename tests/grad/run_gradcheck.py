@@ -198,6 +198,10 @@ case("strided_set", [x((4, 5)), P("v", (2, 2)), P("b", (2,), dtype="int32", valu
 case("strided_set_neg_stride", [x((4, 5)), P("v", (2, 5)), P("b", (1,), dtype="int32", value=[-1]),
                                 P("e", (1,), dtype="int32", value=[0]), P("s", (1,), dtype="int32", value=[-2])],
      "strided_set(%x, %v, %b, %e, %s)")
+case("dyn_strided_slice", [x((4, 5)), P("b", (2,), dtype="int32", value=[1, 4]),
+                           P("e", (2,), dtype="int32", value=[4, 0]), P("s", (2,), dtype="int32", value=[2, -2])],
+     "dyn.strided_slice(%x, %b, %e, %s)")
+case("dyn_reshape", [x((4, 6)), P("n", (3,), dtype="int64", value=[2, 3, 4])], "dyn.reshape(%x, %n)")
 case("scatter_nd_update", [x((3, 4)), P("i", (2, 3), dtype="int64", value=[0, 2, 1, 3, 0, 1]), P("u", (3,))],
      "scatter_nd(%x, %i, %u)")
 case("scatter_nd_update_rows", [x((3, 2, 4)), P("i", (1, 2), dtype="int32", value=[2, 0]), P("u", (2, 2, 4))],
@@ -289,6 +293,14 @@ case("adaptive_avg_pool2d", [x((1, 2, 7, 5))], "nn.adaptive_avg_pool2d(%x, outpu
 case("adaptive_avg_pool2d_nhwc", [x((1, 7, 5, 2))], 'nn.adaptive_avg_pool2d(%x, output_size=[3, 4], layout="NHWC")')
 case("adaptive_avg_pool3d", [x((1, 2, 5, 3, 4))], "nn.adaptive_avg_pool3d(%x, output_size=[2, 2, 3])")
 case("adaptive_max_pool1d", [x((2, 3, 6))], "nn.adaptive_max_pool1d(%x, output_size=[3])")
+# nn.max_pool2d_grad (second derivatives of max pooling): linear in dy, whose adjoint reads the
+# adjoint back at each window's winner; x gets none (the winners are piecewise constant)
+for tag, xs, dys, attrs in [("basic", (1, 2, 5, 6), (1, 2, 2, 3), "pool_size=[2, 2], strides=[2, 2]"),
+                            ("overlap_pad", (1, 2, 5, 6), (1, 2, 3, 3), "pool_size=[3, 3], strides=[2, 2], padding=[1, 1]"),
+                            ("ceil", (1, 2, 5, 6), (1, 2, 3, 3), "pool_size=[2, 3], strides=[2, 2], ceil_mode=True"),
+                            ("dilation", (1, 2, 5, 6), (1, 2, 4, 5), "pool_size=[2, 2], dilation=[2, 2], padding=[1, 0, 0, 1]"),
+                            ("nhwc", (1, 5, 6, 2), (1, 4, 3, 2), 'pool_size=[2, 2], strides=[1, 2], layout="NHWC"')]:
+    case(f"max_pool2d_grad_{tag}", [P("dy", dys), x(xs)], f"nn.max_pool2d_grad(%dy, %x, {attrs})")
 case("adaptive_max_pool2d", [x((1, 2, 6, 4))], "nn.adaptive_max_pool2d(%x, output_size=[3, 2])")
 for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("align_corners", 'size=[5, 7], coordinate_transformation_mode="align_corners"'),
