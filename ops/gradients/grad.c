@@ -54,9 +54,10 @@ Expr *gr_op(GradCtx *c, const char *name, const char *attrs, Expr **args, uint32
 Expr *gr_op_like(GradCtx *c, const char *name, const char *changes, Expr **args, uint32_t nargs) {
   if (op_lookup(name) < 0) return missing_op(c, name);
   Attrs *a = NULL;
-  if (c->attrs) {
+  if (c->attrs) { /* a copy, items included: the forward call keeps its own default marks */
     a = arena_alloc(c->m->arena, sizeof *a);
     *a = *c->attrs;
+    if (a->n) a->items = arena_memdup(c->m->arena, c->attrs->items, a->n * sizeof *a->items);
   }
   if (changes && *changes) {
     const char *err = NULL;
