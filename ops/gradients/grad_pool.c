@@ -11,7 +11,11 @@
  * dedicated nn.avg_pool2d_grad and max pooling nn.max_pool2d_grad (the first
  * maximum of each window receives the adjoint, §5.4); 1-D pools run as 2-D pools
  * on an H = 1 view. Global max pooling routes g to the first maximum of each plane
- * with argmax + one_hot. Resize weights are computed exactly as the forward kernel
+ * with argmax + one_hot; 3-D max pooling does the same over blocks when the windows
+ * tile the input, and otherwise works tap by tap (one strided view of the padded
+ * input per window position: the winners found as the kernels find them, each
+ * tap's g spread back to the positions it read) — also the way the adjoint of
+ * nn.max_pool2d_grad reads ḡ back at the winners (second derivatives). Resize weights are computed exactly as the forward kernel
  * computes them (ops/kernels/k_nn.c, axis_taps: float32 coordinates, clamped taps,
  * renormalised cubic weights with cubic_exclude), so the adjoint is exact.
  */
@@ -292,6 +296,183 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
   return true;
 }
 
+/* ---- max pooling by taps ----------------------------------------------------------- */
+
+/* The geometry of a max pool over the spatial axes pos[0..nsp) of x: windows k,
+ * strides s, dilation d, leading padding lo; `hi` pads the trailing side far enough
+ * for every window of the `out` extents (ceil mode included). Each tap (a position
+ * inside the window, row-major) sees one strided view of the padded input whose
+ * shape is the output's. */
+typedef struct Taps {
+  uint32_t rank;
+  int nsp, pos[3];
+  int64_t k[3], s[3], d[3], lo[3], hi[3], in[3], out[3];
+} Taps;
+
+static bool taps_init(GradCtx *c, Taps *t, int nsp, const int *pos, const int64_t *xd, const int64_t *od, uint32_t rank) {
+  int64_t ps[6], st[6], dl[6], pad[6];
+  int32_t kps = gr_attr_ints(c, "pool_size", ps, 6), kst = gr_attr_ints(c, "strides", st, 6);
+  int32_t kdl = gr_attr_ints(c, "dilation", dl, 6), kpad = gr_attr_ints(c, "padding", pad, 6);
+  t->rank = rank;
+  t->nsp = nsp;
+  for (int i = 0; i < nsp; i++) {
+    t->pos[i] = pos[i];
+    t->k[i] = norm_list(ps, kps, nsp, i, 1);
+    t->s[i] = norm_list(st, kst, nsp, i, 1);
+    t->d[i] = norm_list(dl, kdl, nsp, i, 1);
+    /* padding: one value, one per axis (both sides), or leading sides then trailing */
+    t->lo[i] = kpad <= 0 ? 0 : kpad == 1 ? pad[0] : pad[i];
+    t->in[i] = xd[pos[i]];
+    t->out[i] = od[pos[i]];
+    if (t->k[i] < 1 || t->s[i] < 1 || t->d[i] < 1 || t->lo[i] < 0) return gr_fail(c, "invalid pooling window");
+    int64_t need = (t->out[i] - 1) * t->s[i] + (t->k[i] - 1) * t->d[i] + 1;
+    t->hi[i] = need - t->lo[i] - t->in[i] > 0 ? need - t->lo[i] - t->in[i] : 0;
+  }
+  return true;
+}
+
+static int64_t taps_count(const Taps *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->nsp; i++) n *= t->k[i];
+  return n;
+}
+
+/* the window offsets of tap `tap` (row-major over the window) */
+static void tap_offsets(const Taps *t, int64_t tap, int64_t *off) {
+  for (int i = t->nsp; i-- > 0;) {
+    off[i] = (tap % t->k[i]) * t->d[i];
+    tap /= t->k[i];
+  }
+}
+
+/* nn.pad of e on the spatial axes: lo/hi per axis (the other axes untouched) */
+static Expr *pad_spatial(GradCtx *c, const Taps *t, Expr *e, const int64_t *lo, const int64_t *hi, Expr *value) {
+  char w[GRAD_MAX_RANK * 48];
+  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
+  for (uint32_t j = 0; j < t->rank; j++) {
+    int64_t a = 0, b = 0;
+    for (int i = 0; i < t->nsp; i++)
+      if ((uint32_t)t->pos[i] == j) a = lo[i], b = hi[i];
+    len += (size_t)snprintf(w + len, sizeof w - len, "%s[%lld, %lld]", j ? ", " : "", (long long)a, (long long)b);
+  }
+  snprintf(w + len, sizeof w - len, "]");
+  return GR_OP(c, "nn.pad", w, e, value);
+}
+
+/* strided_slice attributes of the view a tap at `off` sees in the padded input */
+static const char *tap_view(GradCtx *c, const Taps *t, const int64_t *off) {
+  int64_t end[3], ax[3];
+  for (int i = 0; i < t->nsp; i++) {
+    end[i] = off[i] + (t->out[i] - 1) * t->s[i] + 1;
+    ax[i] = t->pos[i];
+  }
+  return gr_fmt(c, "begin=%s, end=%s, strides=%s, axes=%s", gr_ints_text(c, off, (uint32_t)t->nsp),
+                gr_ints_text(c, end, (uint32_t)t->nsp), gr_ints_text(c, t->s, (uint32_t)t->nsp),
+                gr_ints_text(c, ax, (uint32_t)t->nsp));
+}
+
+static double lowest_finite(DType dt) {
+  if (dt.code == DT_BFLOAT) return -3.3895313892515355e38;
+  return dt.bits == 16 ? -65504.0 : dt.bits == 32 ? -3.4028234663852886e38 : -1.7976931348623157e308;
+}
+
+/* The winning tap of every window (int32, -1 when none wins), found as the kernels find
+ * it: taps in row-major window order, a tap wins only when strictly greater than the
+ * best so far, starting from the lowest finite value — ties keep the earlier tap and
+ * padding never wins. xi is input `xi`'s index among the call's inputs. */
+static Expr *tap_winners(GradCtx *c, const Taps *t, Expr *x, int xi) {
+  double low = lowest_finite(gr_dtype(c, xi));
+  Expr *xp = gr_let(c, pad_spatial(c, t, x, t->lo, t->hi, gr_scalar(c, low, xi)));
+  DType i32 = {DT_INT, 32, 1};
+  Expr *best = gr_scalar(c, low, xi), *win = gr_const(c, -1, i32);
+  for (int64_t tap = 0; tap < taps_count(t); tap++) {
+    int64_t off[3];
+    tap_offsets(t, tap, off);
+    Expr *v = gr_let(c, GR_OP(c, "strided_slice", tap_view(c, t, off), xp));
+    Expr *wins = gr_let(c, GR_OP(c, "greater", NULL, v, best));
+    best = gr_let(c, gr_where(c, wins, v, best));
+    win = gr_let(c, gr_where(c, wins, gr_const(c, (double)tap, i32), win));
+  }
+  return win;
+}
+
+/* max_pool2d_grad(dy, x) adds each dy cell at its window's winner in x, so it is
+ * linear in dy and its adjoint reads ḡ back at the winners; x gets no gradient
+ * (the winners are piecewise constant). */
+GRAD_RULE(NN_MAX_POOL2D_GRAD) {
+  int64_t dyd[GRAD_MAX_RANK], xd[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dyd) || !gr_shape(c, 1, xd)) return false;
+  const char *layout = gr_attr_str(c, "layout", "NCHW");
+  int pos[3];
+  if (spatial_axes(layout, pos) != 2 || pos[1] >= (int)gr_rank(c, 1)) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  Taps t;
+  if (!taps_init(c, &t, 2, pos, xd, dyd, gr_rank(c, 1))) return false;
+  Expr *win = tap_winners(c, &t, X1, 1);
+  Expr *gp = gr_let(c, pad_spatial(c, &t, G, t.lo, t.hi, gr_scalar(c, 0, 1)));
+  DType i32 = {DT_INT, 32, 1};
+  Expr *res = gr_scalar(c, 0, 1);
+  for (int64_t tap = 0; tap < taps_count(&t); tap++) {
+    int64_t off[3];
+    tap_offsets(&t, tap, off);
+    Expr *mine = GR_OP(c, "equal", NULL, win, gr_const(c, (double)tap, i32));
+    res = gr_let(c, gr_where(c, mine, GR_OP(c, "strided_slice", tap_view(c, &t, off), gp), res));
+  }
+  c->dx[0] = res;
+  return true;
+}
+
+/* Max pooling of any window (overlap, padding, dilation, ceil mode): every window's
+ * g goes to its winner. Per tap, the windows it won hand their g to the view it read:
+ * spread back with zeros between strided neighbours and padded to the tap's offset in
+ * the padded input; the sum over taps is cropped to the input. */
+static bool tap_max_grad(GradCtx *c, const int *pos, int nsp) {
+  int64_t xd[GRAD_MAX_RANK], od[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, xd) || !gr_shape(c, -1, od)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  Taps t;
+  if (!taps_init(c, &t, nsp, pos, xd, od, rank)) return false;
+  Expr *win = tap_winners(c, &t, X0, 0);
+  DType i32 = {DT_INT, 32, 1};
+  Expr *sum = NULL;
+  for (int64_t tap = 0; tap < taps_count(&t); tap++) {
+    int64_t off[3], lo[3], hi[3], shape[GRAD_MAX_RANK];
+    tap_offsets(&t, tap, off);
+    Expr *e = gr_where(c, GR_OP(c, "equal", NULL, win, gr_const(c, (double)tap, i32)), G, gr_scalar(c, 0, 0));
+    memcpy(shape, od, rank * sizeof *shape);
+    for (int i = 0; i < nsp; i++) {
+      uint32_t a = (uint32_t)t.pos[i];
+      if (t.s[i] > 1 && od[a] > 0) { /* (.., n, ..) -> (.., n, s, ..) -> (.., n·s, ..), trimmed to (n−1)·s + 1 */
+        e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", a + 1), e);
+        char w[GRAD_MAX_RANK * 24];
+        size_t wl = (size_t)snprintf(w, sizeof w, "pad_width=[");
+        for (uint32_t j = 0; j <= rank; j++)
+          wl += (size_t)snprintf(w + wl, sizeof w - wl, "%s[0, %lld]", j ? ", " : "", j == a + 1 ? (long long)(t.s[i] - 1) : 0LL);
+        snprintf(w + wl, sizeof w - wl, "]");
+        e = GR_OP(c, "nn.pad", w, e, gr_scalar(c, 0, 0));
+        shape[a] *= t.s[i];
+        e = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
+        shape[a] -= t.s[i] - 1;
+        e = GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[%u]", (long long)shape[a], a), e);
+      }
+      lo[i] = off[i];
+      hi[i] = t.lo[i] + t.in[i] + t.hi[i] - off[i] - shape[a];
+    }
+    e = pad_spatial(c, &t, e, lo, hi, gr_scalar(c, 0, 0));
+    sum = sum ? gr_let(c, gr_add(c, sum, e)) : gr_let(c, e);
+  }
+  int64_t b[3], en[3], ax[3];
+  for (int i = 0; i < nsp; i++) {
+    b[i] = t.lo[i];
+    en[i] = t.lo[i] + t.in[i];
+    ax[i] = t.pos[i];
+  }
+  c->dx[0] = GR_OP(c, "strided_slice",
+                   gr_fmt(c, "begin=%s, end=%s, axes=%s", gr_ints_text(c, b, (uint32_t)nsp), gr_ints_text(c, en, (uint32_t)nsp),
+                          gr_ints_text(c, ax, (uint32_t)nsp)),
+                   sum);
+  return true;
+}
+
 /* g routed to the first maximum of non-overlapping k-blocks along the spatial axes `pos`
  * (window = stride = k, no padding): the blocks become a trailing axis, argmax + one_hot.
  * Trailing input positions no block covers get zeros. */
@@ -364,7 +545,8 @@ static bool block_max_grad(GradCtx *c, const int *pos, int nsp, const int64_t *k
   return true;
 }
 
-/* max_pool3d with non-overlapping windows (strides = pool_size, no padding, dilation 1) */
+/* max_pool3d: non-overlapping unpadded windows by blocks (one argmax), any other
+ * window by taps */
 GRAD_RULE(NN_MAX_POOL3D) {
   const char *layout = gr_attr_str(c, "layout", "NCDHW");
   int pos[3];
@@ -372,14 +554,13 @@ GRAD_RULE(NN_MAX_POOL3D) {
   int64_t ps[6], st[6], dl[6], pad[6], k[3];
   int32_t kps = gr_attr_ints(c, "pool_size", ps, 6), kst = gr_attr_ints(c, "strides", st, 6);
   int32_t kdl = gr_attr_ints(c, "dilation", dl, 6), kpad = gr_attr_ints(c, "padding", pad, 6);
+  bool blocks = true;
   for (int s = 0; s < 3; s++) {
     k[s] = norm_list(ps, kps, 3, s, 1);
-    if (norm_list(st, kst, 3, s, 1) != k[s] || norm_list(dl, kdl, 3, s, 1) != 1)
-      return gr_fail(c, "only non-overlapping windows are supported (strides = pool_size, dilation 1)");
+    blocks = blocks && norm_list(st, kst, 3, s, 1) == k[s] && norm_list(dl, kdl, 3, s, 1) == 1;
   }
-  for (int32_t i = 0; i < kpad; i++)
-    if (pad[i] != 0) return gr_fail(c, "only unpadded windows are supported");
-  return block_max_grad(c, pos, 3, k);
+  for (int32_t i = 0; i < kpad; i++) blocks = blocks && pad[i] == 0;
+  return blocks ? block_max_grad(c, pos, 3, k) : tap_max_grad(c, pos, 3);
 }
 
 /* adaptive max 3-D with equal cells */
@@ -400,69 +581,6 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL3D) {
 /* avg_pool2d_grad(dy, x): linear in dy, whose adjoint is the forward average pool */
 GRAD_RULE(NN_AVG_POOL2D_GRAD) {
   c->dx[0] = gr_op_like(c, "nn.avg_pool2d", NULL, (Expr *[]){G}, 1);
-  return true;
-}
-
-/* max_pool2d_grad(dy, x) adds each dy cell at its window's winner in x, so it is
- * linear in dy and its adjoint reads ḡ back at the winners: for every window,
- * ḡ at the tap the kernel picks (taps in row-major window order, a tap wins
- * only when strictly greater than the best so far, starting from the lowest
- * finite value: ties keep the earlier tap, padding never wins). Built from
- * one strided view of the padded x and ḡ per tap, the winners tracked with
- * `greater`/`where`; x gets no gradient (the winners are piecewise constant). */
-static double lowest_finite(DType dt) {
-  if (dt.code == DT_BFLOAT) return -3.3895313892515355e38;
-  return dt.bits == 16 ? -65504.0 : dt.bits == 32 ? -3.4028234663852886e38 : -1.7976931348623157e308;
-}
-
-GRAD_RULE(NN_MAX_POOL2D_GRAD) {
-  int64_t dyd[GRAD_MAX_RANK], xd[GRAD_MAX_RANK];
-  if (!gr_shape(c, 0, dyd) || !gr_shape(c, 1, xd)) return false;
-  uint32_t rank = gr_rank(c, 1);
-  const char *layout = gr_attr_str(c, "layout", "NCHW");
-  const char *hp = strchr(layout, 'H'), *wp = strchr(layout, 'W');
-  if (!hp || !wp || strlen(layout) != rank) return gr_fail(c, "unsupported layout \"%s\"", layout);
-  int ax[2] = {(int)(hp - layout), (int)(wp - layout)};
-  int64_t ps[2], st[2], dl[2], pad[4];
-  int32_t kps = gr_attr_ints(c, "pool_size", ps, 2), kst = gr_attr_ints(c, "strides", st, 2);
-  int32_t kdl = gr_attr_ints(c, "dilation", dl, 2), kpad = gr_attr_ints(c, "padding", pad, 4);
-  int64_t k[2], s[2], d[2], lo[2], hi[2], need[2];
-  for (int i = 0; i < 2; i++) {
-    k[i] = norm_list(ps, kps, 2, i, 1);
-    s[i] = norm_list(st, kst, 2, i, 1);
-    d[i] = norm_list(dl, kdl, 2, i, 1);
-    lo[i] = kpad <= 0 ? 0 : kpad == 1 ? pad[0] : pad[i]; /* [t, l, b, r] or [h, w]: the leading side */
-    /* the extent every window reads, from the first padded row on */
-    need[i] = (dyd[ax[i]] - 1) * s[i] + (k[i] - 1) * d[i] + 1;
-    hi[i] = need[i] - lo[i] - xd[ax[i]];
-    if (hi[i] < 0) hi[i] = 0;
-  }
-  /* pad_width rows: zeros except the two spatial axes */
-  char w[GRAD_MAX_RANK * 32];
-  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
-  for (uint32_t j = 0; j < rank; j++) {
-    int64_t a = j == (uint32_t)ax[0] ? lo[0] : j == (uint32_t)ax[1] ? lo[1] : 0;
-    int64_t b = j == (uint32_t)ax[0] ? hi[0] : j == (uint32_t)ax[1] ? hi[1] : 0;
-    len += (size_t)snprintf(w + len, sizeof w - len, "%s[%lld, %lld]", j ? ", " : "", (long long)a, (long long)b);
-  }
-  snprintf(w + len, sizeof w - len, "]");
-  double low = lowest_finite(gr_dtype(c, 1));
-  Expr *xp = gr_let(c, GR_OP(c, "nn.pad", w, X1, gr_scalar(c, low, 1)));
-  Expr *gp = gr_let(c, GR_OP(c, "nn.pad", w, G, gr_scalar(c, 0, 1)));
-  Expr *best = gr_scalar(c, low, 1), *res = gr_scalar(c, 0, 1);
-  for (int64_t i = 0; i < k[0]; i++)
-    for (int64_t j = 0; j < k[1]; j++) {
-      int64_t b0 = i * d[0], b1 = j * d[1];
-      const char *view = gr_fmt(c, "begin=[%lld, %lld], end=[%lld, %lld], strides=[%lld, %lld], axes=[%d, %d]",
-                                (long long)b0, (long long)b1, (long long)(b0 + (dyd[ax[0]] - 1) * s[0] + 1),
-                                (long long)(b1 + (dyd[ax[1]] - 1) * s[1] + 1), (long long)s[0], (long long)s[1], ax[0],
-                                ax[1]);
-      Expr *xt = gr_let(c, GR_OP(c, "strided_slice", view, xp));
-      Expr *wins = gr_let(c, GR_OP(c, "greater", NULL, xt, best));
-      best = gr_let(c, gr_where(c, wins, xt, best));
-      res = gr_let(c, gr_where(c, wins, GR_OP(c, "strided_slice", view, gp), res));
-    }
-  c->dx[0] = res;
   return true;
 }
 

@@ -282,6 +282,12 @@ case("avg_pool1d", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2]
 case("avg_pool1d_include_pad", [x((2, 3, 7))], "nn.avg_pool1d(%x, pool_size=[3], strides=[2], padding=[1], count_include_pad=True)")
 case("max_pool3d", [x((1, 2, 4, 5, 4))], "nn.max_pool3d(%x, pool_size=[2, 2, 2], strides=[2, 2, 2])")
 case("max_pool3d_ndhwc", [x((1, 4, 4, 6, 2))], 'nn.max_pool3d(%x, pool_size=[1, 2, 3], strides=[1, 2, 3], layout="NDHWC")')
+case("max_pool3d_overlap_pad", [x((1, 2, 4, 5, 4))],
+     "nn.max_pool3d(%x, pool_size=[2, 3, 2], strides=[1, 2, 2], padding=[1, 1, 0, 0, 1, 1])")
+case("max_pool3d_dilation_ceil", [x((1, 2, 5, 6, 4))],
+     "nn.max_pool3d(%x, pool_size=[2, 2, 2], strides=[2, 2, 1], dilation=[2, 1, 2], ceil_mode=True)")
+case("max_pool3d_ndhwc_overlap", [x((1, 4, 5, 4, 2))],
+     'nn.max_pool3d(%x, pool_size=[3, 2, 2], strides=[1, 1, 2], padding=[1, 0, 1], layout="NDHWC")')
 case("adaptive_max_pool3d", [x((1, 2, 4, 6, 2))], "nn.adaptive_max_pool3d(%x, output_size=[2, 3, 1])")
 case("avg_pool3d", [x((1, 2, 4, 3, 5))], "nn.avg_pool3d(%x, pool_size=[2, 2, 3], strides=[2, 1, 2], padding=[1, 0, 1])")
 for d, lay, shp in [("1d", "NCW", (2, 3, 5)), ("2d", "NCHW", (2, 3, 4, 5)), ("2d", "NHWC", (2, 4, 5, 3)),
