@@ -181,6 +181,10 @@ def conv_bw_ref(grad, data, ks, st, pad, dil, groups, odt):
 
 def conv_bw_cases(rng, n):
     table = [  # (N, C, H, W, O, k, stride, pad (4), dilation, groups)
+        # TVM's test_op_grad_level2.py test_conv2d_backward_weight, its three cases
+        (2, 4, 32, 32, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+        (2, 3, 32, 32, 16, (3, 3), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+        (1, 16, 32, 32, 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16),  # depthwise
         (1, 3, 8, 8, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
         (2, 4, 9, 7, 6, (3, 2), (2, 1), (1, 0, 2, 1), (1, 1), 1),
         (2, 8, 10, 10, 8, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2),
