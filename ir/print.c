@@ -43,6 +43,7 @@
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ir/metadata_write.h"
+#include "ir/walk.h"
 
 /* ------------------------------------------------------------ byte buffer */
 
@@ -414,7 +415,30 @@ typedef struct NodeInfo {
   uint32_t gen;   /* use-count generation */
   bool numbered;  /* has been given a `%N` line */
   bool info_done; /* its `ty=...` comment has been produced */
+  uint8_t edge;   /* kind of its (last counted) reference, an EdgeKind */
+  uint32_t place_gen; /* generation of the four fields below (see pr_place_all) */
+  uint32_t place;   /* scope its `%N` line goes to: the LCA of its users' scopes */
+  uint32_t scopes;  /* first of the scopes it opens (body; then, else; clauses) */
+  uint32_t chain;   /* a let: the scope of its let lines (its own when parenthesised) */
+  uint32_t pending; /* references not yet placed */
 } NodeInfo;
+
+/* How a parent refers to a child, which decides whether a let child is
+ * printed inline, in parentheses (its own scope) or as the next link of a
+ * let chain. */
+typedef enum EdgeKind {
+  EDGE_PLAIN, /* an operand: never inline */
+  EDGE_TAIL,  /* the tail of a scope: inline when used once */
+  EDGE_VALUE, /* a let value: inline when used once, a let in parentheses */
+  EDGE_CHAIN, /* a let's body that is a let: printed in the same chain */
+} EdgeKind;
+
+/* One entry of the scope stack: which logical scope its doc belongs to, and
+ * what that scope's top doc was before (restored on pop). */
+typedef struct ScopeTag {
+  uint32_t sid;
+  Doc *saved;
+} ScopeTag;
 
 /* What the printer knows about one variable. */
 typedef struct VarInfo {
@@ -436,7 +460,11 @@ typedef struct Printer {
   PtrMap vars;   /* Var* -> VarInfo* */
   PtrMap consts; /* ConstTensor* -> metadata index + 1 */
   NameMap names; /* display names taken so far */
-  VEC(Doc *) scopes;
+  VEC(Doc *) scopes;     /* docs taking hoisted lines, innermost last */
+  VEC(ScopeTag) tags;    /* parallel to scopes */
+  VEC(Doc *) open;       /* scope id -> its innermost doc on the stack (NULL: closed) */
+  ScopeTree tree;        /* the scopes of the functions printed so far */
+  uint32_t root_sid;     /* the current top-level function's body */
   VEC(ConstTensor *) meta;
   const MetaSizeVar *size_vars; /* the module's meta[tir.SizeVar] entries, written back as is */
   uint32_t nsize_vars;
@@ -460,6 +488,7 @@ static void pr_init(Printer *p, PrintOptions opts) {
   p->arena = arena_new();
   p->opts = opts;
   p->gen = 1;
+  p->root_sid = SCOPE_TREE_NONE;
 }
 
 static void pr_free(Printer *p) {
@@ -469,6 +498,9 @@ static void pr_free(Printer *p) {
   ptrmap_free(&p->consts);
   mem_free(p->names.slots);
   vec_free(p->scopes);
+  vec_free(p->tags);
+  vec_free(p->open);
+  scope_tree_free(&p->tree);
   vec_free(p->meta);
   vec_free(p->work);
   mem_free(p->scratch.p);
@@ -508,6 +540,25 @@ static VarInfo *pr_var(Printer *p, const Var *v) {
 static Doc *pr_doc(Printer *p) { return doc_new(p->arena); }
 static void pr_put(Printer *p, Doc *d, const char *s) { doc_put(p->arena, d, s, strlen(s)); }
 static void pr_sub(Printer *p, Doc *d, const Doc *s) { doc_sub(p->arena, d, s, 0); }
+
+/* Pushes a doc taking hoisted lines, as the innermost doc of scope `sid`
+ * (SCOPE_TREE_NONE: of no scope the placement knows). */
+static void pr_push(Printer *p, Doc *d, uint32_t sid) {
+  ScopeTag tag = {sid, NULL};
+  if (sid != SCOPE_TREE_NONE) {
+    while (p->open.len <= sid) vec_push(p->open, NULL);
+    tag.saved = p->open.data[sid];
+    p->open.data[sid] = d;
+  }
+  vec_push(p->scopes, d);
+  vec_push(p->tags, tag);
+}
+
+static Doc *pr_pop(Printer *p) {
+  ScopeTag tag = p->tags.data[--p->tags.len];
+  if (tag.sid != SCOPE_TREE_NONE) p->open.data[tag.sid] = tag.saved;
+  return p->scopes.data[--p->scopes.len];
+}
 /* A doc holding `s`, allocated in one piece with room for `extra` more bytes. */
 static Doc *pr_text_room(Printer *p, const char *s, size_t extra) {
   size_t n = strlen(s);
@@ -925,10 +976,121 @@ static void pr_count_uses(Printer *p, Expr *root, uint32_t root_uses) {
   }
 }
 
+/* -------------------------------------------------------------- placement */
+
+static uint32_t pr_new_scopes(Printer *p, uint32_t parent, uint32_t n) {
+  uint32_t first = (uint32_t)p->tree.len;
+  for (uint32_t i = 0; i < n; i++) scope_tree_add(&p->tree, parent);
+  return first;
+}
+
+/* A reference from a parent placed (or opening a scope) at `site`. The child
+ * is queued once all its references are placed. */
+static void pr_place_ref(Printer *p, Expr *c, uint32_t site, EdgeKind kind) {
+  if (!c || pr_atom(c)) return;
+  NodeInfo *ci = pr_node(p, c);
+  if (ci->place_gen != p->gen) {
+    ci->place_gen = p->gen;
+    ci->place = site;
+    ci->pending = ci->gen == p->gen ? ci->uses : 1;
+  } else {
+    ci->place = scope_tree_lca(&p->tree, ci->place, site);
+  }
+  ci->edge = (uint8_t)kind;
+  if (ci->pending && --ci->pending == 0) vec_push(p->work, ((WorkItem){c, false}));
+}
+
+/* Decides, for every compound node reachable from `root` (after
+ * pr_count_uses, same generation), the scope its `%N = ...;` line goes to:
+ * the innermost scope enclosing all its references, where a reference sits
+ * in the scope its parent is placed in, or in a scope the parent opens (a
+ * function body, an if branch, a match clause, a parenthesised let). TVM
+ * puts the line where the node is first referenced; when that is inside a
+ * branch or a function literal and another reference is outside, TVM's text
+ * uses a number bound in another scope, or even before its line. Where the
+ * first reference is already in the innermost enclosing scope (the common
+ * case), the output is unchanged. Parents are placed before their children
+ * (Kahn's order on the reference counts of pr_count_uses), iteratively. */
+static void pr_place_all(Printer *p, Expr *root) {
+  p->root_sid = scope_tree_add(&p->tree, SCOPE_TREE_NONE);
+  if (pr_atom(root)) return;
+  NodeInfo *ri = pr_node(p, root);
+  ri->place_gen = p->gen;
+  ri->place = p->root_sid;
+  ri->pending = 0;
+  ri->edge = EDGE_TAIL;
+  size_t base = p->work.len;
+  vec_push(p->work, ((WorkItem){root, false}));
+  while (p->work.len > base) {
+    Expr *e = p->work.data[--p->work.len].e;
+    NodeInfo *ni = pr_node(p, e);
+    uint32_t at = ni->place;
+    switch (e->kind) {
+    case EXPR_CALL:
+      pr_place_ref(p, e->call.fn, at, EDGE_PLAIN);
+      for (uint32_t i = 0; i < e->call.nargs; i++) pr_place_ref(p, e->call.args[i], at, EDGE_PLAIN);
+      break;
+    case EXPR_TUPLE:
+      for (uint32_t i = 0; i < e->tuple.n; i++) pr_place_ref(p, e->tuple.fields[i], at, EDGE_PLAIN);
+      break;
+    case EXPR_PROJ: pr_place_ref(p, e->proj.tuple, at, EDGE_PLAIN); break;
+    case EXPR_FN:
+      ni->scopes = pr_new_scopes(p, at, 1);
+      pr_place_ref(p, e->fn->body, ni->scopes, EDGE_TAIL);
+      break;
+    case EXPR_LET: {
+      /* printed in place (the rest of a chain, or a used-once tail): its
+       * lines go to the enclosing scope; else in parentheses, a scope */
+      bool unique = ni->gen != p->gen || ni->uses <= 1;
+      bool flat = ni->edge == EDGE_CHAIN || (unique && ni->edge == EDGE_TAIL);
+      ni->chain = flat ? at : pr_new_scopes(p, at, 1);
+      pr_place_ref(p, e->let.value, ni->chain, EDGE_VALUE);
+      pr_place_ref(p, e->let.body, ni->chain,
+                   e->let.body && e->let.body->kind == EXPR_LET ? EDGE_CHAIN : EDGE_TAIL);
+      break;
+    }
+    case EXPR_IF:
+      pr_place_ref(p, e->if_.cond, at, EDGE_PLAIN);
+      ni->scopes = pr_new_scopes(p, at, 2);
+      pr_place_ref(p, e->if_.then_, ni->scopes, EDGE_TAIL);
+      pr_place_ref(p, e->if_.else_, ni->scopes + 1, EDGE_TAIL);
+      break;
+    case EXPR_MATCH:
+      pr_place_ref(p, e->match.scrut, at, EDGE_PLAIN);
+      ni->scopes = pr_new_scopes(p, at, e->match.nclauses);
+      for (uint32_t i = 0; i < e->match.nclauses; i++)
+        pr_place_ref(p, e->match.clauses[i].body, ni->scopes + i, EDGE_TAIL);
+      break;
+    case EXPR_REF_NEW:
+    case EXPR_REF_READ: pr_place_ref(p, e->ref.arg, at, EDGE_PLAIN); break;
+    case EXPR_REF_WRITE:
+      pr_place_ref(p, e->ref_write.ref, at, EDGE_PLAIN);
+      pr_place_ref(p, e->ref_write.value, at, EDGE_PLAIN);
+      break;
+    case EXPR_GRAPH_BIND:
+      pr_place_ref(p, e->graph_bind.value, at, EDGE_VALUE);
+      pr_place_ref(p, e->graph_bind.body, at, EDGE_TAIL);
+      break;
+    case EXPR_FREE_VAR: pr_place_ref(p, e->free_var.body, at, EDGE_TAIL); break;
+    default: break;
+    }
+  }
+}
+
+/* The scope ids a node opens, when placed in this generation. */
+static uint32_t pr_scopes_of(Printer *p, Expr *e) {
+  NodeInfo *ni = pr_node(p, e);
+  return ni->place_gen == p->gen ? ni->scopes : SCOPE_TREE_NONE;
+}
+
+static uint32_t pr_sid_at(uint32_t first, uint32_t i) {
+  return first == SCOPE_TREE_NONE ? SCOPE_TREE_NONE : first + i;
+}
+
 /* --------------------------------------------------------- expressions */
 
 static void pr_ref(Printer *p, Doc *out, Expr *e, bool try_inline, bool let_value);
-static Doc *pr_scope(Printer *p, Expr *e);
+static Doc *pr_scope(Printer *p, Expr *e, uint32_t sid);
 
 static bool pr_dataflow(const Expr *e) {
   return e->kind == EXPR_CALL || e->kind == EXPR_TUPLE || e->kind == EXPR_PROJ;
@@ -940,9 +1102,10 @@ static void pr_num(Printer *p, Doc *out, uint32_t n) {
   pr_put(p, out, tmp);
 }
 
-static Doc *pr_body(Printer *p, Expr *e) { return pr_brace(p, pr_scope(p, e)); }
+static Doc *pr_body(Printer *p, Expr *e, uint32_t sid) { return pr_brace(p, pr_scope(p, e, sid)); }
 
-static Doc *pr_func(Printer *p, const char *prefix, const Function *fn) {
+/* A function; `sid` is its body's scope. */
+static Doc *pr_func(Printer *p, const char *prefix, const Function *fn, uint32_t sid) {
   Doc *d = pr_text(p, prefix);
   if (fn->ntparams) {
     pr_put(p, d, "[");
@@ -970,7 +1133,7 @@ static Doc *pr_func(Printer *p, const char *prefix, const Function *fn) {
     pr_type(p, d, ret);
     pr_put(p, d, " ");
   }
-  pr_sub(p, d, pr_body(p, fn->body));
+  pr_sub(p, d, pr_body(p, fn->body, sid));
   return d;
 }
 
@@ -1034,6 +1197,8 @@ static void pr_proj(Printer *p, Doc *d, Expr *e) {
  * let's line after that (so they land just before their own let line). */
 static Doc *pr_let(Printer *p, Expr *e) {
   size_t base = p->scopes.len;
+  NodeInfo *ni = pr_node(p, e);
+  uint32_t sid = ni->place_gen == p->gen ? ni->chain : SCOPE_TREE_NONE;
   Expr *cur = e;
   while (cur->kind == EXPR_LET) {
     Doc *line = pr_text(p, "let ");
@@ -1041,14 +1206,14 @@ static Doc *pr_let(Printer *p, Expr *e) {
     pr_put(p, line, " = ");
     pr_ref(p, line, cur->let.value, true, true);
     pr_put(p, line, ";\n");
-    vec_push(p->scopes, line);
+    pr_push(p, line, sid);
     cur = cur->let.body;
   }
-  Doc *body = pr_scope(p, cur);
+  Doc *body = pr_scope(p, cur, sid);
   Doc *d = pr_doc(p);
   for (size_t i = base; i < p->scopes.len; i++) doc_sub(p->arena, d, p->scopes.data[i], 0);
   pr_sub(p, d, body);
-  p->scopes.len = base;
+  while (p->scopes.len > base) pr_pop(p);
   return d;
 }
 
@@ -1056,9 +1221,10 @@ static Doc *pr_if(Printer *p, Expr *e) {
   Doc *d = pr_text(p, "if (");
   pr_ref(p, d, e->if_.cond, false, false);
   pr_put(p, d, ") ");
-  pr_sub(p, d, pr_body(p, e->if_.then_));
+  uint32_t first = pr_scopes_of(p, e);
+  pr_sub(p, d, pr_body(p, e->if_.then_, pr_sid_at(first, 0)));
   pr_put(p, d, " else ");
-  pr_sub(p, d, pr_body(p, e->if_.else_));
+  pr_sub(p, d, pr_body(p, e->if_.else_, pr_sid_at(first, 1)));
   return d;
 }
 
@@ -1098,13 +1264,14 @@ static Doc *pr_match(Printer *p, Expr *e) {
   Doc *d = pr_text(p, e->match.partial ? "match? (" : "match (");
   pr_ref(p, d, e->match.scrut, false, false);
   pr_put(p, d, ") {");
+  uint32_t first = pr_scopes_of(p, e);
   Doc *in = pr_doc(p);
   for (uint32_t i = 0; i < e->match.nclauses; i++) {
     const Clause *c = &e->match.clauses[i];
     pr_put(p, in, "\n");
     pr_sub(p, in, pr_pattern(p, c->pattern));
     pr_put(p, in, " => ");
-    pr_sub(p, in, pr_body(p, c->body));
+    pr_sub(p, in, pr_body(p, c->body, pr_sid_at(first, i)));
     pr_put(p, in, ",");
   }
   doc_sub(p->arena, d, in, 2);
@@ -1157,7 +1324,7 @@ static void pr_generate_flat(Printer *p, Expr *e, NodeInfo *ni) {
 static Doc *pr_generate(Printer *p, Expr *e) {
   char tmp[32];
   switch (e->kind) {
-  case EXPR_FN: return pr_func(p, "fn ", e->fn);
+  case EXPR_FN: return pr_func(p, "fn ", e->fn, pr_scopes_of(p, e));
   case EXPR_LET: return pr_let(p, e);
   case EXPR_IF: return pr_if(p, e);
   case EXPR_MATCH: return pr_match(p, e);
@@ -1169,14 +1336,14 @@ static Doc *pr_generate(Printer *p, Expr *e) {
     Doc *d = pr_text(p, tmp);
     pr_ref(p, d, e->graph_bind.value, true, true);
     pr_put(p, d, ";\n");
-    pr_sub(p, d, pr_scope(p, e->graph_bind.body));
+    pr_sub(p, d, pr_scope(p, e->graph_bind.body, p->tags.data[p->tags.len - 1].sid));
     return d;
   }
   case EXPR_FREE_VAR: {
     Doc *d = pr_text(p, "free_var ");
     pr_sub(p, d, pr_alloc_var(p, e->free_var.var));
     pr_put(p, d, ";\n");
-    pr_sub(p, d, pr_scope(p, e->free_var.body));
+    pr_sub(p, d, pr_scope(p, e->free_var.body, p->tags.data[p->tags.len - 1].sid));
     return d;
   }
   default: {
@@ -1320,6 +1487,8 @@ static void pr_ref(Printer *p, Doc *out, Expr *e, bool try_inline, bool let_valu
   ni->numbered = true;
   ni->num = p->temps++;
   Doc *top = p->scopes.data[p->scopes.len - 1];
+  if (ni->place_gen == p->gen && ni->place < p->open.len && p->open.data[ni->place])
+    top = p->open.data[ni->place]; /* the innermost scope enclosing every reference */
   pr_num(p, top, ni->num);
   pr_put(p, top, " = ");
   if (paren) pr_sub(p, top, pr_parens(p, ni->memo));
@@ -1329,12 +1498,13 @@ static void pr_ref(Printer *p, Doc *out, Expr *e, bool try_inline, bool let_valu
   pr_num(p, out, ni->num);
 }
 
-/* A new scope: hoisted lines first, then the tail expression. */
-static Doc *pr_scope(Printer *p, Expr *e) {
-  vec_push(p->scopes, pr_doc(p));
+/* A new scope (or the rest of one after a let chain), `sid` in the scope
+ * tree: hoisted lines first, then the tail expression. */
+static Doc *pr_scope(Printer *p, Expr *e, uint32_t sid) {
+  pr_push(p, pr_doc(p), sid);
   Doc *tail = pr_doc(p);
   pr_ref(p, tail, e, true, false);
-  Doc *d = p->scopes.data[--p->scopes.len];
+  Doc *d = pr_pop(p);
   pr_sub(p, d, tail);
   return d;
 }
@@ -1415,12 +1585,13 @@ static void pr_module_items(Printer *p, Doc *d, const Module *m) {
     if (!g->fn || !g->fn->body) continue;
     if (counter++) pr_put(p, d, "\n");
     pr_count_uses(p, g->fn->body, 1);
+    pr_place_all(p, g->fn->body);
     size_t n = strlen(g->name);
     char *prefix = arena_alloc(p->arena, n + 6);
     pr_check_name(p, g->name, '@', g->span);
     memcpy(prefix, "def @", 5);
     memcpy(prefix + 5, g->name, n + 1);
-    pr_sub(p, d, pr_func(p, prefix, g->fn));
+    pr_sub(p, d, pr_func(p, prefix, g->fn, p->root_sid));
     pr_put(p, d, "\n");
   }
   mem_free(ds);
@@ -1450,7 +1621,7 @@ void print_module(FILE *out, Module *m, PrintOptions opts) {
   p.nsize_vars = m->nsize_vars;
   p.src_consts = m->meta_consts;
   p.nsrc_consts = m->nmeta_consts;
-  vec_push(p.scopes, pr_doc(&p));
+  pr_push(&p, pr_doc(&p), SCOPE_TREE_NONE);
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   pr_module_items(&p, d, m);
   pr_finish(&p, out, d, (Span){0, 0});
@@ -1467,7 +1638,8 @@ void print_expression(FILE *out, Module *m, PrintOptions opts) {
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   if (m->expr) {
     pr_count_uses(&p, m->expr, 0);
-    pr_sub(&p, d, pr_scope(&p, m->expr));
+    pr_place_all(&p, m->expr);
+    pr_sub(&p, d, pr_scope(&p, m->expr, p.root_sid));
   }
   pr_finish(&p, out, d, m->expr ? m->expr->span : (Span){0, 0});
   pr_free(&p);

@@ -320,3 +320,49 @@ void fv_cache_get(FvCache *c, const Function *f, const Var *exclude, ExprVarList
   for (uint32_t i = 0; i < s->n; i++)
     if (s->v[i] != exclude) vec_push(*out, s->v[i]);
 }
+
+/* ------------------------------------------------------------ scope trees */
+
+/* Skew-binary jump pointers: a node's jump skips to an ancestor such that a
+ * walk up to any depth takes O(log depth) steps (the node's jump is its
+ * parent's jump's jump when the two previous jumps have equal length). */
+uint32_t scope_tree_add(ScopeTree *t, uint32_t parent) {
+  ScopeTreeNode n = {SCOPE_TREE_NONE, (uint32_t)t->len, 0};
+  if (parent != SCOPE_TREE_NONE) {
+    const ScopeTreeNode *pn = &t->data[parent];
+    const ScopeTreeNode *j = &t->data[pn->jump];
+    n.parent = parent;
+    n.depth = pn->depth + 1;
+    n.jump = (pn->depth - j->depth == j->depth - t->data[j->jump].depth) ? j->jump : parent;
+  }
+  vec_push(*t, n);
+  return (uint32_t)(t->len - 1);
+}
+
+/* The ancestor of s at `depth` (<= its own). */
+static uint32_t scope_tree_up(const ScopeTree *t, uint32_t s, uint32_t depth) {
+  while (t->data[s].depth > depth)
+    s = t->data[t->data[s].jump].depth >= depth ? t->data[s].jump : t->data[s].parent;
+  return s;
+}
+
+uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b) {
+  if (a == SCOPE_TREE_NONE || b == SCOPE_TREE_NONE) return SCOPE_TREE_NONE;
+  if (t->data[a].depth > t->data[b].depth) a = scope_tree_up(t, a, t->data[b].depth);
+  else if (t->data[b].depth > t->data[a].depth) b = scope_tree_up(t, b, t->data[a].depth);
+  while (a != b) { /* equal depths from here on */
+    if (t->data[a].parent == SCOPE_TREE_NONE) return SCOPE_TREE_NONE; /* two roots */
+    if (t->data[a].jump != t->data[b].jump) {
+      a = t->data[a].jump;
+      b = t->data[b].jump;
+    } else {
+      a = t->data[a].parent;
+      b = t->data[b].parent;
+    }
+  }
+  return a;
+}
+
+void scope_tree_free(ScopeTree *t) {
+  vec_free(*t);
+}

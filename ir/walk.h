@@ -44,4 +44,27 @@ FvCache *fv_cache_new(Module *m);
 void fv_cache_free(FvCache *c);
 void fv_cache_get(FvCache *c, const Function *f, const Var *exclude, ExprVarList *out);
 
+/* A tree of scopes (function bodies, branches, clauses...) that answers
+ * "innermost scope enclosing both a and b" in O(log depth): nodes are indices,
+ * each with its parent, depth and a skew-binary jump pointer, so LCAs stay
+ * cheap on 10,000-deep nesting. Placing a shared node in the lowest common
+ * ancestor of its users' scopes (the printer) uses it.
+ *
+ *     ScopeTree t = {0};
+ *     uint32_t root = scope_tree_add(&t, SCOPE_TREE_NONE), a = scope_tree_add(&t, root);
+ *     scope_tree_lca(&t, a, root) == root;  ...  scope_tree_free(&t); */
+#define SCOPE_TREE_NONE UINT32_MAX
+typedef struct ScopeTreeNode {
+  uint32_t parent, jump, depth;
+} ScopeTreeNode;
+typedef struct ScopeTree {
+  ScopeTreeNode *data;
+  size_t len, cap;
+} ScopeTree;
+/* A new scope under `parent` (SCOPE_TREE_NONE: a root); returns its index. */
+uint32_t scope_tree_add(ScopeTree *t, uint32_t parent);
+/* The innermost scope enclosing a and b (SCOPE_TREE_NONE: different roots). */
+uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b);
+void scope_tree_free(ScopeTree *t);
+
 #endif

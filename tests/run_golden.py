@@ -15,7 +15,8 @@ Each test is a `.relay` file whose header comments state the expected outcome:
                                      to those lines
 
 `%s` is the test file, `%d` its directory. If `NAME.out` exists beside the test, stdout must equal
-its contents exactly. With EXIT 0 and no ERR lines, stderr must be empty (relayc is silent on
+its contents exactly (a RUN line whose mode is `--check-roundtrip` must print nothing instead, so
+a printer test can pin the `--print` text and check the re-parse explicitly). With EXIT 0 and no ERR lines, stderr must be empty (relayc is silent on
 success). Every test that exits 0 is also run with `--check-roundtrip` unless NO-ROUNDTRIP is given
 or the command used --expr/--emit=tokens. Files under samples/ are checked the same way
 (default: type-check, exit 0). Prints `N passed, N failed` at the end; exit 1 if anything failed.
@@ -107,7 +108,9 @@ def run_test(path, relayc, valgrind):
             pos = i + len(e)
         if after and "--print" in run.split() and exit_code == 0:
             failures += compare_after(p.stdout, run, path, after, relayc, valgrind)
-        elif expected_out is not None and p.stdout != expected_out:
+        elif roundtrip_run(run) and p.stdout:
+            failures.append(f"{run}: --check-roundtrip printed\n{p.stdout.decode(errors='replace')[:2000]}")
+        elif expected_out is not None and not roundtrip_run(run) and p.stdout != expected_out:
             failures.append(f"{run}: stdout differs\n--- expected ---\n{expected_out.decode(errors='replace')[:2000]}"
                             f"\n--- got ---\n{p.stdout.decode(errors='replace')[:2000]}")
         if exit_code == 0 and roundtrip and "--expr" not in run and "--emit" not in run:
@@ -118,6 +121,13 @@ def run_test(path, relayc, valgrind):
                 failures.append(f"round trip failed (exit {rt.returncode}):\n{rt.stderr.decode(errors='replace')[:2000]}")
             roundtrip = False
     return failures
+
+
+def roundtrip_run(run):
+    """True when the RUN line's mode (the last mode flag) is --check-roundtrip."""
+    modes = [a for a in shlex.split(run) if a in ("--check-roundtrip", "--print", "-p", "--run", "-r", "--stats", "--equal", "--emit")
+             or a.startswith("--emit=")]
+    return bool(modes) and modes[-1] == "--check-roundtrip"
 
 
 def compare_after(printed, run, path, after, relayc, valgrind):
