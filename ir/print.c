@@ -11,7 +11,16 @@
  *    everything inside it, is produced when the walk reaches it (pr_leaf).
  *  - A parent's text references its children (pr_ref): a child that is not
  *    printed inline gets the next number of ONE module-wide counter and its
- *    `%N = ...;` line is appended to the scope on top of the scope stack.
+ *    `%N = ...;` line is appended to its placement scope (pr_place_all): the
+ *    innermost scope — function body, if branch, match clause, parenthesised
+ *    let — enclosing all its references. TVM appends it to the scope on top
+ *    of the stack (where it is first referenced), which for a node shared
+ *    between a branch or function literal and the code outside binds the
+ *    number inside and, when that literal is a callee whose argument uses
+ *    the node, after its first use: text that does not re-parse. The two
+ *    agree wherever the first reference is already in the placement scope,
+ *    so numbering and every other line are TVM's. Open scopes map to their
+ *    innermost doc on the stack (Printer.open), so placing a line is O(1).
  *  - Inline = always for variables, globals, constants, operators and
  *    constructors; otherwise only in a tail position (scope result, let
  *    value) and when the node has at most one use in the current top-level

@@ -96,6 +96,13 @@ def nested(n):
     yield "100k graph chain", b"".join(chain)
 
 
+def shared_deep(n):
+    """A node used at every level of n nested ifs / function literals and after them."""
+    head = b'#[version = "0.0.5"]\ndef @main(%c: bool, %x: float32) {\n  %0 = exp(%x);\n  %1 = '
+    yield "ifs", head + b"if (%c) { add(%0, " * n + b"%0" + b") } else { %x }" * n + b";\n  add(%1, %0)\n}\n"
+    yield "fns", head + b"fn () { (%0, " * n + b"%0" + b") }" * n + b";\n  (%1, %0)\n}\n"
+
+
 def implemented_passes(relayc):
     """Pass names from `relayc --list-passes` (unindented lines), without the unimplemented ones."""
     out = subprocess.run([relayc, "--list-passes"], stdout=subprocess.PIPE, check=True).stdout.decode()
@@ -161,6 +168,8 @@ def main():
         r.check(f"deep nesting: {label}", data)
         for mode in ("--emit=dot", "--stats", "--diagnostics-format=json"):  # the analyses walk it too
             r.check(f"deep nesting: {label} {mode}", data, args=(mode,))
+    for label, data in shared_deep(10000):  # the printer's placement scopes: LCAs 10,000 deep
+        r.check(f"shared across deep scopes: {label}", data, allowed=(0,), args=("--check-roundtrip",))
     passes = implemented_passes(r.relayc)
     jobs = [(p, label, data) for p in passes for label, data in deep]
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:

@@ -8,6 +8,7 @@
 #include "ir/diag.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
+#include "ir/walk.h"
 
 START_TEST(arena_alignment_and_big_blocks) {
   Arena *a = arena_new();
@@ -162,6 +163,52 @@ START_TEST(warnings_reported_once) {
 }
 END_TEST
 
+/* Naive LCA by parent walks, against the jump-pointer one: random trees,
+ * a 100,000-deep chain, and two roots. */
+static uint32_t naive_lca(const ScopeTree *t, uint32_t a, uint32_t b) {
+  while (t->data[a].depth > t->data[b].depth) a = t->data[a].parent;
+  while (t->data[b].depth > t->data[a].depth) b = t->data[b].parent;
+  while (a != b) {
+    a = t->data[a].parent;
+    b = t->data[b].parent;
+    if (a == SCOPE_TREE_NONE || b == SCOPE_TREE_NONE) return SCOPE_TREE_NONE;
+  }
+  return a;
+}
+
+START_TEST(scope_tree_lca_matches_parent_walks) {
+  ScopeTree t = {0};
+  uint32_t seed = 12345;
+  uint32_t r1 = scope_tree_add(&t, SCOPE_TREE_NONE);
+  for (int i = 0; i < 3000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    uint32_t parent = (seed >> 8) % (uint32_t)t.len;
+    if (i % 7 == 0) parent = (uint32_t)t.len - 1; /* long paths too */
+    scope_tree_add(&t, parent);
+  }
+  for (int i = 0; i < 20000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    uint32_t a = (seed >> 4) % (uint32_t)t.len;
+    seed = seed * 1103515245u + 12345u;
+    uint32_t b = (seed >> 4) % (uint32_t)t.len;
+    ck_assert_uint_eq(scope_tree_lca(&t, a, b), naive_lca(&t, a, b));
+  }
+  uint32_t r2 = scope_tree_add(&t, SCOPE_TREE_NONE), c2 = scope_tree_add(&t, r2);
+  ck_assert_uint_eq(scope_tree_lca(&t, c2, r1 + 5), SCOPE_TREE_NONE);
+  ck_assert_uint_eq(scope_tree_lca(&t, c2, r2), r2);
+  scope_tree_free(&t);
+  uint32_t prev = scope_tree_add(&t, SCOPE_TREE_NONE), mid = 0;
+  for (uint32_t i = 1; i < 100000; i++) {
+    prev = scope_tree_add(&t, prev);
+    if (i == 40000) mid = prev;
+  }
+  uint32_t side = scope_tree_add(&t, mid);
+  ck_assert_uint_eq(scope_tree_lca(&t, prev, side), mid);
+  ck_assert_uint_eq(scope_tree_lca(&t, side, 0), 0);
+  scope_tree_free(&t);
+}
+END_TEST
+
 START_TEST(edit_distances) {
   ck_assert_uint_eq(edit_distance("add", "add", 3), 0);
   ck_assert_uint_eq(edit_distance("nn.conv", "nn.conv2d", 3), 2);
@@ -181,6 +228,7 @@ int main(void) {
   tcase_add_test(tc, error_cap);
   tcase_add_test(tc, warnings_reported_once);
   tcase_add_test(tc, edit_distances);
+  tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
