@@ -47,7 +47,10 @@
 
 #define DFP_MAX_SLOTS 24
 #define DFP_MAX_REWRITES 32 /* per dfp_rewrite_function call */
-#define DFP_MAX_ROUND_APPLICATIONS 100 /* TVM's limit on counted applications */
+/* Rounds of all rewrites before giving up on a fixed point. TVM counts 100
+ * applications (about four rounds of SimplifyExpr's rewrites) and aborts;
+ * relayc goes on to 100 rounds and then keeps what it has, with a warning. */
+#define DFP_MAX_ROUNDS 100
 
 typedef enum {
   DFP_WILD,  /* any expression */
@@ -113,10 +116,11 @@ typedef struct DfRewrite {
   DfCallback fn;
 } DfRewrite;
 
-/* Runs the rewrites on f until a fixed point (see above). False after an
- * error was reported: no convergence within DFP_MAX_ROUND_APPLICATIONS
- * applications (message names `what`), new nodes that do not type-check, or
- * nesting too deep. f->body is replaced; f stays typed. */
+/* Runs the rewrites on f until a fixed point (see above), at most
+ * DFP_MAX_ROUNDS rounds (then a warning naming `what`, and the program as far
+ * as it got: every round's output is a correct program). False after an
+ * error was reported: new nodes that do not type-check, or nesting too deep.
+ * f->body is replaced; f stays typed. */
 bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewrites, int n, void *ud,
                           const char *what);
 

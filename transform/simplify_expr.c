@@ -337,6 +337,11 @@ static Expr *full_elementwise(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *m
   const Type *t = tensor_type(pre->type);
   if (!t) return post;
   DType dt = t->tensor.dtype;
+  /* relayc does better than TVM: TVM fires on every kBroadcast operator, and
+   * nn.bias_add(x, full(...)) became nn.bias_add(x, 10f), which does not
+   * type-check (the bias must be a vector); only operators typed by the
+   * general broadcasting relation (add's) accept the scalar */
+  if (op_get(op_call_id(post))->relation != op_get(OP_ADD)->relation) return post;
   Expr *x = mt->post[S_X];
   bool is_left = post->call.args[1] == x;
   if (!same_type(pre->call.args[is_left ? 1 : 0], pre)) return post;
