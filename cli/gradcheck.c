@@ -311,7 +311,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
     status = 1;
   }
   if (status == 0 && (!(pa = lower_module(ma, d)) || !(pb = lower_module(mb, d)))) status = 3;
-  VmLimits lim = {0, 0};
+  VmLimits lim = {0, 0, 0};
   if (status == 0) {
     build_args(orig, &leaves, false, SIZE_MAX, NULL, args);
     Value res = value_none();

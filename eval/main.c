@@ -321,7 +321,7 @@ static int write_output(const char *path, const Value *v, Diag *d) {
 }
 
 static VmLimits limits_from_env(void) {
-  VmLimits l = {0, 0};
+  VmLimits l = {0, 0, 0};
   const char *s = getenv("RELAYC_MAX_DEPTH");
   if (s && *s) {
     char *end;

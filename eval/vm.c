@@ -65,7 +65,15 @@ typedef struct VM {
   size_t nframes, capf; /* nframes is kept up to date only outside run() and on errors */
   Frame *flimit;        /* frames + min(capf, max_frames) */
   uint64_t max_frames;
+  uint64_t steps_left;  /* VmLimits.max_steps counting down (UINT64_MAX: no budget) */
+  uint64_t max_steps;
 } VM;
+
+static VmLimits default_limits;
+
+void vm_set_default_limits(const VmLimits *limits) {
+  default_limits = limits ? *limits : (VmLimits){0, 0, 0};
+}
 
 /* ------------------------------------------------------------ errors */
 
@@ -534,7 +542,7 @@ static int fx_generic(const Code *code, const Value *R, const uint32_t *ip, Valu
  * register is not the expected immediate (nothing written), else the pc to
  * continue at. The running value stays in a machine register; leaves are
  * read without tag checks (checked on entry, or written by the trace). */
-static int64_t fxb_eval(const uint32_t *p, Value *R) {
+static int64_t fxb_eval(const uint32_t *p, Value *R, uint64_t *steps_left) {
 #define FXB_T(FORM, P)                                                                             \
   [FX_##FORM | FXO_ADD << 4 | P] = &&fb_##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&fb_##FORM##P##_SUB, \
   [FX_##FORM | FXO_MUL << 4 | P] = &&fb_##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&fb_##FORM##P##_LT,    \
@@ -663,6 +671,7 @@ fb_copyi:
 fb_end:
   return p[1];
 fb_loop:
+  if (UNLIKELY((*steps_left)-- == 0)) return -2; /* the step budget (VmLimits.max_steps) */
   p = steps;
   goto *tab[p[0] & 0x1ff];
 #undef FB_LEAF
@@ -713,6 +722,12 @@ __attribute__((optimize("no-crossjumping", "no-gcse"))) static int run(VM *vm, V
 
 #define SPAN_HERE() code_span_at(code, (uint32_t)(ip - ins))
 #define DISPATCH() goto *labels[*ip]
+#define STEP_BUDGET_MSG "step budget exhausted: more than %" PRIu64 " calls and loop iterations"
+/* one step of the budget, at every call, tail call and self loop */
+#define STEP()                                                                                     \
+  do {                                                                                             \
+    if (UNLIKELY(vm->steps_left-- == 0)) FAIL(STEP_BUDGET_MSG, vm->max_steps);                     \
+  } while (0)
 #define FAIL(...)                                                                                  \
   do {                                                                                             \
     fail_span = SPAN_HERE();                                                                       \
@@ -821,6 +836,7 @@ L_MATCHFAIL:
    * registers hold no heap objects (at most stale immediates). */
 L_CALL:
 L_CALLG: {
+  STEP();
   uint32_t n = ip[3];
   Value fv = value_none();
   const Code *callee;
@@ -866,6 +882,7 @@ L_CALLG: {
   DISPATCH();
 }
 L_CALLGI: {
+  STEP();
   /* arguments hold no heap objects (lower.c): plain copies */
   const Code *callee = prog->codes[ip[2]];
   uint32_t n = ip[3];
@@ -894,6 +911,7 @@ L_CALLGI: {
 }
 L_TCALL:
 L_TCALLG: {
+  STEP();
   uint32_t n = ip[3];
   Value fv = value_none();
   const Code *callee;
@@ -938,6 +956,7 @@ L_TCALLG: {
   DISPATCH();
 }
 L_TSELF: {
+  STEP();
   /* plain moves (lower.c checked): no argument reads a parameter another overwrites */
   uint32_t n = ip[3];
   for (uint32_t i = 0; i < n; i++) {
@@ -949,6 +968,7 @@ L_TSELF: {
   DISPATCH();
 }
 L_TSELFI: {
+  STEP();
   /* no heap objects among the arguments and the params they replace */
   uint32_t n = ip[3];
   for (uint32_t i = 0; i < n; i++) R[i] = R[ARG_REG(ip[4 + i])];
@@ -957,6 +977,7 @@ L_TSELFI: {
   DISPATCH();
 }
 L_TSELFM: {
+  STEP();
   /* TSELFI with the moving arguments only, as byte-offset pairs */
   uint32_t n = ip[2];
   for (uint32_t i = 0; i < n; i++) *ROFF(R, ip[3 + 2 * i]) = *ROFF(R, ip[4 + 2 * i]);
@@ -965,6 +986,7 @@ L_TSELFM: {
   DISPATCH();
 }
 L_TSELF1:
+  STEP();
   *ROFF(R, ip[3]) = *ROFF(R, ip[4]);
   ip = ins;
   DISPATCH();
@@ -1164,7 +1186,8 @@ fx_slow: {
 }
 
 L_FXB: {
-  int64_t to = fxb_eval(code->xprog + ip[1], R);
+  int64_t to = fxb_eval(code->xprog + ip[1], R, &vm->steps_left);
+  if (UNLIKELY(to == -2)) FAIL(STEP_BUDGET_MSG, vm->max_steps);
   if (UNLIKELY(to < 0)) goto fxb_slow;
   ip = ins + to;
   DISPATCH();
@@ -1222,13 +1245,22 @@ error:
 #undef SPAN_HERE
 #undef DISPATCH
 #undef FAIL
+#undef STEP
+#undef STEP_BUDGET_MSG
 }
 
 static int start(const Program *p, const Code *entry, Value *args, uint32_t nargs, Value extra,
                  Value *result, Diag *d, const VmLimits *limits) {
   VM vm = {.prog = p, .d = d};
-  vm.max_frames = limits && limits->max_frames ? limits->max_frames : VM_DEFAULT_MAX_FRAMES;
-  uint64_t bytes = limits && limits->max_stack_bytes ? limits->max_stack_bytes : VM_DEFAULT_MAX_STACK_BYTES;
+  const VmLimits *dl = &default_limits;
+  vm.max_frames = limits && limits->max_frames ? limits->max_frames
+                  : dl->max_frames                ? dl->max_frames
+                                                  : VM_DEFAULT_MAX_FRAMES;
+  uint64_t bytes = limits && limits->max_stack_bytes ? limits->max_stack_bytes
+                   : dl->max_stack_bytes                ? dl->max_stack_bytes
+                                                        : VM_DEFAULT_MAX_STACK_BYTES;
+  vm.max_steps = limits && limits->max_steps ? limits->max_steps : dl->max_steps;
+  vm.steps_left = vm.max_steps ? vm.max_steps : UINT64_MAX;
   vm.max_values = bytes / sizeof(Value);
   if (vm.max_values < entry->nregs + 16) vm.max_values = entry->nregs + 16;
   ensure_stack(&vm, entry->nregs + 16);

@@ -21,10 +21,19 @@ enum { VM_OK = 0, VM_ERROR = 3 };
 typedef struct VmLimits {
   uint64_t max_frames;     /* deepest call nesting (default 10^7) */
   uint64_t max_stack_bytes; /* bytes of registers (default 8 GiB) */
+  uint64_t max_steps;      /* calls, tail calls and loop iterations before "step budget
+                              exhausted" (default: no limit); for fuzzers and sandboxes */
 } VmLimits;
 
 #define VM_DEFAULT_MAX_FRAMES 10000000ull
 #define VM_DEFAULT_MAX_STACK_BYTES (8ull << 30)
+
+/* Process-wide defaults for the fields a run's VmLimits leaves 0 (or every
+ * field when it passes NULL), e.g. FoldConstant's compile-time runs
+ * (eval/closed.c); a field 0 here keeps the built-in default. Set once at
+ * start-up, before any run (not thread-safe). tests/fuzz/fuzz_passes.c sets a
+ * step budget this way so no input can hang it. */
+void vm_set_default_limits(const VmLimits *limits);
 
 /* Runs `entry` on `args` (CONSUMED; nargs == entry->nparams). On VM_OK the
  * result (owned) is in *result. `limits` may be NULL (defaults). */

@@ -43,6 +43,15 @@ bool tensor_shape_numel(int32_t ndim, const int64_t *shape, int64_t *numel) {
   return true;
 }
 
+/* tensor_set_budget: 0 = none; live_bytes counts padded owned blocks while
+ * a live budget is set (atomically: kernels may allocate on pool threads). */
+static uint64_t budget_max_bytes, budget_live_max, budget_live;
+
+void tensor_set_budget(uint64_t max_bytes, uint64_t max_live_bytes) {
+  budget_max_bytes = max_bytes;
+  budget_live_max = max_live_bytes;
+}
+
 /* Validates dtype and shape; on success sets numel and nbytes. */
 static TensorError tensor_check(DType dtype, int32_t ndim, const int64_t *shape, int64_t *numel,
                                 uint64_t *nbytes) {
@@ -52,7 +61,8 @@ static TensorError tensor_check(DType dtype, int32_t ndim, const int64_t *shape,
     if (shape[i] < 0) return TENSOR_EBADSHAPE;
   if (!tensor_shape_numel(ndim, shape, numel)) return TENSOR_ETOOBIG;
   uint64_t esize = dtype_size(dtype);
-  if ((uint64_t)*numel > TENSOR_MAX_BYTES / esize) return TENSOR_ETOOBIG;
+  uint64_t cap = budget_max_bytes && budget_max_bytes < TENSOR_MAX_BYTES ? budget_max_bytes : TENSOR_MAX_BYTES;
+  if ((uint64_t)*numel > cap / esize) return TENSOR_ETOOBIG;
   *nbytes = (uint64_t)*numel * esize;
   return TENSOR_OK;
 }
@@ -85,10 +95,17 @@ Tensor *tensor_new_checked(DType dtype, int32_t ndim, const int64_t *shape, Tens
   Tensor *t = NULL;
   if (e == TENSOR_OK) {
     uint64_t padded = tensor_padded_bytes(nbytes);
+    if (budget_live_max &&
+        __atomic_add_fetch(&budget_live, padded, __ATOMIC_RELAXED) > budget_live_max) {
+      __atomic_sub_fetch(&budget_live, padded, __ATOMIC_RELAXED);
+      if (err) *err = TENSOR_ETOOBIG;
+      return NULL;
+    }
     void *data = bufpool_alloc((size_t)padded);
     t = data ? tensor_header(dtype, ndim, shape) : NULL;
     if (!t) {
       bufpool_free(data, (size_t)padded);
+      if (budget_live_max) __atomic_sub_fetch(&budget_live, padded, __ATOMIC_RELAXED);
       e = TENSOR_ENOMEM;
     } else {
       t->data = data;
@@ -171,7 +188,11 @@ void tensor_release(Tensor *t) {
   if (!t) return;
   RELAYC_ASSERT(t->refcount > 0);
   if (--t->refcount > 0) return;
-  if (!(t->flags & TENSOR_BORROWED)) bufpool_free(t->data, tensor_padded_bytes(t->nbytes));
+  if (!(t->flags & TENSOR_BORROWED)) {
+    size_t padded = tensor_padded_bytes(t->nbytes);
+    bufpool_free(t->data, padded);
+    if (budget_live_max) __atomic_sub_fetch(&budget_live, padded, __ATOMIC_RELAXED);
+  }
   Tensor *base = t->base; /* never a view itself: no recursion */
   mem_free(t);
   tensor_release(base);

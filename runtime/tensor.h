@@ -94,6 +94,13 @@ Tensor *tensor_new_zeros(DType dtype, int32_t ndim, const int64_t *shape);
 /* An uninitialised tensor with the dtype and shape of `like` (borrows). */
 Tensor *tensor_new_like(const Tensor *like);
 
+/* A process-wide memory budget for fuzzers and sandboxes (0 = none):
+ * tensor_new fails with TENSOR_ETOOBIG for a data block over `max_bytes`, or
+ * when the owned data of every live tensor would exceed `max_live_bytes`
+ * (kernels report it as "tensor too large" / out of memory, a run-time
+ * error). Set it before any tensor exists (tests/fuzz/fuzz_passes.c). */
+void tensor_set_budget(uint64_t max_bytes, uint64_t max_live_bytes);
+
 /* Rank-0 tensors holding one value. NULL only on allocation failure. The int
  * form converts to any integer dtype (wrapping like a C cast) or float dtype;
  * the float form to any float dtype (float16 rounds to nearest even) or, by

@@ -11,6 +11,7 @@
 #include "ir/mem.h"
 #include "parser/parser.h"
 #include "runtime/npy.h"
+#include "runtime/tensor.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
 
@@ -188,7 +189,7 @@ START_TEST(graph_node_first_used_in_branch) {
 END_TEST
 
 START_TEST(deep_recursion_and_tail_calls) {
-  VmLimits lim = {50, 0};
+  VmLimits lim = {50, 0, 0};
   /* 100000 tail calls in a 50-frame budget */
   expect(HDR "def @loop(%i: int32) -> int32 { if (%i == 0) { 7 } else { @loop(%i - 1) } }\n"
              "def @main() -> int32 { @loop(100000) }",
@@ -203,6 +204,51 @@ START_TEST(deep_recursion_and_tail_calls) {
   run_free(&r);
   expect_error(HDR "def @f(%i: int32) -> int32 { 1 + @f(%i) }\ndef @main() -> int32 { @f(0) }", &lim,
                "stack overflow: recursion deeper than 50 calls");
+}
+END_TEST
+
+/* VmLimits.max_steps and vm_set_default_limits (tests/fuzz/fuzz_passes.c):
+ * every kind of loop stops with "step budget exhausted", a run within the
+ * budget is unaffected, and the process-wide defaults apply when a run passes
+ * NULL; the tensor budget turns a big allocation into a run-time error. */
+START_TEST(step_and_memory_budget) {
+  VmLimits lim = {0, 0, 1000};
+  const char *msg = "step budget exhausted: more than 1000 calls";
+  /* a self tail call (TSELF), an int32 loop a trace may run (FXB), a float
+   * loop, mutual tail calls, non-tail recursion, a closure called in a loop */
+  expect_error(HDR "def @loop(%i: int32) -> int32 { if (%i == -1) { 0 } else { @loop(%i + 1) } }\n"
+                   "def @main() -> int32 { @loop(0) }", &lim, msg);
+  expect_error(HDR "def @loop(%x: float32) -> float32 { if (%x < 0f) { %x } else { @loop(%x * 1f + 0f) } }\n"
+                   "def @main() -> float32 { @loop(1f) }", &lim, msg);
+  expect_error(HDR "def @a(%i: int32) -> int32 { @b(%i) }\ndef @b(%i: int32) -> int32 { @a(%i) }\n"
+                   "def @main() -> int32 { @a(1) }", &lim, msg);
+  expect_error(HDR "def @f(%i: int32) -> int32 { if (%i == 0) { 0 } else { 1 + @f(%i - 1) } }\n"
+                   "def @main() -> int32 { @f(5000) }", &lim, msg);
+  expect_error(HDR "def @main() -> int32 {\n"
+                   "  let %g = fn (%i: int32) -> int32 { %i };\n"
+                   "  let %loop = fn (%i: int32) -> int32 { if (%i < 0) { 0 } else { %loop(%g(%i)) } };\n"
+                   "  %loop(1) }", &lim, msg);
+  expect(HDR "def @loop(%i: int32) -> int32 { if (%i == 0) { 7 } else { @loop(%i - 1) } }\n"
+             "def @main() -> int32 { @loop(900) }", "7");
+  Run r;
+  char *got = run_text(&r, HDR "def @loop(%i: int32) -> int32 { if (%i == 0) { 7 } else { @loop(%i - 1) } }\n"
+                           "def @main() -> int32 { @loop(900) }", &lim);
+  ck_assert_str_eq(got, "7");
+  free(got);
+  run_free(&r);
+  vm_set_default_limits(&lim);
+  expect_error(HDR "def @loop(%i: int32) -> int32 { @loop(%i) }\ndef @main() -> int32 { @loop(0) }", NULL, msg);
+  vm_set_default_limits(NULL);
+  tensor_set_budget(1u << 20, 0);
+  expect_error(HDR "def @main() -> float32 { sum(zeros(shape=[1024, 1024], dtype=\"float32\")) }", NULL,
+               "too large");
+  expect(HDR "def @main() -> float32 { sum(ones(shape=[256, 256], dtype=\"float32\")) }", "65536f");
+  tensor_set_budget(0, 1u << 20);
+  expect_error(HDR "def @main() -> (Tensor[(200, 1024), float32], Tensor[(200, 1024), float32]) {\n"
+                   "  (zeros(shape=[200, 1024], dtype=\"float32\"), ones(shape=[200, 1024], dtype=\"float32\")) }",
+               NULL, "too large");
+  expect(HDR "def @main() -> float32 { sum(ones(shape=[200, 1024], dtype=\"float32\")) }", "204800f");
+  tensor_set_budget(0, 0);
 }
 END_TEST
 
@@ -410,6 +456,7 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, graph_nodes_evaluated_once);
   tcase_add_test(tc, graph_node_first_used_in_branch);
   tcase_add_test(tc, deep_recursion_and_tail_calls);
+  tcase_add_test(tc, step_and_memory_budget);
   tcase_add_test(tc, error_backtrace);
   tcase_add_test(tc, ops_and_ctors_as_values);
   tcase_add_test(tc, tensor_kernels);

@@ -70,7 +70,7 @@ static Value run(Module *m, const char *name, const float *const *xs, uint32_t n
     for (int64_t k = 0; k < n; k++) ((float *)t->data)[k] = xs[i][k];
     args[i] = value_from_tensor(t);
   }
-  VmLimits lim = {0, 0};
+  VmLimits lim = {0, 0, 0};
   Value r = value_none();
   ck_assert_int_eq(vm_run(p, p->codes[program_global(p, name)], args, nargs, &r, &d, &lim), 0);
   mem_free(args);
