@@ -86,6 +86,7 @@ typedef struct Task {
 
 typedef struct Eq {
   Pairing exprs, vars, tparams;
+  VEC(TypeParam *) td_tparams; /* the type definitions' pairs (a0, b0, a1, b1, ...) */
   VEC(Task) work;
   FILE *why;
   Source *src_a, *src_b; /* for positions in the report (may be NULL) */
@@ -114,6 +115,7 @@ static void eq_free(Eq *q) {
   pairing_free(&q->exprs);
   pairing_free(&q->vars);
   pairing_free(&q->tparams);
+  vec_free(q->td_tparams);
   vec_free(q->work);
 }
 
@@ -826,6 +828,10 @@ static bool typedef_eq(Eq *q, const TypeDef *a, const TypeDef *b) {
   if (!str_eq(a->name, b->name)) return eq_fail(q, sa, sb, "type %s vs %s", a->name, b->name);
   if (a->ntparams != b->ntparams || !tparams_pair(q, a->tparams, b->tparams, a->ntparams))
     return eq_fail(q, sa, sb, "type %s: type parameters differ", a->name);
+  for (uint32_t i = 0; i < a->ntparams; i++) {
+    vec_push(q->td_tparams, a->tparams[i]);
+    vec_push(q->td_tparams, b->tparams[i]);
+  }
   if (a->nctors != b->nctors)
     return eq_fail(q, sa, sb, "type %s: constructor count differs (%u vs %u)", a->name, a->nctors, b->nctors);
   for (uint32_t i = 0; i < a->nctors; i++) {
@@ -851,7 +857,21 @@ static bool types_eq(Eq *q, const Module *a, const Module *b) {
   return ok;
 }
 
+/* A global's type parameters are scoped to it: the pairing starts afresh for
+ * each global (keeping the type definitions' pairs, which constructor types
+ * mention), so a module in which two globals bind the same TypeParam object
+ * (LambdaLift's lifted function and ToCPS's @f_cps take over the type
+ * parameters of the function they come from, as TVM's passes do) equals its
+ * printed and re-parsed form, where each global has its own. */
+static void tparams_reset(Eq *q) {
+  pairing_free(&q->tparams);
+  memset(&q->tparams, 0, sizeof q->tparams);
+  for (size_t i = 0; i + 1 < q->td_tparams.len; i += 2)
+    pairing_add(&q->tparams, q->td_tparams.data[i], q->td_tparams.data[i + 1]);
+}
+
 static bool def_eq(Eq *q, const GlobalDef *a, const GlobalDef *b) {
+  tparams_reset(q);
   if (!a->fn || !b->fn)
     return a->fn == b->fn || eq_fail(q, side_text(a->span, a->name), side_text(b->span, b->name), "missing function");
   if (!func_head_eq(q, a->fn, b->fn)) return false;
