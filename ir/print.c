@@ -34,7 +34,8 @@
  * (its arguments are atoms or `%N`), so it is built in a flat buffer and kept
  * as bare bytes; atoms are written straight into their parent's text. One
  * iterative render applies the indentation (after every LF inside a nested
- * doc) into a growable buffer written out with fwrite in 1 MiB pieces.
+ * doc; at most PRINT_MAX_INDENT columns, so the output stays linear in the
+ * input however deep the nesting) into a growable buffer written out with fwrite in 1 MiB pieces.
  * Per-node state is found through Expr.mark (validated by a back pointer),
  * per-variable and per-constant state through pointer-keyed hash maps, so
  * nothing is quadratic. Long dataflow chains and let chains are walked
@@ -202,6 +203,11 @@ static void doc_sub(Arena *a, Doc *d, const Doc *s, uint32_t indent) {
   doc_link(d, c);
 }
 
+/* Indentation stops growing at 200 columns (100 levels): without a cap a
+ * 10,000-deep nest (a 300 KB input) printed 300 MB of spaces, quadratic in
+ * the depth (found by tests/fuzz/fuzz_passes.c). */
+#define PRINT_MAX_INDENT ((size_t)200)
+
 typedef struct RenderFrame {
   const Chunk *c;
   size_t indent;
@@ -239,7 +245,7 @@ static void doc_render(const Doc *d, Buf *out, FILE *sink) {
         break;
       }
       buf_put(out, s, (size_t)(nl + 1 - s));
-      if (ind) buf_spaces(out, ind);
+      if (ind) buf_spaces(out, ind < PRINT_MAX_INDENT ? ind : PRINT_MAX_INDENT);
       s = nl + 1;
     }
     if (sink && out->len >= ((size_t)1 << 20)) {

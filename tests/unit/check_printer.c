@@ -1077,6 +1077,42 @@ static Module *parse_text(const char *text, bool expr, Source **srcp) {
   return parse_text_typed(text, expr, false, srcp);
 }
 
+/* Indentation stops at 200 columns: 2,000 nested function literals print in
+ * linear size (uncapped, 10,000 levels printed 300 MB) and still round-trip. */
+START_TEST(deep_indentation_is_capped) {
+  const int n = 2000;
+  size_t cap = (size_t)n * 16 + 256, len = 0;
+  char *text = mem_malloc(cap);
+  len += (size_t)snprintf(text, cap, "#[version = \"0.0.5\"]\ndef @main() {\n");
+  for (int i = 0; i < n; i++) len += (size_t)snprintf(text + len, cap - len, "fn () {\n");
+  len += (size_t)snprintf(text + len, cap - len, "1");
+  for (int i = 0; i < n; i++) len += (size_t)snprintf(text + len, cap - len, "}\n");
+  snprintf(text + len, cap - len, "}\n");
+  Source *s1, *s2;
+  Module *m1 = parse_text(text, false, &s1);
+  char *p1 = print_str(m1, false, false);
+  size_t widest = 0;
+  for (const char *l = p1; l; l = strchr(l, '\n')) {
+    if (*l == '\n') l++;
+    size_t w = strspn(l, " ");
+    if (w > widest) widest = w;
+  }
+  ck_assert_uint_eq(widest, 200);
+  ck_assert_uint_lt(strlen(p1), (size_t)n * 2 * 220);
+  Module *m2 = parse_text(p1, false, &s2);
+  char *p2 = print_str(m2, false, false);
+  ck_assert_str_eq(p1, p2);
+  ck_assert(module_equal(m1, m2, NULL));
+  free(p1);
+  free(p2);
+  module_free(m1);
+  module_free(m2);
+  source_free(s1);
+  source_free(s2);
+  mem_free(text);
+}
+END_TEST
+
 static void round_trip(const char *text, bool expr, const char *want) {
   Source *s1, *s2;
   Module *m1 = parse_text(text, expr, &s1);
@@ -1276,6 +1312,7 @@ static Suite *printer_suite(void) {
   tcase_add_test(tc, long_dataflow_chain);
   tcase_add_test(tc, long_let_chain);
   tcase_add_test(tc, too_deep_is_a_diagnostic);
+  tcase_add_test(tc, deep_indentation_is_capped);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("round_trip");
