@@ -1,0 +1,1198 @@
+/* tests/fuzz/fuzz_passes.c — fuzzing the passes and the interpreter (issue 10).
+ *
+ * The oracle (fp_check) takes one program text and, when it type-checks:
+ *   1. runs it as `relayc --run` would (relayc's run-time rewrites, lowering,
+ *      the VM) under a step and memory budget: the baseline value;
+ *   2. for each pass spec (every implemented pass, a few option variants and
+ *      pipelines, -O1..-O3) on a fresh copy: runs the pass, prints the
+ *      result, re-parses and re-types the print, requires printing to be
+ *      idempotent and the re-parsed module to be module_equal to the pass
+ *      output, then runs the pass output and compares its value with the
+ *      baseline: exactly (the printed value), within 1e-2 for FastMath and
+ *      ToMixedPrecision, not at all for the passes that change what @main
+ *      returns (Gradient, ToCPS).
+ * A failure is: a crash or sanitizer report (the process dies), a pass error
+ * that is not one of the documented refusals or a budget, an internal error
+ * (an ill-typed pass output), a print that does not re-parse / round-trip /
+ * compare equal, a value that differs, or a pass output that fails at run
+ * time where the original ran. A run that exhausts its budget (steps, stack,
+ * tensor bytes) on either side is not compared; a run-time error the
+ * original has may disappear (DeadCodeElimination drops unused failing code).
+ *
+ * Inputs come from mutating seed programs (golden programs with a runnable
+ * @main, --run and no inputs): structure-aware mutations on the resolved AST
+ * (operators swapped with others of the same arity, constants, attribute
+ * values and annotated shapes changed, subexpressions wrapped in let / if /
+ * fn / tuple / ref, call arguments and let values shared to make DAGs, deep
+ * wrapping up to 10,000 levels) printed back to text, and byte-level ones.
+ *
+ * Two builds of this one file:
+ *   - the standalone driver (`make fuzz-passes`, `make check` runs a short
+ *     fixed-seed run): deterministic for a seed and an iteration count;
+ *       fuzz_passes [--seed N] [--iters N] [--seconds S] [--passes K]
+ *                   [--deep] [--check-seeds] [--skip SPEC]... [--out DIR] [-v] DIR...
+ *       fuzz_passes --repro FILE...
+ *     --repro runs the oracle on the given files with every pass (exit 1 on a
+ *     failure). A failing input is written to DIR (--out, default
+ *     build/fuzz-passes) as fail-<iteration>.relay with the report on stderr.
+ *     Every input runs under alarm(): a hang writes hang-<iteration>.relay.
+ *     --check-seeds first runs every seed, unmutated, through every pass;
+ *     --skip leaves out a pass spec (exactly as listed, e.g. ToMixedPrecision).
+ *   - with -DFUZZ_PASSES_LIBFUZZER and clang -fsanitize=fuzzer: libFuzzer's
+ *     LLVMFuzzerTestOneInput (the oracle, passes chosen from the input's
+ *     hash) and LLVMFuzzerCustomMutator (the structural mutations, or
+ *     libFuzzer's byte mutations) — tests/fuzz/run.sh passes.
+ * Everything runs on a 1 GiB-stack thread with stack_guard_init, like the
+ * driver, so deep nesting either works or reports "nested too deeply".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eval/eval.h"
+#include "eval/lower.h"
+#include "eval/vm.h"
+#include "ir/ast.h"
+#include "ir/build.h"
+#include "ir/equal.h"
+#include "ir/mem.h"
+#include "ir/print.h"
+#include "ir/ptrmap.h"
+#include "ops/registry.h"
+#include "parser/parser.h"
+#include "runtime/tensor.h"
+#include "runtime/value.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+#include "transform/gradient_syntax.h"
+#include "transform/pass.h"
+
+/* ------------------------------------------------------------ settings */
+
+#define FP_STACK_SIZE ((size_t)1 << 30)
+
+static struct {
+  uint64_t max_steps;    /* VM calls + loop iterations per run */
+  uint64_t tensor_bytes; /* largest tensor */
+  uint64_t live_bytes;   /* all live tensors */
+  int npasses;           /* pass specs per input (0 = all) */
+  int verbose;
+  const char *out_dir;
+  unsigned timeout;      /* seconds per input (alarm) */
+} cfg = {200000, 4u << 20, 256u << 20, 0, 0, "build/fuzz-passes", 120};
+
+/* ------------------------------------------------------------ random numbers */
+
+typedef struct Rng {
+  uint64_t s;
+} Rng;
+
+static uint64_t rng_next(Rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static uint32_t rng_below(Rng *r, uint32_t n) { return n ? (uint32_t)(rng_next(r) % n) : 0; }
+static bool rng_chance(Rng *r, uint32_t one_in) { return rng_below(r, one_in) == 0; }
+
+static inline uint64_t hash_bytes(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* ------------------------------------------------------------ the pass specs */
+
+enum { CHK_VALUE, CHK_APPROX, CHK_PRINT };
+
+typedef struct Spec {
+  char text[96];
+  int check;
+} Spec;
+
+static Spec specs[96];
+static int nspecs;
+static VEC(const char *) skip_specs; /* --skip SPEC: left out (known failures) */
+
+static void add_spec(const char *text, int check) {
+  if (nspecs >= (int)(sizeof specs / sizeof *specs)) return;
+  for (size_t i = 0; i < skip_specs.len; i++)
+    if (!strcmp(skip_specs.data[i], text)) return;
+  snprintf(specs[nspecs].text, sizeof specs[nspecs].text, "%s", text);
+  specs[nspecs++].check = check;
+}
+
+static void init_specs(void) {
+  for (int id = 0; id < PASS_COUNT; id++) {
+    const PassDef *p = pass_get(id);
+    if (!p || !p->run) continue;
+    const char *n = p->name;
+    int chk = CHK_VALUE;
+    if (!strcmp(n, "Gradient") || !strcmp(n, "FirstOrderGradient") || !strcmp(n, "ToCPS") ||
+        !strcmp(n, "LazyGradientInit"))
+      chk = CHK_PRINT;
+    if (!strcmp(n, "FastMath") || !strcmp(n, "ToMixedPrecision")) chk = CHK_APPROX;
+    if (!strcmp(n, "EtaExpand")) add_spec("EtaExpand(expand_constructor=True, expand_global_var=True)", chk);
+    else if (!strcmp(n, "UnCPS")) add_spec("ToCPS,UnCPS", chk);
+    else add_spec(n, chk);
+  }
+  add_spec("DeadCodeElimination(inline_once=True)", CHK_VALUE);
+  add_spec("ToANormalForm,ToGraphNormalForm,ToANormalForm", CHK_VALUE);
+  add_spec("FuseOps(fuse_opt_level=2),DefuseOps", CHK_VALUE);
+  add_spec("Inline,PartialEvaluate,DeadCodeElimination", CHK_VALUE);
+  add_spec("LambdaLift,Defunctionalization", CHK_VALUE);
+  add_spec("-O1", CHK_VALUE);
+  add_spec("-O2", CHK_VALUE);
+  add_spec("-O3", CHK_VALUE);
+}
+
+/* ------------------------------------------------------------ diagnostics capture */
+
+/* One memstream per check; messages are searched for known texts. */
+typedef struct Cap {
+  char *buf;
+  size_t len;
+  FILE *f;
+} Cap;
+
+static void cap_open(Cap *c) {
+  c->buf = NULL;
+  c->len = 0;
+  c->f = open_memstream(&c->buf, &c->len);
+}
+static const char *cap_text(Cap *c) {
+  fflush(c->f);
+  return c->buf ? c->buf : "";
+}
+static void cap_close(Cap *c) {
+  fclose(c->f);
+  free(c->buf);
+}
+static bool has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+/* Messages that mean "a budget or a documented limit", not a bug. */
+static bool is_budget(const char *msg) {
+  return has(msg, "step budget exhausted") || has(msg, "stack overflow") || has(msg, "tensor too large") ||
+         has(msg, "out of memory") || has(msg, "nested too deeply") || has(msg, "too large") ||
+         has(msg, "fuel");
+}
+
+/* The documented refusals of passes (tests/run_sweep_all_passes.py's list). */
+static bool is_refusal(const char *msg) {
+  static const char *const r[] = {"needs every non-atomic expression to be used once", "Defunctionalization:",
+                                  "first-order", "cannot differentiate", "has no gradient", "must not",
+                                  "not implemented", "expects @main", "Gradient", "gradient"};
+  if (has(msg, "internal error")) return false;
+  for (size_t i = 0; i < sizeof r / sizeof *r; i++)
+    if (has(msg, r[i])) return true;
+  return is_budget(msg);
+}
+
+/* ------------------------------------------------------------ front end */
+
+typedef struct Loaded {
+  Source *src;
+  Module *m;
+  Module *prelude;
+} Loaded;
+
+static void unload(Loaded *L) {
+  if (L->m) module_free(L->m);
+  if (L->prelude) eval_prelude_free(L->prelude);
+  if (L->src) source_free(L->src);
+  memset(L, 0, sizeof *L);
+}
+
+/* parse (+ prelude) → resolve → infer (→ gradient(F) expansion); false with
+ * the diagnostics in d when the text is rejected. */
+static bool load(Loaded *L, const char *name, const char *text, size_t len, bool prelude, bool typed, Diag *d,
+                 FILE *out) {
+  memset(L, 0, sizeof *L);
+  char *copy = mem_malloc(len + 1);
+  memcpy(copy, text, len);
+  copy[len] = 0;
+  L->src = source_new(name, copy, len);
+  diag_init(d, out, L->src);
+  L->m = parse_module(L->src, d);
+  if (d->nerrors == 0 && prelude) eval_prelude_merge(L->m, &L->prelude, d);
+  if (d->nerrors == 0) resolve_module(L->m, d);
+  if (d->nerrors == 0 && (typed || gradient_syntax_used(L->m))) {
+    infer_module(L->m, d);
+    if (d->nerrors == 0 && gradient_syntax_used(L->m)) gradient_syntax_expand(L->m, d);
+  }
+  return d->nerrors == 0;
+}
+
+static char *print_string(Module *m, size_t *len) {
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  print_module(f, m, (PrintOptions){0});
+  fclose(f);
+  return buf;
+}
+
+static const Function *main_fn(Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn && !strcmp(m->defs[i]->name, "main")) return m->defs[i]->fn;
+  return NULL;
+}
+
+/* ------------------------------------------------------------ running */
+
+enum { RUN_OK, RUN_ERROR, RUN_BUDGET, RUN_REWRITE_FAILED };
+
+/* `relayc --run` on a typed module (consumed by the run-time rewrites): the
+ * printed value in *value (malloc'd) on RUN_OK. */
+static int run_module(Module *m, Diag *d, Cap *cap, char **value) {
+  *value = NULL;
+  size_t mark = (fflush(cap->f), cap->len);
+  PassPipeline rp;
+  pass_pipeline_init(&rp);
+  pass_pipeline_add_run_defaults(&rp);
+  PassRunOptions ro = {.retype_if_changed = true};
+  int st = pass_pipeline_run(&rp, m, d, &ro);
+  pass_pipeline_fini(&rp);
+  if (st != 0) return is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_REWRITE_FAILED;
+  Program *p = lower_module(m, d);
+  if (!p) return is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_ERROR;
+  int32_t g = program_global(p, "main");
+  int rc = RUN_ERROR;
+  if (g >= 0) {
+    Value result = value_none();
+    int vs = vm_run(p, p->codes[g], NULL, 0, &result, d, NULL);
+    if (vs == VM_OK) {
+      size_t n = 0;
+      FILE *f = open_memstream(value, &n);
+      value_print(f, &result);
+      fclose(f);
+      rc = RUN_OK;
+    } else {
+      rc = is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_ERROR;
+    }
+    value_release(result);
+  }
+  program_free(p);
+  return rc;
+}
+
+/* Every number within a relative 1e-2 (FastMath, ToMixedPrecision), as
+ * tests/run_sweep_all_passes.py compares. */
+static bool values_close(const char *a, const char *b) {
+  for (;;) {
+    while (*a && !(isdigit((unsigned char)*a) || *a == '-' || *a == 'n' || *a == 'i')) a++;
+    while (*b && !(isdigit((unsigned char)*b) || *b == '-' || *b == 'n' || *b == 'i')) b++;
+    if (!*a || !*b) return !*a && !*b;
+    char *ea, *eb;
+    double x = strtod(a, &ea), y = strtod(b, &eb);
+    if (ea == a || eb == b) { /* a letter that starts no number */
+      if (*a != *b) return false;
+      a++, b++;
+      continue;
+    }
+    if (!(isnan(x) && isnan(y)) && x != y && !(fabs(x - y) <= 1e-2 * fmax(1.0, fabs(y)))) return false;
+    a = ea, b = eb;
+  }
+}
+
+/* ------------------------------------------------------------ the oracle */
+
+typedef struct Report {
+  int failures;
+  int checks;
+  int skipped; /* budget, refusal or rejected */
+} Report;
+
+static void fail(Report *rep, const char *spec, const char *what, const char *detail) {
+  rep->failures++;
+  fprintf(stderr, "FAIL [%s] %s\n", spec, what);
+  if (detail && *detail) fprintf(stderr, "%.*s\n", 3000, detail);
+}
+
+/* One pass spec on a fresh copy of the program. */
+static void check_spec(const char *text, size_t len, bool prelude, const Spec *s, int base_rc,
+                       const char *base_value, Report *rep) {
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  if (!load(&L, "fuzz.relay", text, len, prelude, true, &d, cap.f)) {
+    fail(rep, s->text, "the program no longer loads (nondeterministic front end?)", cap_text(&cap));
+    goto out;
+  }
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  if (s->text[0] == '-') pass_pipeline_add_opt_level(&pl, s->text[2] - '0');
+  else if (!pass_pipeline_parse(&pl, s->text, stderr)) abort();
+  d.phase = DIAG_PHASE_PASS;
+  int st = pass_pipeline_run(&pl, L.m, &d, &(PassRunOptions){0});
+  pass_pipeline_fini(&pl);
+  rep->checks++;
+  if (st != 0) {
+    if (is_refusal(cap_text(&cap))) rep->skipped++;
+    else fail(rep, s->text, "the pass failed", cap_text(&cap));
+    goto out;
+  }
+  /* print → re-parse → print: identical text, equal modules */
+  size_t n1 = 0, n2 = 0;
+  char *t1 = print_string(L.m, &n1);
+  Loaded L2;
+  Diag d2;
+  if (!load(&L2, "<printed>", t1, n1, false, true, &d2, cap.f)) {
+    if (is_budget(cap_text(&cap))) rep->skipped++;
+    else {
+      char *msg = NULL;
+      size_t ml = 0;
+      FILE *f = open_memstream(&msg, &ml);
+      fprintf(f, "%s\n--- printed output:\n%.*s", cap_text(&cap), (int)(n1 < 4000 ? n1 : 4000), t1);
+      fclose(f);
+      fail(rep, s->text, "the printed output does not re-parse and type-check", msg);
+      free(msg);
+    }
+    unload(&L2);
+    free(t1);
+    goto out;
+  }
+  char *t2 = print_string(L2.m, &n2);
+  if (n1 != n2 || memcmp(t1, t2, n1) != 0) {
+    fail(rep, s->text, "printing is not idempotent (print -> parse -> print differs)", t1);
+  } else {
+    char *why = NULL;
+    size_t wl = 0;
+    FILE *f = open_memstream(&why, &wl);
+    bool eq = module_equal(L.m, L2.m, f);
+    fclose(f);
+    if (!eq) fail(rep, s->text, "the re-parsed output is not --equal to the pass output", why);
+    free(why);
+  }
+  free(t1);
+  free(t2);
+  unload(&L2);
+  if (s->check == CHK_PRINT || base_rc == RUN_BUDGET || base_rc == -1) goto out;
+  /* run the pass output */
+  char *value = NULL;
+  d.phase = DIAG_PHASE_RUN;
+  size_t mark = (fflush(cap.f), cap.len);
+  int rc = run_module(L.m, &d, &cap, &value);
+  if (rc == RUN_BUDGET) {
+    rep->skipped++;
+  } else if (rc == RUN_REWRITE_FAILED) {
+    fail(rep, s->text, "relayc's run-time rewrites failed on the pass output", cap_text(&cap) + mark);
+  } else if (base_rc == RUN_OK && rc != RUN_OK) {
+    fail(rep, s->text, "the pass output fails at run time where the original ran", cap_text(&cap) + mark);
+  } else if (base_rc == RUN_OK && rc == RUN_OK) {
+    bool same = s->check == CHK_APPROX ? values_close(value, base_value) : strcmp(value, base_value) == 0;
+    if (!same) {
+      char *msg = NULL;
+      size_t ml = 0;
+      FILE *f = open_memstream(&msg, &ml);
+      fprintf(f, "pass output: %.1500s\noriginal:    %.1500s", value, base_value);
+      fclose(f);
+      fail(rep, s->text, "the value differs from the unoptimised run", msg);
+      free(msg);
+    }
+  }
+  free(value);
+out:
+  unload(&L);
+  cap_close(&cap);
+}
+
+/* The oracle on one text; `pick` chooses the specs (NULL: all). Returns the
+ * number of failures. */
+static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
+  bool prelude = len < (1u << 20) && memmem(text, len, "--prelude", 9) != NULL;
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  int before = rep->failures;
+  if (!load(&L, "fuzz.relay", text, len, prelude, true, &d, cap.f)) {
+    rep->skipped++;
+    unload(&L);
+    cap_close(&cap);
+    return 0;
+  }
+  /* the baseline, when @main takes no parameters */
+  const Function *mf = main_fn(L.m);
+  int base_rc = -1;
+  char *base_value = NULL;
+  if (mf && mf->nparams == 0) {
+    d.phase = DIAG_PHASE_RUN;
+    base_rc = run_module(L.m, &d, &cap, &base_value);
+    if (base_rc == RUN_REWRITE_FAILED) {
+      fail(rep, "--run", "relayc's run-time rewrites failed on the original", cap_text(&cap));
+      base_rc = -1;
+    }
+  }
+  unload(&L);
+  cap_close(&cap);
+  if (cfg.verbose)
+    fprintf(stderr, "  baseline %d %.200s\n", base_rc, base_value ? base_value : "");
+  if (!pick || cfg.npasses <= 0 || cfg.npasses >= nspecs) {
+    for (int i = 0; i < nspecs; i++) check_spec(text, len, prelude, &specs[i], base_rc, base_value, rep);
+  } else {
+    for (int k = 0; k < cfg.npasses; k++)
+      check_spec(text, len, prelude, &specs[rng_below(pick, (uint32_t)nspecs)], base_rc, base_value, rep);
+  }
+  free(base_value);
+  return rep->failures - before;
+}
+
+/* ------------------------------------------------------------ structural mutations */
+
+typedef VEC(Expr **) SlotVec;
+typedef VEC(Expr *) ExprVec;
+typedef VEC(Type *) TypeVec;
+
+typedef struct Muts {
+  Module *m;
+  SlotVec slots;  /* every child slot of every distinct node (and each body) */
+  ExprVec nodes;  /* every distinct node */
+  ExprVec lets;   /* let nodes */
+  TypeVec types;  /* tensor types in annotations */
+  PtrMap seen;
+} Muts;
+
+static void collect_type(Muts *mu, Type *t, int depth) {
+  if (!t || depth > 64) return;
+  switch (t->kind) {
+  case TYPE_TENSOR: vec_push(mu->types, t); break;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++) collect_type(mu, t->tuple.fields[i], depth + 1);
+    break;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++) collect_type(mu, t->func.args[i], depth + 1);
+    collect_type(mu, t->func.ret, depth + 1);
+    break;
+  case TYPE_REF: collect_type(mu, t->ref.inner, depth + 1); break;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++) collect_type(mu, t->adt.args[i], depth + 1);
+    break;
+  default: break;
+  }
+}
+
+static void collect_fn(Muts *mu, Function *f, ExprVec *stack) {
+  for (uint32_t i = 0; i < f->nparams; i++) collect_type(mu, f->params[i]->annot, 0);
+  collect_type(mu, f->ret_annot, 0);
+  vec_push(mu->slots, &f->body);
+  vec_push(*stack, f->body);
+}
+
+/* Every distinct node reachable from the globals (no recursion: deep inputs). */
+static void collect(Muts *mu) {
+  ExprVec stack = {0};
+  for (uint32_t i = 0; i < mu->m->ndefs; i++)
+    if (mu->m->defs[i]->fn) collect_fn(mu, mu->m->defs[i]->fn, &stack);
+  while (stack.len) {
+    Expr *e = stack.data[--stack.len];
+    if (!e || ptrmap_find(&mu->seen, e)) continue;
+    ptrmap_put(&mu->seen, e, 1);
+    vec_push(mu->nodes, e);
+#define SLOT(p)                                                                                    \
+  do {                                                                                             \
+    vec_push(mu->slots, &(p));                                                                     \
+    vec_push(stack, (p));                                                                          \
+  } while (0)
+    switch (e->kind) {
+    case EXPR_CALL:
+      if (e->call.fn->kind != EXPR_OP && e->call.fn->kind != EXPR_CTOR) SLOT(e->call.fn);
+      for (uint32_t i = 0; i < e->call.nargs; i++) SLOT(e->call.args[i]);
+      break;
+    case EXPR_TUPLE:
+      for (uint32_t i = 0; i < e->tuple.n; i++) SLOT(e->tuple.fields[i]);
+      break;
+    case EXPR_PROJ: SLOT(e->proj.tuple); break;
+    case EXPR_FN: collect_fn(mu, e->fn, &stack); break;
+    case EXPR_LET:
+      vec_push(mu->lets, e);
+      collect_type(mu, e->let.var->annot, 0);
+      SLOT(e->let.value);
+      SLOT(e->let.body);
+      break;
+    case EXPR_IF:
+      SLOT(e->if_.cond);
+      SLOT(e->if_.then_);
+      SLOT(e->if_.else_);
+      break;
+    case EXPR_MATCH:
+      SLOT(e->match.scrut);
+      for (uint32_t i = 0; i < e->match.nclauses; i++) SLOT(e->match.clauses[i].body);
+      break;
+    case EXPR_REF_NEW:
+    case EXPR_REF_READ: SLOT(e->ref.arg); break;
+    case EXPR_REF_WRITE:
+      SLOT(e->ref_write.ref);
+      SLOT(e->ref_write.value);
+      break;
+    default: break;
+    }
+#undef SLOT
+  }
+  vec_free(stack);
+}
+
+static void muts_free(Muts *mu) {
+  vec_free(mu->slots);
+  vec_free(mu->nodes);
+  vec_free(mu->lets);
+  vec_free(mu->types);
+  ptrmap_free(&mu->seen);
+}
+
+/* Operators grouped by shape, so a swap usually still type-checks. */
+static const char *const unary_ops[] = {"negative", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
+                                        "ceil", "floor", "round", "trunc", "sign", "nn.relu", "copy",
+                                        "log2", "erf", "sin", "cos", "zeros_like", "ones_like", "logical_not",
+                                        "nn.softmax", "nn.log_softmax", "transpose", "nn.batch_flatten",
+                                        "squeeze", "sum", "max", "min", "mean", "prod", "argmax", "argmin",
+                                        "cumsum", "cumprod", "isnan", "isfinite", "fast_exp", "fast_tanh"};
+static const char *const binary_ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                         "power", "floor_divide", "floor_mod", "mod", "equal", "not_equal",
+                                         "less", "less_equal", "greater", "greater_equal", "logical_and",
+                                         "logical_or", "right_shift", "left_shift", "bitwise_and", "nn.dense",
+                                         "nn.batch_matmul", "nn.bias_add", "collapse_sum_like", "reshape_like",
+                                         "broadcast_to_like", "atan2", "trunc_divide", "trunc_mod"};
+
+static const char *random_op_like(Rng *r, const OpDef *old) {
+  if (old && old->num_inputs == 1 && !rng_chance(r, 3)) return unary_ops[rng_below(r, sizeof unary_ops / sizeof *unary_ops)];
+  if (old && old->num_inputs == 2 && !rng_chance(r, 3)) return binary_ops[rng_below(r, sizeof binary_ops / sizeof *binary_ops)];
+  /* any builtin operator with the same number of inputs */
+  uint32_t n = op_builtin_count();
+  for (int tries = 0; tries < 64; tries++) {
+    const OpDef *o = op_get((int32_t)rng_below(r, n));
+    if (o && (!old || o->num_inputs == old->num_inputs)) return o->name;
+  }
+  return NULL;
+}
+
+static const double float_vals[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, -7.25, 1e30, -1e30, 1e-30, 65504.0, 100.0};
+static const int64_t int_vals[] = {0, 1, -1, 2, 3, 7, 100, -100, 255, 256, 2147483647, -2147483648LL, 65536, 1000000};
+
+static void mutate_const(Rng *r, ConstTensor *c) {
+  uint64_t esize = dtype_size(c->dtype);
+  if (!esize || !c->nbytes || !c->data) return;
+  uint64_t n = c->nbytes / esize;
+  uint64_t k = rng_below(r, (uint32_t)(n > 0xffffffffu ? 0xffffffffu : n));
+  char *p = (char *)c->data + k * esize;
+  DType t = c->dtype;
+  if (t.lanes != 1) return;
+  if (t.code == DT_FLOAT && t.bits == 32) {
+    float v = (float)float_vals[rng_below(r, sizeof float_vals / sizeof *float_vals)];
+    if (rng_chance(r, 25)) v = rng_chance(r, 2) ? NAN : INFINITY;
+    memcpy(p, &v, 4);
+  } else if (t.code == DT_FLOAT && t.bits == 64) {
+    double v = float_vals[rng_below(r, sizeof float_vals / sizeof *float_vals)];
+    memcpy(p, &v, 8);
+  } else if (t.code == DT_UINT && t.bits == 1) {
+    *(uint8_t *)p ^= 1;
+  } else if (t.code == DT_INT || t.code == DT_UINT) {
+    int64_t v = int_vals[rng_below(r, sizeof int_vals / sizeof *int_vals)];
+    memcpy(p, &v, esize <= 8 ? esize : 8); /* little-endian: the low bytes */
+  }
+}
+
+static void mutate_attr_value(Rng *r, AttrValue *v, int depth) {
+  switch (v->kind) {
+  case AV_INT: v->i.value = rng_chance(r, 2) ? v->i.value + (int64_t)rng_below(r, 5) - 2 : int_vals[rng_below(r, 10)]; break;
+  case AV_FLOAT: v->f.value = float_vals[rng_below(r, sizeof float_vals / sizeof *float_vals)]; break;
+  case AV_BOOL: v->b = !v->b; break;
+  case AV_STRING: {
+    static const char *const s[] = {"", "NCHW", "NHWC", "NCW", "NWC", "OIHW", "HWIO", "NCDHW", "float16", "int8", "x"};
+    const char *c = s[rng_below(r, sizeof s / sizeof *s)];
+    v->s.chars = c;
+    v->s.len = (uint32_t)strlen(c);
+    break;
+  }
+  case AV_ARRAY:
+    if (v->arr.n && depth < 4) {
+      if (rng_chance(r, 4)) v->arr.n--; /* drop the last item */
+      else mutate_attr_value(r, v->arr.items[rng_below(r, v->arr.n)], depth + 1);
+    }
+    break;
+  default: break;
+  }
+}
+
+/* One structural mutation of the module; false if none applied. */
+static bool mutate_once(Muts *mu, Rng *r, bool deep_ok) {
+  Module *m = mu->m;
+  if (!mu->nodes.len || !mu->slots.len) return false;
+  Span sp = {0, 0};
+  switch (rng_below(r, 12)) {
+  case 0: /* swap an operator */
+  case 1: {
+    for (int tries = 0; tries < 16; tries++) {
+      Expr *e = mu->nodes.data[rng_below(r, (uint32_t)mu->nodes.len)];
+      if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP) continue;
+      Expr *op = e->call.fn;
+      const OpDef *old = op->op.id >= 0 ? op_get(op->op.id) : NULL;
+      const char *nn = random_op_like(r, old);
+      if (!nn) return false;
+      Expr *fresh = expr_op(m, nn, op->span);
+      fresh->op.id = op_lookup(nn);
+      e->call.fn = fresh;
+      if (!rng_chance(r, 3)) e->call.attrs = NULL;
+      return true;
+    }
+    return false;
+  }
+  case 2: { /* change a constant */
+    for (int tries = 0; tries < 16; tries++) {
+      Expr *e = mu->nodes.data[rng_below(r, (uint32_t)mu->nodes.len)];
+      if (e->kind != EXPR_CONST) continue;
+      mutate_const(r, e->constant);
+      return true;
+    }
+    return false;
+  }
+  case 3: { /* change an attribute */
+    for (int tries = 0; tries < 16; tries++) {
+      Expr *e = mu->nodes.data[rng_below(r, (uint32_t)mu->nodes.len)];
+      if (e->kind != EXPR_CALL || !e->call.attrs || !e->call.attrs->n) continue;
+      Attr *a = &e->call.attrs->items[rng_below(r, e->call.attrs->n)];
+      mutate_attr_value(r, a->value, 0);
+      a->is_default = false;
+      return true;
+    }
+    return false;
+  }
+  case 4: { /* change an annotated shape or dtype */
+    if (!mu->types.len) return false;
+    Type *t = mu->types.data[rng_below(r, (uint32_t)mu->types.len)];
+    if (t->tensor.ndim && !rng_chance(r, 4)) {
+      Dim *dm = &t->tensor.dims[rng_below(r, t->tensor.ndim)];
+      if (dm->kind != DIM_INT) return false;
+      static const int64_t v[] = {0, 1, 2, 3, 4, 7, 16};
+      dm->value = rng_chance(r, 2) ? dm->value + 1 : v[rng_below(r, 7)];
+    } else {
+      static const DType dts[] = {DT_F32, DT_F64, DT_I32, DT_I64, DT_F16, DT_BOOL_T, DT_I8, DT_U8};
+      t->tensor.dtype = dts[rng_below(r, 8)];
+    }
+    return true;
+  }
+  case 5: { /* share: a call argument becomes another argument of the same call */
+    for (int tries = 0; tries < 16; tries++) {
+      Expr *e = mu->nodes.data[rng_below(r, (uint32_t)mu->nodes.len)];
+      if (e->kind == EXPR_CALL && e->call.nargs >= 2) {
+        uint32_t i = rng_below(r, e->call.nargs), j = rng_below(r, e->call.nargs);
+        if (i == j) continue;
+        e->call.args[j] = e->call.args[i];
+        return true;
+      }
+      if (e->kind == EXPR_TUPLE && e->tuple.n >= 2) {
+        uint32_t i = rng_below(r, e->tuple.n), j = rng_below(r, e->tuple.n);
+        if (i == j) continue;
+        e->tuple.fields[j] = e->tuple.fields[i];
+        return true;
+      }
+    }
+    return false;
+  }
+  case 6: { /* share: a use of a let-bound variable becomes the bound node itself */
+    if (!mu->lets.len) return false;
+    Expr *let = mu->lets.data[rng_below(r, (uint32_t)mu->lets.len)];
+    for (size_t i = 0; i < mu->slots.len; i++) {
+      Expr **s = mu->slots.data[(i + rng_below(r, (uint32_t)mu->slots.len)) % mu->slots.len];
+      if ((*s)->kind == EXPR_VAR && (*s)->var.var == let->let.var && let->let.value->kind != EXPR_FN) {
+        *s = let->let.value;
+        return true;
+      }
+    }
+    return false;
+  }
+  default: { /* wrap a subexpression, once or many times */
+    Expr **s = mu->slots.data[rng_below(r, (uint32_t)mu->slots.len)];
+    uint32_t times = 1;
+    if (deep_ok && rng_chance(r, 6)) {
+      static const uint32_t t[] = {20, 200, 1000, 10000};
+      times = t[rng_below(r, rng_chance(r, 4) ? 4 : 3)];
+    }
+    uint32_t how = rng_below(r, 8);
+    for (uint32_t k = 0; k < times; k++) {
+      Expr *e = *s;
+      switch (how) {
+      case 0: { /* let %w = e; %w */
+        Var *v = build_fresh_var(m, "fz", NULL, sp);
+        *s = build_let(m, v, e, build_var(m, v, sp), sp);
+        break;
+      }
+      case 1: /* if (c) { e } else { e }: one node under both branches */
+        *s = times > 1 ? build_proj(m, build_tuple(m, &e, 1, sp), 0, sp)
+                       : build_if(m, expr_scalar_bool(m, rng_chance(r, 2), sp), e, e, sp);
+        break;
+      case 2: { /* (fn () { e })() */
+        Function *f = build_function(m, NULL, 0, NULL, e, NULL, sp);
+        *s = build_call(m, build_fn(m, f, sp), NULL, 0, sp);
+        break;
+      }
+      case 3: /* (e,).0 */
+        *s = build_proj(m, build_tuple(m, &e, 1, sp), 0, sp);
+        break;
+      case 4: /* ref_read(ref(e)) */
+        *s = build_ref_read(m, build_ref_new(m, e, sp), sp);
+        break;
+      case 5: { /* op(e, e): a shared operand */
+        static const char *const ops[] = {"add", "multiply", "maximum", "subtract"};
+        Expr *args[2] = {e, e};
+        const char *name = ops[rng_below(r, 4)];
+        Expr *op = expr_op(m, name, sp);
+        op->op.id = op_lookup(name);
+        *s = build_call(m, op, args, 2, sp);
+        break;
+      }
+      case 6: { /* let %w = e; (%w, %w).1 */
+        Var *v = build_fresh_var(m, "fz", NULL, sp);
+        Expr *f2[2] = {build_var(m, v, sp), build_var(m, v, sp)};
+        *s = build_let(m, v, e, build_proj(m, build_tuple(m, f2, 2, sp), 1, sp), sp);
+        break;
+      }
+      default: { /* let %w = e; e (the value shared with the body) */
+        Var *v = build_fresh_var(m, "fz", NULL, sp);
+        *s = build_let(m, v, e, times > 1 ? build_var(m, v, sp) : e, sp);
+        break;
+      }
+      }
+    }
+    return true;
+  }
+  }
+}
+
+/* Parses text, applies 1..n structural mutations and prints the result into
+ * a malloc'd string (NULL when the text does not parse and resolve). */
+static char *mutate_structural(const char *text, size_t len, Rng *r, size_t *out_len, bool deep_ok) {
+  Cap cap;
+  cap_open(&cap);
+  Loaded L = {0};
+  Diag d;
+  char *out = NULL;
+  bool prelude = memmem(text, len, "--prelude", 9) != NULL;
+  if (!prelude && load(&L, "fuzz.relay", text, len, false, false, &d, cap.f)) {
+    Diag d2 = d;
+    d2.nerrors = 0;
+    infer_module(L.m, &d2); /* types only guide some choices; errors are fine */
+    Muts mu = {.m = L.m};
+    collect(&mu);
+    uint32_t n = 1 + rng_below(r, 3);
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++) any |= mutate_once(&mu, r, deep_ok);
+    if (any) out = print_string(L.m, out_len);
+    muts_free(&mu);
+  }
+  unload(&L);
+  cap_close(&cap);
+  return out;
+}
+
+/* ------------------------------------------------------------ byte mutations */
+
+static const char *const dict[] = {"let ", "%x", "fn () { ", "}", "(", ")", ", ", "; ", "if (True) {", " else {",
+                                   "add(", "multiply(", "0f", "1", "-1", "(1, 2)", "Tensor[(2, 3), float32]",
+                                   "ref(", "ref_read(", ".0", "%0 = ", "axis=1", "match (", "int64", "float16"};
+
+static char *mutate_bytes(const char *text, size_t len, Rng *r, size_t *out_len) {
+  size_t cap = len + 64;
+  char *o = malloc(cap + 1);
+  memcpy(o, text, len);
+  size_t n = len;
+  uint32_t k = 1 + rng_below(r, 4);
+  for (uint32_t i = 0; i < k; i++) {
+    size_t at = n ? rng_below(r, (uint32_t)n) : 0;
+    switch (rng_below(r, 5)) {
+    case 0: if (n) o[at] ^= (char)(1u << rng_below(r, 7)); break;
+    case 1: if (n) o[at] = "0123456789(),;%{}"[rng_below(r, 17)]; break;
+    case 2: { /* delete a short range */
+      size_t l = 1 + rng_below(r, 8);
+      if (at + l > n) l = n - at;
+      memmove(o + at, o + at + l, n - at - l);
+      n -= l;
+      break;
+    }
+    default: { /* insert a dictionary token */
+      const char *t = dict[rng_below(r, sizeof dict / sizeof *dict)];
+      size_t l = strlen(t);
+      if (n + l > cap) break;
+      memmove(o + at + l, o + at, n - at);
+      memcpy(o + at, t, l);
+      n += l;
+      break;
+    }
+    }
+  }
+  o[n] = 0;
+  *out_len = n;
+  return o;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static void setup(void) {
+  static bool done;
+  if (done) return;
+  done = true;
+  const char *e;
+  if ((e = getenv("FUZZ_PASSES_MAX_STEPS"))) cfg.max_steps = strtoull(e, NULL, 10);
+  VmLimits lim = {100000, 64u << 20, cfg.max_steps};
+  vm_set_default_limits(&lim);
+  tensor_set_budget(cfg.tensor_bytes, cfg.live_bytes);
+  init_specs();
+}
+
+/* ------------------------------------------------------------ libFuzzer build */
+
+#ifdef FUZZ_PASSES_LIBFUZZER
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+typedef struct LfJob {
+  const uint8_t *data;
+  size_t size;
+  int failures;
+} LfJob;
+
+static void *lf_job(void *arg) {
+  LfJob *j = arg;
+  stack_guard_init(FP_STACK_SIZE);
+  Rng pick = {hash_bytes((const char *)j->data, j->size)};
+  Report rep = {0};
+  j->failures = fp_check((const char *)j->data, j->size, &pick, &rep);
+  return NULL;
+}
+
+static void on_big_stack(void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, FP_STACK_SIZE);
+  if (pthread_create(&th, &attr, fn, arg) != 0) abort();
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!cfg.npasses) cfg.npasses = 6;
+  setup();
+  LfJob j = {data, size, 0};
+  on_big_stack(lf_job, &j);
+  if (j.failures) abort(); /* libFuzzer keeps the input as a crash */
+  return 0;
+}
+
+typedef struct LfMut {
+  uint8_t *data;
+  size_t size, max_size;
+  unsigned seed;
+  size_t out;
+} LfMut;
+
+static void *lf_mut(void *arg) {
+  LfMut *mm = arg;
+  stack_guard_init(FP_STACK_SIZE);
+  Rng r = {mm->seed};
+  size_t n = 0;
+  char *t = mutate_structural((const char *)mm->data, mm->size, &r, &n, true);
+  if (t && n <= mm->max_size) {
+    memcpy(mm->data, t, n);
+    mm->out = n;
+  }
+  free(t);
+  return NULL;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  setup();
+  if (seed % 2) return LLVMFuzzerMutate(data, size, max_size);
+  LfMut mm = {data, size, max_size, seed, 0};
+  on_big_stack(lf_mut, &mm);
+  return mm.out ? mm.out : LLVMFuzzerMutate(data, size, max_size);
+}
+
+#else /* ------------------------------------------------------------ standalone driver */
+
+typedef struct Seed {
+  char *path;
+  char *text;
+  size_t len;
+} Seed;
+static VEC(Seed) seeds;
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 4096 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      buf = realloc(buf, cap + 1);
+    }
+    size_t k = fread(buf + n, 1, cap - n, f);
+    n += k;
+    if (k == 0) break;
+  }
+  fclose(f);
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+/* A golden program with a runnable @main: a `// RUN: relayc ... --run`
+ * line without inputs or its own pipeline, no `// EXIT:` other than 0. */
+static bool seed_ok(const char *t, size_t len) {
+  if (len > 8000) return false;
+  const char *run = strstr(t, "// RUN: relayc");
+  if (!run) return false;
+  const char *eol = strchr(run, '\n');
+  size_t l = eol ? (size_t)(eol - run) : strlen(run);
+  char line[512];
+  if (l >= sizeof line) return false;
+  memcpy(line, run, l);
+  line[l] = 0;
+  if (!strstr(line, "--run")) return false;
+  static const char *const bad[] = {"%d", "--input", "--ffi", "--plugin", "--pass", "-O", "--grad", "--params",
+                                    "--inputs", "--repeat", "--profile", "--expr", "--check", "--json"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (strstr(line, bad[i])) return false;
+  const char *ex = strstr(t, "// EXIT: ");
+  if (ex && ex[9] != '0') return false;
+  return true;
+}
+
+static int cmp_seed(const void *a, const void *b) {
+  return strcmp(((const Seed *)a)->path, ((const Seed *)b)->path);
+}
+
+static void scan_dir(const char *dir) {
+  DIR *dp = opendir(dir);
+  if (!dp) return;
+  struct dirent *de;
+  while ((de = readdir(dp))) {
+    if (de->d_name[0] == '.') continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      scan_dir(path);
+      continue;
+    }
+    size_t n = strlen(path);
+    if (n < 6 || strcmp(path + n - 6, ".relay") != 0) continue;
+    size_t len = 0;
+    char *t = read_all(path, &len);
+    if (!t) continue;
+    if (!seed_ok(t, len)) {
+      free(t);
+      continue;
+    }
+    Seed s = {strdup(path), t, len};
+    vec_push(seeds, s);
+  }
+  closedir(dp);
+}
+
+/* The input being checked, for the alarm handler. */
+static char *cur_text;
+static size_t cur_len;
+static uint64_t cur_iter;
+
+static void write_input(const char *kind, uint64_t iter, const char *text, size_t len) {
+  mkdir(cfg.out_dir, 0777);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s-%" PRIu64 ".relay", cfg.out_dir, kind, iter);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd >= 0) {
+    ssize_t w = write(fd, text, len);
+    (void)w;
+    close(fd);
+  }
+  fprintf(stderr, "  input written to %s\n", path);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL: an input took longer than the per-input timeout (a hang?)\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  if (cur_text) write_input("hang", cur_iter, cur_text, cur_len);
+  _exit(1);
+}
+
+typedef struct Args {
+  uint64_t seed, iters;
+  double seconds;
+  bool deep, check_seeds;
+  VEC(const char *) repro;
+  VEC(const char *) dirs;
+  int status;
+} Args;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *fuzz_main(void *arg) {
+  Args *a = arg;
+  stack_guard_init(FP_STACK_SIZE);
+  setup();
+  Report rep = {0};
+  if (a->repro.len) {
+    for (size_t i = 0; i < a->repro.len; i++) {
+      size_t len = 0;
+      char *t = read_all(a->repro.data[i], &len);
+      if (!t) {
+        fprintf(stderr, "fuzz_passes: cannot read %s\n", a->repro.data[i]);
+        a->status = 2;
+        continue;
+      }
+      fprintf(stderr, "%s\n", a->repro.data[i]);
+      alarm(cfg.timeout * 4);
+      if (fp_check(t, len, NULL, &rep)) a->status = 1;
+      alarm(0);
+      free(t);
+    }
+    fprintf(stderr, "fuzz-passes: %d checks, %d failures, %d skipped\n", rep.checks, rep.failures, rep.skipped);
+    return NULL;
+  }
+  for (size_t i = 0; i < a->dirs.len; i++) scan_dir(a->dirs.data[i]);
+  if (!seeds.len) {
+    fprintf(stderr, "fuzz_passes: no seed programs\n");
+    a->status = 2;
+    return NULL;
+  }
+  qsort(seeds.data, seeds.len, sizeof *seeds.data, cmp_seed);
+  Rng r = {a->seed};
+  double t0 = now_s();
+  if (a->check_seeds) { /* every seed as it is, every pass */
+    int sf = 0;
+    for (size_t i = 0; i < seeds.len; i++) {
+      cur_text = seeds.data[i].text;
+      cur_len = seeds.data[i].len;
+      cur_iter = i;
+      if (cfg.verbose) fprintf(stderr, "%s\n", seeds.data[i].path);
+      alarm(cfg.timeout * 4);
+      int f = fp_check(seeds.data[i].text, seeds.data[i].len, NULL, &rep);
+      alarm(0);
+      if (f) {
+        sf += f;
+        fprintf(stderr, "  (seed %s)\n", seeds.data[i].path);
+      }
+    }
+    cur_text = NULL;
+    fprintf(stderr, "fuzz-passes: %zu seeds, %d pass checks, %d failures, %d skipped, %.1f s\n", seeds.len,
+            rep.checks, sf, rep.skipped, now_s() - t0);
+    if (sf) a->status = 1;
+    rep = (Report){0};
+  }
+  uint64_t it = 0, inputs = 0;
+  int fails = 0;
+  for (; (!a->iters || it < a->iters) && (a->seconds <= 0 || now_s() - t0 < a->seconds); it++) {
+    const Seed *s = &seeds.data[rng_below(&r, (uint32_t)seeds.len)];
+    char *text = NULL;
+    size_t len = 0;
+    uint32_t kind = rng_below(&r, 8);
+    if (kind < 6) text = mutate_structural(s->text, s->len, &r, &len, a->deep);
+    if (text && kind < 2) { /* a second round on the mutant */
+      size_t l2 = 0;
+      char *t2 = mutate_structural(text, len, &r, &l2, a->deep);
+      if (t2) {
+        free(text);
+        text = t2;
+        len = l2;
+      }
+    }
+    if (!text) text = mutate_bytes(s->text, s->len, &r, &len);
+    cur_text = text;
+    cur_len = len;
+    cur_iter = it;
+    if (cfg.verbose) fprintf(stderr, "[%" PRIu64 "] %s (%zu bytes)\n", it, s->path, len);
+    alarm(cfg.timeout);
+    int before = rep.checks;
+    int f = fp_check(text, len, &r, &rep);
+    alarm(0);
+    if (rep.checks > before) inputs++;
+    if (f) {
+      fails += f;
+      fprintf(stderr, "  (iteration %" PRIu64 ", from %s)\n", it, s->path);
+      write_input("fail", it, text, len);
+    }
+    cur_text = NULL;
+    free(text);
+  }
+  fprintf(stderr,
+          "fuzz-passes: %" PRIu64 " inputs (%" PRIu64 " type-checked), %d pass checks, %d failures, %d skipped, "
+          "%.1f s, seed %" PRIu64 "\n",
+          it, inputs, rep.checks, fails, rep.skipped, now_s() - t0, a->seed);
+  if (fails) a->status = 1;
+  for (size_t i = 0; i < seeds.len; i++) {
+    free(seeds.data[i].path);
+    free(seeds.data[i].text);
+  }
+  vec_free(seeds);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  Args a = {.seed = 1, .iters = 0, .seconds = 0};
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(s, "--seed") && v) a.seed = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(s, "--iters") && v) a.iters = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(s, "--seconds") && v) a.seconds = atof(argv[++i]);
+    else if (!strcmp(s, "--passes") && v) cfg.npasses = atoi(argv[++i]);
+    else if (!strcmp(s, "--timeout") && v) cfg.timeout = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(s, "--max-steps") && v) cfg.max_steps = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(s, "--out") && v) cfg.out_dir = argv[++i];
+    else if (!strcmp(s, "--deep")) a.deep = true;
+    else if (!strcmp(s, "--check-seeds")) a.check_seeds = true;
+    else if (!strcmp(s, "--skip") && v) vec_push(skip_specs, argv[++i]);
+    else if (!strcmp(s, "-v")) cfg.verbose++;
+    else if (!strcmp(s, "--repro")) {
+      while (i + 1 < argc && argv[i + 1][0] != '-') vec_push(a.repro, argv[++i]);
+    } else if (s[0] == '-') {
+      fprintf(stderr,
+              "usage: fuzz_passes [--seed N] [--iters N] [--seconds S] [--passes K] [--timeout S] "
+              "[--max-steps N] [--deep] [--check-seeds] [--skip SPEC] [--out DIR] [-v] DIR... | --repro FILE...\n");
+      return 2;
+    } else {
+      vec_push(a.dirs, s);
+    }
+  }
+  if (!a.iters && a.seconds <= 0) a.iters = 100;
+  signal(SIGALRM, on_alarm);
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, FP_STACK_SIZE);
+  if (pthread_create(&th, &attr, fuzz_main, &a) != 0) {
+    fprintf(stderr, "fuzz_passes: cannot start the worker thread\n");
+    return 2;
+  }
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&attr);
+  vec_free(a.repro);
+  vec_free(a.dirs);
+  vec_free(skip_specs);
+  value_heap_shutdown();
+  return a.status;
+}
+#endif
