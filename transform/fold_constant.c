@@ -213,7 +213,11 @@ static bool call_all_complex_constant(const Expr *e) {
 static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Module *m = f->rw.m;
   if (f->in_primitive) return old; /* kept exactly, arguments included */
-  if (e->call.nargs == 0) return old; /* zeros(...), ones(...): not worth a constant */
+  /* zeros(...), ones(...): not worth a constant. `e`, not `old`: a nullary
+   * call of a function literal keeps its rewritten callee (returning `old`
+   * dropped the substitution of a folded let inside `fn () { %v }()` while
+   * the let itself went: a free variable) */
+  if (e->call.nargs == 0) return e;
   int32_t id = op_call_id(e);
   if (id < 0) return e; /* only primitives are evaluated */
   if (op_is_stateful(id)) return e;
