@@ -43,6 +43,11 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_FN) return e;
   Function *f = e->call.fn->fn;
   if (f->nparams != e->call.nargs) return e;
+  /* a polymorphic literal (never a FuseOps group) stays: inlined at two call
+   * sites it would share its body's callee nodes between calls at different
+   * types (@g in `fn [a](%x: a) { @g(%x) }` applied to 1 and to (2, 2)),
+   * and a callee node is typed once, so the re-typing failed */
+  if (f->ntparams) return e;
   /* an argument with an effect would move to its first use in the body, or
    * vanish with an unused parameter: such a call stays a call (TVM inlines
    * it anyway, changing what the program computes) */
