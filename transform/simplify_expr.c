@@ -345,6 +345,10 @@ static Expr *full_elementwise(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *m
   Expr *x = mt->post[S_X];
   bool is_left = post->call.args[1] == x;
   if (!same_type(pre->call.args[is_left ? 1 : 0], pre)) return post;
+  /* broadcast-class operators with attributes take a vector along an axis
+   * (nn.bias_add, nn.prelu): a scalar there is ill-typed, so the pass failed
+   * on `nn.bias_add(%x, full(10f, shape=[3]))` (TVM rewrites it all the same) */
+  if (op_get(op_call_id(post))->nattrs) return post;
   Expr *value;
   if (mt->pre[S_FULL]) {
     value = mt->post[S_V];
