@@ -3,8 +3,10 @@
  * arguments (spec/passes.md §6.2), so DefuseOps(FuseOps(m)) == m.
  *
  * Bottom-up with the Rewriter: the callee literal's body is rewritten first
- * (nested literal calls inline too), then its parameters are substituted by
- * a second Rewriter over that body, which keeps the body's sharing. TVM
+ * (nested literal calls inline too), then it is copied with fresh binders
+ * and the arguments for the parameters (rw_copy_fresh, which keeps the
+ * body's sharing): a literal called twice gives two copies with their own
+ * binders. A polymorphic literal is not inlined (see defuse_post). TVM
  * matches parameters by name (and aborts on repeated names); relayc's
  * variables are resolved binders, so the substitution is by binder and
  * repeated names are harmless. Primitive or not, every literal called
@@ -53,12 +55,12 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * it anyway, changing what the program computes) */
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (has_effects(e->call.args[i])) return e;
-  Rewriter sub;
-  rw_init(&sub, rw->m, rw->d);
-  for (uint32_t i = 0; i < f->nparams; i++) rw_subst(&sub, f->params[i], e->call.args[i]);
-  Expr *body = rw_expr(&sub, f->body);
-  if (sub.failed) rw->failed = true;
-  rw_fini(&sub);
+  /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
+   * inlined twice, and the same let binder twice in one function printed as
+   * one name and re-parsed as two (print -> parse -> print differed) */
+  int before = rw->d->nerrors;
+  Expr *body = rw_copy_fresh(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams);
+  if (rw->d->nerrors != before) rw->failed = true;
   return body;
 }
 
