@@ -13,7 +13,8 @@
  *
  * A literal with free variables v1..vk becomes Func_j(v1, ..., vk); a global,
  * constructor or operator used as a value becomes a field-less constructor;
- * a literal in callee position is beta-reduced (let-bound arguments); a call
+ * a literal in callee position is beta-reduced (let-bound arguments; a shared
+ * literal at its first call only, later calls go through apply); a call
  * of a global whose instantiated type involves functions goes to a clone of
  * that global for the instantiation (`@map_1`), with function types replaced
  * by their ADTs throughout. A recursive `let %f = fn ...` refers to itself
@@ -88,6 +89,7 @@ typedef struct Cx {
   const Inst *inst;
   PtrMap vars;         /* original Var* -> Expr* (its use in the output) */
   PtrMap memo;         /* original Expr* -> converted Expr* (keeps sharing) */
+  PtrMap reduced;      /* literals already beta-reduced at a call (at most once each) */
 } Cx;
 
 static Expr *conv(Cx *c, Expr *e);
@@ -438,6 +440,13 @@ static Expr *conv_call(Cx *c, Expr *e) {
     /* (fn (p...) { b })(a...)  ->  let %p = a; ... b */
     Function *fn = f->fn;
     if (fn->nparams != e->call.nargs) break;
+    /* a shared literal called again goes through apply like any function
+     * value: its body's conversion is memoised by node, so a second
+     * reduction would reuse the first one's nodes, which use the first
+     * call's parameter binders (shared_let_fn.relay printed `add(%z, ...)`
+     * with %z bound only in the first copy) */
+    if (ptrmap_find(&c->reduced, f)) break;
+    ptrmap_put(&c->reduced, f, 1);
     Expr **args = conv_list(c, e->call.args, e->call.nargs);
     Var **ps = arena_alloc(m->arena, (fn->nparams ? fn->nparams : 1) * sizeof *ps);
     for (uint32_t i = 0; i < fn->nparams; i++) ps[i] = fresh_binder(c, fn->params[i]);
@@ -535,6 +544,7 @@ static void cx_init(Cx *c, Df *df, const Inst *in) {
 static void cx_fini(Cx *c) {
   ptrmap_free(&c->vars);
   ptrmap_free(&c->memo);
+  ptrmap_free(&c->reduced);
 }
 
 static void do_inst(Df *df, Inst *in) {
