@@ -431,6 +431,9 @@ static Expr *clip_and_casts(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt)
 static Expr *simplify_clip(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)cx;
   double lo = cattr_double(pre, "a_min", 0), hi = cattr_double(pre, "a_max", 0);
+  /* not for floats: clip(NaN) is a_max (spec/ops.md §2), so even
+   * clip(%x, a_min=-inff, a_max=inff) changes a NaN (TVM drops it anyway) */
+  if (dtype_is_float(dtype_of(pre))) return post;
   return clip_range(dtype_of(pre), lo, hi, 0) ? mt->post[S_X] : post;
 }
 
