@@ -645,11 +645,35 @@ static bool pat_eq(Eq *q, const Pattern *a, const Pattern *b) {
 
 /* ---------------------------------------------------------- expressions */
 
+/* Is element i of a float constant a NaN (any sign, any payload)? */
+static bool elem_is_nan(const ConstTensor *c, uint64_t i) {
+  DType t = c->dtype;
+  if (t.lanes != 1) return false;
+  if (t.code == DT_FLOAT && t.bits == 32) return isnan(((const float *)c->data)[i]);
+  if (t.code == DT_FLOAT && t.bits == 64) return isnan(((const double *)c->data)[i]);
+  if (t.bits == 16 && (t.code == DT_FLOAT || t.code == DT_BFLOAT)) {
+    uint16_t h;
+    memcpy(&h, (const char *)c->data + 2 * i, 2);
+    return t.code == DT_FLOAT ? (h & 0x7c00) == 0x7c00 && (h & 0x3ff) : (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+  }
+  return false;
+}
+
+/* Bit-identical data, except that NaNs equal NaNs whatever their sign and
+ * payload: the text has one `nan` (FoldConstant's 0f / 0f is -nan on x86,
+ * which printed as nanf and re-parsed as +nan: "constants differ"). */
 static bool const_eq(const ConstTensor *a, const ConstTensor *b) {
   if (!dtype_eq(a->dtype, b->dtype) || a->ndim != b->ndim || a->nbytes != b->nbytes) return false;
   for (int32_t i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return false;
-  return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
+  if (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0) return true;
+  size_t es = dtype_size(a->dtype);
+  if (!es || !(dtype_is_float(a->dtype) && a->dtype.lanes == 1)) return false;
+  for (uint64_t i = 0; i < a->nbytes / es; i++) {
+    const char *x = (const char *)a->data + i * es, *y = (const char *)b->data + i * es;
+    if (memcmp(x, y, es) != 0 && !(elem_is_nan(a, i) && elem_is_nan(b, i))) return false;
+  }
+  return true;
 }
 
 static void push(Eq *q, const Expr *a, const Expr *b) { vec_push(q->work, ((Task){a, b, TK_EXPR, NULL, NULL})); }
