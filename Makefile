@@ -125,11 +125,11 @@ tools: $(BIN)
 .PHONY: samples
 samples: $(BIN) build/samples/libsample_plugin.so
 	@python3 tests/run_samples.py --relayc $(BIN)
-# make check: a fixed seed and iteration count (deterministic), ~10 s.
+# make check: a fixed seed and iteration count (deterministic), ~6 s (1.2 s CPU).
 # Known failures not fixed yet (ToMixedPrecision: ill-typed and unparsable outputs, see the report)
 FUZZ_SKIP ?= --skip ToMixedPrecision
 fuzz-passes-ci: $(FUZZ_PASSES)
-	@$(FUZZ_PASSES) --seed 1 --iters $${FUZZ_ITERS:-40} --passes 12 $(FUZZ_SKIP) --out $(BUILD)/fuzz-passes tests/golden samples
+	@$(FUZZ_PASSES) --seed 1 --iters $${FUZZ_ITERS:-300} --passes 12 $(FUZZ_SKIP) --out $(BUILD)/fuzz-passes tests/golden samples
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 
