@@ -202,7 +202,9 @@ static bool is_refusal(const char *msg) {
                                   "first-order", "cannot differentiate", "has no gradient", "must not",
                                   "not implemented", "expects @main", "Gradient", "gradient",
                                   /* TVM's pattern rewriter limit, kept on purpose (transform/pattern.c) */
-                                  "TVM aborts here too"};
+                                  "TVM aborts here too",
+                                  /* RemoveUnusedFunctions (-O1..) on a module without @main */
+                                  "entry function @main does not exist"};
   if (has(msg, "internal error")) return false;
   for (size_t i = 0; i < sizeof r / sizeof *r; i++)
     if (has(msg, r[i])) return true;
@@ -360,7 +362,16 @@ static char *first_error(const char *msgs) {
  * that sees constants after folding rejects what the kernel rejected at run
  * time (arange's empty range, spec/ops.md). Not a pass bug. */
 static bool same_error_as_baseline(const char *msgs, const char *base_error) {
-  return base_error && *base_error && has(msgs, base_error);
+  if (!base_error || !*base_error) return false;
+  if (has(msgs, base_error)) return true;
+  /* the same operator: "reshape: cannot reshape 1 elements ..." at run time,
+   * "reshape: cannot reshape Tensor[(1), float32] ..." in the relation (once
+   * arange folds to 1 element where its attributes promised 6) */
+  const char *colon = strchr(base_error, ':');
+  if (!colon || colon == base_error || colon - base_error > 40) return false;
+  char op[48];
+  snprintf(op, sizeof op, "error: %.*s:", (int)(colon - base_error), base_error);
+  return has(msgs, op) && has(msgs, "does not type-check");
 }
 
 static void check_spec(const char *text, size_t len, bool prelude, const Spec *s, int base_rc,
@@ -652,6 +663,17 @@ static void mutate_const(Rng *r, ConstTensor *c) {
   }
 }
 
+/* A deep copy of an attribute value (arrays included) in m's arena. */
+static AttrValue *clone_attr_value(Module *m, const AttrValue *v, int depth) {
+  if (!v) return NULL;
+  AttrValue *c = arena_memdup(m->arena, v, sizeof *v);
+  if (v->kind == AV_ARRAY && depth < 8) {
+    c->arr.items = arena_alloc(m->arena, (v->arr.n ? v->arr.n : 1) * sizeof *c->arr.items);
+    for (uint32_t i = 0; i < v->arr.n; i++) c->arr.items[i] = clone_attr_value(m, v->arr.items[i], depth + 1);
+  }
+  return c;
+}
+
 static void mutate_attr_value(Rng *r, AttrValue *v, int depth) {
   switch (v->kind) {
   case AV_INT: v->i.value = rng_chance(r, 2) ? v->i.value + (int64_t)rng_below(r, 5) - 2 : int_vals[rng_below(r, 10)]; break;
@@ -710,7 +732,15 @@ static bool mutate_once(Muts *mu, Rng *r, bool deep_ok) {
     for (int tries = 0; tries < 16; tries++) {
       Expr *e = mu->nodes.data[rng_below(r, (uint32_t)mu->nodes.len)];
       if (e->kind != EXPR_CALL || !e->call.attrs || !e->call.attrs->n) continue;
-      Attr *a = &e->call.attrs->items[rng_below(r, e->call.attrs->n)];
+      /* a copy: a default-filled attribute is the registry's own AttrValue,
+       * shared by every module (mutating it in place changed arange's dtype
+       * default for every later input) */
+      Attrs *na = arena_alloc(m->arena, sizeof *na);
+      *na = *e->call.attrs;
+      na->items = arena_memdup(m->arena, e->call.attrs->items, na->n * sizeof *na->items);
+      e->call.attrs = na;
+      Attr *a = &na->items[rng_below(r, na->n)];
+      a->value = clone_attr_value(m, a->value, 0);
       mutate_attr_value(r, a->value, 0);
       a->is_default = false;
       return true;
