@@ -16,7 +16,9 @@
  *     then the callee; if: condition, then, else; let: value, then body) that
  *     appends `let` bindings to each node's scope as nodes are converted. ANF
  *     binds every non-atom (constants included) to a fresh `x_N`; BBNF binds
- *     only lifted nodes and rebuilds the rest in place with sharing intact.
+ *     only lifted nodes and rebuilds the rest in place with sharing intact
+ *     (unlike TVM, in a function that lifts a node with an effect, every
+ *     node with an effect is bound too, so effects keep their order).
  *     A converted `let` flattens its bindings into the enclosing scope and
  *     binds its result to a fresh variable (so ANF is not idempotent), and
  *     after `let %y = %x` later uses of %x become %y (TVM's memo quirk).
@@ -87,6 +89,7 @@ typedef struct DgNode {
   bool is_op;          /* an operator: never lifted */
   bool done;           /* converted by Fill */
   bool self;           /* an atom that stands for itself (result unused) */
+  bool expr_key;       /* key is the Expr itself (not an atom's target) */
 } DgNode;
 
 typedef struct Edge {
@@ -108,6 +111,7 @@ typedef struct Nf {
   U32Vec by_var;       /* Var.id -> node index (validated by the node's key) */
   U32Vec by_op;        /* operator id -> node index (validated likewise) */
   bool failed;         /* nesting too deep */
+  bool bind_effects;   /* BBNF, this function lifts a node with an effect: bind every such node */
 } Nf;
 
 static bool nf_too_deep(Nf *nf, Span sp) {
@@ -171,6 +175,7 @@ static uint32_t node_of(Nf *nf, Expr *e) {
     uint32_t i = e->mark - 1;
     if (e->mark && i < nf->nodes.len && nf->nodes.data[i].key == e) return i;
     i = new_node(nf, e);
+    nf->nodes.data[i].expr_key = true;
     e->mark = i + 1;
     return i;
   }
@@ -410,9 +415,23 @@ static Scope *scope_lca(Scope *a, Scope *b) {
   return a;
 }
 
-/* TVM's CalcScope. */
+/* Does evaluating the node e itself (not its operands) have an effect or
+ * depend on when it runs? (References, calls of functions, stateful ops.) */
+static bool own_effect(const Expr *e) {
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
+  if (e->kind != EXPR_CALL) return false;
+  int32_t id = op_call_id(e);
+  return id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
+}
+
+/* TVM's CalcScope. BBNF: a lifted node with an effect is bound where it is
+ * first converted, which may be before effects that the unconverted code
+ * runs first (`(@next(%r), if (c) { %0 } else { %0 })` with %0 = @next(%r)
+ * swapped the two calls); so in such a function every node with an effect
+ * is bound as ANF binds it, in evaluation order (TVM reorders). */
 static void calc_scopes(Nf *nf) {
   bool global_used = false;
+  nf->bind_effects = false;
   for (size_t k = nf->post.len; k-- > 0;) {
     DgNode *n = &nf->nodes.data[nf->post.data[k]];
     Scope *s;
@@ -427,6 +446,7 @@ static void calc_scopes(Nf *nf) {
       for (uint32_t j = ed->next; j != NONE; j = nf->edges.data[j].next)
         s = scope_lca(s, nf->nodes.data[nf->edges.data[j].user].scope);
       if (s != first && n->key && !n->is_op) n->lifted = true;
+      if (nf->bbnf && n->lifted && n->expr_key && own_effect((const Expr *)n->key)) nf->bind_effects = true;
     }
     n->scope = n->new_scope ? scope_new(nf, s) : s;
   }
@@ -491,7 +511,7 @@ static Var *gensym(Nf *nf, bool make, Span sp) {
 /* TVM's Fill::Compound for a non-let node: bind `now` (the rebuilt orig) to v
  * or a fresh variable in orig's scope — unless BBNF does not lift it. */
 static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
-  bool not_included = nf->bbnf && !n->lifted;
+  bool not_included = nf->bbnf && !n->lifted && !(nf->bind_effects && own_effect(orig));
   Var *var = v ? v : gensym(nf, !not_included, orig->span);
   n->done = true;
   if (!v && not_included) {
