@@ -888,6 +888,11 @@ static bool types_eq(Eq *q, const Module *a, const Module *b) {
  * parameters of the function they come from, as TVM's passes do) equals its
  * printed and re-parsed form, where each global has its own. */
 static void tparams_reset(Eq *q) {
+  /* likewise the node pairing: text cannot share a node between two globals,
+   * so a pass output that does (LambdaLift) prints it in each, and each
+   * global is compared on its own */
+  pairing_free(&q->exprs);
+  memset(&q->exprs, 0, sizeof q->exprs);
   pairing_free(&q->tparams);
   memset(&q->tparams, 0, sizeof q->tparams);
   for (size_t i = 0; i + 1 < q->td_tparams.len; i += 2)

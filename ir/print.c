@@ -538,8 +538,9 @@ static NodeInfo *pr_node(Printer *p, Expr *e) {
     NodeInfo *ni = &p->blocks.data[(k - 1) / NI_BLOCK][(k - 1) % NI_BLOCK];
     if (ni->e == e) return ni;
   }
-  if (p->nnodes % NI_BLOCK == 0) vec_push(p->blocks, mem_calloc(NI_BLOCK, sizeof(NodeInfo)));
+  if (p->nnodes / NI_BLOCK == p->blocks.len) vec_push(p->blocks, mem_calloc(NI_BLOCK, sizeof(NodeInfo)));
   NodeInfo *ni = &p->blocks.data[p->nnodes / NI_BLOCK][p->nnodes % NI_BLOCK];
+  memset(ni, 0, sizeof *ni); /* the slot may hold a node of an earlier global */
   ni->e = e;
   e->mark = ++p->nnodes;
   return ni;
@@ -1599,6 +1600,11 @@ static void pr_module_items(Printer *p, Doc *d, const Module *m) {
     const GlobalDef *g = m->defs[ds[i].index];
     if (!g->fn || !g->fn->body) continue;
     if (counter++) pr_put(p, d, "\n");
+    /* each global is printed on its own: a node a pass shares between two
+     * globals (LambdaLift: a closed node used inside the lifted literal and
+     * next to it) is printed again, not referred to by a %N of the other
+     * global (which printed unbound references) */
+    p->nnodes = 0;
     pr_count_uses(p, g->fn->body, 1);
     pr_place_all(p, g->fn->body);
     size_t n = strlen(g->name);
