@@ -877,6 +877,8 @@ static char *mutate_structural(const char *text, size_t len, Rng *r, size_t *out
 
 /* ------------------------------------------------------------ byte mutations */
 
+#ifndef FUZZ_PASSES_LIBFUZZER /* libFuzzer has its own */
+
 static const char *const dict[] = {"let ", "%x", "fn () { ", "}", "(", ")", ", ", "; ", "if (True) {", " else {",
                                    "add(", "multiply(", "0f", "1", "-1", "(1, 2)", "Tensor[(2, 3), float32]",
                                    "ref(", "ref_read(", ".0", "%0 = ", "axis=1", "match (", "int64", "float16"};
@@ -914,6 +916,7 @@ static char *mutate_bytes(const char *text, size_t len, Rng *r, size_t *out_len)
   *out_len = n;
   return o;
 }
+#endif
 
 /* ------------------------------------------------------------ setup */
 
