@@ -84,6 +84,9 @@ def nested(n):
     head = b'#[version = "0.0.5"]\ndef @main() -> int32 {\n'
     yield "parens", head + b"(" * n + b"1" + b")" * n + b"\n}\n"
     yield "lets", head + b"".join(b"let %%x%d = %d;\n" % (i, i) for i in range(n)) + b"%x0\n}\n"
+    # lets nested in let values (ToGraphNormalForm was quadratic on them: minutes at 10,000)
+    yield "let values", head + b"".join(b"let %%v%d = (\n" % i for i in range(n)) + b"1" + \
+        b"".join(b");\n%%v%d\n" % i for i in reversed(range(n))) + b"}\n"
     yield "blocks", head + b"{" * n + b"1" + b"}" * n + b"\n}\n"
     yield "tuples", head + b"(" * n + b"1," + b")." * 0 + b")" * n + b".0\n}\n"
     yield "ifs", head + b"if (True) { " * n + b"1" + b" } else { 0 }" * n + b"\n}\n"

@@ -840,6 +840,7 @@ typedef struct Gnf {
   Diag *d;
   VEC(GMemo) memo;
   PtrMap subst; /* Var* -> Expr* */
+  PtrMap effects; /* Expr* -> 1 no effect, 2 an effect (gnf_has_effects) */
   bool failed;
 } Gnf;
 
@@ -958,10 +959,54 @@ static void note_effect(Expr *e, void *ud) {
   }
 }
 
-static bool has_effects(Expr *e) {
-  bool eff = false;
-  walk_post_order(e, false, note_effect, &eff);
-  return eff;
+/* Whether e has an effect, with every node's answer remembered in g->effects (1 = none,
+ * 2 = an effect), each distinct node examined once per function: asking
+ * afresh at every let of a value nested 10,000 lets deep walked the nested
+ * value again at each level (ToGraphNormalForm took minutes, quadratic). */
+static bool gnf_has_effects(Gnf *g, Expr *root) {
+  int64_t known;
+  if (ptrmap_get(&g->effects, root, &known)) return known == 2;
+  typedef struct { Expr *e; bool expanded; } Item;
+  VEC(Item) st = {0};
+  vec_push(st, ((Item){root, false}));
+  while (st.len) {
+    Item *top = &st.data[st.len - 1];
+    Expr *e = top->e;
+    if (ptrmap_find(&g->effects, e)) {
+      st.len--;
+      continue;
+    }
+    Expr *kids[3] = {NULL, NULL, NULL}, **more = NULL;
+    uint32_t nk = 0, nmore = 0;
+    switch (e->kind) {
+    case EXPR_CALL: kids[nk++] = e->call.fn; more = e->call.args; nmore = e->call.nargs; break;
+    case EXPR_TUPLE: more = e->tuple.fields; nmore = e->tuple.n; break;
+    case EXPR_PROJ: kids[nk++] = e->proj.tuple; break;
+    case EXPR_LET: kids[nk++] = e->let.value; kids[nk++] = e->let.body; break;
+    case EXPR_IF: kids[nk++] = e->if_.cond; kids[nk++] = e->if_.then_; kids[nk++] = e->if_.else_; break;
+    case EXPR_MATCH: kids[nk++] = e->match.scrut; break;
+    case EXPR_REF_NEW: case EXPR_REF_READ: kids[nk++] = e->ref.arg; break;
+    case EXPR_REF_WRITE: kids[nk++] = e->ref_write.ref; kids[nk++] = e->ref_write.value; break;
+    default: break; /* leaves; a function literal's body is not evaluated here */
+    }
+    uint32_t nclauses = e->kind == EXPR_MATCH ? e->match.nclauses : 0;
+    if (!top->expanded) {
+      top->expanded = true;
+      for (uint32_t i = 0; i < nk; i++) vec_push(st, ((Item){kids[i], false}));
+      for (uint32_t i = 0; i < nmore; i++) vec_push(st, ((Item){more[i], false}));
+      for (uint32_t i = 0; i < nclauses; i++) vec_push(st, ((Item){e->match.clauses[i].body, false}));
+      continue;
+    }
+    bool eff = false;
+    note_effect(e, &eff);
+    for (uint32_t i = 0; i < nk && !eff; i++) eff = *ptrmap_find(&g->effects, kids[i]) == 2;
+    for (uint32_t i = 0; i < nmore && !eff; i++) eff = *ptrmap_find(&g->effects, more[i]) == 2;
+    for (uint32_t i = 0; i < nclauses && !eff; i++) eff = *ptrmap_find(&g->effects, e->match.clauses[i].body) == 2;
+    ptrmap_put(&g->effects, e, eff ? 2 : 1);
+    st.len--;
+  }
+  vec_free(st);
+  return *ptrmap_find(&g->effects, root) == 2;
 }
 
 /* A let chain: each value rewritten and substituted for its variable (a
@@ -976,7 +1021,7 @@ static Expr *gnf_let(Gnf *g, Expr *e) {
   while (cur->kind == EXPR_LET && (cur == e || !gnf_done(g, cur))) {
     Var *v = cur->let.var;
     Expr *val = gnf(g, cur->let.value);
-    if (has_effects(cur->let.value)) {
+    if (gnf_has_effects(g, cur->let.value)) {
       vec_push(kept, build_let(g->m, v, val, NULL, cur->span));
     } else {
       if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
@@ -1068,6 +1113,7 @@ static bool gnf_function(PassCtx *c, GlobalDef *gd) {
   }
   vec_free(g.memo);
   ptrmap_free(&g.subst);
+  ptrmap_free(&g.effects);
   return !g.failed;
 }
 
