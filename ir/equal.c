@@ -893,6 +893,8 @@ static void tparams_reset(Eq *q) {
    * global is compared on its own */
   pairing_free(&q->exprs);
   memset(&q->exprs, 0, sizeof q->exprs);
+  pairing_free(&q->vars);
+  memset(&q->vars, 0, sizeof q->vars);
   pairing_free(&q->tparams);
   memset(&q->tparams, 0, sizeof q->tparams);
   for (size_t i = 0; i + 1 < q->td_tparams.len; i += 2)

@@ -1605,6 +1605,10 @@ static void pr_module_items(Printer *p, Doc *d, const Module *m) {
      * next to it) is printed again, not referred to by a %N of the other
      * global (which printed unbound references) */
     p->nnodes = 0;
+    /* and binders too: a let node shared that way binds the same Var in both
+     * globals; each gets its own name (names stay unique in the module) */
+    ptrmap_free(&p->vars);
+    memset(&p->vars, 0, sizeof p->vars);
     pr_count_uses(p, g->fn->body, 1);
     pr_place_all(p, g->fn->body);
     size_t n = strlen(g->name);
