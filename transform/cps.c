@@ -331,7 +331,7 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
       return run_seq(c, e, e->call.args, e->call.nargs, done_primitive_call, k);
     Expr **items = arena_alloc(c->m->arena, (e->call.nargs + 1) * sizeof *items);
     items[0] = f;
-    memcpy(items + 1, e->call.args, e->call.nargs * sizeof *items);
+    if (e->call.nargs) memcpy(items + 1, e->call.args, e->call.nargs * sizeof *items); /* f(): args may be NULL */
     return run_seq(c, e, items, e->call.nargs + 1, done_call, k);
   }
   case EXPR_TUPLE: return run_seq(c, e, e->tuple.fields, e->tuple.n, done_tuple, k);

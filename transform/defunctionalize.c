@@ -663,7 +663,7 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
     uint32_t na = ft->type->func.nargs;
     Var **ps = arena_alloc(m->arena, (na + 1) * sizeof *ps);
     ps[0] = ft->fparam;
-    memcpy(ps + 1, ft->aparams, na * sizeof *ps);
+    if (na) memcpy(ps + 1, ft->aparams, na * sizeof *ps); /* fn () -> T: no parameters, maybe NULL */
     ClauseVec *cv = &clauses.data[t];
     Expr *body = build_match(m, build_var(m, ft->fparam, (Span){0, 0}), cv->data, (uint32_t)cv->len, false,
                              (Span){0, 0});
