@@ -35,7 +35,8 @@
  *     --repro runs the oracle on the given files with every pass (exit 1 on a
  *     failure). A failing input is written to DIR (--out, default
  *     build/fuzz-passes) as fail-<iteration>.relay with the report on stderr.
- *     Every input runs under alarm(): a hang writes hang-<iteration>.relay.
+ *     Every input runs under alarm(): a hang writes hang-<iteration>.relay;
+ *     a sanitizer report (ASan/UBSan build) writes crash-<iteration>.relay.
  *     --check-seeds first runs every seed, unmutated, through every pass;
  *     --skip leaves out a pass spec (exactly as listed, e.g. ToMixedPrecision).
  *   - with -DFUZZ_PASSES_LIBFUZZER and clang -fsanitize=fuzzer: libFuzzer's
@@ -1126,6 +1127,13 @@ static void write_input(const char *kind, uint64_t iter, const char *text, size_
   fprintf(stderr, "  input written to %s\n", path);
 }
 
+/* A sanitizer report kills the process: keep the input first. */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+static void on_sanitizer_death(void) {
+  if (cur_text) write_input("crash", cur_iter, cur_text, cur_len);
+}
+
 static void on_alarm(int sig) {
   (void)sig;
   static const char msg[] = "FAIL: an input took longer than the per-input timeout (a hang?)\n";
@@ -1281,6 +1289,7 @@ int main(int argc, char **argv) {
   }
   if (!a.iters && a.seconds <= 0) a.iters = 100;
   signal(SIGALRM, on_alarm);
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_sanitizer_death);
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
