@@ -364,6 +364,7 @@ static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
    * expected) */
   bool keep_signature = strcmp(g->name, "main") != 0;
   const Type *old_body_type = fn->body->type;
+  Type *old_fn_type = fn->type;
   if (!keep_signature) fn->ret_annot = NULL;
   mx->root = fn->body;
   mx->norig = 0;
@@ -392,6 +393,9 @@ static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
     fn->body = cast_to_type(mx, fn->body, old_body_type);
     ok = !mx->failed;
   }
+  /* the signature is unchanged, and later globals' new calls of this one are
+   * typed against it (the Rewriter cleared it with the body) */
+  if (ok && keep_signature && !fn->type) fn->type = old_fn_type;
   return ok;
 }
 
