@@ -26,6 +26,7 @@
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/registry.h"
+#include "sema/infer.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -386,9 +387,15 @@ static GlobalDef *cps_global(Cps *c, GlobalDef *g) {
   Function *of = (Function *)(intptr_t)v;
   /* convert a fresh copy of the original (the in-place conversion shares nodes) */
   Expr *lit = rw_copy_fresh(c->m, c->d, build_fn(c->m, of, g->span), NULL, NULL, 0);
-  /* the copy keeps the checked types its signature is converted from */
+  /* the copy keeps the checked types its signature is converted from; its
+   * nodes (nested literals too, whose continuation types come from them) are
+   * typed again, or an unannotated literal's %k would get the type `_` */
   lit->fn->type = of->type;
   for (uint32_t i = 0; i < of->nparams && i < lit->fn->nparams; i++) lit->fn->params[i]->type = of->params[i]->type;
+  if (!infer_untyped(c->m, lit, c->d)) {
+    c->failed = true;
+    return ng;
+  }
   ng->fn = cps_global_fn(c, lit->fn, g->span);
   return ng;
 }

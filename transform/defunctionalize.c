@@ -358,9 +358,35 @@ static Expr *use_of(Cx *c, Var *v, Span sp) {
   return build_var(c->df->m, v, sp); /* free in the program: left alone */
 }
 
-static Expr *encode_literal(Cx *c, Expr *e) {
+/* A literal used as a value: a new constructor of its function type's ADT.
+ * `at` (or NULL) is the concrete type the use expects: a polymorphic literal
+ * (`fn [A](%x: A) -> A {...}` passed to a higher-order function) is encoded
+ * at that instance, its type parameters substituted in the apply clause. */
+static Expr *encode_literal(Cx *c, Expr *e, Type *at) {
   Df *df = c->df;
   Type *t = ty(c, e->type);
+  const Inst *ctx = c->inst;
+  Function *lf = e->fn;
+  if (lf->ntparams && at && at->kind == TYPE_FUNC && !has_tvar(at)) {
+    uint32_t n0 = ctx ? ctx->n : 0, n = n0 + lf->ntparams;
+    Inst *in = arena_alloc(df->m->arena, sizeof *in);
+    memset(in, 0, sizeof *in);
+    in->ps = arena_alloc(df->m->arena, n * sizeof *in->ps);
+    in->with = arena_alloc(df->m->arena, n * sizeof *in->with);
+    memset(in->with, 0, n * sizeof *in->with);
+    if (n0) {
+      memcpy(in->ps, ctx->ps, n0 * sizeof *in->ps);
+      memcpy(in->with, ctx->with, n0 * sizeof *in->with);
+    }
+    memcpy(in->ps + n0, lf->tparams, lf->ntparams * sizeof *in->ps);
+    build_type_match(t, at, lf->tparams, in->with + n0, lf->ntparams);
+    for (uint32_t i = n0; i < n; i++)
+      in->with[i] = in->with[i] ? fill_unknown(df, in->with[i]) : type_new(df->m, TYPE_TUPLE, e->span);
+    in->n = n;
+    in->orig = ctx ? ctx->orig : NULL;
+    ctx = in;
+    t = at;
+  }
   if (has_tvar(t)) {
     fail(df, e->span, "a polymorphic function literal used as a value is not supported");
     return e;
@@ -380,7 +406,7 @@ static Expr *encode_literal(Cx *c, Expr *e) {
   cs->lit = e;
   cs->self = self;
   cs->fvs = fvs;
-  cs->ctx = c->inst;
+  cs->ctx = ctx;
   return build_call(df->m, build_ctor(df->m, cs->ctor, e->span), args, (uint32_t)fvs.len, e->span);
 }
 
@@ -417,6 +443,18 @@ static Expr **conv_list(Cx *c, Expr **xs, uint32_t n) {
   return out;
 }
 
+/* The arguments of a call whose callee has the (instantiated, unconverted)
+ * function type `ft`: a polymorphic literal argument is encoded at the
+ * parameter's type. */
+static Expr **conv_args(Cx *c, Expr **xs, uint32_t n, Type *ft) {
+  Expr **out = arena_alloc(c->df->m->arena, (n ? n : 1) * sizeof *out);
+  bool typed = ft && ft->kind == TYPE_FUNC && ft->func.nargs == n;
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = typed && xs[i]->kind == EXPR_FN && xs[i]->fn->ntparams ? encode_literal(c, xs[i], ft->func.args[i])
+                                                                    : conv(c, xs[i]);
+  return out;
+}
+
 static Expr *conv_call(Cx *c, Expr *e) {
   Df *df = c->df;
   Module *m = df->m;
@@ -431,9 +469,10 @@ static Expr *conv_call(Cx *c, Expr *e) {
     return r;
   case EXPR_GLOBAL:
     if (f->global.def && f->global.def->fn) {
-      GlobalDef *g = instance(df, f->global.def, ty(c, f->type), f->span);
-      return build_call(m, build_global(m, g, f->span), conv_list(c, e->call.args, e->call.nargs), e->call.nargs,
-                        e->span);
+      Type *at = ty(c, f->type);
+      GlobalDef *g = instance(df, f->global.def, at, f->span);
+      return build_call(m, build_global(m, g, f->span), conv_args(c, e->call.args, e->call.nargs, at),
+                        e->call.nargs, e->span);
     }
     break;
   case EXPR_FN: {
@@ -465,7 +504,8 @@ static Expr *conv_call(Cx *c, Expr *e) {
   FnT *t = intern(df, ft);
   Expr **args = arena_alloc(m->arena, (e->call.nargs + 1) * sizeof *args);
   args[0] = conv(c, f);
-  for (uint32_t i = 0; i < e->call.nargs; i++) args[i + 1] = conv(c, e->call.args[i]);
+  Expr **rest = conv_args(c, e->call.args, e->call.nargs, ft);
+  memcpy(args + 1, rest, e->call.nargs * sizeof *args);
   return build_call(m, build_global(m, t->apply, e->span), args, e->call.nargs + 1, e->span);
 }
 
@@ -489,7 +529,7 @@ static Expr *conv_kind(Cx *c, Expr *e) {
     return conv_value(c, e, CASE_GLOBAL, instance(c->df, e->global.def, ty(c, e->type), e->span));
   case EXPR_CTOR: return conv_value(c, e, CASE_CTOR, e->ctor.ctor);
   case EXPR_OP: return conv_value(c, e, CASE_OP, (const void *)(intptr_t)e->op.id);
-  case EXPR_FN: return encode_literal(c, e);
+  case EXPR_FN: return encode_literal(c, e, NULL);
   case EXPR_CALL: return conv_call(c, e);
   case EXPR_TUPLE: return build_tuple(m, conv_list(c, e->tuple.fields, e->tuple.n), e->tuple.n, e->span);
   case EXPR_PROJ: return build_proj(m, conv(c, e->proj.tuple), e->proj.index, e->span);
