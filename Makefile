@@ -106,8 +106,10 @@ robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
 sweep-all: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_sweep_all_passes.py --relayc $(BIN) --every 12
+FUNCTIONAL_PASSES = LambdaLift;Inline;EtaExpand(expand_constructor=True, expand_global_var=True);Defunctionalization;PartialEvaluate;PartialEvaluate,DeadCodeElimination(inline_once=True);ToCPS,UnCPS
 pass-sweep: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_pass_sweep.py --relayc $(BIN) tests/golden samples
+	@python3 tests/run_pass_sweep.py --relayc $(BIN) --with-flag=--prelude --passes '$(FUNCTIONAL_PASSES)' tests/golden samples
 npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
 gradcheck: $(BIN)

@@ -9,10 +9,12 @@ no passes of its own), and for every pass named with --passes:
     relayc --pass=P --check-roundtrip FILE         the pass's output prints, re-parses and is
                                                    structurally equal to itself (typed)
 
-    run_pass_sweep.py [--relayc build/relayc] [--passes P1,P2,...] [-j N] [paths...]
+    run_pass_sweep.py [--relayc build/relayc] [--passes 'P1;P2;...'] [--with-flag W] [-j N] [paths...]
 
 Pass names are anything `--pass=` accepts (options included, e.g. 'DeadCodeElimination(
-inline_once=True)'); the default list is the passes `make check` sweeps. A program may opt
+inline_once=True)'); the default list is the passes `make check` sweeps. --with-flag W keeps
+only the RUN lines holding the word W (`make check` sweeps the functional passes over every
+program run with --prelude this way). A program may opt
 out of one pass with a header line `// SWEEP-SKIP: PassName reason`.
 Prints `N passed, N failed`; exit 1 if anything failed.
 """
@@ -70,8 +72,9 @@ def spec_names(spec):
     return names
 
 
-def runnable_lines(path):
-    """The RUN lines that run the program successfully without passes of their own."""
+def runnable_lines(path, with_flag=None):
+    """The RUN lines that run the program successfully without passes of their own
+    (only those holding the word `with_flag`, when given)."""
     runs, exit_code, _, _, _, _ = run_golden.parse_header(path)
     if exit_code != 0:
         return []
@@ -79,6 +82,8 @@ def runnable_lines(path):
     for run in runs:
         words = run.split()
         if "--run" not in words or any(w.startswith(OWN_PIPELINE) for w in words):
+            continue
+        if with_flag and with_flag not in words:
             continue
         good.append(run)
     return good
@@ -117,9 +122,9 @@ def with_pass(argv, spec):
     return [argv[0], f"--pass={spec}"] + argv[1:]
 
 
-def sweep_file(path, relayc, passes):
+def sweep_file(path, relayc, passes, with_flag=None):
     """Returns (checks, failure messages)."""
-    lines = runnable_lines(path)
+    lines = runnable_lines(path, with_flag)
     if not lines:
         return 0, []
     skip = skips(path)
@@ -153,6 +158,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--relayc", default="build/relayc")
     ap.add_argument("--passes", help="comma-free list separated by ';' (a spec may hold commas)")
+    ap.add_argument("--with-flag", help="only RUN lines holding this word (e.g. --prelude)")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("paths", nargs="*", default=["tests/golden", "samples"])
     a = ap.parse_args()
@@ -161,7 +167,7 @@ def main():
     files = run_golden.collect(a.paths)
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
-        results = list(ex.map(lambda f: (f, sweep_file(f, relayc, passes)), files))
+        results = list(ex.map(lambda f: (f, sweep_file(f, relayc, passes, a.with_flag)), files))
     for f, (checks, fails) in results:
         failed += len(fails)
         passed += checks - len(fails)
