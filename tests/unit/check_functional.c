@@ -1,9 +1,13 @@
 /* tests/unit/check_functional.c — the functional transformations of
- * transform/ (EtaExpand, Inline, LambdaLift) through the pass pipeline API:
- * the shape of their output, checked by walking the rewritten module (the
- * golden tests check exact texts and values).
+ * transform/ (EtaExpand, Inline, LambdaLift, Defunctionalization) through the
+ * pass pipeline API: the shape of their output, checked by walking the
+ * rewritten module (the golden tests check exact texts and values). The
+ * *_every_golden tests run LambdaLift and Defunctionalization over every
+ * runnable golden program (with the prelude when its RUN line asks for it)
+ * and walk each output: its only function values are globals (issue 11).
  */
 #include <check.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +201,183 @@ START_TEST(defunctionalization_leaves_first_order_code) {
 }
 END_TEST
 
+/* ------------------------------------------------ every golden program */
+
+typedef VEC(char *) PathVec;
+static PathVec golden_paths;
+
+static int note_golden(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+  (void)ftw;
+  size_t n = strlen(path);
+  if (type == FTW_F && n > 6 && strcmp(path + n - 6, ".relay") == 0 && st->st_size < 256 * 1024 &&
+      !strstr(path, ".expected.relay"))
+    vec_push(golden_paths, strdup(path));
+  return 0;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = mem_malloc((size_t)n + 1);
+  size_t got = fread(buf, 1, (size_t)n, f);
+  fclose(f);
+  buf[got] = 0;
+  *len = got;
+  return buf;
+}
+
+/* A golden program that runs: some RUN line has --run, no EXIT other than 0,
+ * and no native extension. *prelude: a running RUN line has --prelude. */
+static bool runnable_golden(const char *text, bool *prelude) {
+  bool runs = false;
+  *prelude = false;
+  for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+    const char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    char line[1024];
+    if (n >= sizeof line) n = sizeof line - 1;
+    memcpy(line, l, n);
+    line[n] = 0;
+    if (strncmp(line, "// EXIT:", 8) == 0 && atoi(line + 8) != 0) return false;
+    if (strncmp(line, "// RUN:", 7) != 0 || !strstr(line, " --run")) continue;
+    if (strstr(line, "--ffi") || strstr(line, "--plugin") || strstr(line, "--expr")) return false;
+    runs = true;
+    if (strstr(line, "--prelude")) *prelude = true;
+  }
+  return runs;
+}
+
+/* parse (+ prelude) + resolve + infer + passes `spec` on a golden file.
+ * 1: pass ran, 0: pass refused the program, -1: the program is not for us. */
+static int run_golden_file(const char *path, const char *spec, Module **out, Source **src_out, Module **pre_out) {
+  size_t len;
+  *out = NULL;
+  *src_out = NULL;
+  *pre_out = NULL;
+  char *text = slurp(path, &len);
+  if (!text) return -1;
+  bool prelude;
+  if (!runnable_golden(text, &prelude)) {
+    mem_free(text);
+    return -1;
+  }
+  Source *src = source_new(path, text, len);
+  FILE *null = fopen("/dev/null", "w");
+  Diag d;
+  diag_init(&d, null, src);
+  Module *m = parse_module(src, &d), *pre = NULL;
+  if (d.nerrors == 0 && prelude) eval_prelude_merge(m, &pre, &d);
+  if (d.nerrors == 0) resolve_module(m, &d);
+  if (d.nerrors == 0) infer_module(m, &d);
+  int status = -1;
+  if (d.nerrors == 0) {
+    PassPipeline pl;
+    pass_pipeline_init(&pl);
+    ck_assert(pass_pipeline_parse(&pl, spec, stderr));
+    status = pass_pipeline_run(&pl, m, &d, NULL) == 0 ? 1 : 0;
+    pass_pipeline_fini(&pl);
+  }
+  fclose(null);
+  *out = m;
+  *src_out = src;
+  *pre_out = pre;
+  return status;
+}
+
+static void free_golden(Module *m, Source *src, Module *pre) {
+  module_free(m);
+  if (pre) eval_prelude_free(pre);
+  source_free(src);
+}
+
+static void collect_goldens(void) {
+  if (golden_paths.len) return;
+  ck_assert_int_eq(nftw("tests/golden", note_golden, 16, FTW_PHYS), 0);
+  ck_assert_uint_gt(golden_paths.len, 100);
+}
+
+START_TEST(lambda_lift_every_golden) {
+  collect_goldens();
+  int checked = 0;
+  for (size_t i = 0; i < golden_paths.len; i++) {
+    Module *m, *pre;
+    Source *src;
+    int st = run_golden_file(golden_paths.data[i], "LambdaLift", &m, &src, &pre);
+    if (st < 0) {
+      if (m) free_golden(m, src, pre);
+      continue;
+    }
+    if (st == 0) ck_abort_msg("LambdaLift failed on %s", golden_paths.data[i]);
+    int n = nested_literals(m);
+    if (n) ck_abort_msg("%s: %d function literal(s) left after LambdaLift", golden_paths.data[i], n);
+    free_golden(m, src, pre);
+    checked++;
+  }
+  ck_assert_int_gt(checked, 300);
+}
+END_TEST
+
+/* After Defunctionalization, the code @main reaches holds no function value
+ * but globals in callee position: no literal, no variable, argument or
+ * result of function type. */
+typedef struct FoScan {
+  int bad;
+  VEC(GlobalDef *) todo;
+  PtrMap seen;
+} FoScan;
+
+static void scan_fo(Expr *e, void *ud) {
+  FoScan *s = ud;
+  if (e->kind == EXPR_GLOBAL && e->global.def && !ptrmap_find(&s->seen, e->global.def)) {
+    ptrmap_put(&s->seen, e->global.def, 1);
+    vec_push(s->todo, e->global.def);
+  }
+  if (e->kind == EXPR_FN || (e->kind == EXPR_VAR && has_fn_type(e->type))) s->bad++;
+  if (e->kind == EXPR_CALL) {
+    s->bad += has_fn_type(e->type);
+    for (uint32_t i = 0; i < e->call.nargs; i++) s->bad += has_fn_type(e->call.args[i]->type);
+  }
+}
+
+static int function_values_from_main(Module *m) {
+  FoScan s = {0};
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, "main") == 0) vec_push(s.todo, m->defs[i]);
+  for (size_t i = 0; i < s.todo.len; i++)
+    if (s.todo.data[i]->fn) walk_post_order(s.todo.data[i]->fn->body, true, scan_fo, &s);
+  vec_free(s.todo);
+  ptrmap_free(&s.seen);
+  return s.bad;
+}
+
+START_TEST(defunctionalization_every_golden) {
+  collect_goldens();
+  int checked = 0, refused = 0;
+  for (size_t i = 0; i < golden_paths.len; i++) {
+    Module *m, *pre;
+    Source *src;
+    int st = run_golden_file(golden_paths.data[i], "Defunctionalization", &m, &src, &pre);
+    if (st < 0) {
+      if (m) free_golden(m, src, pre);
+      continue;
+    }
+    if (st == 0) {
+      refused++; /* a documented precondition (e.g. @main takes a function) */
+    } else {
+      int n = function_values_from_main(m);
+      if (n) ck_abort_msg("%s: %d function value(s) left after Defunctionalization", golden_paths.data[i], n);
+      checked++;
+    }
+    free_golden(m, src, pre);
+  }
+  ck_assert_int_gt(checked, 300);
+  ck_assert_int_lt(refused, checked / 10);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("functional");
   TCase *tc = tcase_create("core");
@@ -205,6 +386,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, inline_removes_marked_globals);
   tcase_add_test(tc, eta_expand_shares_one_literal);
   tcase_add_test(tc, defunctionalization_leaves_first_order_code);
+  tcase_add_test(tc, lambda_lift_every_golden);
+  tcase_add_test(tc, defunctionalization_every_golden);
+  tcase_set_timeout(tc, 300);
   suite_add_tcase(s, tc);
   return s;
 }
