@@ -17,17 +17,27 @@
  *    the stored value; an unknown write, an unknown call, a residual `if` or
  *    `match`, and the body of a residualised literal forget every cell;
  *  - calls of static functions (literals, closures, globals) are unfolded
- *    when the fuel allows it: fuel compares the arguments with those of the
- *    enclosing unfolding of the same function — each argument's creation
- *    order and, for rank-0 integers, its value (clamped at 0) — and unfolds
- *    only when some component strictly decreased (the first call always
- *    unfolds). So `@loop(%x) { @loop(%x) }` stays one residual call, while a
+ *    when the fuel allows it: fuel compares the arguments with the meet
+ *    (componentwise least value, as TVM) of the enclosing unfoldings of the
+ *    same function — each argument's creation order and, for rank-0
+ *    integers, its value (clamped at 0) — and unfolds only when some
+ *    component strictly decreased (the first call always unfolds). Beyond
+ *    TVM, two more components: the callee's own creation order (a closure
+ *    calling an older closure of the same literal, a gradient's tape) and
+ *    the first integer inside a static tuple argument (a gradient's
+ *    (counter, cell) pair). So `@loop(%x) { @loop(%x) }` stays one residual call, while a
  *    countdown on a constant or a walk down a static list unfolds fully. An
  *    overall budget of unfoldings is the safety net TVM lacks (it can run out
  *    of memory on exponential unfoldings): past it, calls are residual;
  *  - every literal is also residualised (its body with unknown parameters),
  *    since it may escape; every global function is replaced by its residual
- *    form.
+ *    form;
+ *  - last, beyond TVM: a cell the residual code only writes to (every read
+ *    was answered statically, it never escapes) goes with its writes, in
+ *    rounds with the unused plain lets that held it (tuples, closures):
+ *    nothing can observe them, and DeadCodeElimination, which keeps every
+ *    write, can then clear a gradient's tape exactly (TVM's tests instead
+ *    run it with ignore_impurity, which also drops writes still read).
  * Binders in the output are all fresh, so unfolding a body twice never binds
  * one variable twice. Shared nodes (graph bindings) are evaluated once per
  * evaluation of their enclosing body and scope (TVM aborts on sharing).
@@ -302,21 +312,44 @@ static PV *unfold(Pe *p, Closure *c, PV **args, uint32_t n, Type *at, LL *ll) {
   return r;
 }
 
-/* Fuel components of the arguments: creation order, and rank-0 integer values. */
-static uint64_t *fuel_of(Pe *p, PV **args, uint32_t n) {
-  uint64_t *fu = arena_alloc(p->m->arena, (2 * n + 1) * sizeof *fu);
-  for (uint32_t i = 0; i < n; i++) {
-    fu[2 * i] = args[i]->stamp;
-    fu[2 * i + 1] = UINT64_MAX;
-    if (args[i]->kind == S_TENSOR) {
-      const ConstTensor *t = args[i]->constant->constant;
-      if (t->ndim == 0 && t->dtype.code == DT_INT && (t->dtype.bits == 32 || t->dtype.bits == 64)) {
-        int64_t x = const_scalar_as_int(t);
-        fu[2 * i + 1] = x < 0 ? 0 : (uint64_t)x;
-      }
+/* Fuel components of a call: each argument's creation order and, for rank-0
+ * integers, value; last, the callee's own creation order (beyond TVM: a
+ * closure calling an older closure made by the same literal, as a gradient's
+ * backward closures call the previous tape entry, counts as progress). */
+#define FUEL_N(n) (2 * (n) + 1)
+/* The value component: a static rank-0 integer, clamped at 0; beyond TVM,
+ * also the first one inside a static tuple (a gradient passes an int32
+ * counter as the pair (value, its gradient cell)). UINT64_MAX: none. */
+static uint64_t fuel_value(const PV *v, int depth) {
+  if (v->kind == S_TENSOR) {
+    const ConstTensor *t = v->constant->constant;
+    if (t->ndim == 0 && t->dtype.code == DT_INT && (t->dtype.bits == 32 || t->dtype.bits == 64)) {
+      int64_t x = const_scalar_as_int(t);
+      return x < 0 ? 0 : (uint64_t)x;
+    }
+  } else if (v->kind == S_TUPLE && depth < 4) {
+    for (uint32_t i = 0; i < v->tup.n; i++) {
+      uint64_t x = fuel_value(v->tup.f[i], depth + 1);
+      if (x != UINT64_MAX) return x;
     }
   }
+  return UINT64_MAX;
+}
+
+static uint64_t *fuel_of(Pe *p, PV *callee, PV **args, uint32_t n) {
+  uint64_t *fu = arena_alloc(p->m->arena, FUEL_N(n) * sizeof *fu);
+  fu[2 * n] = callee->stamp;
+  for (uint32_t i = 0; i < n; i++) {
+    fu[2 * i] = args[i]->stamp;
+    fu[2 * i + 1] = fuel_value(args[i], 0);
+  }
   return fu;
+}
+
+static const Frame *enclosing_frame(Pe *p, const void *fn) {
+  for (size_t i = p->frames.len; i-- > 0;)
+    if (p->frames.data[i].fn == fn) return &p->frames.data[i];
+  return NULL;
 }
 
 static bool may_unfold(Pe *p, const void *fn, PV **args, const uint64_t *fu, uint32_t n) {
@@ -329,21 +362,30 @@ static bool may_unfold(Pe *p, const void *fn, PV **args, const uint64_t *fu, uin
     for (size_t i = 0; i < p->frames.len; i++)
       if (p->frames.data[i].fn == fn) return false;
   }
-  for (size_t i = p->frames.len; i-- > 0;) {
-    Frame *fr = &p->frames.data[i];
-    if (fr->fn != fn) continue;
-    for (uint32_t k = 0; k < 2 * n && k < 2 * fr->n; k++)
-      if (fu[k] < fr->fuel[k]) return true;
-    return false;
-  }
-  return true; /* the first unfolding of this function on this path */
+  const Frame *fr = enclosing_frame(p, fn);
+  if (!fr) return true; /* the first unfolding of this function on this path */
+  for (uint32_t k = 0; k < FUEL_N(n) && k < FUEL_N(fr->n); k++)
+    if (fu[k] < fr->fuel[k]) return true;
+  return false;
+}
+
+/* The fuel a new unfolding runs with: TVM's meet, the least value of each
+ * component over the enclosing unfoldings of the same function, so each
+ * component can only decrease finitely often (termination). */
+static uint64_t *fuel_meet(Pe *p, const void *fn, uint64_t *fu, uint32_t n) {
+  const Frame *fr = enclosing_frame(p, fn);
+  if (!fr) return fu;
+  for (uint32_t k = 0; k < FUEL_N(n) && k < FUEL_N(fr->n); k++)
+    if (fr->fuel[k] < fu[k]) fu[k] = fr->fuel[k];
+  return fu;
 }
 
 static PV *call_static(Pe *p, Expr *e, PV *fv, PV **args, uint32_t n, LL *ll) {
   Closure *c = fv->fn;
   const void *key = c->g ? (const void *)c->g : (const void *)c->lit;
-  uint64_t *fu = fuel_of(p, args, n);
+  uint64_t *fu = fuel_of(p, fv, args, n);
   if (may_unfold(p, key, args, fu, n)) {
+    fu = fuel_meet(p, key, fu, n);
     bool outermost = p->frames.len == 0;
     size_t ll_mark = ll->b.len, nstore = p->store.len;
     PV **store = outermost ? save_store(p) : NULL;
@@ -713,6 +755,134 @@ static Expr *residual_body(Pe *p, GlobalDef *g) {
   return ll_wrap(p, &ll, r->d);
 }
 
+/* ------------------------------------------------------- dead cells */
+
+/* A reference the residual code only ever writes to (every read of it was
+ * answered statically, and it never escapes: its only uses are as the target
+ * of ref_write) can never be observed: its `ref(...)` and every write to it
+ * go. Beyond TVM, whose DeadCodeElimination keeps all writes (its tests run
+ * it with ignore_impurity, which drops them even when they are read); this
+ * removes only writes nothing can read, so the result stays exact. Values
+ * must be atoms (the residual code is in A-normal form), so nothing with an
+ * effect of its own is dropped. */
+enum { CELL_USED = 1, CELL_OTHER = 2, CELL_CANDIDATE = 4, CELL_KEEP = 8 };
+
+typedef struct Cells {
+  PtrMap flags; /* Var* -> CELL_* bits */
+} Cells;
+
+static bool is_atom_expr(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
+         e->kind == EXPR_CTOR || (e->kind == EXPR_TUPLE && e->tuple.n == 0);
+}
+
+static void cell_edge(Cells *c, const Expr *child, bool write_target) {
+  if (child->kind != EXPR_VAR) return;
+  *ptrmap_slot(&c->flags, child->var.var) |= CELL_USED | (write_target ? 0 : CELL_OTHER);
+}
+
+static void cell_scan(Expr *e, void *ud) {
+  Cells *c = ud;
+  switch (e->kind) {
+  case EXPR_CALL:
+    cell_edge(c, e->call.fn, false);
+    for (uint32_t i = 0; i < e->call.nargs; i++) cell_edge(c, e->call.args[i], false);
+    break;
+  case EXPR_TUPLE:
+    for (uint32_t i = 0; i < e->tuple.n; i++) cell_edge(c, e->tuple.fields[i], false);
+    break;
+  case EXPR_PROJ: cell_edge(c, e->proj.tuple, false); break;
+  case EXPR_LET:
+    cell_edge(c, e->let.value, false);
+    cell_edge(c, e->let.body, false);
+    if (e->let.value->kind == EXPR_REF_NEW)
+      *ptrmap_slot(&c->flags, e->let.var) |= CELL_CANDIDATE | (is_atom_expr(e->let.value->ref.arg) ? 0 : CELL_KEEP);
+    break;
+  case EXPR_IF:
+    cell_edge(c, e->if_.cond, false);
+    cell_edge(c, e->if_.then_, false);
+    cell_edge(c, e->if_.else_, false);
+    break;
+  case EXPR_MATCH:
+    cell_edge(c, e->match.scrut, false);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) cell_edge(c, e->match.clauses[i].body, false);
+    break;
+  case EXPR_REF_NEW: case EXPR_REF_READ: cell_edge(c, e->ref.arg, false); break;
+  case EXPR_REF_WRITE:
+    cell_edge(c, e->ref_write.ref, true);
+    cell_edge(c, e->ref_write.value, false);
+    if (e->ref_write.ref->kind == EXPR_VAR && !is_atom_expr(e->ref_write.value))
+      *ptrmap_slot(&c->flags, e->ref_write.ref->var.var) |= CELL_KEEP;
+    break;
+  case EXPR_FN: cell_edge(c, e->fn->body, false); break;
+  default: break;
+  }
+}
+
+static bool dead_var(Cells *c, const Var *v) {
+  int64_t f;
+  return ptrmap_get(&c->flags, v, &f) && (f & CELL_CANDIDATE) && !(f & (CELL_OTHER | CELL_KEEP));
+}
+
+static bool dead_cell(Cells *c, const Expr *ref) { return ref->kind == EXPR_VAR && dead_var(c, ref->var.var); }
+
+/* A value whose evaluation has no effect and that holds cells only as
+ * data: an atom, a function literal (a residual closure, e.g. a gradient's
+ * backward step nobody calls), or a tuple / projection / constructor call
+ * of atoms. */
+static bool is_plain_value(const Expr *e) {
+  if (is_atom_expr(e) || e->kind == EXPR_FN) return true;
+  if (e->kind == EXPR_PROJ) return is_atom_expr(e->proj.tuple);
+  if (e->kind == EXPR_TUPLE) {
+    for (uint32_t i = 0; i < e->tuple.n; i++)
+      if (!is_atom_expr(e->tuple.fields[i])) return false;
+    return true;
+  }
+  if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_CTOR) {
+    for (uint32_t i = 0; i < e->call.nargs; i++)
+      if (!is_atom_expr(e->call.args[i])) return false;
+    return true;
+  }
+  return false;
+}
+
+static Expr *cells_post(Rewriter *rw, Expr *old, Expr *e) {
+  Cells *c = rw->ud;
+  if (e->kind == EXPR_REF_WRITE && dead_cell(c, e->ref_write.ref)) return build_tuple(rw->m, NULL, 0, e->span);
+  if (e->kind != EXPR_LET) return e;
+  Expr *v = old->let.value;
+  if (v->kind == EXPR_REF_NEW && dead_var(c, old->let.var)) return e->let.body; /* only writes used it */
+  int64_t f = 0;
+  ptrmap_get(&c->flags, old->let.var, &f);
+  if (f & CELL_USED) return e;
+  /* an unused write to a dead cell; an unused plain value (it may hold a
+   * cell, which may then be dead in the next round; DeadCodeElimination
+   * would drop it anyway) */
+  if (v->kind == EXPR_REF_WRITE ? dead_cell(c, v->ref_write.ref) : is_plain_value(v)) return e->let.body;
+  return e;
+}
+
+/* Rounds of scan + rewrite until nothing changes (a cell kept alive only by
+ * a tuple nobody uses dies in the next round). */
+static Expr *drop_dead_cells(Pe *p, Expr *body) {
+  for (int round = 0; round < 16 && !p->failed; round++) {
+    Cells c = {0};
+    walk_post_order(body, true, cell_scan, &c);
+    Expr *nb;
+    Rewriter rw;
+    rw_init(&rw, p->m, p->d);
+    rw.post = cells_post;
+    rw.ud = &c;
+    nb = rw_expr(&rw, body);
+    if (rw.failed) p->failed = true;
+    rw_fini(&rw);
+    ptrmap_free(&c.flags);
+    if (nb == body) break;
+    body = nb;
+  }
+  return body;
+}
+
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   Module *m = c->m;
   Pe p = {0};
@@ -728,6 +898,8 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
     Function *f = m->defs[i]->fn;
     bodies[i] = f && !fn_has_attr(f, "Primitive") && !fn_skipped_by_function_passes(f) ? residual_body(&p, m->defs[i]) : NULL;
   }
+  for (uint32_t i = 0; i < n && !p.failed; i++)
+    if (bodies[i]) bodies[i] = drop_dead_cells(&p, bodies[i]);
   for (uint32_t i = 0; i < n && !p.failed; i++)
     if (bodies[i]) m->defs[i]->fn->body = bodies[i];
   sc_free(&p.env);
