@@ -37,7 +37,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden pass-sweep pe-reduce sweep-all npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
+.PHONY: all deps demo check unit golden pass-sweep pe-reduce functional-deep sweep-all npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
         fuzz-passes fuzz-passes-ci \
         install uninstall install-check
 all: $(BIN)
@@ -112,6 +112,8 @@ pass-sweep: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_pass_sweep.py --relayc $(BIN) --with-flag=--prelude --passes '$(FUNCTIONAL_PASSES)' tests/golden samples
 pe-reduce: $(BIN)
 	@python3 tests/run_pe_reduce.py --relayc $(BIN)
+functional-deep: $(BIN)
+	@python3 tests/run_functional_deep.py --relayc $(BIN)
 npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
 gradcheck: $(BIN)
@@ -140,7 +142,7 @@ lint:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory unit golden pass-sweep pe-reduce sweep-all npy-io gradcheck robustness diff lint install-check
+	@$(MAKE) --no-print-directory unit golden pass-sweep pe-reduce functional-deep sweep-all npy-io gradcheck robustness diff lint install-check
 	@$(MAKE) --no-print-directory fuzz-passes-ci
 	@$(MAKE) --no-print-directory tools params samples
 

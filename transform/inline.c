@@ -6,7 +6,10 @@
  * mentions no other global. Globals are processed callees first, so chains
  * collapse completely. A call @g(a1..an) of an inlinable @g becomes g's body
  * with fresh binders and the parameters replaced by the (rewritten) argument
- * nodes, each shared by all its uses (no let); with Compiler/Extern it
+ * nodes, each shared by all its uses (no let) — unless an argument has an
+ * effect (a reference operation, a call): then, beyond TVM, which would drop
+ * or move it, the non-atomic arguments are let-bound in order first; with
+ * Compiler/Extern it
  * becomes a call of a copy of the literal. Any other occurrence of @g
  * becomes a copy of the literal. Afterwards every non-recursive Inline
  * function that was referenced is deleted; one that could not be inlined is
@@ -17,6 +20,8 @@
 
 #include "ir/build.h"
 #include "ir/walk.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -147,6 +152,22 @@ static bool is_inlinable(Inl *st, GlobalDef *def) {
   return def && ptrmap_get(&st->g->index, def, &i) && st->g->inlinable[i];
 }
 
+/* Does evaluating e (not the bodies of literals it makes) have an effect:
+ * a reference operation, a call of a function, a stateful operator? */
+static void note_effect(Expr *e, void *ud) {
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) *(bool *)ud = true;
+  else if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    if (id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR) *(bool *)ud = true;
+  }
+}
+
+static bool has_effects(Expr *e) {
+  bool eff = false;
+  walk_post_order(e, false, note_effect, &eff);
+  return eff;
+}
+
 static Expr *copy_literal(Rewriter *rw, GlobalDef *def, Span sp) {
   Expr *lit = build_fn(rw->m, def->fn, sp);
   return rw_copy_fresh(rw->m, rw->d, lit, NULL, NULL, 0);
@@ -168,7 +189,22 @@ static Expr *pre(Rewriter *rw, Expr *e) {
     return c;
   }
   if (n != f->nparams) return NULL; /* ill-typed; leave it to the checker */
-  return rw_copy_fresh(rw->m, rw->d, f->body, f->params, args, n);
+  bool effects = false;
+  for (uint32_t i = 0; i < n && !effects; i++) effects = has_effects(args[i]);
+  if (!effects) return rw_copy_fresh(rw->m, rw->d, f->body, f->params, args, n);
+  /* an argument with an effect would run where (and if) the body first uses
+   * its parameter: every non-atomic argument is let-bound first, in order */
+  Var **vs = arena_alloc(rw->m->arena, n * sizeof *vs);
+  Expr **uses = arena_alloc(rw->m->arena, n * sizeof *uses);
+  for (uint32_t i = 0; i < n; i++) {
+    bool atom = args[i]->kind == EXPR_VAR || args[i]->kind == EXPR_CONST || args[i]->kind == EXPR_GLOBAL;
+    vs[i] = atom ? NULL : build_var_like(rw->m, f->params[i]);
+    uses[i] = atom ? args[i] : build_var(rw->m, vs[i], args[i]->span);
+  }
+  Expr *body = rw_copy_fresh(rw->m, rw->d, f->body, f->params, uses, n);
+  for (uint32_t i = n; i-- > 0;)
+    if (vs[i]) body = build_let(rw->m, vs[i], args[i], body, e->span);
+  return body;
 }
 
 static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
