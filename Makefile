@@ -106,6 +106,9 @@ robustness: $(BIN)
 	@python3 tests/run_robustness.py --relayc $(BIN)
 sweep-all: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_sweep_all_passes.py --relayc $(BIN) --every 12
+# make check runs the deep functional programs 2,500 deep (10,000: make functional-deep
+# FUNCTIONAL_DEPTH=10000, minutes of CPU; run_robustness.py nests 10,000 deep through every pass)
+FUNCTIONAL_DEPTH ?= 2500
 FUNCTIONAL_PASSES = LambdaLift;Inline;EtaExpand(expand_constructor=True, expand_global_var=True);Defunctionalization;PartialEvaluate;PartialEvaluate,DeadCodeElimination(inline_once=True);ToCPS,UnCPS
 pass-sweep: $(BIN) $(FFI_LIBS)
 	@python3 tests/run_pass_sweep.py --relayc $(BIN) tests/golden samples
@@ -113,7 +116,7 @@ pass-sweep: $(BIN) $(FFI_LIBS)
 pe-reduce: $(BIN)
 	@python3 tests/run_pe_reduce.py --relayc $(BIN)
 functional-deep: $(BIN)
-	@python3 tests/run_functional_deep.py --relayc $(BIN)
+	@python3 tests/run_functional_deep.py --relayc $(BIN) --depth $(FUNCTIONAL_DEPTH)
 npy-io: $(BIN)
 	@python3 tests/run_npy_io.py $(BIN)
 gradcheck: $(BIN)
