@@ -411,11 +411,16 @@ bool pass_TO_CPS(PassCtx *pc) {
     *copy = *g->fn;
     ptrmap_put(&c.orig, g, (int64_t)(intptr_t)copy);
   }
+  /* the converted functions replace the originals only at the end: the copy
+   * behind a @g_cps is typed again (infer_untyped) and its calls of other
+   * globals need their (original, typed) functions */
+  Function **out = arena_alloc(m->arena, (n ? n : 1) * sizeof *out);
   for (uint32_t i = 0; i < n && !c.failed; i++) {
     GlobalDef *g = m->defs[i];
-    if (!ptrmap_find(&c.orig, g)) continue;
-    g->fn = cps_global_fn(&c, g->fn, g->span);
+    out[i] = ptrmap_find(&c.orig, g) ? cps_global_fn(&c, g->fn, g->span) : NULL;
   }
+  for (uint32_t i = 0; i < n && !c.failed; i++)
+    if (out[i]) m->defs[i]->fn = out[i];
   ptrmap_free(&c.globals);
   ptrmap_free(&c.orig);
   ptrmap_free(&c.rename);
