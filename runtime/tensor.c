@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ir/mem.h"
 #include "runtime/bufpool.h"
@@ -129,6 +130,45 @@ Tensor *tensor_new_zeros(DType dtype, int32_t ndim, const int64_t *shape) {
   return t;
 }
 
+/* The shared zero mapping: reserved once, PROT_READ, never populated (reads
+ * map the kernel's zero page: no resident memory). Main thread only, like
+ * every tensor construction. */
+#define ZERO_REGION_BYTES ((size_t)1 << 32)
+static void *zero_region;
+static bool zero_region_failed;
+
+static const void *zero_window(uint64_t nbytes) {
+  if (nbytes > ZERO_REGION_BYTES || zero_region_failed) return NULL;
+  if (!zero_region) {
+    void *p = mmap(NULL, ZERO_REGION_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      zero_region_failed = true;
+      return NULL;
+    }
+    zero_region = p;
+  }
+  return zero_region;
+}
+
+Tensor *tensor_new_zero(DType dtype, int32_t ndim, const int64_t *shape) {
+  int64_t numel = 0;
+  uint64_t nbytes = 0;
+  if (tensor_check(dtype, ndim, shape, &numel, &nbytes) != TENSOR_OK) return NULL;
+  const void *data = zero_window(tensor_padded_bytes(nbytes));
+  if (!data) {
+    Tensor *t = tensor_new_zeros(dtype, ndim, shape);
+    if (t) t->flags |= TENSOR_READONLY | TENSOR_ZERO; /* owned, but never written again */
+    return t;
+  }
+  Tensor *t = tensor_header(dtype, ndim, shape);
+  if (!t) return NULL;
+  t->data = (void *)data; /* never written: READONLY */
+  t->numel = numel;
+  t->nbytes = nbytes;
+  t->flags = TENSOR_BORROWED | TENSOR_READONLY | TENSOR_ZERO;
+  return t;
+}
+
 Tensor *tensor_new_like(const Tensor *like) { return tensor_new(like->dtype, like->ndim, like->shape); }
 
 Tensor *tensor_new_scalar_int(DType dtype, int64_t v) {
@@ -219,7 +259,7 @@ Tensor *tensor_reshape(Tensor *t, int32_t ndim, const int64_t *shape) {
   v->data = t->data;
   v->numel = t->numel;
   v->nbytes = t->nbytes;
-  v->flags = TENSOR_BORROWED | (t->flags & TENSOR_READONLY);
+  v->flags = TENSOR_BORROWED | (t->flags & (TENSOR_READONLY | TENSOR_ZERO));
   if (t->base) {
     v->base = tensor_retain(t->base);
     tensor_release(t);
@@ -244,6 +284,7 @@ bool tensor_is_writable(const Tensor *t) { return !(t->flags & TENSOR_READONLY);
 bool tensor_is_unique(const Tensor *t) {
   return t->refcount == 1 && tensor_is_writable(t) && (!t->base || t->base->refcount == 1);
 }
+bool tensor_is_zero(const Tensor *t) { return (t->flags & TENSOR_ZERO) != 0; }
 int64_t tensor_numel(const Tensor *t) { return t->numel; }
 uint64_t tensor_nbytes(const Tensor *t) { return t->nbytes; }
 

@@ -63,6 +63,7 @@ typedef enum {
 enum {
   TENSOR_BORROWED = 1u << 0, /* data is not owned (tensor_from_const): never freed here */
   TENSOR_READONLY = 1u << 1, /* data must not be written (module constants) */
+  TENSOR_ZERO = 1u << 2,     /* every element is +0 (tensor_new_zero; with BORROWED | READONLY) */
 };
 
 typedef struct Tensor {
@@ -91,6 +92,12 @@ Tensor *tensor_new_checked(DType dtype, int32_t ndim, const int64_t *shape, Tens
 Tensor *tensor_new(DType dtype, int32_t ndim, const int64_t *shape);
 /* Same, with data zeroed. */
 Tensor *tensor_new_zeros(DType dtype, int32_t ndim, const int64_t *shape);
+/* A read-only tensor of +0s whose data is a window of one process-wide
+ * read-only anonymous mapping (every page is the kernel's zero page): no
+ * memory, no memset, whatever the size. Flags BORROWED | READONLY | ZERO, so
+ * kernels that see TENSOR_ZERO may skip work (add(0, x) = x). Falls back to
+ * tensor_new_zeros (flag ZERO only) when the mapping cannot hold it. */
+Tensor *tensor_new_zero(DType dtype, int32_t ndim, const int64_t *shape);
 /* An uninitialised tensor with the dtype and shape of `like` (borrows). */
 Tensor *tensor_new_like(const Tensor *like);
 
@@ -145,6 +152,8 @@ Tensor *tensor_make_writable(Tensor *t);
 /* True when `t` is the only reference AND its data is writable: an in-place
  * kernel may then overwrite it and return it as its result. */
 bool tensor_is_unique(const Tensor *t);
+/* Every element is known to be +0 (tensor_new_zero, or a view of one). */
+bool tensor_is_zero(const Tensor *t);
 bool tensor_is_writable(const Tensor *t);
 int64_t tensor_numel(const Tensor *t);
 uint64_t tensor_nbytes(const Tensor *t);

@@ -387,7 +387,29 @@ static void bin_range(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
+/* add(0, x), add(x, 0) and subtract(x, 0) with a zero operand (runtime/tensor.h
+ * TENSOR_ZERO) that x's shape already covers: x itself, no pass over memory.
+ * The gradient program starts every cell at zeros_like and adds the first
+ * contribution to it. (Not IEEE-exact for x = -0, which stays -0: equal values.) */
+static bool zero_operand_shortcut(KernelCtx *c) {
+  if (c->op_id != OP_ADD && c->op_id != OP_SUBTRACT) return false;
+  Tensor *a = c->inputs[0], *b = c->inputs[1];
+  if (!a || !b || !dtype_eq(a->dtype, b->dtype)) return false;
+  Tensor *keep = NULL, *zero = NULL;
+  if (tensor_is_zero(b)) keep = a, zero = b;
+  else if (c->op_id == OP_ADD && tensor_is_zero(a)) keep = b, zero = a;
+  if (!keep) return false;
+  int32_t ndim;
+  int64_t shape[TENSOR_MAX_NDIM];
+  if (keep->ndim > TENSOR_MAX_NDIM || zero->ndim > TENSOR_MAX_NDIM || !kernel_broadcast_shape(a, b, &ndim, shape) ||
+      ndim != keep->ndim || memcmp(shape, keep->shape, (size_t)ndim * sizeof *shape) != 0)
+    return false;
+  kernel_set_output(c, tensor_retain(keep));
+  return true;
+}
+
 static int binary_kernel(KernelCtx *c) {
+  if (zero_operand_shortcut(c)) return KERNEL_OK;
   int fast = kfast_binary(c); /* typed, vectorised, threaded (ops/kernels/k_elemwise_fast.c) */
   if (fast != KFAST_DECLINED) return fast;
   Tensor *a = c->inputs[0], *b = c->inputs[1];
@@ -460,6 +482,13 @@ static int binary_kernel(KernelCtx *c) {
 }
 
 static int unary_kernel(KernelCtx *c) {
+  if (c->op_id == OP_ZEROS_LIKE) { /* the shared zero mapping: no memory, no pass */
+    const Tensor *x = c->inputs[0];
+    Tensor *z = tensor_new_zero(x->dtype, x->ndim, x->shape);
+    if (!z) return kernel_fail(c, "%s: cannot allocate the result", c->op->name);
+    kernel_set_output(c, z);
+    return KERNEL_OK;
+  }
   int fast = kfast_unary(c); /* typed, vectorised, threaded (ops/kernels/k_elemwise_fast.c) */
   if (fast != KFAST_DECLINED) return fast;
   Tensor *x = c->inputs[0];
@@ -572,7 +601,15 @@ UNARY(COPY) UNARY(ZEROS_LIKE) UNARY(ONES_LIKE) UNARY(FAST_EXP) UNARY(FAST_TANH) 
 UNARY(ISNAN) UNARY(ISINF) UNARY(ISFINITE)
 
 int kernel_ZEROS(KernelCtx *c);
-int kernel_ZEROS(KernelCtx *c) { return fill_kernel(c, 0, 0, false, DT_F32); }
+int kernel_ZEROS(KernelCtx *c) {
+  int64_t shape[TENSOR_MAX_NDIM];
+  int32_t nd = kernel_attr_ints(c, "shape", shape, TENSOR_MAX_NDIM);
+  if (nd < 0 || nd > TENSOR_MAX_NDIM) return kernel_fail(c, "%s: needs a shape attribute", c->op->name);
+  Tensor *z = tensor_new_zero(creation_dtype(c, DT_F32), nd, shape);
+  if (!z) return kernel_fail(c, "%s: cannot allocate the result", c->op->name);
+  kernel_set_output(c, z);
+  return KERNEL_OK;
+}
 int kernel_ONES(KernelCtx *c);
 int kernel_ONES(KernelCtx *c) { return fill_kernel(c, 1, 1, false, DT_F32); }
 

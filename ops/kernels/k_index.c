@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "ir/mem.h"
+#include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_util.h"
 #include "ops/op_ids.h"
 
@@ -382,6 +383,39 @@ static void where_range(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
+/* The common case (the ReLU gradient's where(less(x, 0), zeros_like(g), g)):
+ * operands of one shape, a one-byte condition, 4-byte elements; a branch-free
+ * select per lane, with a TENSOR_ZERO operand never read. */
+typedef struct WhereFast {
+  const uint8_t *cond;
+  const uint32_t *x, *y; /* NULL: the operand is all zero bytes */
+  uint32_t *dst;
+} WhereFast;
+
+static KHOT void where_u32(uint32_t *restrict d, const uint8_t *restrict c, const uint32_t *restrict x,
+                           const uint32_t *restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t m = -(uint32_t)(c[i] != 0);
+    d[i] = (x[i] & m) | (y[i] & ~m);
+  }
+}
+
+static KHOT void where_u32_x0(uint32_t *restrict d, const uint8_t *restrict c, const uint32_t *restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) d[i] = y[i] & ~-(uint32_t)(c[i] != 0);
+}
+
+static KHOT void where_u32_y0(uint32_t *restrict d, const uint8_t *restrict c, const uint32_t *restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) d[i] = x[i] & -(uint32_t)(c[i] != 0);
+}
+
+static void where_fast_range(void *arg, int64_t lo, int64_t hi) {
+  const WhereFast *j = arg;
+  if (!j->x && !j->y) memset(j->dst + lo, 0, (size_t)(hi - lo) * 4);
+  else if (!j->x) where_u32_x0(j->dst + lo, j->cond + lo, j->y + lo, hi - lo);
+  else if (!j->y) where_u32_y0(j->dst + lo, j->cond + lo, j->x + lo, hi - lo);
+  else where_u32(j->dst + lo, j->cond + lo, j->x + lo, j->y + lo, hi - lo);
+}
+
 int kernel_WHERE(KernelCtx *c);
 int kernel_WHERE(KernelCtx *c) {
   const Tensor *cd = c->inputs[0], *x = c->inputs[1], *y = c->inputs[2];
@@ -395,6 +429,12 @@ int kernel_WHERE(KernelCtx *c) {
   if (!o) return KERNEL_ERROR;
   WhereJob j = {.cond = cd, .x = x, .y = y, .dst = o->data, .es = dtype_size(x->dtype), .nd = nd, .shape = o->shape};
   j.same = cd->numel == o->numel && x->numel == o->numel && y->numel == o->numel;
+  if (j.same && j.es == 4 && dtype_size(cd->dtype) == 1 && cd->dtype.lanes == 1) {
+    WhereFast f = {.cond = cd->data, .x = tensor_is_zero(x) ? NULL : x->data, .y = tensor_is_zero(y) ? NULL : y->data,
+                   .dst = o->data};
+    kernel_parallel_for(c, o->numel, 32768, where_fast_range, &f);
+    return KERNEL_OK;
+  }
   bstrides(cd, nd, j.sc);
   bstrides(x, nd, j.sx);
   bstrides(y, nd, j.sy);

@@ -246,6 +246,92 @@ START_TEST(where_broadcasting) {
 }
 END_TEST
 
+/* the same-shape fast path (one-byte condition, 4-byte elements), with a zero operand
+ * (runtime/tensor.h TENSOR_ZERO) that is never read; long enough for several chunks */
+START_TEST(where_fast_same_shape) {
+  int64_t n = 100003, sh[1] = {n};
+  Tensor *c = tensor_new(DT_BOOL_T, 1, sh), *x = kr_iota(DT_F32, 1, sh), *y = kr_iota(DT_I32, 1, sh);
+  Tensor *yf = kr_iota(DT_F32, 1, sh), *z = tensor_new_zero(DT_F32, 1, sh);
+  for (int64_t i = 0; i < n; i++) ((uint8_t *)c->data)[i] = (uint8_t)(i % 3 == 0);
+  for (int64_t i = 0; i < n; i++) ((float *)yf->data)[i] = -(float)i - 0.5f;
+  Tensor *ins[3] = {c, x, yf};
+  Tensor *o = kr_run(OP_WHERE, "", ins, 3);
+  ck_assert_msg(o, "%s", kr_err);
+  for (int64_t i = 0; i < n; i++)
+    ck_assert(((float *)o->data)[i] == (i % 3 == 0 ? (float)i : -(float)i - 0.5f));
+  tensor_release(o);
+  ins[1] = z; /* where(c, 0, y): the ReLU gradient's form */
+  o = kr_run(OP_WHERE, "", ins, 3);
+  for (int64_t i = 0; i < n; i++) ck_assert(((float *)o->data)[i] == (i % 3 == 0 ? 0.0f : -(float)i - 0.5f));
+  ck_assert(!signbit(((float *)o->data)[0]));
+  tensor_release(o);
+  ins[1] = x, ins[2] = z; /* where(c, x, 0) */
+  o = kr_run(OP_WHERE, "", ins, 3);
+  for (int64_t i = 0; i < n; i++) ck_assert(((float *)o->data)[i] == (i % 3 == 0 ? (float)i : 0.0f));
+  tensor_release(o);
+  ins[1] = z; /* where(c, 0, 0) */
+  o = kr_run(OP_WHERE, "", ins, 3);
+  for (int64_t i = 0; i < n; i += 101) ck_assert(((float *)o->data)[i] == 0.0f);
+  tensor_release(o);
+  Tensor *xi = kr_iota(DT_I32, 1, sh); /* int32 takes the same path */
+  ins[1] = xi, ins[2] = y;
+  o = kr_run(OP_WHERE, "", ins, 3);
+  for (int64_t i = 0; i < n; i++) ck_assert(((int32_t *)o->data)[i] == (int32_t)i);
+  tensor_release(o);
+  kr_free(c, x, y, yf);
+  kr_free(z, xi, NULL, NULL);
+}
+END_TEST
+
+/* add(0, x), add(x, 0), subtract(x, 0) with a shared zero give x itself; anything else
+ * (broadcasting past x's shape, subtract(0, x)) computes */
+START_TEST(zero_operand_add) {
+  int64_t sh[2] = {4, 5}, row[1] = {5};
+  Tensor *x = kr_iota(DT_F32, 2, sh), *z = tensor_new_zero(DT_F32, 2, sh), *zr = tensor_new_zero(DT_F32, 1, row);
+  Tensor *r = kr_iota(DT_F32, 1, row);
+  Tensor *ins[2] = {z, x};
+  Tensor *o = kr_run(OP_ADD, "", ins, 2);
+  ck_assert_ptr_eq(o, x); /* the same tensor, retained */
+  tensor_release(o);
+  ins[0] = x, ins[1] = z;
+  o = kr_run(OP_ADD, "", ins, 2);
+  ck_assert_ptr_eq(o, x);
+  tensor_release(o);
+  o = kr_run(OP_SUBTRACT, "", ins, 2);
+  ck_assert_ptr_eq(o, x);
+  tensor_release(o);
+  ins[0] = x, ins[1] = zr; /* a broadcast zero that x covers */
+  o = kr_run(OP_ADD, "", ins, 2);
+  ck_assert_ptr_eq(o, x);
+  tensor_release(o);
+  ins[0] = z, ins[1] = x;
+  o = kr_run(OP_SUBTRACT, "", ins, 2); /* 0 - x computes */
+  ck_assert(o && o != x && tensor_get_f64(o, 7) == -7.0);
+  tensor_release(o);
+  ins[0] = r, ins[1] = z; /* the result is bigger than r: computes */
+  o = kr_run(OP_ADD, "", ins, 2);
+  ck_assert(o && kr_shape_is(o, 2, sh) && tensor_get_f64(o, 13) == 3.0 && !tensor_is_zero(o));
+  tensor_release(o);
+  ck_assert_int_eq(x->refcount, 1);
+  kr_free(x, z, zr, r);
+}
+END_TEST
+
+/* zeros_like and zeros give shared zeros */
+START_TEST(zeros_are_shared) {
+  int64_t sh[2] = {3, 7};
+  Tensor *x = kr_iota(DT_F32, 2, sh);
+  Tensor *o = kr_run(OP_ZEROS_LIKE, "", &x, 1);
+  ck_assert(o && tensor_is_zero(o) && kr_shape_is(o, 2, sh) && tensor_get_f64(o, 20) == 0.0);
+  tensor_release(o);
+  o = kr_run(OP_ZEROS, "shape=[3, 7]; dtype=\"int64\"", NULL, 0);
+  ck_assert_msg(o, "%s", kr_err);
+  ck_assert(tensor_is_zero(o) && kr_shape_is(o, 2, sh) && tensor_get_i64(o, 20) == 0);
+  tensor_release(o);
+  tensor_release(x);
+}
+END_TEST
+
 START_TEST(one_hot_cases) {
   Tensor *ix = kr_make(DT_I32, 1, (int64_t[]){4}, (double[]){0, 2, -1, 5});
   Tensor *on = kr_scalar(DT_F32, 5), *off = kr_scalar(DT_F32, -1);
@@ -362,6 +448,9 @@ static Suite *suite(void) {
   tcase_add_test(t, gather_reference);
   tcase_add_test(t, gather_nd_cases);
   tcase_add_test(t, where_broadcasting);
+  tcase_add_test(t, where_fast_same_shape);
+  tcase_add_test(t, zero_operand_add);
+  tcase_add_test(t, zeros_are_shared);
   tcase_add_test(t, one_hot_cases);
   tcase_add_test(t, arange_shape_of_size);
   tcase_add_test(t, sort_argsort_topk);

@@ -140,6 +140,33 @@ START_TEST(test_zeros_like_copy_equal) {
 }
 END_TEST
 
+/* tensor_new_zero: +0s from the shared read-only mapping, never written in place */
+START_TEST(test_shared_zero) {
+  int64_t shape[2] = {300, 1000}; /* 1.2 MB: no memory, no memset */
+  Tensor *z = tensor_new_zero(DT_F32, 2, shape);
+  ck_assert_ptr_nonnull(z);
+  ck_assert(tensor_is_zero(z));
+  ck_assert(!tensor_is_writable(z) && !tensor_is_unique(z));
+  for (int64_t i = 0; i < z->numel; i += 997) ck_assert(tensor_get_f64(z, i) == 0.0 && !signbit(tensor_get_f64(z, i)));
+  Tensor *z2 = tensor_new_zero(DT_I64, 2, shape); /* another window of the same mapping */
+  ck_assert(tensor_is_zero(z2) && tensor_get_i64(z2, z2->numel - 1) == 0);
+  int64_t flat[1] = {300000};
+  Tensor *v = tensor_reshape(tensor_retain(z), 1, flat); /* a view stays zero and read-only */
+  ck_assert(tensor_is_zero(v) && !tensor_is_writable(v));
+  Tensor *w = tensor_make_writable(tensor_retain(z)); /* a writable copy is an ordinary tensor */
+  ck_assert(tensor_is_writable(w) && !tensor_is_zero(w) && w->data != z->data);
+  ck_assert(tensor_get_f64(w, 12345) == 0.0);
+  Tensor *plain = tensor_new_zeros(DT_F32, 2, shape); /* writable zeros carry no flag */
+  ck_assert(!tensor_is_zero(plain) && tensor_is_unique(plain));
+  tensor_release(plain);
+  ck_assert_ptr_null(tensor_new_zero(DT_F32, 2, (int64_t[]){-1, 2}));
+  tensor_release(w);
+  tensor_release(v);
+  tensor_release(z2);
+  tensor_release(z);
+}
+END_TEST
+
 START_TEST(test_make_writable) {
   int64_t shape[1] = {4};
   Tensor *t = arange(DT_I32, 1, shape);
@@ -634,6 +661,7 @@ static Suite *tensor_suite(void) {
   tcase_add_test(life, test_scalar_and_empty);
   tcase_add_test(life, test_zeros_like_copy_equal);
   tcase_add_test(life, test_make_writable);
+  tcase_add_test(life, test_shared_zero);
   tcase_add_test(life, test_size_overflow);
   tcase_add_test(life, test_alloc_failure);
   tcase_add_test(life, test_from_const);
