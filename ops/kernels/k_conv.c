@@ -33,7 +33,8 @@
  *  - transposed (float32 and float64; the data gradient of a convolution):
  *    per (image, group, block of output channels) and chunk of input pixels,
  *    cols = Wᵀ · x in one sgemm (the weight read in place, transposed), then
- *    col2im adds each row into the block's own output planes.
+ *    col2im adds each row into the block's own output planes; a 1×1, stride-1,
+ *    unpadded one is the GEMM y = Wᵀ · x straight into the output.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -878,6 +879,25 @@ static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const voi
   kgemm_init();
   int nt = threadpool_size();
   size_t es = f64 ? 8 : 4;
+  bool pointwise = g->ksz == 1;
+  for (int i = 0; i < 3; i++) pointwise = pointwise && g->st[i] == 1 && g->plo[i] == 0 && g->out[i] == g->in[i];
+  if (pointwise) {
+    /* 1×1, stride 1, unpadded (ResNet's 1×1 layers): output pixel = input pixel, so
+     * y_g[Og × P] = W_gᵀ[Og × Cg] · x_g[Cg × P], one threaded GEMM per (image, group)
+     * straight into y (no cols, no col2im, no zeroing) */
+    for (int64_t n = 0; n < g->N; n++)
+      for (int64_t gi = 0; gi < g->G; gi++) {
+        size_t wo = (size_t)(gi * g->Cg * g->Og), xo = (size_t)((n * g->C + gi * g->Cg) * g->isz);
+        size_t yo = (size_t)((n * g->O + gi * g->Og) * g->osz);
+        if (f64)
+          kgemm_f64(true, false, g->Og, g->isz, g->Cg, (const double *)w + wo, g->Og, (const double *)x + xo, g->isz,
+                    0.0, (double *)y + yo, g->osz);
+        else
+          kgemm_f32(true, false, g->Og, g->isz, g->Cg, (const float *)w + wo, g->Og, (const float *)x + xo, g->isz,
+                    0.0f, (float *)y + yo, g->osz);
+      }
+    return true;
+  }
   TgJob j = {.g = g, .x = x, .w = w, .y = y, .f64 = f64};
   /* output-channel blocks: about 4 units per thread, cols rows at most ~1024 */
   int64_t want = 4 * (int64_t)nt, ob = g->Og, base = g->N * g->G;

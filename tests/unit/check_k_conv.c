@@ -450,6 +450,10 @@ START_TEST(conv2d_transpose) {
   struct { int64_t C, O, G, k, s, d, plo, phi, op; DType dt; } cases[] = {
       {3, 4, 1, 3, 2, 1, 1, 1, 1, F32}, {4, 2, 2, 3, 1, 1, 0, 0, 0, F32},
       {2, 3, 1, 2, 3, 2, 1, 0, 0, F64}, {2, 2, 1, 3, 2, 1, 1, 2, 1, I32},
+      /* 1×1: stride 1 unpadded is one GEMM into the output (groups, both float types);
+       * padded or strided ones take the col2im engine */
+      {6, 4, 2, 1, 1, 1, 0, 0, 0, F32}, {5, 3, 1, 1, 1, 1, 0, 0, 0, F64}, {4, 4, 1, 1, 1, 1, 1, 1, 0, F32},
+      {4, 4, 1, 1, 2, 1, 0, 0, 1, F32},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int64_t xs[4] = {2, cases[i].C, 5, 4}, ws[4] = {cases[i].C, cases[i].O / cases[i].G, cases[i].k, cases[i].k};
