@@ -21,6 +21,9 @@
  *  - Rules receive the let-bound forward result (no recomputation, §1.4).
  *  - Calls whose result or inputs hold no float tensor push no closure and
  *    need no rule; integer and bool parameters get zero gradients (§1.2).
+ *  - Constants and captured variables (constants of the differentiated
+ *    function) are passed to operator calls as they are: no cell, and their
+ *    adjoints are not computed (a training step's data gets no gradient).
  *  - An ADT whose constructors hold tensors or functions gets a translated
  *    copy `T_grad` with constructors `C_grad` over pair types (§1.7).
  *  - annotation.checkpoint(e) recomputes e in the backward pass (§1.8), the
@@ -543,9 +546,15 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   uint32_t n = e->call.nargs;
   Expr **args = mem_calloc(n + 1, sizeof *args), **vals = mem_calloc(n + 1, sizeof *vals);
   const Type **types = mem_calloc(n + 1, sizeof *types);
-  /* a constant argument is used as it is: it has no gradient cell to fill */
-  for (uint32_t i = 0; i < n; i++)
-    if (e->call.args[i]->kind != EXPR_CONST) args[i] = tr(a, e->call.args[i]);
+  /* a constant argument is used as it is: it has no gradient cell to fill; so is a
+   * captured variable (a constant of the differentiated function: its cell would never
+   * be read), so that its adjoint is not computed (gradient(fn (%w) {... %x ...}) with
+   * data %x: no data gradient) */
+  for (uint32_t i = 0; i < n; i++) {
+    const Expr *x = e->call.args[i];
+    if (x->kind != EXPR_CONST && !(x->kind == EXPR_VAR && !ptrmap_get(&a->vmap, x->var.var, NULL)))
+      args[i] = tr(a, e->call.args[i]);
+  }
   for (uint32_t i = 0; i < n; i++) {
     types[i] = rt(e->call.args[i]->type);
     vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];

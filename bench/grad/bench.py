@@ -6,7 +6,7 @@
 
 NET is resnet50, mobilenet_v2, mnist (bench/nets' networks with every weight a @main parameter,
 bench/grad/grad_gen.py) or mlp (one SGD step of a 784-128-10 perceptron, batch 64, written with
-gradient(@loss)); default: resnet50 mobilenet_v2 mlp. Batch 1 (mlp: 64), float32, --threads
+gradient(F)); default: resnet50 mobilenet_v2 mlp. Batch 1 (mlp: 64), float32, --threads
 threads for both (RELAYC_NUM_THREADS, torch.set_num_threads). Per NET, medians of --runs:
 
   relayc    `relayc --grad --run --repeat=runs+1 NET.relay --inputs NET.inputs.npz` (mlp:

@@ -11,7 +11,8 @@ weights) or mlp (below). Writes, in DIR (default $TMPDIR/relayc-grad):
                    so `relayc --grad` differentiates with respect to all of them
   NET.inputs.npz   the data input and every weight by parameter name (`relayc --inputs`)
 For mlp, NET.relay is one SGD step of a 784-128-10 perceptron (dense, bias_add, relu, dense,
-bias_add, log_softmax, mean cross-entropy against one-hot labels) written with gradient(@loss):
+bias_add, log_softmax, mean cross-entropy against one-hot labels) written with gradient(F), F a
+literal over the four parameters that captures the batch:
   @main(%w1, %b1, %w2, %b2, %x, %y) -> (loss, w1', b1', w2', b2')   with p' = p - 0.1 * dp.
 Needs numpy only.
 """
@@ -54,16 +55,17 @@ def mlp_text(p=MLP):
     b, i, h, k, lr = p["batch"], p["in"], p["hidden"], p["classes"], p["lr"]
     t = lambda *s: f"Tensor[({', '.join(map(str, s))}), float32]"  # noqa: E731
     ps = f"%w1: {t(h, i)}, %b1: {t(h)}, %w2: {t(k, h)}, %b2: {t(k)}"
+    qs = f"%v1: {t(h, i)}, %c1: {t(h)}, %v2: {t(k, h)}, %c2: {t(k)}"
     return f"""#[version = "0.0.5"]
-// One SGD step of a {i}-{h}-{k} perceptron on a batch of {b} (bench/grad/grad_gen.py).
-def @loss({ps}, %x: {t(b, i)}, %y: {t(b, k)}) -> float32 {{
-  %0 = nn.relu(nn.bias_add(nn.dense(%x, %w1, units={h}), %b1));
-  %1 = nn.log_softmax(nn.bias_add(nn.dense(%0, %w2, units={k}), %b2));
-  negative(mean(sum(multiply(%y, %1), axis=[1])))
-}}
-
+// One SGD step of a {i}-{h}-{k} perceptron on a batch of {b} (bench/grad/grad_gen.py): the loss
+// is a literal over the parameters that captures the batch (%x, %y are constants of it: no
+// gradient is computed for them, as in PyTorch where they do not require one).
 def @main({ps}, %x: {t(b, i)}, %y: {t(b, k)}) {{
-  %2 = gradient(@loss)(%w1, %b1, %w2, %b2, %x, %y);
+  %2 = gradient(fn ({qs}) -> float32 {{
+    %0 = nn.relu(nn.bias_add(nn.dense(%x, %v1, units={h}), %c1));
+    %1 = nn.log_softmax(nn.bias_add(nn.dense(%0, %v2, units={k}), %c2));
+    negative(mean(sum(multiply(%y, %1), axis=[1])))
+  }})(%w1, %b1, %w2, %b2);
   %3 = %2.1;
   (%2.0, subtract(%w1, multiply({lr}f, %3.0)), subtract(%b1, multiply({lr}f, %3.1)),
    subtract(%w2, multiply({lr}f, %3.2)), subtract(%b2, multiply({lr}f, %3.3)))
