@@ -13,7 +13,8 @@ threads for both (RELAYC_NUM_THREADS, torch.set_num_threads). Per NET, medians o
             `relayc --run`, the program calls gradient itself): the in-process time of one
             evaluation of the gradient program (forward + backward), the median of the passes
             after the first, wall and CPU (user + system, all threads); the median of --runs
-            such processes
+            such processes, interleaved with PyTorch's (one of each per round: both see the
+            same load on a shared machine)
   torch     PyTorch eager on the same graph and weights (bench/nets/torch_ref.py's operators):
             for the nets, forward + out.backward(ones_like(out)) with every parameter requiring
             a gradient except batch_norm's moving mean and variance (PyTorch's eval-mode
@@ -88,25 +89,18 @@ RUNS_RE = re.compile(r"Runs: \d+, first ([0-9.]+) ms, then median ([0-9.]+) ms, 
                      r"cpu median ([0-9.]+) ms")
 
 
-def relayc_figures(relayc, base, net, runs, env, profile):
-    """(wall median, cpu median, process wall median, peak RSS, profile text) over `runs`
-    processes, each timing `runs` warm passes."""
+def relayc_process(relayc, base, net, runs, env, profile):
+    """One relayc process timing `runs` warm passes: (warm wall median, warm cpu median,
+    process wall, peak RSS, profile text)."""
     cmd = ["/usr/bin/time", "-f", "@@RSS %M"] + relayc_cmd(relayc, base, net, runs, profile)
-    wall, cpu, proc, rss, text = [], [], [], 0, ""
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        dt = time.perf_counter() - t0
-        err = p.stderr.decode(errors="replace")
-        m, r = RUNS_RE.search(err), re.search(r"@@RSS (\d+)\s*$", err)
-        if p.returncode != 0 or not m or not r:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{err[-1500:]}")
-        wall.append(float(m.group(2)) / 1e3)
-        cpu.append(float(m.group(4)) / 1e3)
-        proc.append(dt)
-        rss = max(rss, int(r.group(1)) * 1024)
-        text = err.split("@@RSS")[0]
-    return statistics.median(wall), statistics.median(cpu), statistics.median(proc), rss, text
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    dt = time.perf_counter() - t0
+    err = p.stderr.decode(errors="replace")
+    m, r = RUNS_RE.search(err), re.search(r"@@RSS (\d+)\s*$", err)
+    if p.returncode != 0 or not m or not r:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err[-1500:]}")
+    return float(m.group(2)) / 1e3, float(m.group(4)) / 1e3, dt, int(r.group(1)) * 1024, err.split("@@RSS")[0]
 
 
 # ------------------------------------------------------------------------------ PyTorch side
@@ -212,24 +206,42 @@ def torch_worker(a):
     print(statistics.median(wall), statistics.median(cpu), rss, base_rss)
 
 
-def torch_figures(net, a):
-    """Fastest median over the OpenMP wait policies; (wall, cpu, rss, base rss, policy)."""
-    best = None
-    for policy in (None, "PASSIVE"):
-        env = dict(os.environ)
-        env.pop("OMP_WAIT_POLICY", None)
-        if policy:
-            env["OMP_WAIT_POLICY"] = policy
-        cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", net, "--dir", a.dir,
-               "--runs", str(a.runs), "--threads", str(a.threads)]
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if p.returncode != 0:
-            raise RuntimeError(p.stderr.decode(errors="replace")[-1500:])
-        w, c, r, b = p.stdout.split()[:4]
-        fig = (float(w), float(c), int(r), int(b), policy or "spin")
-        if best is None or fig[0] < best[0]:
-            best = fig
-    return best
+def torch_process(net, a, policy):
+    """One PyTorch worker process (OpenMP wait policy None = spinning, or "PASSIVE"):
+    (wall median, cpu median, peak RSS, RSS after import)."""
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", net, "--dir", a.dir,
+           "--runs", str(a.runs), "--threads", str(a.threads)]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode(errors="replace")[-1500:])
+    w, c, r, b = p.stdout.split()[:4]
+    return float(w), float(c), int(r), int(b)
+
+
+def interleaved(relayc, base, net, a, env):
+    """--runs rounds, each one relayc process and one PyTorch process per OpenMP policy, so
+    that both see the same (shared-machine) load. relayc: medians over the rounds of each
+    process's warm medians; PyTorch: the same for each policy, the faster policy counts."""
+    med = statistics.median
+    r_wall, r_cpu, r_proc, r_rss, text = [], [], [], 0, ""
+    t = {None: [], "PASSIVE": []}
+    for _ in range(a.runs):
+        w, c, dt, rss, text = relayc_process(relayc, base, net, a.runs, env, a.profile)
+        r_wall.append(w)
+        r_cpu.append(c)
+        r_proc.append(dt)
+        r_rss = max(r_rss, rss)
+        for policy in t:
+            t[policy].append(torch_process(net, a, policy))
+    best = min(t, key=lambda k: med([f[0] for f in t[k]]))
+    tf = t[best]
+    return ((med(r_wall), med(r_cpu), med(r_proc), r_rss, text),
+            (med([f[0] for f in tf]), med([f[1] for f in tf]), max(f[2] for f in tf), max(f[3] for f in tf),
+             best or "spin"))
 
 
 # ------------------------------------------------------------------------------ agreement
@@ -299,8 +311,7 @@ def main():
     for net in a.nets:
         base, _, _ = prepare(net, a.dir)
         try:
-            rw, rc, proc, rrss, table = relayc_figures(relayc, base, net, a.runs, env, a.profile)
-            tw, tc, trss, tbase, policy = torch_figures(net, a)
+            (rw, rc, proc, rrss, table), (tw, tc, trss, tbase, policy) = interleaved(relayc, base, net, a, env)
         except RuntimeError as e:
             print(f"{net:14s} FAILED: {e}")
             failed = True
