@@ -154,7 +154,9 @@ Tensor *tensor_new_zero(DType dtype, int32_t ndim, const int64_t *shape) {
   int64_t numel = 0;
   uint64_t nbytes = 0;
   if (tensor_check(dtype, ndim, shape, &numel, &nbytes) != TENSOR_OK) return NULL;
-  const void *data = zero_window(tensor_padded_bytes(nbytes));
+  /* under a live-memory budget (tensor_set_budget: fuzzing) zeros are ordinary
+   * tensors, counted like every other allocation */
+  const void *data = budget_live_max ? NULL : zero_window(tensor_padded_bytes(nbytes));
   if (!data) {
     Tensor *t = tensor_new_zeros(dtype, ndim, shape);
     if (t) t->flags |= TENSOR_READONLY | TENSOR_ZERO; /* owned, but never written again */

@@ -485,7 +485,12 @@ static int unary_kernel(KernelCtx *c) {
   if (c->op_id == OP_ZEROS_LIKE) { /* the shared zero mapping: no memory, no pass */
     const Tensor *x = c->inputs[0];
     Tensor *z = tensor_new_zero(x->dtype, x->ndim, x->shape);
-    if (!z) return kernel_fail(c, "%s: cannot allocate the result", c->op->name);
+    if (!z) { /* an ordinary result, or kernel_output's message (too large, budget) */
+      Tensor *o = kernel_output(c, x->dtype, x->ndim, x->shape);
+      if (!o) return KERNEL_ERROR;
+      memset(o->data, 0, (size_t)o->nbytes);
+      return KERNEL_OK;
+    }
     kernel_set_output(c, z);
     return KERNEL_OK;
   }
@@ -605,8 +610,14 @@ int kernel_ZEROS(KernelCtx *c) {
   int64_t shape[TENSOR_MAX_NDIM];
   int32_t nd = kernel_attr_ints(c, "shape", shape, TENSOR_MAX_NDIM);
   if (nd < 0 || nd > TENSOR_MAX_NDIM) return kernel_fail(c, "%s: needs a shape attribute", c->op->name);
-  Tensor *z = tensor_new_zero(creation_dtype(c, DT_F32), nd, shape);
-  if (!z) return kernel_fail(c, "%s: cannot allocate the result", c->op->name);
+  DType dt = creation_dtype(c, DT_F32);
+  Tensor *z = tensor_new_zero(dt, nd, shape);
+  if (!z) { /* an ordinary result, or kernel_output's message (too large, budget) */
+    Tensor *o = kernel_output(c, dt, nd, shape);
+    if (!o) return KERNEL_ERROR;
+    memset(o->data, 0, (size_t)o->nbytes);
+    return KERNEL_OK;
+  }
   kernel_set_output(c, z);
   return KERNEL_OK;
 }
