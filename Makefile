@@ -6,6 +6,7 @@
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS=60)
 #   make fuzz-passes the passes + interpreter fuzzer under ASan/UBSan (FUZZ_SECONDS=600, FUZZ_SEED=1)
 #   make bench      benchmarks under bench/ (not part of check)
+#   make bench-passes  the speed of every pass (bench/passes/run.py; part of make bench)
 #   make install    install under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 
 BUILD   ?= build
@@ -37,7 +38,7 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_HELP_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 
-.PHONY: all deps demo check unit golden pass-sweep pe-reduce functional-deep sweep-all npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench plugin clean \
+.PHONY: all deps demo check unit golden pass-sweep pe-reduce functional-deep sweep-all npy-io gradcheck robustness diff lint asan-check valgrind-check fuzz bench bench-passes plugin clean \
         fuzz-passes fuzz-passes-ci \
         install uninstall install-check
 all: $(BIN)
@@ -181,6 +182,9 @@ fuzz-passes: deps
 
 bench: all
 	@sh bench/run.sh
+
+bench-passes: all
+	@sh bench/passes/run.sh
 
 clean:
 	rm -rf build

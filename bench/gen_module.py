@@ -5,14 +5,15 @@
 
 Many `def`s, each a long chain of graph bindings over float32 tensors with a mix of
 operators and attributes, in exactly the text TVM prints. With --single-chain N, one
-function holding an N-binding chain (the type-inference linearity benchmark).
+function @main holding an N-binding chain (the type-inference linearity benchmark); with
+--let-chain N, the same chain written with `let` bindings instead of graph bindings.
 """
 import argparse
 
 
-def function(out, idx, chain, base):
+def function(out, idx, chain, base, name=None):
     """One def whose graph bindings are numbered from `base` (numbers are module-wide)."""
-    out.append(f"def @f{idx}(%x: Tensor[(1, 16), float32], %y: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {{\n")
+    out.append(f"def @{name or f'f{idx}'}(%x: Tensor[(1, 16), float32], %y: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {{\n")
     out.append(f"  %{base} = add(%x, %y);\n")
     for i in range(1, chain):
         n = base + i
@@ -25,6 +26,21 @@ def function(out, idx, chain, base):
             out.append(f"  %{n} = {op}(%{n - 1}, %x);\n")
     out.append(f"  add(%{base + chain - 1}, %y)\n}}\n\n")
     return base + chain
+
+
+def let_function(out, chain):
+    """The --single-chain function with `let %vI = ...;` bindings (A-normal form)."""
+    out.append("def @main(%x: Tensor[(1, 16), float32], %y: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {\n")
+    out.append("  let %v0 = add(%x, %y);\n")
+    for i in range(1, chain):
+        op = ("multiply", "add", "subtract", "maximum")[i % 4]
+        if i % 7 == 3:
+            out.append(f"  let %v{i} = nn.relu(%v{i - 1});\n")
+        elif i % 11 == 5:
+            out.append(f"  let %v{i} = nn.softmax(%v{i - 1}, axis=1);\n")
+        else:
+            out.append(f"  let %v{i} = {op}(%v{i - 1}, %x);\n")
+    out.append(f"  add(%v{chain - 1}, %y)\n}}\n\n")
 
 
 def polymorphic(out, n):
@@ -50,6 +66,8 @@ def main():
     ap.add_argument("--mb", type=float, default=20)
     ap.add_argument("--chain", type=int, default=200)
     ap.add_argument("--single-chain", type=int, default=0)
+    ap.add_argument("--let-chain", type=int, default=0,
+                    help="one function holding an N-binding chain of `let`s")
     ap.add_argument("--poly", type=int, default=0,
                     help="N small polymorphic functions over a List ADT, each calling the previous")
     a = ap.parse_args()
@@ -57,8 +75,10 @@ def main():
     size = len(parts[0])
     if a.poly:
         polymorphic(parts, a.poly)
+    elif a.let_chain:
+        let_function(parts, a.let_chain)
     elif a.single_chain:
-        function(parts, 0, a.single_chain, 0)
+        function(parts, 0, a.single_chain, 0, name="main")
     else:
         idx = base = 0
         while size < a.mb * 1e6:

@@ -402,8 +402,8 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
   FILE *tp = ro ? ro->time_passes : NULL;
   double total = 0;
   if (tp && pl->items.len)
-    fprintf(tp, "%-28s %10s %10s %10s %12s %12s\n", "pass", "ms", "cpu ms", "retype ms", "nodes before",
-            "nodes after");
+    fprintf(tp, "%-28s %10s %10s %10s %10s %12s %12s\n", "pass", "ms", "cpu ms", "retype ms", "retype cpu",
+            "nodes before", "nodes after");
   for (size_t i = 0; i < pl->items.len; i++) {
     const PassInvocation *inv = &pl->items.data[i];
     uint64_t before = tp ? module_node_count(m) : 0;
@@ -413,8 +413,8 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
     double dt = now_ms() - t0, dc = cpu_ms() - c0;
     total += dt;
     if (tp)
-      fprintf(tp, "%-28s %10.2f %10.2f %10.2f %12llu %12llu\n", inv->def->name, dt - last_retype_ms,
-              dc - last_retype_cpu, last_retype_ms, (unsigned long long)before,
+      fprintf(tp, "%-28s %10.2f %10.2f %10.2f %10.2f %12llu %12llu\n", inv->def->name, dt - last_retype_ms,
+              dc - last_retype_cpu, last_retype_ms, last_retype_cpu, (unsigned long long)before,
               (unsigned long long)module_node_count(m));
     if (!ok) return 1;
   }
