@@ -22,6 +22,7 @@
 #include "ops/foreign/plugin.h"
 #include "ops/registry.h"
 #include "runtime/bundle.h"
+#include "runtime/tensor.h"
 
 #define RELAYC_VERSION "0.1.0"
 
@@ -395,6 +396,10 @@ int main(int argc, char **argv) {
     vec_free(opts.input_bundles);
     return rc < 0 ? 0 : rc;
   }
+  /* Freed blocks stay in the heap (not only for --run's tensors): a pass's
+   * side tables over a 100,000-node module are megabytes each, allocated and
+   * freed per walk; fresh mmaps made every walk pay page faults again. */
+  tensor_heap_keep_freed();
   /* Run the compiler on a big-stack thread (reserved address space, touched lazily). */
   Job job = {&opts, 0};
   pthread_attr_t attr;

@@ -1999,8 +1999,8 @@ static void lower_function(Lower *L, Pending *p) {
   count_uses_inlining(&f, fn->body);
   c->memo_lo = r;
   for (uint32_t i = 0; i < f.uses.cap; i++) {
-    const Expr *e = f.uses.keys[i];
-    if (e && f.uses.vals[i] > 1 && !trivial(e)) ptrmap_put(&f.memo, e, r++);
+    const Expr *e = f.uses.slots[i].key;
+    if (e && f.uses.slots[i].val > 1 && !trivial(e)) ptrmap_put(&f.memo, e, r++);
   }
   c->nmemo = r - c->memo_lo;
   f.fn = fn;

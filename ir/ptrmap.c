@@ -15,38 +15,38 @@ static size_t ptrmap_hash(const void *p, size_t cap) {
 
 static void ptrmap_grow(PtrMap *m) {
   size_t ncap = m->cap ? m->cap * 2 : 64;
-  const void **keys = mem_calloc(ncap, sizeof *keys);
-  int64_t *vals = mem_calloc(ncap, sizeof *vals);
+  PtrMapSlot *slots = mem_calloc(ncap, sizeof *slots);
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t j = ptrmap_hash(m->keys[i], ncap);
-    while (keys[j]) j = (j + 1) & (ncap - 1);
-    keys[j] = m->keys[i];
-    vals[j] = m->vals[i];
+    const void *k = m->slots[i].key;
+    if (!k) continue;
+    size_t j = ptrmap_hash(k, ncap);
+    while (slots[j].key) j = (j + 1) & (ncap - 1);
+    slots[j] = m->slots[i];
   }
-  mem_free(m->keys);
-  mem_free(m->vals);
-  m->keys = keys;
-  m->vals = vals;
+  mem_free(m->slots);
+  m->slots = slots;
   m->cap = ncap;
 }
 
 int64_t *ptrmap_slot(PtrMap *m, const void *key) {
   if (2 * (m->len + 1) > m->cap) ptrmap_grow(m);
-  size_t i = ptrmap_hash(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) {
-    m->keys[i] = key;
-    m->vals[i] = 0;
+  size_t mask = m->cap - 1, i = ptrmap_hash(key, m->cap);
+  PtrMapSlot *s = m->slots;
+  while (s[i].key && s[i].key != key) i = (i + 1) & mask;
+  if (!s[i].key) {
+    s[i].key = key;
+    s[i].val = 0;
     m->len++;
   }
-  return &m->vals[i];
+  return &s[i].val;
 }
 
 int64_t *ptrmap_find(const PtrMap *m, const void *key) {
   if (!m->cap) return NULL;
-  for (size_t i = ptrmap_hash(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-    if (m->keys[i] == key) return &m->vals[i];
+  size_t mask = m->cap - 1;
+  PtrMapSlot *s = m->slots;
+  for (size_t i = ptrmap_hash(key, m->cap); s[i].key; i = (i + 1) & mask)
+    if (s[i].key == key) return &s[i].val;
   return NULL;
 }
 
@@ -59,7 +59,6 @@ bool ptrmap_get(const PtrMap *m, const void *key, int64_t *val) {
 }
 
 void ptrmap_free(PtrMap *m) {
-  mem_free(m->keys);
-  mem_free(m->vals);
+  mem_free(m->slots);
   memset(m, 0, sizeof *m);
 }

@@ -1,5 +1,6 @@
 /* ir/walk.c — visiting every distinct node of a DAG once, without recursion
- * (see walk.h). An explicit stack and a pointer-keyed state map: each node is
+ * (see walk.h). An explicit stack and a state per node, found through
+ * Expr.mark (restored afterwards) instead of a hash map: each node is
  * expanded once and visited after all its children, so a graph binding used
  * a thousand times costs one visit and a 100,000-long chain costs no C stack.
  */
@@ -49,32 +50,54 @@ static void push_children(Expr *e, bool enter_fns, ExprVec *st) {
   }
 }
 
+/* Expr.mark holds 1 + the node's index in `nodes` while the walk runs
+ * (validated against the array, so stale marks are harmless, as in
+ * transform/dagscan.c); the marks found are saved and put back at the end, so
+ * a walk inside a pass that keeps its own table in the marks (a rewrite
+ * memo, a numbering) leaves that table intact — no hashing per node. */
 void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud) {
-  ExprVec st = {0}, kids = {0};
-  PtrMap state = {0}; /* 1 = children pushed, 2 = visited */
-  vec_push(st, root);
+  typedef struct {
+    Expr *e;
+    uint32_t saved; /* the mark before the walk */
+    uint8_t state;  /* 0 pushed, 1 children pushed, 2 visited */
+  } Node;
+  VEC(Node) nodes = {0};
+  VEC(uint32_t) st = {0}; /* indices into nodes */
+  ExprVec kids = {0};
+  vec_push(nodes, ((Node){root, root->mark, 0}));
+  root->mark = 1;
+  vec_push(st, 0);
   while (st.len) {
-    Expr *e = st.data[st.len - 1];
-    int64_t *s = ptrmap_slot(&state, e);
-    if (*s == 2) { st.len--; continue; }
-    if (*s == 1) {
-      *s = 2;
+    uint32_t id = st.data[st.len - 1];
+    Node *n = &nodes.data[id];
+    if (n->state == 2) { st.len--; continue; }
+    if (n->state == 1) {
+      n->state = 2;
       st.len--;
-      visit(e, ud);
+      visit(n->e, ud);
       continue;
     }
-    *s = 1;
+    n->state = 1;
     kids.len = 0;
-    push_children(e, enter_fns, &kids);
+    push_children(n->e, enter_fns, &kids);
     /* push in reverse so the first child is visited first */
     for (size_t i = kids.len; i-- > 0;) {
-      const int64_t *ks = ptrmap_find(&state, kids.data[i]);
-      if (!ks) vec_push(st, kids.data[i]);
+      Expr *k = kids.data[i];
+      uint32_t m = k->mark;
+      if (m >= 1 && m <= nodes.len && nodes.data[m - 1].e == k) {
+        if (nodes.data[m - 1].state != 0) continue; /* expanded or visited already */
+        vec_push(st, m - 1);
+        continue;
+      }
+      vec_push(nodes, ((Node){k, m, 0}));
+      k->mark = (uint32_t)nodes.len;
+      vec_push(st, (uint32_t)nodes.len - 1);
     }
   }
+  for (size_t i = nodes.len; i-- > 0;) nodes.data[i].e->mark = nodes.data[i].saved;
+  vec_free(nodes);
   vec_free(st);
   vec_free(kids);
-  ptrmap_free(&state);
 }
 
 static void count_one(Expr *e, void *ud) {

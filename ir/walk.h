@@ -19,7 +19,9 @@
 
 /* Calls visit(e, ud) once per distinct node reachable from `root`, children
  * (in source order) before parents; nested function bodies are entered when
- * `enter_fns`. */
+ * `enter_fns`. Uses Expr.mark while it runs and puts every mark back before
+ * it returns (a walk may run inside a pass's mark-keyed table, and walks may
+ * nest); visit must not write marks itself (no dag_scan or printing in it). */
 typedef void (*ExprVisitFn)(Expr *e, void *ud);
 void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud);
 /* Number of distinct expression nodes in the module's functions (and m->expr). */

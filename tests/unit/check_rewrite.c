@@ -296,7 +296,7 @@ START_TEST(walk_visits_each_node_once) {
   Seen s = {0};
   walk_post_order(root, true, note, &s);
   for (size_t i = 0; i < s.count.cap; i++)
-    if (s.count.keys[i]) ck_assert_int_eq(s.count.vals[i], 1);
+    if (s.count.slots[i].key) ck_assert_int_eq(s.count.slots[i].val, 1);
   /* 5 calls, each with its own operator leaf, and 2 uses of %x */
   ck_assert_int_eq(s.order.len, 12);
   ck_assert(pos(&s, a) < pos(&s, b) && pos(&s, a) < pos(&s, c));
