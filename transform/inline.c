@@ -235,6 +235,14 @@ bool pass_INLINE(PassCtx *c) {
     uint32_t i = order.data[k];
     GlobalDef *def = m->defs[i];
     if (!def->fn) continue;
+    /* only a function that calls an inlinable global changes (inlined bodies
+     * mention no global, so the callees of the call graph are all there is) */
+    bool calls_inlinable = false;
+    for (size_t k2 = 0; k2 < g.edges[i].len && !calls_inlinable; k2++) calls_inlinable = g.inlinable[g.edges[i].data[k2]];
+    if (!calls_inlinable) {
+      g.inlinable[i] = fn_has_attr(def->fn, "Inline") && !g.recursive[i] && !mentions_globals(def->fn);
+      continue;
+    }
     Rewriter rw;
     rw_init(&rw, m, c->d);
     rw.pre = pre;
