@@ -26,6 +26,7 @@
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
 #include "ops/registry.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -367,9 +368,9 @@ static const Combiner bmm_k = {OP_NN_BATCH_MATMUL, "CombineParallelBatchMatmul",
 /* -------------------------------------------------------------- grouping */
 
 /* The same input: one node, or uses of one variable (each use is its own node). */
-static bool same_data(const Expr *a, const Expr *b) {
-  return a == b || (a->kind == EXPR_VAR && b->kind == EXPR_VAR && a->var.var == b->var.var);
-}
+/* Two branches share their data when their first arguments are one node or
+ * uses of one variable: the key of that identity. */
+static const void *data_key(const Expr *a) { return a->kind == EXPR_VAR ? (const void *)a->var.var : (const void *)a; }
 
 static void count_consumer(Cb *cb, Expr *child, Expr *parent) {
   int64_t *n = ptrmap_slot(&cb->consumers, child);
@@ -479,9 +480,13 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 static bool run(PassCtx *c, const Combiner *k) {
   Module *m = c->m;
   bool ok = true;
+  bool *kind_ids = mem_calloc((size_t)k->op + 1, sizeof *kind_ids);
+  kind_ids[k->op] = true;
   for (uint32_t gi = 0; gi < m->ndefs && ok; gi++) {
     GlobalDef *g = m->defs[gi];
     if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
+    /* a quick scan first: most functions call no conv2d / dense / batch_matmul */
+    if (!dag_calls_any(g->fn->body, kind_ids, (uint32_t)k->op + 1)) continue;
     Cb cb = {0};
     cb.m = m;
     cb.k = k;
@@ -489,16 +494,27 @@ static bool run(PassCtx *c, const Combiner *k) {
     cb.to_batch = k == &dense_k ? pass_opt_bool(c, "to_batch") : false;
     Collect col = {&cb, {0}};
     walk_post_order(g->fn->body, true, collect, &col);
-    /* group by data node, then greedily by combinability, in order of appearance */
-    PtrMap used = {0};
-    for (size_t i = 0; i < col.targets.len; i++) {
+    /* group by data node, then greedily by combinability, in order of appearance.
+     * The targets with the same data (data_key) are chained: next_same[i] is
+     * the next target after i with i's data, SIZE_MAX for none — so grouping is
+     * linear in the number of targets unless many share one input. */
+    PtrMap used = {0}, last = {0};
+    size_t nt = col.targets.len;
+    size_t *next_same = mem_malloc((nt ? nt : 1) * sizeof *next_same);
+    for (size_t i = nt; i-- > 0;) {
+      int64_t *l = ptrmap_slot(&last, data_key(col.targets.data[i]->call.args[0]));
+      next_same[i] = *l ? (size_t)(*l - 1) : SIZE_MAX;
+      *l = (int64_t)i + 1;
+    }
+    ptrmap_free(&last);
+    for (size_t i = 0; i < nt; i++) {
       Expr *t = col.targets.data[i];
       if (ptrmap_find(&used, t)) continue;
       ExprList grp = {0};
       vec_push(grp, t);
-      for (size_t j = i + 1; j < col.targets.len; j++) {
+      for (size_t j = next_same[i]; j != SIZE_MAX; j = next_same[j]) {
         Expr *u = col.targets.data[j];
-        if (ptrmap_find(&used, u) || !same_data(u->call.args[0], t->call.args[0])) continue;
+        if (ptrmap_find(&used, u)) continue;
         bool all = true;
         for (size_t q = 0; q < grp.len && all; q++) all = k->combinable(&cb, grp.data[q], u);
         if (all) vec_push(grp, u);
@@ -523,11 +539,13 @@ static bool run(PassCtx *c, const Combiner *k) {
       rw_fini(&rw);
     }
     ptrmap_free(&used);
+    mem_free(next_same);
     vec_free(col.targets);
     ptrmap_free(&cb.consumers);
     ptrmap_free(&cb.single);
     ptrmap_free(&cb.replace);
   }
+  mem_free(kind_ids);
   return ok;
 }
 
