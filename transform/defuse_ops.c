@@ -15,29 +15,61 @@
  * which inlining would move or drop; a literal that is only a value (not a
  * callee) stays.
  */
-#include "ir/walk.h"
+#include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
 bool pass_DEFUSE_OPS(PassCtx *c);
 
-/* Does evaluating e (not the bodies of literals it makes) have an effect or
- * depend on when it runs: a reference operation, a call of anything but an
- * operator or constructor, a stateful operator? */
-static void note_effect(Expr *e, void *ud) {
-  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) *(bool *)ud = true;
-  else if (e->kind == EXPR_CALL) {
+/* Does evaluating e itself (not its children, not the bodies of literals it
+ * makes) have an effect or depend on when it runs: a reference operation, a
+ * call of anything but an operator or constructor, a stateful operator? */
+static bool effect_here(const Expr *e) {
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
+  if (e->kind == EXPR_CALL) {
     int32_t id = op_call_id(e);
-    if (id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR) *(bool *)ud = true;
+    return id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
   }
+  return false;
 }
 
-static bool has_effects(Expr *e) {
-  bool eff = false;
-  walk_post_order(e, false, note_effect, &eff);
-  return eff;
+/* Whether evaluating e has an effect anywhere below it (literal bodies not
+ * entered). Memoised per node in *memo (1 none, 2 effect) for the whole
+ * function: every fused call asks about its arguments, which in a chain are
+ * the whole program above it — without the memo a 100,000-node chain is
+ * quadratic. Iterative (explicit stack). */
+static bool has_effects(PtrMap *memo, Expr *root) {
+  const int64_t *v = ptrmap_find(memo, root);
+  if (v) return *v == 2;
+  typedef struct {
+    Expr *e;
+    uint32_t next;
+    bool eff;
+  } Frame;
+  VEC(Frame) st = {0};
+  vec_push(st, ((Frame){root, 0, effect_here(root)}));
+  bool result = false;
+  while (st.len) {
+    Frame *f = &st.data[st.len - 1];
+    Expr *c = f->e->kind == EXPR_FN ? NULL : dag_child(f->e, f->next++);
+    if (c) {
+      const int64_t *cv = ptrmap_find(memo, c);
+      if (cv) f->eff |= *cv == 2;
+      else vec_push(st, ((Frame){c, 0, effect_here(c)}));
+      continue;
+    }
+    bool eff = f->eff;
+    ptrmap_put(memo, f->e, eff ? 2 : 1);
+    st.len--;
+    if (st.len) st.data[st.len - 1].eff |= eff;
+    else result = eff;
+  }
+  vec_free(st);
+  return result;
 }
 
 static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
@@ -54,7 +86,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * vanish with an unused parameter: such a call stays a call (TVM inlines
    * it anyway, changing what the program computes) */
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (has_effects(e->call.args[i])) return e;
+    if (has_effects(rw->ud, e->call.args[i])) return e;
   /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
    * inlined twice, and the same let binder twice in one function printed as
    * one name and re-parsed as two (print -> parse -> print differed) */
@@ -67,9 +99,12 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
 static bool defuse_function(PassCtx *c, GlobalDef *g) {
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
+  PtrMap effects = {0};
   rw.post = defuse_post;
+  rw.ud = &effects;
   bool ok = rw_function(&rw, g->fn);
   rw_fini(&rw);
+  ptrmap_free(&effects);
   return ok;
 }
 
