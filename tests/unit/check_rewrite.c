@@ -322,6 +322,45 @@ START_TEST(walk_function_bodies_optional) {
 }
 END_TEST
 
+/* A walk inside a visit callback (a nested walk of the same nodes), with
+ * marks set beforehand as a pass's mark-keyed table would: every node once
+ * per walk, and every mark as it was afterwards. */
+typedef struct Nested {
+  Seen outer, inner;
+} Nested;
+
+static void note_inner(Expr *e, void *ud) { note(e, &((Nested *)ud)->inner); }
+
+static void note_and_walk(Expr *e, void *ud) {
+  Nested *n = ud;
+  note(e, &n->outer);
+  walk_post_order(e, true, note_inner, n);
+}
+
+START_TEST(walk_keeps_marks_and_nests) {
+  Var *x = build_fresh_var(M, "x", NULL, S0);
+  Expr *a = call2("add", build_var(M, x, S0), build_var(M, x, S0));
+  Expr *b = call1("exp", a), *c = call1("negative", a);
+  Expr *root = call2("multiply", call2("add", b, c), b);
+  Seen all = {0};
+  walk_post_order(root, true, note, &all);
+  for (size_t i = 0; i < all.order.len; i++) all.order.data[i]->mark = (uint32_t)(7 * i + 3);
+  Nested n;
+  memset(&n, 0, sizeof n);
+  walk_post_order(root, true, note_and_walk, &n);
+  ck_assert_int_eq(n.outer.order.len, 12);
+  for (size_t i = 0; i < n.outer.count.cap; i++)
+    if (n.outer.count.slots[i].key) ck_assert_int_eq(n.outer.count.slots[i].val, 1);
+  for (size_t i = 0; i < all.order.len; i++) ck_assert_uint_eq(all.order.data[i]->mark, 7 * i + 3);
+  ptrmap_free(&all.count);
+  vec_free(all.order);
+  ptrmap_free(&n.outer.count);
+  vec_free(n.outer.order);
+  ptrmap_free(&n.inner.count);
+  vec_free(n.inner.order);
+}
+END_TEST
+
 static void count_only(Expr *e, void *ud) {
   (void)e;
   (*(uint64_t *)ud)++;
@@ -436,6 +475,7 @@ static Suite *rewrite_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, walk_visits_each_node_once);
   tcase_add_test(tc, walk_function_bodies_optional);
+  tcase_add_test(tc, walk_keeps_marks_and_nests);
   tcase_add_test(tc, walk_long_chains);
   suite_add_tcase(s, tc);
   tc = tcase_create("build");
