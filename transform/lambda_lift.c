@@ -31,6 +31,7 @@ typedef struct Lift {
   PtrMap self_of;   /* Function* of a let-bound literal -> its let Var* */
   uint32_t counter;
   uint32_t lifted;
+  bool has_literal;  /* the function being scanned has a non-Primitive literal */
   FvCache *fv;      /* free variables of the ORIGINAL literals (inner ones lifted first
                        capture the same variables they did before) */
 } Lift;
@@ -175,6 +176,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 
 static void note_self(Expr *e, void *ud) {
   Lift *st = ud;
+  if (e->kind == EXPR_FN && !fn_has_attr(e->fn, "Primitive")) st->has_literal = true;
   if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
     ptrmap_put(&st->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
 }
@@ -188,7 +190,9 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
   for (uint32_t i = 0; i < n && ok; i++) {
     GlobalDef *g = m->defs[i];
     if (!g->fn || fn_has_attr(g->fn, "Compiler") || fn_has_attr(g->fn, "Primitive")) continue;
+    st.has_literal = false;
     walk_post_order(g->fn->body, true, note_self, &st);
+    if (!st.has_literal) continue; /* nothing to lift: no rewrite of a 100,000-node body */
     Rewriter rw;
     rw_init(&rw, m, c->d);
     rw.post = post;
