@@ -45,15 +45,28 @@ static uint32_t node_for_key(FusePartition *fp, const void *key) {
   if (slot) return (uint32_t)*slot;
   FuseNode n = {.index = -1, .pattern = OPAT_OPAQUE, .extern_ref = 0, .out_head = -1, .out_tail = -1};
   vec_push(fp->nodes, n);
+  vec_push(fp->keys, key);
+  vec_push(fp->visited, 0);
   uint32_t id = (uint32_t)fp->nodes.len - 1;
   ptrmap_put(&fp->ids, key, id);
+  return id;
+}
+
+/* The node id of an expression of a node kind, through its mark when that
+ * is valid (set here on first use), else through the map. */
+static uint32_t node_of_expr(FusePartition *fp, const Expr *e) {
+  const void *key = key_of(e);
+  uint32_t m = e->mark;
+  if (m && m <= fp->keys.len && fp->keys.data[m - 1] == key) return m - 1;
+  uint32_t id = node_for_key(fp, key);
+  ((Expr *)e)->mark = id + 1;
   return id;
 }
 
 /* TVM's Update: parent < 0 marks e extern, else adds the edge e -> parent. */
 static void update(FusePartition *fp, const Expr *e, int32_t parent, uint8_t pattern) {
   if (!is_node_kind(e->kind)) return;
-  uint32_t id = node_for_key(fp, key_of(e));
+  uint32_t id = node_of_expr(fp, e);
   if (parent < 0) {
     fp->nodes.data[id].extern_ref = 1;
     return;
@@ -72,12 +85,13 @@ static void update_var(FusePartition *fp, Var *v, int32_t parent) {
   if (parent < 0) fp->nodes.data[id].extern_ref = 1;
 }
 
-static void add_node(FusePartition *fp, const void *key) {
-  uint32_t id = node_for_key(fp, key);
+static void add_node_id(FusePartition *fp, uint32_t id) {
   if (fp->nodes.data[id].index >= 0) return;
   fp->nodes.data[id].index = (int32_t)fp->post.len;
   vec_push(fp->post, id);
 }
+
+static void add_node(FusePartition *fp, const void *key) { add_node_id(fp, node_for_key(fp, key)); }
 
 static const Type *resolved(const Type *t) {
   while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
@@ -112,7 +126,7 @@ static uint8_t const_pattern(const ConstTensor *c) {
 /* The pre-actions of TVM's IndexedForwardGraphCreator at the first visit of e
  * (its node already exists: its parent created it). */
 static void pre_visit(FusePartition *fp, Expr *e) {
-  int32_t self = (int32_t)node_for_key(fp, e);
+  int32_t self = (int32_t)node_of_expr(fp, e);
   switch (e->kind) {
   case EXPR_CALL: {
     uint8_t pat = OPAT_OPAQUE;
@@ -223,17 +237,32 @@ static void build_graph(FusePartition *fp, Function *fn) {
     Expr *e = fr->e;
     if (!fr->started) {
       fr->started = true;
-      if (ptrmap_get(&seen, key_of(e), NULL)) {
-        st.len--;
+      if (e->kind == EXPR_OP || e->kind == EXPR_GLOBAL || e->kind == EXPR_CTOR) {
+        st.len--; /* leaves that do nothing: meeting one again is harmless */
         continue;
       }
-      ptrmap_put(&seen, key_of(e), 1);
+      if (e->kind == EXPR_FN) {
+        if (ptrmap_get(&seen, e, NULL)) {
+          st.len--;
+          continue;
+        }
+        ptrmap_put(&seen, e, 1);
+      }
+      uint32_t id = 0;
+      if (e->kind != EXPR_FN) {
+        id = node_of_expr(fp, e); /* variables: one node per binder */
+        if (fp->visited.data[id]) {
+          st.len--;
+          continue;
+        }
+        fp->visited.data[id] = 1;
+      }
       bool leaf = true;
       switch (e->kind) {
-      case EXPR_VAR: add_node(fp, e->var.var); break;
+      case EXPR_VAR: add_node_id(fp, id); break;
       case EXPR_CONST:
-        fp->nodes.data[node_for_key(fp, e)].pattern = const_pattern(e->constant);
-        add_node(fp, e);
+        fp->nodes.data[id].pattern = const_pattern(e->constant);
+        add_node_id(fp, id);
         break;
       case EXPR_OP:
       case EXPR_GLOBAL:
@@ -260,7 +289,7 @@ static void build_graph(FusePartition *fp, Function *fn) {
       continue;
     }
     st.len--;
-    if (e->kind != EXPR_FN) add_node(fp, e);
+    if (e->kind != EXPR_FN) add_node_id(fp, node_of_expr(fp, e)); /* (the mark is valid: one check) */
   }
   vec_free(st);
   ptrmap_free(&seen);
@@ -469,6 +498,8 @@ void fuse_partition_build(FusePartition *fp, Function *fn, int opt_level, uint32
 
 void fuse_partition_free(FusePartition *fp) {
   ptrmap_free(&fp->ids);
+  vec_free(fp->keys);
+  vec_free(fp->visited);
   vec_free(fp->nodes);
   vec_free(fp->edges);
   vec_free(fp->post);
@@ -485,6 +516,8 @@ void fuse_partition_free(FusePartition *fp) {
 
 int32_t fuse_node_of(const FusePartition *fp, const Expr *e) {
   if (!is_node_kind(e->kind)) return -1;
+  uint32_t m = e->mark;
+  if (m && m <= fp->keys.len && fp->keys.data[m - 1] == key_of(e)) return fp->nodes.data[m - 1].index;
   int64_t id;
   if (!ptrmap_get(&fp->ids, key_of(e), &id)) return -1;
   return fp->nodes.data[id].index;

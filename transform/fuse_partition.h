@@ -40,6 +40,9 @@ typedef struct FuseNode {
 
 typedef struct FusePartition {
   PtrMap ids;                /* key (Expr*, or Var* for variables) -> node id */
+  VEC(const void *) keys;    /* node id -> key; an expression's Expr.mark holds its node id
+                                + 1, validated against this (a hash lookup saved per use) */
+  VEC(uint8_t) visited;      /* node id -> visited by the graph walk */
   VEC(FuseNode) nodes;       /* by node id */
   VEC(FuseEdge) edges;
   VEC(uint32_t) post;        /* node ids in post-DFS order */
