@@ -11,10 +11,7 @@
 
 #include <string.h>
 
-typedef VEC(Expr *) ExprVec;
-
-/* Appends e's children (nested function bodies when enter_fns) to out. */
-static void push_children(Expr *e, bool enter_fns, ExprVec *st) {
+void walk_push_children(Expr *e, bool enter_fns, ExprVec *st) {
   switch (e->kind) {
   case EXPR_CALL:
     vec_push(*st, e->call.fn);
@@ -79,7 +76,7 @@ void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud) {
     }
     n->state = 1;
     kids.len = 0;
-    push_children(n->e, enter_fns, &kids);
+    walk_push_children(n->e, enter_fns, &kids);
     /* push in reverse so the first child is visited first */
     for (size_t i = kids.len; i-- > 0;) {
       Expr *k = kids.data[i];
@@ -317,7 +314,7 @@ static void fv_compute(FvCache *c, Expr *root) {
     }
     *o = 1;
     kids.len = 0;
-    push_children(e, true, &kids);
+    walk_push_children(e, true, &kids);
     for (size_t i = kids.len; i-- > 0;)
       if (!ptrmap_find(&c->sets, kids.data[i])) vec_push(st, kids.data[i]);
   }

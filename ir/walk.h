@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ir/ast.h"
+#include "ir/mem.h"
 
 /* Calls visit(e, ud) once per distinct node reachable from `root`, children
  * (in source order) before parents; nested function bodies are entered when
@@ -68,5 +69,12 @@ uint32_t scope_tree_add(ScopeTree *t, uint32_t parent);
 /* The innermost scope enclosing a and b (SCOPE_TREE_NONE: different roots). */
 uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b);
 void scope_tree_free(ScopeTree *t);
+
+/* A stack of expressions for iterative walks. */
+typedef VEC(Expr *) ExprVec;
+
+/* Appends e's children to *st (nested function bodies only when enter_fns),
+ * in the order the post-order walks visit them. */
+void walk_push_children(Expr *e, bool enter_fns, ExprVec *st);
 
 #endif

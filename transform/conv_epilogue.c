@@ -35,6 +35,7 @@
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ops/op_call.h"
+#include "ir/walk.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "runtime/threadpool.h"
@@ -54,42 +55,6 @@ typedef struct Epi {
 
 /* ------------------------------------------------------------ counting */
 
-typedef VEC(Expr *) ExprVec;
-
-static void push_children(ExprVec *st, Expr *e) {
-  switch (e->kind) {
-  case EXPR_CALL:
-    vec_push(*st, e->call.fn);
-    for (uint32_t i = 0; i < e->call.nargs; i++) vec_push(*st, e->call.args[i]);
-    break;
-  case EXPR_TUPLE:
-    for (uint32_t i = 0; i < e->tuple.n; i++) vec_push(*st, e->tuple.fields[i]);
-    break;
-  case EXPR_PROJ: vec_push(*st, e->proj.tuple); break;
-  case EXPR_FN: vec_push(*st, e->fn->body); break;
-  case EXPR_LET:
-    vec_push(*st, e->let.value);
-    vec_push(*st, e->let.body);
-    break;
-  case EXPR_IF:
-    vec_push(*st, e->if_.cond);
-    vec_push(*st, e->if_.then_);
-    vec_push(*st, e->if_.else_);
-    break;
-  case EXPR_MATCH:
-    vec_push(*st, e->match.scrut);
-    for (uint32_t i = 0; i < e->match.nclauses; i++) vec_push(*st, e->match.clauses[i].body);
-    break;
-  case EXPR_REF_NEW:
-  case EXPR_REF_READ: vec_push(*st, e->ref.arg); break;
-  case EXPR_REF_WRITE:
-    vec_push(*st, e->ref_write.ref);
-    vec_push(*st, e->ref_write.value);
-    break;
-  default: break;
-  }
-}
-
 /* Counts the parent edges of every node under root (root itself gets one:
  * it is returned), and, when crefs is non-NULL, the edges reaching each
  * constant. */
@@ -102,7 +67,7 @@ static void count_edges(Expr *root, PtrMap *uses, PtrMap *crefs) {
   while (st.len) {
     Expr *e = st.data[--st.len];
     size_t before = st.len, keep = before;
-    push_children(&st, e);
+    walk_push_children(e, true, &st);
     for (size_t i = before; i < st.len; i++) {
       Expr *c = st.data[i];
       int64_t *n = ptrmap_slot(uses, c);
