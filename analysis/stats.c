@@ -1,7 +1,8 @@
 /* analysis/stats.c — `relayc --stats` (see stats.h).
  *
- * One pass over @main's body in post-order (analysis/common.h) gathers
- * everything; sizes come from the inferred types only, so the module needs
+ * One pass in post-order (analysis/common.h) over @main's body and the body
+ * of every global it reaches (each once: the figures are static, per call
+ * site) gathers everything; sizes come from the inferred types only, so the module needs
  * no weights (parameters may stand for them, constants are counted by
  * their stored size). Byte counts use the in-memory element size (bool = 1
  * byte). The largest intermediate is the first, in the source text, of the
@@ -39,6 +40,7 @@ typedef struct Stats {
   OpRow *ops;       /* by operator id */
   uint32_t nops;
   int64_t op_calls, fn_calls;
+  int64_t globals;  /* other globals reached from @main, counted once each */
   Sizes params, consts;
   int64_t macs, mac_unknown;
   /* the largest call result */
@@ -114,10 +116,17 @@ static void count_call(Stats *s, Expr *e) {
     consider_result(s, e, t);
 }
 
-static void gather(Stats *s, Var *const *params, uint32_t nparams, Expr *body) {
-  s->nops = op_count();
-  s->ops = mem_calloc(s->nops ? s->nops : 1, sizeof *s->ops);
-  for (uint32_t i = 0; i < s->nops; i++) s->ops[i].id = (int32_t)i;
+static void count_const(Stats *s, PtrMap *seen, const ConstTensor *c) {
+  if (ptrmap_get(seen, c, NULL)) return;
+  ptrmap_put(seen, c, 1);
+  int64_t n = 1;
+  for (int32_t k = 0; k < c->ndim; k++) n = mac_mul(n, c->shape[k]);
+  s->consts.count++;
+  s->consts.elements = add_sat(s->consts.elements, n < 0 ? 0 : n);
+  s->consts.bytes = add_sat(s->consts.bytes, (int64_t)c->nbytes);
+}
+
+static void count_params(Stats *s, Var *const *params, uint32_t nparams) {
   for (uint32_t i = 0; i < nparams; i++) {
     int64_t e, b;
     s->params.count++;
@@ -128,25 +137,42 @@ static void gather(Stats *s, Var *const *params, uint32_t nparams, Expr *body) {
       s->params.unknown++;
     }
   }
-  AnList order = {0};
-  an_postorder(body, &order);
-  PtrMap consts = {0};
-  for (size_t i = 0; i < order.len; i++) {
-    Expr *e = order.data[i];
-    if (e->kind == EXPR_CALL) {
-      count_call(s, e);
-    } else if (e->kind == EXPR_CONST && !ptrmap_get(&consts, e->constant, NULL)) {
-      const ConstTensor *c = e->constant;
-      ptrmap_put(&consts, c, 1);
-      int64_t n = 1;
-      for (int32_t k = 0; k < c->ndim; k++) n = mac_mul(n, c->shape[k]);
-      s->consts.count++;
-      s->consts.elements = add_sat(s->consts.elements, n < 0 ? 0 : n);
-      s->consts.bytes = add_sat(s->consts.bytes, (int64_t)c->nbytes);
+}
+
+/* Counts the body of @main (or the expression) and of every global it
+ * reaches, each global once: the figures are static, per call site, not
+ * per evaluation (a recursive loop's body counts once). */
+static void gather(Stats *s, Var *const *params, uint32_t nparams, Expr *body) {
+  s->nops = op_count();
+  s->ops = mem_calloc(s->nops ? s->nops : 1, sizeof *s->ops);
+  for (uint32_t i = 0; i < s->nops; i++) s->ops[i].id = (int32_t)i;
+  count_params(s, params, nparams);
+  PtrMap consts = {0}, globals = {0};
+  VEC(Expr *) todo = {0};
+  vec_push(todo, body);
+  for (size_t t = 0; t < todo.len; t++) {
+    AnList order = {0};
+    an_postorder(todo.data[t], &order);
+    for (size_t i = 0; i < order.len; i++) {
+      Expr *e = order.data[i];
+      if (e->kind == EXPR_CALL) {
+        count_call(s, e);
+      } else if (e->kind == EXPR_CONST) {
+        count_const(s, &consts, e->constant);
+      } else if (e->kind == EXPR_GLOBAL && e->global.def && e->global.def->fn &&
+                 !ptrmap_get(&globals, e->global.def, NULL)) {
+        ptrmap_put(&globals, e->global.def, 1);
+        if (e->global.def->fn->body != body) {
+          s->globals++;
+          vec_push(todo, e->global.def->fn->body);
+        }
+      }
     }
+    vec_free(order);
   }
+  vec_free(todo);
   ptrmap_free(&consts);
-  vec_free(order);
+  ptrmap_free(&globals);
 }
 
 static int row_cmp(const void *a, const void *b) {
@@ -213,7 +239,10 @@ static void print_sizes(FILE *out, const char *what, const Sizes *z) {
 
 static void print_text(FILE *out, Module *m, Stats *s) {
   char a[40], b[40], name[256];
-  fprintf(out, "%s of %s\n", m->expr ? "the expression" : "@main", m->src ? m->src->name : "<module>");
+  fprintf(out, "%s of %s", m->expr ? "the expression" : "@main", m->src ? m->src->name : "<module>");
+  if (s->globals)
+    fprintf(out, ", with the %" PRId64 " global%s it calls (each counted once)", s->globals, s->globals == 1 ? "" : "s");
+  fputc('\n', out);
   qsort(s->ops, s->nops, sizeof *s->ops, row_cmp);
   uint32_t distinct = 0;
   while (distinct < s->nops && s->ops[distinct].calls) distinct++;
@@ -253,6 +282,7 @@ static void print_json(FILE *out, Module *m, Stats *s) {
   fputs("{\"file\": ", out);
   json_cstring(out, m->src ? m->src->name : NULL);
   fputs(m->expr ? ", \"function\": null" : ", \"function\": \"main\"", out);
+  fprintf(out, ", \"globals_reached\": %" PRId64, s->globals);
   qsort(s->ops, s->nops, sizeof *s->ops, row_cmp);
   fprintf(out, ", \"operator_calls\": %" PRId64 ", \"operators\": {", s->op_calls);
   for (uint32_t i = 0; i < s->nops && s->ops[i].calls; i++) {

@@ -50,6 +50,7 @@ static const char usage_text[] =
     "                        (Graphviz DOT of the typed module: render with dot -Tsvg)\n"
     "      --stats           operator counts, parameter and constant sizes, multiply-\n"
     "                        accumulates and the largest intermediate tensor of @main\n"
+    "                        and the globals it calls (each counted once)\n"
     "      --expr            read FILE as a bare expression instead of a module\n"
     "      --check-roundtrip print, re-parse and re-print; fail if anything differs\n"
     "      --pass=SPEC[,SPEC...]  run passes after type checking, in order (repeatable);\n"

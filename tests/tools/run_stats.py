@@ -11,7 +11,7 @@
     closed forms and published sizes (ResNet-50: 25,557,032 trainable weights; GPT-2:
     12 (12 T C^2 + 2 T^2 C) + T C V MACs, 124,439,808 weights at its 1024-token context);
   - a dynamic batch (a MAC count that cannot be known), FuseOps-shaped Primitive functions,
-    a bare expression, a module without @main (exit 2), --json without a mode (exit 2);
+    the globals @main reaches (each counted once), a bare expression, a module without @main (exit 2), --json without a mode (exit 2);
   - the text form says the same as the JSON.
 
     python3 tests/tools/run_stats.py --relayc build/relayc
@@ -229,6 +229,14 @@ def main():
         big = d["largest_intermediate"]
         ck.eq((big["operator"], big["line"], big["column"]), ("nn.conv2d", 5, 10),
               "fused: ties go to the first in the text")
+
+    d = stats(ck, relayc, "stats_globals.relay", "globals")
+    if d:
+        ck.eq(d["globals_reached"], 2, "globals: @twice and @layer reached, @unused not")
+        ck.eq(d["operators"], {"add": 1, "nn.dense": 1, "nn.relu": 1}, "globals: each global counted once")
+        ck.eq((d["function_calls"], d["macs"]["total"]), (4, 4 * 4), "globals: call sites and MACs")
+        rc, text, _ = run(relayc, ["--stats", "stats_globals.relay"])
+        ck.true("with the 2 globals it calls" in text.splitlines()[0], "globals: text header names them")
 
     p = subprocess.run([relayc, "--stats", "--json", "--expr", "-"], input=b"nn.dense(ones(shape=[2, 3], dtype=\"float32\"), "
                        b"ones(shape=[5, 3], dtype=\"float32\"))", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
