@@ -399,6 +399,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
   }
   vec_free(leaves);
   mem_free(args);
+  value_clear_refs();
   if (pa) program_free(pa);
   if (pb) program_free(pb);
   value_heap_shutdown();

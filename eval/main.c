@@ -437,6 +437,7 @@ int eval_main(Module *m, const EvalOptions *o, Diag *d) {
   }
   for (uint32_t i = 0; i < nparams; i++) value_release(args[i]);
   mem_free(args);
+  value_clear_refs();
   program_free(p);
   value_heap_shutdown();
   return status;

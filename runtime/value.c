@@ -40,6 +40,7 @@ static struct {
   Obj **ctor_vals;
   uint32_t ctor_cap, ctor_n;
   TupleObj *unit;
+  RefObj *refs;            /* live reference cells (doubly linked) */
 } heap;
 
 static void *obj_alloc(size_t size, uint16_t *cls_out) {
@@ -102,6 +103,23 @@ static Obj *obj_immortal(ValueKind kind, size_t size) {
 int64_t value_live_objects(void) { return heap.live; }
 size_t value_heap_bytes(void) { return heap.bytes; }
 
+void value_clear_refs(void) {
+  /* Hold every cell first so none is freed while the list is walked, then
+   * empty them (which may free whole cycles), then let go. */
+  VEC(RefObj *) cells = {0};
+  for (RefObj *r = heap.refs; r; r = r->next) {
+    r->hdr.rc++;
+    vec_push(cells, r);
+  }
+  for (size_t i = 0; i < cells.len; i++) {
+    Value v = cells.data[i]->v;
+    cells.data[i]->v = value_none();
+    value_release(v);
+  }
+  for (size_t i = 0; i < cells.len; i++) value_release((Value){VK_REF, 0, {.o = &cells.data[i]->hdr}});
+  vec_free(cells);
+}
+
 void value_heap_shutdown(void) {
   for (size_t i = 0; i < heap.chunks.len; i++) mem_free(heap.chunks.data[i]);
   vec_free(heap.chunks);
@@ -141,7 +159,14 @@ static void free_one(Obj *o) {
     for (uint32_t i = 0; i < c->n; i++) drop_field(c->cap[i]);
     break;
   }
-  case VK_REF: drop_field(((RefObj *)o)->v); break;
+  case VK_REF: {
+    RefObj *r = (RefObj *)o;
+    if (r->prev) r->prev->next = r->next;
+    else heap.refs = r->next;
+    if (r->next) r->next->prev = r->prev;
+    drop_field(r->v);
+    break;
+  }
   default: UNREACHABLE();
   }
   obj_dealloc(o);
@@ -303,6 +328,10 @@ Value value_closure_immortal(const void *code) {
 Value value_ref_new(Value v) {
   RefObj *r = (RefObj *)obj_new(VK_REF, sizeof(RefObj));
   r->v = v;
+  r->prev = NULL;
+  r->next = heap.refs;
+  if (heap.refs) heap.refs->prev = r;
+  heap.refs = r;
   return (Value){VK_REF, 0, {.o = &r->hdr}};
 }
 

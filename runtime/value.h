@@ -43,7 +43,10 @@
  * object whose fields die too is handled with an explicit work list, so a
  * million-element list is freed in constant C stack. Reference cycles (only
  * possible through `ref` cells: a ref holding a closure that captures the
- * ref) are not collected; a let-bound recursive closure does not capture
+ * ref, as LazyGradientInit's programs build) are not collected while the
+ * program runs; value_clear_refs() at the end of a run empties every cell
+ * still alive, which frees all such garbage. A let-bound recursive closure
+ * does not capture
  * itself (the interpreter hands it its own closure at call time), so ordinary
  * recursion never makes a cycle.
  *
@@ -143,6 +146,7 @@ typedef struct ClosureObj {
 typedef struct RefObj {
   Obj hdr;
   Value v;
+  struct RefObj *prev, *next; /* every live cell, for value_clear_refs() */
 } RefObj;
 
 /* ------------------------------------------------------------ kinds, tags */
@@ -251,6 +255,10 @@ static inline void value_release(Value v) {
 int64_t value_live_objects(void);
 /* Bytes currently held by the object allocator (live + cached). */
 size_t value_heap_bytes(void);
+/* Empties every reference cell still alive (its contents are released), so
+ * the objects and tensors kept alive only by cycles through refs are freed.
+ * Call at the end of a run, after the result has been written out. */
+void value_clear_refs(void);
 /* Releases every cached chunk and immortal object. Call only when no value is
  * alive (at the end of a run, or between tests). */
 void value_heap_shutdown(void);

@@ -88,7 +88,8 @@ struct Closure {
   Function *lit;    /* a literal, or NULL */
   Var *self;        /* the let variable a recursive literal is bound to */
   PV *selfv;
-  ExprVarList caps; /* the literal's free variables ... */
+  Var **caps;       /* the literal's free variables (arena) ... */
+  uint32_t ncaps;
   PV **capv;        /* ... and their values when it was made */
   const Inst *inst; /* the instantiation its types are read at */
 };
@@ -298,7 +299,7 @@ static PV *unfold(Pe *p, Closure *c, PV **args, uint32_t n, Type *at, LL *ll) {
   const Inst *saved_inst = p->inst;
   p->inst = c->g ? inst_for(p, c->g, at) : c->inst;
   if (c->lit) {
-    for (size_t i = 0; i < c->caps.len; i++) bind(p, c->caps.data[i], c->capv[i]);
+    for (uint32_t i = 0; i < c->ncaps; i++) bind(p, c->caps[i], c->capv[i]);
     if (c->self) bind(p, c->self, c->selfv);
   }
   for (uint32_t i = 0; i < n && i < f->nparams; i++) bind(p, f->params[i], args[i]);
@@ -421,12 +422,17 @@ static PV *closure_of(Pe *p, Expr *e) {
   c->inst = p->inst;
   int64_t sv;
   if (ptrmap_get(&p->self_of, f, &sv)) c->self = (Var *)(intptr_t)sv;
-  fv_cache_get(p->fv, f, c->self, &c->caps);
-  c->capv = arena_alloc(m->arena, (c->caps.len ? c->caps.len : 1) * sizeof *c->capv);
-  for (size_t i = 0; i < c->caps.len; i++) {
-    PV *v = sc_get(&p->env, c->caps.data[i]);
-    c->capv[i] = v ? v : pv_new(p, S_NONE, build_var(m, c->caps.data[i], e->span));
+  ExprVarList fvs = {0};
+  fv_cache_get(p->fv, f, c->self, &fvs);
+  c->ncaps = (uint32_t)fvs.len;
+  c->caps = arena_alloc(m->arena, (fvs.len ? fvs.len : 1) * sizeof *c->caps);
+  c->capv = arena_alloc(m->arena, (fvs.len ? fvs.len : 1) * sizeof *c->capv);
+  for (uint32_t i = 0; i < c->ncaps; i++) {
+    c->caps[i] = fvs.data[i];
+    PV *v = sc_get(&p->env, c->caps[i]);
+    c->capv[i] = v ? v : pv_new(p, S_NONE, build_var(m, c->caps[i], e->span));
   }
+  vec_free(fvs);
   PV *v = pv_new(p, S_FUNC, NULL);
   v->fn = c;
   c->selfv = v;
@@ -446,7 +452,7 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   const Inst *saved_inst = p->inst;
   p->inst = c->inst;
   size_t mark = sc_mark(&p->env);
-  for (size_t i = 0; i < c->caps.len; i++) bind(p, c->caps.data[i], c->capv[i]);
+  for (uint32_t i = 0; i < c->ncaps; i++) bind(p, c->caps[i], c->capv[i]);
   if (c->self) bind(p, c->self, v);
   Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) {

@@ -164,6 +164,35 @@ START_TEST(closure_captures_released) {
 }
 END_TEST
 
+/* ref -> closure -> tuple -> ref, holding a tensor: the shape of
+ * LazyGradientInit's programs (a One(thunk) written into the gradient cell
+ * the thunk's tuple holds). Refcounting alone never frees it;
+ * value_clear_refs() at the end of a run does. */
+START_TEST(ref_cycle_freed_by_clear_refs) {
+  static int code;
+  int64_t shape[1] = {4};
+  Tensor *t = tensor_new_zeros(DT_F32, 1, shape);
+  Value cell = value_ref_new(value_none());
+  Value pair = value_tuple_new(2);
+  value_tuple(pair)->f[0] = value_from_tensor(tensor_retain(t));
+  value_tuple(pair)->f[1] = value_retain(cell);
+  Value thunk = value_closure_new(&code, 1);
+  value_closure(thunk)->cap[0] = pair;
+  value_ref(cell)->v = thunk;
+  value_release(cell);
+  ck_assert_int_eq(value_live_objects(), 3); /* the cycle survives */
+  ck_assert_uint_eq(t->refcount, 2);
+  Value other = value_ref_new(value_i32(5)); /* a live cell outside the cycle */
+  value_clear_refs();
+  ck_assert_int_eq(value_live_objects(), 1);
+  ck_assert_uint_eq(t->refcount, 1);
+  ck_assert_int_eq(value_kind(value_ref(other)->v), VK_NONE);
+  value_release(other);
+  ck_assert_int_eq(value_live_objects(), 0);
+  tensor_release(t);
+}
+END_TEST
+
 START_TEST(print_forms) {
   assert_prints(value_i32(42), "42");
   assert_prints(value_i64(42), "42i64");
@@ -257,6 +286,7 @@ static Suite *value_suite(void) {
   tcase_add_test(tc, million_element_list_frees_iteratively);
   tcase_add_test(tc, tensors_inside_objects_released);
   tcase_add_test(tc, closure_captures_released);
+  tcase_add_test(tc, ref_cycle_freed_by_clear_refs);
   tcase_add_test(tc, print_forms);
   tcase_add_test(tc, print_json);
   tcase_add_test(tc, print_long_list_iteratively);
