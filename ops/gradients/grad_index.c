@@ -1,12 +1,15 @@
 /* ops/gradients/grad_index.c — rules of the gathering operators (spec/gradient.md §4.4,
  * §4.7 "take", "gather").
  *
- * A gather reads data[idx]; its adjoint adds g[m] into position idx[m] (duplicates
- * accumulate). Without a scatter operator in the registry the additions are a
- * product with a one-hot matrix: for take along an axis of extent n with M indices,
- * dx = g·onehot(idx) as one nn.matmul over the (pre·post, M) view of g, so the cost
- * is O(M·n) per row and index inputs get no gradient. Indices are normalised first
- * as the forward does: clip clamps into [0, n − 1], wrap takes them modulo n.
+ * A gather reads data[idx]; its adjoint adds g[m] back into position idx[m]
+ * (duplicates accumulate): one scatter_elements(zeros, idx, g, reduction="add")
+ * over a view of the data in which the gathered axis is one axis — O(size of g),
+ * whatever the extent gathered from. take (any axis, axis=None, batch_dims) uses
+ * the (batch, pre, n, post) view with the indices broadcast along pre/post;
+ * gather_nd linearises its K indexed axes into one; gather is the scatter
+ * itself. Indices are normalised first as the forward reads them: take's clip
+ * clamps into [0, n − 1], wrap takes them modulo n; scatter_elements counts
+ * negative indices from the end as gather does. Index inputs get no gradient.
  */
 #include <string.h>
 
@@ -14,25 +17,12 @@
 
 #define G (c->g)
 
-static const char *dtype_str(GradCtx *c, DType dt) {
-  char buf[32];
-  return gr_fmt(c, "%s", dtype_name(dt, buf));
-}
-
-/* one_hot(idx, 1, 0, depth=n, axis) in data's dtype */
-static Expr *onehot(GradCtx *c, Expr *idx, int64_t n, int64_t axis) {
-  DType dt = gr_dtype(c, 0);
-  return GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=%lld, dtype=\"%s\"", (long long)n, (long long)axis, dtype_str(c, dt)),
-               idx, gr_const(c, 1, dt), gr_const(c, 0, dt));
-}
-
-/* indices as take's mode reads them */
+/* indices as take's mode reads them (the kernel reads "fast" as "clip") */
 static Expr *norm_index(GradCtx *c, Expr *idx, int64_t n) {
   const char *mode = gr_attr_str(c, "mode", "clip");
   DType it = gr_dtype(c, 1);
   if (strcmp(mode, "wrap") == 0) return GR_OP(c, "floor_mod", NULL, idx, gr_const(c, (double)n, it));
-  if (strcmp(mode, "clip") == 0) return GR_OP(c, "clip", gr_fmt(c, "a_min=0f, a_max=%lldf", (long long)(n - 1)), idx);
-  return idx;
+  return GR_OP(c, "clip", gr_fmt(c, "a_min=0f, a_max=%lldf", (long long)(n - 1)), idx);
 }
 
 static int64_t prod(const int64_t *d, uint32_t lo, uint32_t hi) {
@@ -41,90 +31,84 @@ static int64_t prod(const int64_t *d, uint32_t lo, uint32_t hi) {
   return p;
 }
 
-/* dx (pre, n, post) = Σ_m g(pre, m, post)·oh(m, n): g viewed as (pre·post, M), times oh */
-static Expr *spread(GradCtx *c, Expr *g, Expr *oh, int64_t pre, int64_t M, int64_t post, int64_t n) {
-  Expr *g3 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld, %lld, %lld]", (long long)pre, (long long)M, (long long)post), g);
-  Expr *g2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld, %lld]", (long long)(pre * post), (long long)M),
-                   GR_OP(c, "transpose", "axes=[0, 2, 1]", g3));
-  Expr *r = GR_OP(c, "nn.matmul", NULL, g2, oh);
-  Expr *r3 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld, %lld, %lld]", (long long)pre, (long long)post, (long long)n), r);
-  return GR_OP(c, "transpose", "axes=[0, 2, 1]", r3);
+/* zeros of x's type viewed as `shape` (n axes) */
+static Expr *zeros_view(GradCtx *c, const int64_t *shape, uint32_t n) {
+  return GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, n)), gr_zeros_like(c, X0));
 }
 
+/* dx = scatter_elements(zeros (B, pre, n, post), idx (B, 1, M, 1) broadcast, g (B, pre, M, post),
+ * axis=2, "add"), read back as x's shape */
+static Expr *scatter_back(GradCtx *c, Expr *idx, int64_t B, int64_t pre, int64_t M, int64_t post, int64_t n) {
+  int64_t gs[4] = {B, pre, M, post}, is[4] = {B, 1, M, 1}, zs[4] = {B, pre, n, post};
+  Expr *g4 = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, gs, 4)), G);
+  Expr *i4 = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, is, 4)), idx);
+  if (pre != 1 || post != 1) i4 = GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gr_ints_text(c, gs, 4)), i4);
+  Expr *d = GR_OP(c, "scatter_elements", "axis=2, reduction=\"add\"", zeros_view(c, zs, 4), i4, g4);
+  return gr_reshape_like(c, d, X0);
+}
+
+/* take(data, idx, axis, batch_dims, mode): out[b.., pre.., i.., post..] =
+ * data[b.., pre.., idx[b.., i..], post..] with b the first batch_dims axes of both;
+ * the adjoint adds g back at the (normalised) indices, duplicates accumulating */
 GRAD_RULE(TAKE) {
   int64_t dims[GRAD_MAX_RANK], idims[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, idims)) return false;
   uint32_t rank = gr_rank(c, 0), irank = gr_rank(c, 1);
-  if (gr_attr_int(c, "batch_dims", 0) != 0) return gr_fail(c, "batch_dims other than 0 is not supported");
-  int64_t M = prod(idims, 0, irank);
   const AttrValue *av = gr_attr(c, "axis");
-  Expr *flat_idx = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld]", (long long)M), X1);
-  if (!av || av->kind != AV_INT) { /* flattened data */
-    int64_t n = prod(dims, 0, rank);
-    Expr *oh = onehot(c, norm_index(c, flat_idx, n), n, -1);
-    c->dx[0] = gr_reshape_like(c, spread(c, G, oh, 1, M, 1, n), X0);
+  if (!av || av->kind != AV_INT) { /* flattened data: axis 0 of the (1, 1, size, 1) view */
+    int64_t n = prod(dims, 0, rank), M = prod(idims, 0, irank);
+    c->dx[0] = scatter_back(c, norm_index(c, X1, n), 1, 1, M, 1, n);
     return true;
   }
   int64_t axis = av->i.value < 0 ? av->i.value + rank : av->i.value;
   if (axis < 0 || axis >= (int64_t)rank) return gr_fail(c, "axis is out of range");
+  int64_t bd = gr_attr_int(c, "batch_dims", 0);
+  if (bd < 0) bd += irank;
+  if (bd < 0 || bd > axis || bd > (int64_t)irank) return gr_fail(c, "batch_dims is out of range");
   int64_t n = dims[axis];
-  Expr *oh = onehot(c, norm_index(c, flat_idx, n), n, -1);
-  c->dx[0] = gr_reshape_like(c, spread(c, G, oh, prod(dims, 0, (uint32_t)axis), M, prod(dims, (uint32_t)axis + 1, rank), n), X0);
+  c->dx[0] = scatter_back(c, norm_index(c, X1, n), prod(dims, 0, (uint32_t)bd), prod(dims, (uint32_t)bd, (uint32_t)axis),
+                          prod(idims, (uint32_t)bd, irank), prod(dims, (uint32_t)axis + 1, rank), n);
   return true;
 }
 
-/* gather(data, axis, idx): out[.., i, ..] = data[.., idx[.., i, ..], ..]; g is spread with a
- * one-hot along a new axis after `axis`, summed over `axis`, padded to data's extents */
+/* gather(data, axis, idx): out[.., i, ..] = data[.., idx[.., i, ..], ..] — the adjoint is
+ * the matching scatter-add (indices of a smaller extent off the axis are fine) */
 GRAD_RULE(GATHER) {
-  int64_t dims[GRAD_MAX_RANK], idims[GRAD_MAX_RANK];
-  if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, idims)) return false;
   uint32_t rank = gr_rank(c, 0);
   int64_t axis = gr_attr_int(c, "axis", 0);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= (int64_t)rank) return gr_fail(c, "axis is out of range");
-  Expr *idx = X1;
-  if (gr_dtype(c, 1).code == DT_INT) /* negative indices count from the end */
-    idx = GR_OP(c, "floor_mod", NULL, X1, gr_const(c, (double)dims[axis], gr_dtype(c, 1)));
-  Expr *oh = onehot(c, idx, dims[axis], axis + 1);
-  Expr *sum = GR_OP(c, "sum", gr_fmt(c, "axis=[%lld]", (long long)axis),
-                    gr_mul(c, oh, GR_OP(c, "expand_dims", gr_fmt(c, "axis=%lld", (long long)(axis + 1)), G)));
-  bool same = true;
-  char pads[GRAD_MAX_RANK * 32];
-  size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[");
-  for (uint32_t i = 0; i < rank; i++) {
-    int64_t have = (int64_t)i == axis ? dims[i] : idims[i];
-    same &= have == dims[i];
-    len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[0, %lld]", i ? ", " : "", (long long)(dims[i] - have));
-  }
-  snprintf(pads + len, sizeof pads - len, "]");
-  c->dx[0] = same ? sum : GR_OP(c, "nn.pad", pads, sum, gr_scalar(c, 0, 0));
+  c->dx[0] = GR_OP(c, "scatter_elements", gr_fmt(c, "axis=%lld, reduction=\"add\"", (long long)axis), gr_zeros_like(c, X0),
+                   X1, G);
   return true;
 }
 
-/* gather_nd(data, idx (K, Y...)): the first K axes of data linearised into one index,
- * then the take rule along that axis */
+/* gather_nd(data, idx (K, b.., Y..), batch_dims): out[b.., y.., r..] =
+ * data[b.., idx[0, b.., y..], .., idx[K-1, b.., y..], r..]. The K indexed axes are
+ * linearised into one index, then the take adjoint along that axis per batch. */
 GRAD_RULE(GATHER_ND) {
   int64_t dims[GRAD_MAX_RANK], idims[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, idims)) return false;
   uint32_t rank = gr_rank(c, 0), irank = gr_rank(c, 1);
-  if (gr_attr_int(c, "batch_dims", 0) != 0) return gr_fail(c, "batch_dims other than 0 is not supported");
   if (irank < 1) return gr_fail(c, "indices must have rank >= 1");
-  int64_t K = idims[0], Y = prod(idims, 1, irank);
-  if (K > (int64_t)rank) return gr_fail(c, "indices address more axes than data has");
+  int64_t bd = gr_attr_int(c, "batch_dims", 0), K = idims[0];
+  if (bd < 0 || bd > (int64_t)irank - 1) return gr_fail(c, "batch_dims is out of range");
+  if (K + bd > (int64_t)rank) return gr_fail(c, "indices address more axes than data has");
   DType it = gr_dtype(c, 1);
   Expr *lin = NULL;
   for (int64_t k = 0; k < K; k++) {
     Expr *ik = GR_OP(c, "squeeze", "axis=[0]",
                      GR_OP(c, "strided_slice", gr_fmt(c, "begin=[%lld], end=[%lld], axes=[0]", (long long)k, (long long)(k + 1)), X1));
-    int64_t stride = prod(dims, (uint32_t)k + 1, (uint32_t)K);
+    int64_t stride = prod(dims, (uint32_t)(bd + k + 1), (uint32_t)(bd + K));
     Expr *term = stride == 1 ? ik : gr_mul(c, ik, gr_const(c, (double)stride, it));
     lin = lin ? gr_add(c, lin, term) : term;
   }
-  int64_t P = prod(dims, 0, (uint32_t)K), R = prod(dims, (uint32_t)K, rank);
-  Expr *flat = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld]", (long long)Y), lin);
-  Expr *oh = onehot(c, flat, P, -1); /* (Y, P) */
-  Expr *g2 = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld, %lld]", (long long)Y, (long long)R), G);
-  Expr *d = GR_OP(c, "nn.matmul", "transpose_a=True", oh, g2); /* (P, R) */
-  c->dx[0] = gr_reshape_like(c, d, X0);
+  int64_t B = prod(dims, 0, (uint32_t)bd), P = prod(dims, (uint32_t)bd, (uint32_t)(bd + K));
+  int64_t R = prod(dims, (uint32_t)(bd + K), rank), Y = prod(idims, (uint32_t)(1 + bd), irank);
+  if (!lin) { /* K = 0: every y reads the whole batch row */
+    int64_t ls[2] = {B, Y};
+    lin = GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gr_ints_text(c, ls, 2)), gr_const(c, 0, it));
+  }
+  c->dx[0] = scatter_back(c, lin, B, 1, Y, R, P);
   return true;
 }

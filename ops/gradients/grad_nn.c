@@ -2,8 +2,9 @@
  *
  * For C = op(A)·op(B) (op = identity or transpose): d op(A) = G·op(B)ᵀ and
  * d op(B) = op(A)ᵀ·G, then op undone; every case is one more matmul with
- * the right transpose flags, so no transpose is materialised. nn.dense accepts data of any
- * rank (leading axes flattened for the weight gradient); an out_dtype other
+ * the right transpose flags, so no transpose is materialised. nn.dense and nn.matmul
+ * accept data of any rank (leading axes flattened into matrix rows, a transposed
+ * nn.matmul operand swapped back once); an out_dtype other
  * than the inputs' is cast back (§4.6 item 4).
  */
 #include "ops/gradients/grad.h"
@@ -38,27 +39,64 @@ static const char *flags(GradCtx *c, bool ta, bool tb) {
 }
 
 /* The four transpose cases of C = op(A)·op(B) for `name` (nn.matmul / nn.batch_matmul). */
+static void matmul_cases(GradCtx *c, const char *name, bool ta, bool tb, Expr *g, Expr *a, Expr *b, Expr **da,
+                         Expr **db) {
+  if (!ta && !tb) { /* C = A·B:      dA = G·Bᵀ,      dB = Aᵀ·G */
+    *da = GR_OP(c, name, flags(c, false, true), g, b);
+    *db = GR_OP(c, name, flags(c, true, false), a, g);
+  } else if (ta && !tb) { /* C = Aᵀ·B: dA = B·Gᵀ,      dB = A·G */
+    *da = GR_OP(c, name, flags(c, false, true), b, g);
+    *db = GR_OP(c, name, flags(c, false, false), a, g);
+  } else if (!ta && tb) { /* C = A·Bᵀ: dA = G·B,       dB = Gᵀ·A */
+    *da = GR_OP(c, name, flags(c, false, false), g, b);
+    *db = GR_OP(c, name, flags(c, true, false), g, a);
+  } else { /* C = Aᵀ·Bᵀ:              dA = Bᵀ·Gᵀ,     dB = Gᵀ·Aᵀ */
+    *da = GR_OP(c, name, flags(c, true, true), b, g);
+    *db = GR_OP(c, name, flags(c, true, true), g, a);
+  }
+}
+
 static bool matmul_rule(GradCtx *c, const char *name) {
   bool ta = gr_attr_bool(c, "transpose_a", false), tb = gr_attr_bool(c, "transpose_b", false);
-  Expr *g = gr_let(c, g_as_input(c, 0)), *a = X0, *b = X1, *da, *db;
-  if (!ta && !tb) { /* C = A·B:      dA = G·Bᵀ,      dB = Aᵀ·G */
-    da = GR_OP(c, name, flags(c, false, true), g, b);
-    db = GR_OP(c, name, flags(c, true, false), a, g);
-  } else if (ta && !tb) { /* C = Aᵀ·B: dA = B·Gᵀ,      dB = A·G */
-    da = GR_OP(c, name, flags(c, false, true), b, g);
-    db = GR_OP(c, name, flags(c, false, false), a, g);
-  } else if (!ta && tb) { /* C = A·Bᵀ: dA = G·B,       dB = Gᵀ·A */
-    da = GR_OP(c, name, flags(c, false, false), g, b);
-    db = GR_OP(c, name, flags(c, true, false), g, a);
-  } else { /* C = Aᵀ·Bᵀ:              dA = Bᵀ·Gᵀ,     dB = Gᵀ·Aᵀ */
-    da = GR_OP(c, name, flags(c, true, true), b, g);
-    db = GR_OP(c, name, flags(c, true, true), g, a);
-  }
+  Expr *g = gr_let(c, g_as_input(c, 0)), *da, *db;
+  matmul_cases(c, name, ta, tb, g, X0, X1, &da, &db);
   c->dx[0] = gr_unb(c, da, 0);
   c->dx[1] = gr_unb(c, db, 1);
   return true;
 }
-GRAD_RULE(NN_MATMUL) { return matmul_rule(c, "nn.matmul"); }
+
+/* nn.matmul(a (.., M, K) or, transposed, (.., K, M); b 2-D) -> (.., M, N). Data of rank
+ * other than 2 is one (rows, K) matrix with the leading axes flattened into the rows
+ * (rank 1: one row); with transpose_a its last two axes are swapped first, so the
+ * matrix rule runs untransposed on a and the result is swapped back. */
+GRAD_RULE(NN_MATMUL) {
+  uint32_t r = gr_rank(c, 0);
+  if (r == 2) return matmul_rule(c, "nn.matmul");
+  bool ta = gr_attr_bool(c, "transpose_a", false), tb = gr_attr_bool(c, "transpose_b", false);
+  int64_t ad[GRAD_MAX_RANK], od[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, ad) || !gr_shape(c, -1, od)) return false;
+  uint32_t ro = gr_rank(c, -1);
+  int64_t K = ad[r - (ta ? 2 : 1)], N = od[ro - 1];
+  int64_t perm[GRAD_MAX_RANK];
+  for (uint32_t i = 0; i < r; i++) perm[i] = i;
+  if (ta) perm[r - 2] = r - 1, perm[r - 1] = r - 2; /* its own inverse */
+  const char *swap = gr_fmt(c, "axes=%s", gr_ints_text(c, perm, r));
+  Expr *a = ta ? GR_OP(c, "transpose", swap, X0) : X0;
+  Expr *a2 = gr_let(c, GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)K), a));
+  Expr *g2 = gr_let(c, GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)N), g_as_input(c, 0)));
+  Expr *da, *db;
+  matmul_cases(c, "nn.matmul", false, tb, g2, a2, X1, &da, &db);
+  if (ta) {
+    int64_t sd[GRAD_MAX_RANK]; /* a's shape with the last two axes swapped */
+    for (uint32_t i = 0; i < r; i++) sd[i] = ad[perm[i]];
+    da = GR_OP(c, "transpose", swap, GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, sd, r)), da));
+  } else {
+    da = gr_reshape_like(c, da, X0);
+  }
+  c->dx[0] = da;
+  c->dx[1] = db;
+  return true;
+}
 GRAD_RULE(NN_BATCH_MATMUL) { return matmul_rule(c, "nn.batch_matmul"); }
 
 /* bias_add(x, b, axis): b gets g summed over every other axis */

@@ -256,19 +256,116 @@ GRAD_RULE(NN_ADAPTIVE_AVG_POOL1D) { return adaptive_avg(c, "NCW"); }
 GRAD_RULE(NN_ADAPTIVE_AVG_POOL2D) { return adaptive_avg(c, "NCHW"); }
 GRAD_RULE(NN_ADAPTIVE_AVG_POOL3D) { return adaptive_avg(c, "NCDHW"); }
 
-/* adaptive max 2-D with equal cells is max pooling with window = stride = L/n */
+/* Adaptive max pooling with cells of unequal size (L not a multiple of n: cell o covers
+ * [floor(o·L/n), ceil((o+1)·L/n)), neighbours may overlap). Along each spatial axis a
+ * constant (n, k) table lists every cell's positions, padded to the largest cell k by
+ * repeating its last position; take() with the tables gives every cell's taps, whose
+ * row-major argmax is the forward's first maximum (a repeated position comes after its
+ * original, so it never wins). The adjoint puts g on the winning tap (one_hot) and sends
+ * each tap back to its position with the transposed (n·k, L) selection matrix per axis. */
+static bool adaptive_max_cells(GradCtx *c, int nsp, const int *pos_in) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  DType dt = gr_dtype(c, 0);
+  int pos[3];
+  memcpy(pos, pos_in, (size_t)nsp * sizeof *pos);
+  for (int i = 1; i < nsp; i++) /* ascending axis positions */
+    for (int j = i; j > 0 && pos[j - 1] > pos[j]; j--) {
+      int t = pos[j];
+      pos[j] = pos[j - 1];
+      pos[j - 1] = t;
+    }
+  int64_t k[3], ktot = 1;
+  int32_t *tab[3];
+  for (int s = 0; s < nsp; s++) {
+    int64_t L = in[pos[s]], n = out[pos[s]];
+    if (n < 1 || L < 1) return gr_fail(c, "empty pooling cells");
+    k[s] = 0;
+    for (int64_t o = 0; o < n; o++) {
+      int64_t size = ((o + 1) * L + n - 1) / n - o * L / n;
+      if (size > k[s]) k[s] = size;
+    }
+    ktot *= k[s];
+    tab[s] = arena_alloc(c->m->arena, (size_t)(n * k[s]) * sizeof *tab[s]);
+    for (int64_t o = 0; o < n; o++) {
+      int64_t st = o * L / n, size = ((o + 1) * L + n - 1) / n - st;
+      for (int64_t t = 0; t < k[s]; t++) tab[s][o * k[s] + t] = (int32_t)(st + (t < size ? t : size - 1));
+    }
+  }
+  /* the taps: each spatial axis a becomes (n_a, k_a); later axes first so positions hold */
+  Expr *xt = X0;
+  for (int s = nsp; s-- > 0;) {
+    int64_t shape[2] = {out[pos[s]], k[s]};
+    xt = GR_OP(c, "take", gr_fmt(c, "axis=%d", pos[s]), xt, gr_tensor_const(c, DT_I32, 2, shape, tab[s]));
+  }
+  /* axes of the tap tensor: original axis i sits at i + (spatial axes before it); its k right after */
+  int64_t perm[GRAD_MAX_RANK + 3], inv[GRAD_MAX_RANK + 3], flat[GRAD_MAX_RANK + 1], tshape[GRAD_MAX_RANK + 3];
+  uint32_t nt = rank + (uint32_t)nsp, np = 0, at = 0;
+  int kpos[3];
+  for (uint32_t i = 0; i < rank; i++) {
+    int s = -1;
+    for (int q = 0; q < nsp; q++)
+      if ((uint32_t)pos[q] == i) s = q;
+    perm[np++] = at;
+    flat[i] = out[i];
+    tshape[at] = out[i];
+    if (s >= 0) {
+      kpos[s] = (int)at + 1;
+      tshape[at + 1] = k[s];
+      at += 2;
+    } else {
+      at += 1;
+    }
+  }
+  for (int s = 0; s < nsp; s++) perm[np++] = kpos[s];
+  for (uint32_t i = 0; i < nt; i++) inv[perm[i]] = i;
+  flat[rank] = ktot;
+  xt = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, perm, nt)), xt);
+  xt = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, flat, rank + 1)), xt);
+  char dn[32];
+  Expr *mask = GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=-1, dtype=\"%s\"", (long long)ktot, dtype_name(dt, dn)),
+                     GR_OP(c, "argmax", "axis=[-1]", xt), gr_const(c, 1, dt), gr_const(c, 0, dt));
+  Expr *d = gr_mul(c, mask, GR_OP(c, "expand_dims", "axis=-1", G));
+  int64_t pshape[GRAD_MAX_RANK + 3], merged[GRAD_MAX_RANK];
+  for (uint32_t i = 0; i < nt; i++) pshape[i] = tshape[perm[i]];
+  d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, pshape, nt)), d);
+  d = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, nt)), d);
+  for (uint32_t i = 0; i < rank; i++) merged[i] = out[i];
+  for (int s = 0; s < nsp; s++) merged[pos[s]] *= k[s];
+  d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, merged, rank)), d);
+  for (int s = 0; s < nsp; s++) {
+    int64_t L = in[pos[s]], rows = merged[pos[s]];
+    double *M = arena_alloc(c->m->arena, (size_t)(rows * L) * sizeof *M);
+    memset(M, 0, (size_t)(rows * L) * sizeof *M);
+    for (int64_t r = 0; r < rows; r++) M[r * L + tab[s][r]] = 1;
+    d = apply_adjoint(c, d, (uint32_t)pos[s], rank, M, rows, L, dt);
+  }
+  c->dx[0] = d;
+  return true;
+}
+
+/* true when every spatial extent is a multiple of its output extent (equal cells) */
+static bool equal_cells(GradCtx *c, int nsp, const int *pos, bool *eq) {
+  int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
+  *eq = true;
+  for (int s = 0; s < nsp; s++) *eq = *eq && out[pos[s]] > 0 && in[pos[s]] % out[pos[s]] == 0;
+  return true;
+}
+
+/* adaptive max 2-D with equal cells is max pooling with window = stride = L/n (else by cells) */
 GRAD_RULE(NN_ADAPTIVE_MAX_POOL2D) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
   const char *layout = gr_attr_str(c, "layout", "NCHW");
   int pos[3];
   if (spatial_axes(layout, pos) != 2) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  bool eq;
+  if (!equal_cells(c, 2, pos, &eq)) return false;
+  if (!eq) return adaptive_max_cells(c, 2, pos);
   int64_t k[2];
-  for (int s = 0; s < 2; s++) {
-    int64_t L = in[pos[s]], n = out[pos[s]];
-    if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
-    k[s] = L / n;
-  }
+  for (int s = 0; s < 2; s++) k[s] = in[pos[s]] / out[pos[s]];
   c->dx[0] = GR_OP(c, "nn.max_pool2d_grad",
                    gr_fmt(c, "pool_size=[%lld, %lld], strides=[%lld, %lld], layout=\"%s\"", (long long)k[0], (long long)k[1],
                           (long long)k[0], (long long)k[1], layout),
@@ -276,7 +373,7 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL2D) {
   return true;
 }
 
-/* adaptive max 1-D with equal cells: the 2-D rule on the H = 1 view */
+/* adaptive max 1-D with equal cells: the 2-D rule on the H = 1 view (else by cells) */
 GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
@@ -285,7 +382,7 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
   if (!w || strchr(layout, 'H')) return gr_fail(c, "unsupported layout \"%s\"", layout);
   int wpos = (int)(w - layout);
   int64_t L = in[wpos], n = out[wpos];
-  if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
+  if (n <= 0 || L % n) return adaptive_max_cells(c, 1, &wpos);
   char l2[32];
   snprintf(l2, sizeof l2, "%.*sH%s", wpos, layout, w);
   const char *up = gr_fmt(c, "axis=%d", wpos);
@@ -563,18 +660,17 @@ GRAD_RULE(NN_MAX_POOL3D) {
   return blocks ? block_max_grad(c, pos, 3, k) : tap_max_grad(c, pos, 3);
 }
 
-/* adaptive max 3-D with equal cells */
+/* adaptive max 3-D: equal cells by blocks, else by cells */
 GRAD_RULE(NN_ADAPTIVE_MAX_POOL3D) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK], k[3];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
   const char *layout = gr_attr_str(c, "layout", "NCDHW");
   int pos[3];
   if (spatial_axes(layout, pos) != 3) return gr_fail(c, "unsupported layout \"%s\"", layout);
-  for (int s = 0; s < 3; s++) {
-    int64_t L = in[pos[s]], n = out[pos[s]];
-    if (n <= 0 || L % n) return gr_fail(c, "only equal cells are supported (input extent %lld is not a multiple of the output's %lld)", (long long)L, (long long)n);
-    k[s] = L / n;
-  }
+  bool eq;
+  if (!equal_cells(c, 3, pos, &eq)) return false;
+  if (!eq) return adaptive_max_cells(c, 3, pos);
+  for (int s = 0; s < 3; s++) k[s] = in[pos[s]] / out[pos[s]];
   return block_max_grad(c, pos, 3, k);
 }
 

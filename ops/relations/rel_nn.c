@@ -259,6 +259,8 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
       O = has_ch ? dim_int(channels) : WO;
     }
   }
+  if (!transpose && dim_known(O) && O.value % G != 0) /* group g owns outputs [g·O/G, (g+1)·O/G) */
+    return rel_fail(c, "%lld output channels are not divisible by groups=%lld", (long long)O.value, (long long)G);
   Dim out[2 + MAXSP];
   out[0] = N;
   out[1] = O;

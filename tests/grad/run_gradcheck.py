@@ -187,6 +187,24 @@ case("take_axis1", [x((3, 4)), P("i", (2, 3), dtype="int32", value=[0, 3, 3, 1, 
 case("take_flat", [x((3, 4)), P("i", (5,), dtype="int32", value=[0, 11, 5, 5, 7])], "take(%x, %i)")
 case("take_wrap", [x((3, 4)), P("i", (4,), dtype="int32", value=[-1, 5, 2, -4])], 'take(%x, %i, axis=0, mode="wrap")')
 case("take_clip", [x((3, 4)), P("i", (4,), dtype="int32", value=[-1, 5, 2, 7])], 'take(%x, %i, axis=1, mode="clip")')
+case("take_fast_oob", [x((3, 4)), P("i", (4,), dtype="int32", value=[-2, 5, 1, 1])], 'take(%x, %i, axis=1, mode="fast")')
+# batch_dims: the first batch_dims axes of data and indices pair up (duplicates accumulate)
+case("take_batch1_axis1", [x((2, 4, 3)), P("i", (2, 5), dtype="int32", value=[0, 3, 3, 1, 0, 2, 2, 1, 3, 0])],
+     "take(%x, %i, axis=1, batch_dims=1)")
+case("take_batch1_axis2", [x((2, 3, 4, 2)), P("i", (2, 3), dtype="int64", value=[3, 0, 3, 1, 1, 2])],
+     "take(%x, %i, axis=2, batch_dims=1)")
+case("take_batch2_wrap", [x((2, 3, 4)), P("i", (2, 3, 2), dtype="int32", value=[-1, 4, 0, 0, 2, 7, 1, 1, -3, 2, 5, 3])],
+     'take(%x, %i, axis=2, batch_dims=2, mode="wrap")')
+case("take_batch_neg_clip", [x((2, 3, 4)), P("i", (2, 2, 2), dtype="int32", value=[-1, 9, 0, 0, 2, 3, 1, 1])],
+     'take(%x, %i, axis=-1, batch_dims=-2, mode="clip")')
+case("take_batch1_axis_eq", [x((3, 4)), P("i", (3,), dtype="int32", value=[3, 0, 2])], "take(%x, %i, axis=1, batch_dims=1)")
+case("gather_nd_batch1", [x((2, 3, 4)), P("i", (1, 2, 3), dtype="int64", value=[0, 2, 0, 1, 1, 2])],
+     "gather_nd(%x, %i, batch_dims=1)")
+case("gather_nd_batch1_k2", [x((2, 3, 4, 2)), P("i", (2, 2, 3), dtype="int32", value=[0, 2, 2, 1, 0, 1, 3, 0, 3, 2, 2, 1])],
+     "gather_nd(%x, %i, batch_dims=1)")
+case("gather_nd_batch2", [x((2, 3, 4)), P("i", (1, 2, 3, 2), dtype="int32", value=[0, 3, 1, 1, 2, 2, 3, 3, 0, 1, 2, 0])],
+     "gather_nd(%x, %i, batch_dims=2)")
+case("gather_nd_k0", [x((2, 3)), P("i", (0, 4), dtype="int32", value=[])], "gather_nd(%x, %i)")
 case("gather", [x((3, 4)), P("i", (3, 2), dtype="int64", value=[0, 3, 3, 3, 1, 0])], "gather(%x, %i, axis=1)")
 case("gather_axis0_small", [x((3, 4)), P("i", (2, 3), dtype="int32", value=[2, 0, 0, 1, 2, 2])], "gather(%x, %i, axis=0)")
 case("gather_nd", [x((2, 3)), P("i", (2, 4), dtype="int64", value=[0, 1, 1, 0, 0, 1, 2, 1])], "gather_nd(%x, %i)")
@@ -228,6 +246,17 @@ for ta in [False, True]:
         sb = (1, 5, 4) if tb else (1, 4, 5)
         case(f"batch_matmul_{int(ta)}{int(tb)}", [P("a", sa), P("b", sb)],
              f"nn.batch_matmul(%a, %b, transpose_a={ta}, transpose_b={tb})")
+# nn.matmul with data of rank 1, 3 and 4 (leading axes are rows; transpose_a swaps the last two)
+for lead in [(), (2,), (2, 3)]:
+    for ta in ([False] if not lead else [False, True]):
+        for tb in [False, True]:
+            sa = lead + ((4, 3) if ta else (3, 4)) if lead else (4,)
+            sb = (5, 4) if tb else (4, 5)
+            case(f"matmul_nd{len(sa)}_{int(ta)}{int(tb)}", [P("a", sa), P("b", sb)],
+                 f"nn.matmul(%a, %b, transpose_a={ta}, transpose_b={tb})")
+case("matmul_nd3_units", [P("a", (2, 3, 4)), P("b", (5, 4))], "nn.matmul(%a, %b, units=5, transpose_b=True)")
+case("matmul_nd3_f32", [P("a", (2, 4, 3), dtype="float32"), P("b", (4, 5), dtype="float32")],
+     "nn.matmul(%a, %b, transpose_a=True)")
 for d, b, ax in [((1, 16), (16,), 1), ((1, 8, 2, 2), (8,), 1), ((1, 2, 2, 8), (8,), 3), ((4, 8), (8,), 1)]:
     case(f"bias_add_{len(d)}d_axis{ax}", [x(d), P("b", b)], f"nn.bias_add(%x, %b, axis={ax})")
 case("softmax", [x((2, 5), lo=-2, hi=2)], "nn.softmax(%x)")
@@ -299,6 +328,16 @@ case("adaptive_avg_pool2d", [x((1, 2, 7, 5))], "nn.adaptive_avg_pool2d(%x, outpu
 case("adaptive_avg_pool2d_nhwc", [x((1, 7, 5, 2))], 'nn.adaptive_avg_pool2d(%x, output_size=[3, 4], layout="NHWC")')
 case("adaptive_avg_pool3d", [x((1, 2, 5, 3, 4))], "nn.adaptive_avg_pool3d(%x, output_size=[2, 2, 3])")
 case("adaptive_max_pool1d", [x((2, 3, 6))], "nn.adaptive_max_pool1d(%x, output_size=[3])")
+# adaptive max pooling with unequal (overlapping) cells: extents not multiples of the output's
+case("adaptive_max_pool1d_unequal", [x((2, 3, 7))], "nn.adaptive_max_pool1d(%x, output_size=[3])")
+case("adaptive_max_pool1d_nwc_grow", [x((2, 4, 3))], 'nn.adaptive_max_pool1d(%x, output_size=[5], layout="NWC")')
+case("adaptive_max_pool2d_unequal", [x((1, 2, 7, 5))], "nn.adaptive_max_pool2d(%x, output_size=[3, 2])")
+case("adaptive_max_pool2d_mixed", [x((2, 2, 6, 5))], "nn.adaptive_max_pool2d(%x, output_size=[3, 3])")
+case("adaptive_max_pool2d_nhwc", [x((1, 5, 7, 3))], 'nn.adaptive_max_pool2d(%x, output_size=[4, 3], layout="NHWC")')
+case("adaptive_max_pool2d_grow", [x((1, 1, 3, 4))], "nn.adaptive_max_pool2d(%x, output_size=[5, 6])")
+case("adaptive_max_pool2d_f32", [x((1, 2, 7, 5), dtype="float32")], "nn.adaptive_max_pool2d(%x, output_size=[3, 2])")
+case("adaptive_max_pool3d_unequal", [x((1, 2, 5, 4, 7))], "nn.adaptive_max_pool3d(%x, output_size=[2, 3, 3])")
+case("adaptive_max_pool3d_ndhwc", [x((1, 3, 5, 4, 2))], 'nn.adaptive_max_pool3d(%x, output_size=[2, 2, 3], layout="NDHWC")')
 # nn.max_pool2d_grad (second derivatives of max pooling): linear in dy, whose adjoint reads the
 # adjoint back at each window's winner; x gets none (the winners are piecewise constant)
 for tag, xs, dys, attrs in [("basic", (1, 2, 5, 6), (1, 2, 2, 3), "pool_size=[2, 2], strides=[2, 2]"),
