@@ -20,9 +20,40 @@
  * are never touched. A call whose evaluation fails (no kernel, a run-time
  * error) is left as it is: the unfolded program fails the same way.
  *
- * Trade-off: a call is evaluated with a freshly lowered one-call program
- * (eval_closed_expr), a few microseconds each; folding never happens on
- * code without constants, so the pass is a plain linear walk there.
+ * Evaluation: a call whose arguments are all tensor constants (no tuple, no
+ * on_device, no rank-0 immediate) calls the operator's kernel directly,
+ * exactly as the interpreter's operator call does (eval/vm.c op_call_run:
+ * the constants wrapped without a copy, the call's attributes and type);
+ * any other call is evaluated with a freshly lowered one-call program
+ * (eval_closed_expr), a few microseconds each. Either way the kernel is
+ * relayc's own, so the constant is bit-identical to running the call.
+ *
+ * Ownership (the FoldConstant pass only, not the Folder service): before
+ * rewriting, the pass counts, over the whole module, the edges that reach
+ * each constant's data buffer (all functions, nested literals, m->expr) and
+ * pins the buffers attributes name (meta[relay.Constant][i], an expression
+ * atom) and constants reachable from two functions (each function has its
+ * own memo). A float elementwise/broadcast call may then overwrite, in
+ * place, an argument whose buffer this one edge reaches: the kernel takes it
+ * as its output (kernel_take_input) and the folded constant keeps the buffer
+ * — no allocation, no copy. A folded result inherits the edge count of the
+ * call it replaces, so `(W * a) * b` works in W's buffer twice. Rules that
+ * give a node more parents (a let-bound constant substituted for its uses,
+ * `if` / projection / let results) pin the constant they return. Such
+ * kernels cannot fail after taking an input (float arithmetic), so a
+ * consumed buffer is always the folded result. Consequence for callers:
+ * after the pass, expressions of the module from before it (no longer
+ * reachable from the module) may see a consumed constant's new contents;
+ * nothing in relayc keeps them (a failed pass leaves the module unusable
+ * anyway, the pipeline stops). On ResNet-50 this makes the second
+ * FoldConstant of -O3 (the scales FoldScaleAxis moved onto 94 MB of conv
+ * weights) a vectorised sweep over the weights instead of allocating,
+ * zeroing and copying them (bench/passes/README.md).
+ *
+ * Trade-off: the ownership scan is one more walk over the module with a
+ * hash per edge, done only when some function has something to fold;
+ * folding never happens on code without constants, so the pass is a plain
+ * linear walk there.
  */
 #include "transform/fold_constant.h"
 
@@ -32,18 +63,34 @@
 #include "eval/closed.h"
 #include "ir/attrs.h"
 #include "ir/build.h"
+#include "ir/mem.h"
+#include "ir/ptrmap.h"
+#include "ops/kernels/kernel.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
+#include "runtime/value.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
+/* Which constant buffers the pass may overwrite (see the top comment). */
+typedef struct Owners {
+  PtrMap data;  /* ConstTensor.data -> edges of the module reaching it (>= OWN_PINNED: never) */
+  PtrMap calls; /* call node -> its parent edges in the module (a folded result inherits them) */
+  PtrMap root;  /* constant node -> 1 + index of the function that reaches it */
+} Owners;
+
+#define OWN_PINNED ((int64_t)1 << 40)
+/* Smaller buffers are copied as before: not worth the bookkeeping. */
+#define OWN_MIN_BYTES 4096u
+
 struct Folder {
   Rewriter rw;
   bool in_primitive; /* inside a Primitive=1 function literal */
+  Owners *own;       /* the pass's ownership counts, or NULL (no buffer is ever reused) */
 };
 
 /* ------------------------------------------------------------ on_device */
@@ -69,6 +116,31 @@ bool fold_is_complex_constant(const Expr *e) {
 
 /* ------------------------------------------------------------ evaluation */
 
+/* A constant holding `data` (not copied: the module owns it from now on). */
+static Expr *const_over(Module *m, const Tensor *t, void *data, Span sp) {
+  Expr *e = expr_new(m, EXPR_CONST, sp);
+  ConstTensor *c = arena_alloc(m->arena, sizeof *c);
+  c->dtype = t->dtype;
+  c->ndim = t->ndim;
+  c->shape = arena_alloc(m->arena, (t->ndim ? (size_t)t->ndim : 1) * sizeof(int64_t));
+  if (t->ndim) memcpy(c->shape, t->shape, (size_t)t->ndim * sizeof(int64_t));
+  c->data = data;
+  c->nbytes = t->nbytes;
+  c->meta_index = -1;
+  e->constant = c;
+  return e;
+}
+
+/* A constant with a copy of t's elements. Big data goes to a fresh
+ * uninitialised arena block: build_const's zeroing would touch every page
+ * once more only to be overwritten. */
+static Expr *const_copy(Module *m, const Tensor *t, Span sp) {
+  if (t->nbytes < (64u << 10)) return build_const(m, t->dtype, (uint32_t)t->ndim, t->shape, t->data, sp);
+  void *data = arena_alloc_big(m->arena, (size_t)t->nbytes);
+  memcpy(data, t->data, (size_t)t->nbytes);
+  return const_over(m, t, data, sp);
+}
+
 /* A constant expression for a value: tensor → constant, tuple → tuple of
  * them; NULL for anything else. */
 static Expr *value_expr(Module *m, const Value *v, Span sp) {
@@ -77,7 +149,7 @@ static Expr *value_expr(Module *m, const Value *v, Span sp) {
   case VK_TENSOR: {
     Tensor *t = value_to_tensor(v);
     if (!t) return NULL;
-    Expr *c = build_const(m, t->dtype, (uint32_t)t->ndim, t->shape, t->data, sp);
+    Expr *c = const_copy(m, t, sp);
     tensor_release(t);
     return c;
   }
@@ -149,6 +221,217 @@ bool fold_const_element0(const ConstTensor *c, long double *out) {
   }
   default: return false;
   }
+}
+
+/* ------------------------------------------------------------ ownership */
+
+static void own_pin(Owners *o, const void *data) { *ptrmap_slot(&o->data, data) = OWN_PINNED; }
+
+/* Pins every constant under e (an attribute's expression). */
+static void own_pin_under(Owners *o, Expr *e) {
+  DagScan s;
+  dag_scan(&s, e);
+  for (uint32_t i = 0; i < s.n; i++)
+    if (s.pre[i]->kind == EXPR_CONST) own_pin(o, s.pre[i]->constant->data);
+  dag_free(&s);
+}
+
+static bool own_attr(Owners *o, const Module *m, const AttrValue *v) {
+  if (!v) return true;
+  switch (v->kind) {
+  case AV_META:
+    if (strcmp(v->meta.key, "relay.Constant") == 0 && v->meta.index < m->nmeta_consts && m->meta_consts[v->meta.index])
+      own_pin(o, m->meta_consts[v->meta.index]->data);
+    return true;
+  case AV_EXPR:
+    if (v->expr) own_pin_under(o, v->expr);
+    return true;
+  case AV_ARRAY:
+    if (stack_exhausted()) return false;
+    for (uint32_t i = 0; i < v->arr.n; i++)
+      if (!own_attr(o, m, v->arr.items[i])) return false;
+    return true;
+  default: return true;
+  }
+}
+
+/* Pins the constants attributes name; false when too deep to tell. */
+static bool own_attrs(Owners *o, const Module *m, const Attrs *a) {
+  if (!a) return true;
+  if (a->meta_key && strcmp(a->meta_key, "relay.Constant") == 0 && a->meta_index < m->nmeta_consts &&
+      m->meta_consts[a->meta_index])
+    own_pin(o, m->meta_consts[a->meta_index]->data);
+  for (uint32_t i = 0; i < a->n; i++)
+    if (!own_attr(o, m, a->items[i].value)) return false;
+  return true;
+}
+
+/* One more edge reaching c from function number `root`. */
+static void own_edge(Owners *o, const Expr *c, int64_t root) {
+  if (c->kind == EXPR_CALL) {
+    (*ptrmap_slot(&o->calls, c))++;
+  } else if (c->kind == EXPR_CONST) {
+    int64_t *r = ptrmap_slot(&o->root, c);
+    bool other = *r != 0 && *r != root;
+    *r = root;
+    int64_t *n = ptrmap_slot(&o->data, c->constant->data);
+    *n = other ? OWN_PINNED : *n + 1;
+  }
+}
+
+/* Counts the edges under the root expression `body` of function `root`. */
+static bool own_root(Owners *o, const Module *m, Expr *body, int64_t root) {
+  own_edge(o, body, root);
+  DagScan s;
+  dag_scan(&s, body);
+  bool ok = true;
+  for (uint32_t i = 0; i < s.n && ok; i++) {
+    const Expr *e = s.pre[i];
+    Expr *c;
+    for (uint32_t j = 0; (c = dag_child(e, j)); j++) own_edge(o, c, root);
+    if (e->kind == EXPR_CALL) ok = own_attrs(o, m, e->call.attrs);
+    else if (e->kind == EXPR_FN) ok = own_attrs(o, m, e->fn->attrs);
+  }
+  dag_free(&s);
+  return ok;
+}
+
+/* The counts for module m; NULL when something is too deep to count (then
+ * nothing is reused). */
+static Owners *owners_new(const Module *m) {
+  Owners *o = mem_calloc(1, sizeof *o);
+  bool ok = true;
+  for (uint32_t i = 0; i < m->ndefs && ok; i++) {
+    GlobalDef *g = m->defs[i];
+    if (g->fn) ok = own_attrs(o, m, g->fn->attrs) && own_root(o, m, g->fn->body, (int64_t)i + 1);
+  }
+  if (ok && m->expr) ok = own_root(o, m, m->expr, (int64_t)m->ndefs + 1);
+  if (ok) return o;
+  ptrmap_free(&o->data);
+  ptrmap_free(&o->calls);
+  ptrmap_free(&o->root);
+  mem_free(o);
+  return NULL;
+}
+
+static void owners_free(Owners *o) {
+  if (!o) return;
+  ptrmap_free(&o->data);
+  ptrmap_free(&o->calls);
+  ptrmap_free(&o->root);
+  mem_free(o);
+}
+
+/* A rule is about to give the constant under e (if any) more parents. */
+static void own_share(Folder *f, const Expr *e) {
+  if (!f->own) return;
+  e = strip_on_device(e);
+  if (e->kind == EXPR_CONST) own_pin(f->own, e->constant->data);
+}
+
+/* Whether this call's edge is the only one reaching constant k's buffer. */
+static bool own_sole(const Folder *f, const ConstTensor *k) {
+  int64_t n = 0;
+  return f->own && k->ndim >= 1 && k->nbytes >= OWN_MIN_BYTES && ptrmap_get(&f->own->data, k->data, &n) && n == 1;
+}
+
+/* ------------------------------------------------------------ direct kernel calls */
+
+static bool is_float_dtype(DType d) { return d.code == DT_FLOAT && (d.bits == 32 || d.bits == 64) && d.lanes == 1; }
+
+/* Whether an argument is a rank-0 constant the interpreter holds as an
+ * immediate (eval/lower.c const_value). */
+static bool is_immediate_const(const ConstTensor *k) { return k->ndim == 0 && value_dtype_is_immediate(k->dtype); }
+
+/* Whether the call can go straight to its kernel: every argument a bare
+ * constant and at least one of them a tensor (with only immediates the
+ * interpreter takes its scalar paths, kscalar_*: those calls go through
+ * eval_closed_expr). */
+static bool direct_args(const Expr *e) {
+  bool tensor = false;
+  for (uint32_t i = 0; i < e->call.nargs; i++) {
+    const Expr *a = e->call.args[i];
+    if (a->kind != EXPR_CONST) return false;
+    tensor |= !is_immediate_const(a->constant);
+  }
+  return tensor;
+}
+
+/* The kernel input for constant k as the interpreter makes it: a tensor
+ * over the constant's data, or an immediate's fresh rank-0 tensor. */
+static Tensor *input_tensor(const ConstTensor *k) {
+  if (!is_immediate_const(k)) return tensor_from_const(k);
+  Value v = dtype_is_float(k->dtype) ? value_float(k->dtype, tensor_load_f64(k->dtype, k->data))
+                                     : value_int(k->dtype, tensor_load_i64(k->dtype, k->data));
+  Tensor *t = value_to_tensor(&v);
+  value_release(v);
+  return t;
+}
+
+/* The operator call e (arguments: direct_args) evaluated by its kernel the
+ * way eval/vm.c op_call_run does it; NULL when it fails (e stays). */
+static Expr *fold_direct(Folder *f, Expr *e) {
+  Module *m = f->rw.m;
+  int32_t id = op_call_id(e);
+  const OpDef *def = op_get(id);
+  if (!def || !def->kernel) return NULL;
+  uint32_t n = e->call.nargs;
+  /* only float arithmetic may write into an argument: it cannot fail once
+   * the kernel has taken one, so a taken buffer always holds the result */
+  bool may_take = f->own && op_pattern(id) <= OPAT_BROADCAST;
+  for (uint32_t i = 0; i < n && may_take; i++) may_take = is_float_dtype(e->call.args[i]->constant->dtype);
+  Tensor *small[8];
+  Tensor **ins = n <= 8 ? small : mem_malloc(n * sizeof *ins);
+  uint32_t made = 0;
+  bool ok = true;
+  for (; made < n; made++) {
+    const ConstTensor *k = e->call.args[made]->constant;
+    ins[made] = input_tensor(k);
+    if (!ins[made]) {
+      ok = false;
+      break;
+    }
+    /* writable (still borrowed: never freed here) when this edge owns it */
+    if (may_take && own_sole(f, k)) ins[made]->flags &= ~(uint32_t)TENSOR_READONLY;
+  }
+  void *buf[8];
+  for (uint32_t i = 0; i < n && i < 8; i++) buf[i] = i < made ? ins[i]->data : NULL;
+  Expr *r = NULL;
+  if (ok) {
+    KernelCtx c;
+    kernel_ctx_init(&c, id, ins, n, e->call.attrs, e->type);
+    if (def->kernel(&c) == KERNEL_OK) {
+      if (c.is_tuple) {
+        Value t = value_tuple_new(c.nouts);
+        for (uint32_t i = 0; i < c.nouts; i++) {
+          value_tuple(t)->f[i] = value_from_tensor(c.outs[i]);
+          c.outs[i] = NULL;
+        }
+        r = value_expr(m, &t, e->span);
+        value_release(t);
+      } else if (c.out) {
+        Tensor *o = c.out;
+        int taken = -1; /* the argument whose buffer now holds the result */
+        for (uint32_t i = 0; i < n && i < 8 && taken < 0; i++)
+          if (o->data == buf[i] && !(ins[i] && (ins[i]->flags & TENSOR_READONLY)) && o->ndim >= 1 &&
+              o->nbytes == e->call.args[i]->constant->nbytes && own_sole(f, e->call.args[i]->constant))
+            taken = (int)i;
+        if (taken >= 0) {
+          r = const_over(m, o, o->data, e->span);
+        } else {
+          c.out = NULL;
+          Value v = value_from_tensor(o);
+          r = value_expr(m, &v, e->span);
+          value_release(v);
+        }
+      }
+    }
+    kernel_ctx_clear(&c); /* releases the inputs (borrowed: data untouched) and what is left */
+  } else {
+    for (uint32_t i = 0; i < made; i++) tensor_release(ins[i]);
+  }
+  if (ins != small) mem_free(ins);
+  return r;
 }
 
 /* ------------------------------------------------------------ shape_of */
@@ -227,8 +510,16 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE || id == OP_DEVICE_COPY) return e;
   if (!call_all_complex_constant(e)) return e;
   if (!e->type) e->type = old->type; /* the type the unfolded program runs with */
-  Expr *r = fold_eval_call(m, e);
-  return r ? r : e;
+  Expr *r = direct_args(e) ? fold_direct(f, e) : fold_eval_call(m, e);
+  if (!r) return e;
+  /* r's buffer is fresh or taken from a consumed argument: the edges that
+   * reach it are those of the call it replaces */
+  if (f->own && r->kind == EXPR_CONST && r->constant->nbytes >= OWN_MIN_BYTES) {
+    int64_t uses = 0;
+    ptrmap_get(&f->own->calls, old, &uses);
+    *ptrmap_slot(&f->own->data, r->constant->data) = uses >= 1 ? uses : OWN_PINNED;
+  }
+  return r;
 }
 
 /* If / projection / let after their children were rewritten. */
@@ -239,13 +530,16 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   case EXPR_IF: {
     const Expr *c = strip_on_device(e->if_.cond);
     if (c->kind != EXPR_CONST || c->constant->nbytes == 0) return e;
-    return ((const uint8_t *)c->constant->data)[0] ? e->if_.then_ : e->if_.else_;
+    Expr *branch = ((const uint8_t *)c->constant->data)[0] ? e->if_.then_ : e->if_.else_;
+    own_share(f, branch); /* it takes the `if`'s parents */
+    return branch;
   }
   case EXPR_PROJ: {
     Expr *t = e->proj.tuple;
     const Expr *bare = strip_on_device(t);
     if (bare->kind != EXPR_TUPLE || e->proj.index >= bare->tuple.n) return e;
     Expr *field = bare->tuple.fields[e->proj.index];
+    own_share(f, field); /* the tuple may keep it too */
     if (bare == t) return field;
     /* on_device((x, y), ...).1 → on_device(y, ...) */
     Expr *w = build_copy(rw->m, t);
@@ -255,7 +549,9 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   }
   case EXPR_LET:
     /* the value was substituted for the variable (pre): drop the binding */
-    return fold_is_simple_constant(e->let.value) ? e->let.body : e;
+    if (!fold_is_simple_constant(e->let.value)) return e;
+    own_share(f, e->let.body); /* it takes the let's parents */
+    return e->let.body;
   default: return e;
   }
 }
@@ -264,7 +560,10 @@ static Expr *pre(Rewriter *rw, Expr *e) {
   Folder *f = rw->ud;
   if (e->kind == EXPR_LET) {
     Expr *v = rw_expr(rw, e->let.value);
-    if (fold_is_simple_constant(v)) rw_subst(rw, e->let.var, v);
+    if (fold_is_simple_constant(v)) {
+      own_share(f, v); /* every use of the variable becomes a parent */
+      rw_subst(rw, e->let.var, v);
+    }
     return NULL; /* the chain continues normally; post drops the binding */
   }
   if (e->kind == EXPR_FN && !f->in_primitive && fn_has_attr(e->fn, "Primitive")) {
@@ -326,15 +625,31 @@ static bool has_candidates(Expr *body) {
   return any;
 }
 
-bool fold_constant_function(Module *m, Diag *d, Function *fn) {
-  if (!has_candidates(fn->body)) return true;
+/* FoldConstant on fn, which has candidates (has_candidates). */
+static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
   Folder *f = folder_new(m, d);
+  f->own = own;
   bool ok = rw_function(&f->rw, fn);
   folder_free(f);
   return ok;
 }
 
-static bool fold_global(PassCtx *c, GlobalDef *g) { return fold_constant_function(c->m, c->d, g->fn); }
+bool fold_constant_function(Module *m, Diag *d, Function *fn) {
+  return !has_candidates(fn->body) || fold_function_owned(m, d, fn, NULL);
+}
 
 bool pass_FOLD_CONSTANT(PassCtx *c); /* the entry point passes.def names */
-bool pass_FOLD_CONSTANT(PassCtx *c) { return pass_for_each_function(c, fold_global); }
+bool pass_FOLD_CONSTANT(PassCtx *c) {
+  /* pass_for_each_function's loop, with the ownership counts made once,
+   * when the first function with something to fold comes */
+  Owners *own = NULL;
+  bool counted = false, ok = true;
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
+    GlobalDef *g = c->m->defs[i];
+    if (!g->fn || fn_skipped_by_function_passes(g->fn) || !has_candidates(g->fn->body)) continue;
+    if (!counted) own = owners_new(c->m), counted = true;
+    ok = fold_function_owned(c->m, c->d, g->fn, own);
+  }
+  owners_free(own);
+  return ok;
+}

@@ -12,6 +12,12 @@
  *
  * The input must be typed (shape_of folding reads its argument's type);
  * nodes the folder builds are untyped (the pass runner re-types).
+ *
+ * The FoldConstant pass itself (not a Folder) may fold a float elementwise
+ * call into the buffer of a constant argument that only that call reaches in
+ * the module (transform/fold_constant.c, "Ownership"): expressions a caller
+ * kept from before the pass, no longer part of the module, may then see the
+ * new contents. A Folder never writes a constant.
  */
 #ifndef RELAYC_TRANSFORM_FOLD_CONSTANT_H
 #define RELAYC_TRANSFORM_FOLD_CONSTANT_H
