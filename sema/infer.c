@@ -17,6 +17,8 @@
 
 #include <string.h>
 
+#include "ir/equal.h"
+#include "ir/print.h"
 #include "ops/registry.h"
 #include "sema/typing.h"
 
@@ -614,4 +616,462 @@ bool infer_expression(Module *m, Diag *d) {
   kind_check_typedefs(&I.cx);
   if (m->expr) infer(&I, m->expr);
   return finish(&I, before);
+}
+
+/* ------------------------------------------------- incremental re-typing
+ *
+ * After a pass, most of a module is what it was: globals the pass did not
+ * touch, and inside the others the nodes it kept (shared with its input).
+ * infer_module_incremental re-infers only the rest. A node keeps its type
+ * (becomes a typed leaf for infer(), which stops at e->type != NULL) only
+ * when that type is a function of the node's own subtree, so a full
+ * inference would give it again:
+ *   - its type is ground (no uvar, no `_`, no type parameter);
+ *   - every child keeps its type (a child a pass replaced in place by a new,
+ *     untyped node makes the parent new too);
+ *   - a variable use: the variable is "stable" (below) and the use has its type;
+ *   - a global: monomorphic, with the type its definition has now;
+ *   - a call of a polymorphic global or constructor: every type parameter
+ *     occurs in a parameter type (else the result came from the context,
+ *     as for Nil); a constructor or operator used as a value never keeps it;
+ *   - a function literal: a ground type and its return annotation intact.
+ * A variable is stable when its type cannot have changed: a parameter
+ * annotated with a ground type it still has; a let variable annotated that
+ * way, or unannotated with a kept value of its type; a pattern variable
+ * whose match keeps its scrutinee. Unstable variables are cleared (their
+ * binder gives them a type again) and every use of them is re-inferred.
+ * The judgement is one iterative walk (binders before uses: a let's value,
+ * then its variable, then its body), memoised in Expr.mark (validated and
+ * restored, as in ir/walk.c). Nodes that fail it are cleared; infer() then
+ * types them with the kept ones as leaves. Types a pass assigned to nodes it
+ * built are taken as kept too: RELAYC_VERIFY_RETYPE (infer_verify_module)
+ * re-infers everything and compares, for the sweeps and the fuzzer.
+ */
+
+/* No uvar, `_` or unresolved name; type parameters only when tvars_ok. */
+static bool ground(const Type *t, bool tvars_ok) {
+  if (!t || stack_exhausted()) return false;
+  switch (t->kind) {
+  case TYPE_TENSOR: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!ground(t->tuple.fields[i], tvars_ok)) return false;
+    return true;
+  case TYPE_FUNC:
+    if (t->func.ntparams && !tvars_ok) return false;
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (!ground(t->func.args[i], tvars_ok)) return false;
+    return ground(t->func.ret, tvars_ok);
+  case TYPE_VAR: return tvars_ok;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (!ground(t->adt.args[i], tvars_ok)) return false;
+    return true;
+  case TYPE_REF: return ground(t->ref.inner, tvars_ok);
+  default: return false;
+  }
+}
+
+static bool same_type(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
+
+static bool mentions_param(const Type *t, const TypeParam *p) {
+  if (!t || stack_exhausted()) return true;
+  switch (t->kind) {
+  case TYPE_VAR: return t->var.param == p;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (mentions_param(t->tuple.fields[i], p)) return true;
+    return false;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (mentions_param(t->func.args[i], p)) return true;
+    return mentions_param(t->func.ret, p);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (mentions_param(t->adt.args[i], p)) return true;
+    return false;
+  case TYPE_REF: return mentions_param(t->ref.inner, p);
+  default: return false;
+  }
+}
+
+/* Every type parameter occurs in some argument type: a call's result is then
+ * fixed by its arguments. */
+static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *args, uint32_t nargs) {
+  for (uint32_t i = 0; i < np; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < nargs && !found; j++) found = mentions_param(args[j], ps[i]);
+    if (!found) return false;
+  }
+  return true;
+}
+
+typedef struct JNode {
+  Expr *e;
+  uint32_t saved; /* Expr.mark before the walk */
+  uint8_t res;    /* 0 being judged, 1 keeps its type, 2 re-inferred */
+} JNode;
+
+typedef struct JFrame {
+  Expr *e;
+  uint32_t node; /* index in Judge.nodes */
+  uint32_t i;    /* next child step */
+  bool ok;       /* every child judged so far keeps its type */
+} JFrame;
+
+typedef struct Judge {
+  VEC(JNode) nodes;
+  VEC(JFrame) stack;
+  Var **vowner;   /* by Var.id: the variable decided (ids may repeat after copies) */
+  uint8_t *vstate; /* 1 stable, 2 cleared */
+  uint32_t nv;
+  InferIncStats *st;
+} Judge;
+
+static void var_decide(Judge *J, Var *v, bool stable) {
+  if (v->id < J->nv) {
+    J->vowner[v->id] = v;
+    J->vstate[v->id] = stable ? 1 : 2;
+  }
+  if (!stable) v->type = NULL;
+}
+
+static bool var_is_stable(const Judge *J, const Var *v) {
+  return v->id < J->nv && J->vowner[v->id] == v && J->vstate[v->id] == 1;
+}
+
+/* A parameter (or annotated binder) keeps its type iff it is its ground annotation. */
+static void decide_annotated(Judge *J, Var *v) {
+  var_decide(J, v, v->annot && ground(v->annot, true) && v->type && same_type(v->type, v->annot));
+}
+
+static void decide_pattern(Judge *J, Pattern *p, bool keep) {
+  if (stack_exhausted()) return;
+  switch (p->kind) {
+  case PAT_VAR: {
+    Var *v = p->var;
+    bool ok = keep && v->type && ground(v->type, false);
+    if (ok && v->annot) ok = ground(v->annot, true) && same_type(v->type, v->annot);
+    var_decide(J, v, ok);
+    break;
+  }
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) decide_pattern(J, p->ctor.args[i], keep);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) decide_pattern(J, p->tuple.fields[i], keep);
+    break;
+  default: break;
+  }
+}
+
+/* The checks of a node itself, its children judged (ok = all of them keep). */
+static bool judge_self(Judge *J, Expr *e, bool ok) {
+  if (!ok || !e->type || !ground(e->type, false)) return false;
+  switch (e->kind) {
+  case EXPR_CONST:
+    return true;
+  case EXPR_VAR:
+    return e->var.var && var_is_stable(J, e->var.var) && same_type(e->type, e->var.var->type);
+  case EXPR_GLOBAL: {
+    GlobalDef *g = e->global.def;
+    return g && g->fn && g->fn->type && g->fn->ntparams == 0 && same_type(e->type, g->fn->type);
+  }
+  case EXPR_CTOR:
+    return e->ctor.ctor && e->ctor.ctor->owner->ntparams == 0;
+  case EXPR_CALL: {
+    Expr *f = e->call.fn;
+    if (f->kind == EXPR_GLOBAL) {
+      GlobalDef *g = f->global.def;
+      if (!g || !g->fn || !g->fn->type || g->fn->type->kind != TYPE_FUNC) return false;
+      const Type *ft = g->fn->type;
+      return params_determined(ft->func.tparams, ft->func.ntparams, ft->func.args, ft->func.nargs);
+    }
+    if (f->kind == EXPR_CTOR) {
+      Ctor *c = f->ctor.ctor;
+      return c && params_determined(c->owner->tparams, c->owner->ntparams, c->fields, c->nfields);
+    }
+    return true;
+  }
+  case EXPR_FN: {
+    Function *fn = e->fn;
+    if (!fn->type || fn->type->kind != TYPE_FUNC || !ground(fn->type, false)) return false;
+    return !fn->ret_annot || !ground(fn->ret_annot, true) || same_type(fn->ret_annot, fn->type->func.ret);
+  }
+  case EXPR_TUPLE:
+  case EXPR_PROJ:
+  case EXPR_LET:
+  case EXPR_IF:
+  case EXPR_MATCH:
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ:
+  case EXPR_REF_WRITE:
+    return true;
+  default:
+    return false; /* operators as values, pre-resolve forms */
+  }
+}
+
+/* The next child of the top frame to judge, or NULL when all are done;
+ * decides binders on the way. */
+static Expr *judge_next(Judge *J, JFrame *f) {
+  Expr *e = f->e;
+  uint32_t i = f->i++;
+  switch (e->kind) {
+  case EXPR_CALL: {
+    if (i == 0) {
+      ExprKind k = e->call.fn->kind;
+      /* operator, global and constructor callees are typed per call: the call decides */
+      if (k != EXPR_OP && k != EXPR_GLOBAL && k != EXPR_CTOR) return e->call.fn;
+      i = f->i++;
+    }
+    return i - 1 < e->call.nargs ? e->call.args[i - 1] : NULL;
+  }
+  case EXPR_TUPLE: return i < e->tuple.n ? e->tuple.fields[i] : NULL;
+  case EXPR_PROJ: return i == 0 ? e->proj.tuple : NULL;
+  case EXPR_FN:
+    if (i == 0) {
+      for (uint32_t k = 0; k < e->fn->nparams; k++) {
+        decide_annotated(J, e->fn->params[k]);
+        if (!var_is_stable(J, e->fn->params[k])) f->ok = false;
+      }
+      return e->fn->body;
+    }
+    return NULL;
+  case EXPR_LET:
+    if (i == 0) return e->let.value;
+    if (i == 1) {
+      Var *v = e->let.var;
+      Expr *val = e->let.value;
+      if (v->annot && ground(v->annot, true)) decide_annotated(J, v);
+      else var_decide(J, v, f->ok && e->type && v->type && val->type && ground(v->type, false) && same_type(v->type, val->type));
+      if (!var_is_stable(J, v)) f->ok = false;
+      return e->let.body;
+    }
+    return NULL;
+  case EXPR_IF:
+    return i == 0 ? e->if_.cond : i == 1 ? e->if_.then_ : i == 2 ? e->if_.else_ : NULL;
+  case EXPR_MATCH:
+    if (i == 0) return e->match.scrut;
+    if (i == 1)
+      for (uint32_t k = 0; k < e->match.nclauses; k++) decide_pattern(J, e->match.clauses[k].pattern, f->ok && e->type);
+    return i - 1 < e->match.nclauses ? e->match.clauses[i - 1].body : NULL;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: return i == 0 ? e->ref.arg : NULL;
+  case EXPR_REF_WRITE: return i == 0 ? e->ref_write.ref : i == 1 ? e->ref_write.value : NULL;
+  default: return NULL;
+  }
+}
+
+static void judge_push(Judge *J, Expr *e) {
+  JNode n = {e, e->mark, 0};
+  vec_push(J->nodes, n);
+  e->mark = (uint32_t)J->nodes.len;
+  JFrame fr = {e, (uint32_t)J->nodes.len - 1, 0, true};
+  vec_push(J->stack, fr);
+}
+
+/* -1: not judged yet; else 0 being judged, 1 kept, 2 re-inferred. */
+static int judge_memo(const Judge *J, const Expr *e) {
+  uint32_t k = e->mark;
+  if (k == 0 || k > J->nodes.len || J->nodes.data[k - 1].e != e) return -1;
+  return J->nodes.data[k - 1].res;
+}
+
+/* Judges every node under root; clears the types of those to re-infer.
+ * True if root keeps its type. */
+static bool judge_tree(Judge *J, Expr *root) {
+  int r = judge_memo(J, root);
+  if (r >= 0) return r == 1;
+  judge_push(J, root);
+  bool last = false;
+  while (J->stack.len) {
+    JFrame *f = &J->stack.data[J->stack.len - 1];
+    Expr *c = judge_next(J, f);
+    if (c) {
+      int m = judge_memo(J, c);
+      if (m < 0) judge_push(J, c);
+      else if (m != 1) f->ok = false;
+      continue;
+    }
+    Expr *e = f->e;
+    bool ok = judge_self(J, e, f->ok);
+    J->nodes.data[f->node].res = ok ? 1 : 2;
+    if (ok) {
+      J->st->nodes_kept++;
+    } else {
+      J->st->nodes_retyped++;
+      e->type = NULL;
+      if (e->kind == EXPR_FN) e->fn->type = NULL;
+      /* a global or constructor callee is not judged: the call types it
+       * again (infer_call keeps a callee's recorded type otherwise) */
+      if (e->kind == EXPR_CALL && (e->call.fn->kind == EXPR_GLOBAL || e->call.fn->kind == EXPR_CTOR))
+        e->call.fn->type = NULL;
+    }
+    J->stack.len--;
+    if (J->stack.len) {
+      if (!ok) J->stack.data[J->stack.len - 1].ok = false;
+    } else {
+      last = ok;
+    }
+  }
+  return last;
+}
+
+static bool tensors_only(const Type *t) {
+  if (stack_exhausted()) return false;
+  if (t->kind == TYPE_TENSOR) return true;
+  if (t->kind != TYPE_TUPLE) return false;
+  for (uint32_t i = 0; i < t->tuple.n; i++)
+    if (!tensors_only(t->tuple.fields[i])) return false;
+  return true;
+}
+
+/* An untouched global can be skipped when its signature is fixed by its own
+ * annotations: otherwise its callers may have decided it (`def @f(%x) {...}`
+ * called at float32), and a changed caller may decide it differently. */
+static bool signature_self_determined(const Function *fn) {
+  if (!fn->type || fn->type->kind != TYPE_FUNC || !ground(fn->type, true)) return false;
+  for (uint32_t i = 0; i < fn->nparams; i++) {
+    const Var *v = fn->params[i];
+    if (!v->annot || !ground(v->annot, true) || !v->type || !same_type(v->type, v->annot)) return false;
+  }
+  if (fn->ret_annot && ground(fn->ret_annot, true)) return same_type(fn->ret_annot, fn->type->func.ret);
+  /* an unannotated result is fixed by the body unless a polymorphic value
+   * (Nil, a type parameter only in a result) let the context choose it:
+   * tensors (and tuples of them) never come from there */
+  return tensors_only(fn->type->func.ret);
+}
+
+typedef struct GlobalRefScan {
+  const bool *sig_changed; /* by def index */
+  Module *m;
+  bool found;
+} GlobalRefScan;
+
+static void scan_global_ref(Expr *e, void *ud) {
+  GlobalRefScan *s = ud;
+  if (e->kind != EXPR_GLOBAL || !e->global.def || s->found) return;
+  for (uint32_t i = 0; i < s->m->ndefs; i++)
+    if (s->sig_changed[i] && s->m->defs[i] == e->global.def) s->found = true;
+}
+
+InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *const *old_sigs, Diag *d,
+                                        InferIncStats *st) {
+  InferIncStats dummy;
+  if (!st) st = &dummy;
+  memset(st, 0, sizeof *st);
+  if (m->expr) {
+    infer_clear(m);
+    return infer_module(m, d) ? INFER_INC_OK : INFER_INC_ERROR;
+  }
+  uint32_t n = m->ndefs;
+  bool *redo = mem_calloc(n + 1, sizeof *redo);
+  for (uint32_t i = 0; i < n; i++) {
+    Function *fn = m->defs[i]->fn;
+    redo[i] = fn && (changed[i] || !signature_self_determined(fn));
+  }
+  /* judge the bodies to re-check */
+  Judge J;
+  memset(&J, 0, sizeof J);
+  J.st = st;
+  J.nv = m->next_id;
+  J.vowner = mem_calloc(J.nv + 1, sizeof *J.vowner);
+  J.vstate = mem_calloc(J.nv + 1, sizeof *J.vstate);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!m->defs[i]->fn) continue;
+    if (!redo[i]) {
+      st->globals_skipped++;
+      continue;
+    }
+    st->globals_checked++;
+    Function *fn = m->defs[i]->fn;
+    for (uint32_t k = 0; k < fn->nparams; k++) decide_annotated(&J, fn->params[k]);
+    judge_tree(&J, fn->body);
+  }
+  for (size_t i = J.nodes.len; i-- > 0;) J.nodes.data[i].e->mark = J.nodes.data[i].saved;
+  vec_free(J.nodes);
+  vec_free(J.stack);
+  mem_free(J.vowner);
+  mem_free(J.vstate);
+
+  /* infer what was cleared, with the rest as given */
+  Inf I;
+  memset(&I, 0, sizeof I);
+  ty_init(&I.cx, m, d);
+  int before = d->nerrors;
+  kind_check_typedefs(&I.cx);
+  for (uint32_t i = 0; i < n; i++)
+    if (redo[i]) fn_signature(&I, m->defs[i]->fn);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!redo[i]) continue;
+    GlobalDef *g = m->defs[i];
+    char what[300];
+    snprintf(what, sizeof what, "@%s", g->name);
+    fn_body(&I, g->fn, what);
+  }
+  bool ok = finish(&I, before);
+  InferIncResult res = ok ? INFER_INC_OK : INFER_INC_ERROR;
+  if (ok) {
+    /* a global whose signature changed invalidates the kept uses of it */
+    bool *sig_changed = mem_calloc(n + 1, sizeof *sig_changed);
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++) {
+      if (!redo[i] || !old_sigs || !old_sigs[i]) continue;
+      sig_changed[i] = !same_type(old_sigs[i], m->defs[i]->fn->type);
+      any = any || sig_changed[i];
+    }
+    if (any) {
+      GlobalRefScan s = {sig_changed, m, false};
+      for (uint32_t i = 0; i < n && !s.found; i++)
+        if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, scan_global_ref, &s);
+      if (s.found) res = INFER_INC_NEED_FULL;
+    }
+    mem_free(sig_changed);
+  }
+  mem_free(redo);
+  return res;
+}
+
+/* ----------------------------------------------------- verification */
+
+typedef struct Recorded {
+  VEC(Expr *) exprs;
+  VEC(Type *) types;
+} Recorded;
+
+static void record_node(Expr *e, void *ud) {
+  Recorded *r = ud;
+  if (e->kind == EXPR_OP) return; /* a shared operator callee holds the last call's type */
+  vec_push(r->exprs, e);
+  vec_push(r->types, e->type);
+}
+
+bool infer_verify_module(Module *m, Diag *d, const char *who) {
+  Recorded r = {0};
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, record_node, &r);
+  if (m->expr) walk_post_order(m->expr, true, record_node, &r);
+  infer_clear(m);
+  int before = d->nerrors;
+  bool ok = infer_module(m, d);
+  if (!ok) {
+    if (d->nerrors > before)
+      diag_plain(d, DIAG_NOTE, "internal error: %s: the incremental re-typing accepted the module, the full one does not", who);
+  }
+  int diffs = 0;
+  for (size_t i = 0; ok && i < r.exprs.len; i++) {
+    Expr *e = r.exprs.data[i];
+    Type *old = r.types.data[i];
+    if (same_type(old, e->type)) continue;
+    if (++diffs > 5) break;
+    char *a = old ? type_to_string(m->arena, old) : "(none)";
+    char *b = e->type ? type_to_string(m->arena, e->type) : "(none)";
+    diag_error(d, e->span,
+               "internal error: %s: stale type after incremental re-typing: this %s has type %s, full inference gives %s",
+               who, expr_kind_name(e->kind), a, b);
+  }
+  vec_free(r.exprs);
+  vec_free(r.types);
+  return ok && diffs == 0;
 }

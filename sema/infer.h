@@ -29,6 +29,38 @@ void infer_clear(Module *m);
  * only. False (after reporting) if a new node does not type-check. */
 bool infer_untyped(Module *m, Expr *e, Diag *d);
 
+/* ---- incremental re-typing (the pass runner, transform/pass.c) ---------- */
+typedef struct InferIncStats {
+  uint32_t globals_skipped; /* untouched, signature fixed by annotations: not visited */
+  uint32_t globals_checked; /* visited */
+  uint64_t nodes_kept;      /* visited nodes whose type was taken as it was */
+  uint64_t nodes_retyped;   /* visited nodes inferred again */
+} InferIncStats;
+
+typedef enum {
+  INFER_INC_OK,
+  INFER_INC_ERROR,     /* errors reported */
+  INFER_INC_NEED_FULL, /* a global's signature changed and kept code uses it:
+                        * run infer_clear + infer_module */
+} InferIncResult;
+
+/* Re-types a module a pass has rewritten, reusing what it kept (see the
+ * comment in infer.c for the exact rule). changed[i] (by index in m->defs):
+ * the pass may have changed global i (false only when its Function, body,
+ * parameters and annotations are those it had when it was last typed and
+ * nothing below was mutated in place); old_sigs[i]: the signature global i
+ * had before the pass, or NULL (a new global). Globals not changed whose
+ * signature their annotations fix are not visited; inside the others, nodes
+ * with a ground type fixed by their kept subtree are leaves. st may be NULL. */
+InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *const *old_sigs, Diag *d,
+                                        InferIncStats *st);
+
+/* The check of the incremental re-typing (RELAYC_VERIFY_RETYPE=1): records
+ * every node's type, re-infers the module from scratch and reports each
+ * node whose type differs (at most 5) as an internal error of `who`. False
+ * if one did or the full inference failed. Leaves the full types. */
+bool infer_verify_module(Module *m, Diag *d, const char *who);
+
 /* A bare expression module (m->expr, after resolve_expression). */
 bool infer_expression(Module *m, Diag *d);
 

@@ -26,6 +26,10 @@ import shlex
 import subprocess
 import sys
 
+# every incremental re-typing after a pass is checked against a full one (transform/pass.c):
+# a stale type a pass left is an internal error naming the pass
+os.environ["RELAYC_VERIFY_RETYPE"] = "1"
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_golden  # noqa: E402  (header parsing and command building)
 

@@ -26,6 +26,10 @@ import subprocess
 import sys
 import tempfile
 
+# every incremental re-typing after a pass is checked against a full one (transform/pass.c):
+# a stale type a pass left is an internal error naming the pass
+os.environ["RELAYC_VERIFY_RETYPE"] = "1"
+
 TIMEOUT = 60
 
 # pass spec -> what is checked: "value" (same output), "approx", "print" (print only)

@@ -19,6 +19,7 @@
 
 #include "ir/attrs.h"
 #include "ir/print.h"
+#include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "sema/infer.h"
 #include "transform/rewrite.h"
@@ -328,17 +329,169 @@ static double cpu_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void note_not_typed(Diag *d, int before, const PassDef *p) {
+  if (d->nerrors > before)
+    diag_plain(d, DIAG_NOTE, "internal error: the output of pass %s does not type-check (a relayc bug: please report it with this input)",
+               p->name);
+}
+
 static bool retype(Module *m, Diag *d, const PassDef *p) {
   int before = d->nerrors;
   infer_clear(m);
   if (infer_module(m, d)) return true;
-  if (d->nerrors > before)
-    diag_plain(d, DIAG_NOTE, "internal error: the output of pass %s does not type-check (a relayc bug: please report it with this input)",
-               p->name);
+  note_not_typed(d, before, p);
   return false;
 }
 
 bool pass_retype(PassCtx *c) { return retype(c->m, c->d, c->def); }
+
+/* Passes whose output is re-typed from scratch (passes.def PASS_RETYPE_FULL). */
+static const bool retype_full[PASS_COUNT] = {
+    [0] = false,
+#define PASS_OPTS(tag, ...)
+#define PASS(id, name, kind, level, opts, alias, desc)
+#define PASS_RETYPE_FULL(id) [PASS_##id] = true,
+#include "transform/passes.def"
+#undef PASS
+#undef PASS_OPTS
+#undef PASS_RETYPE_FULL
+};
+
+/* What the runner remembers of each global before a pass, to tell which ones
+ * the pass changed: a hash of the pointers that make up its definition (the
+ * GlobalDef, Function, body, parameters and their annotations, return
+ * annotation, type parameters, signature). A pass rewrites through new nodes
+ * (the Rewriter), so an unchanged hash means an unchanged global — unless the
+ * pass mutates nodes in place, which its PASS_RETYPE_FULL row declares. */
+typedef struct DefSnap {
+  const GlobalDef *g;
+  uint64_t key;
+  Type *sig;         /* its Function's type */
+  const Expr *body;  /* its Function's body */
+} DefSnap;
+
+typedef struct Snapshot {
+  DefSnap *defs;
+  uint32_t n;
+} Snapshot;
+
+static uint64_t mix(uint64_t h, const void *p) {
+  h ^= (uint64_t)(uintptr_t)p;
+  h *= 0x100000001b3ULL;
+  return h ^ (h >> 29);
+}
+
+static uint64_t def_key(const GlobalDef *g) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const Function *f = g->fn;
+  h = mix(h, g);
+  h = mix(h, f);
+  if (!f) return h;
+  h = mix(h, f->body);
+  h = mix(h, f->params);
+  h = mix(h, (void *)(uintptr_t)f->nparams);
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    h = mix(h, f->params[i]);
+    h = mix(h, f->params[i]->annot);
+    h = mix(h, f->params[i]->type);
+  }
+  h = mix(h, f->ret_annot);
+  h = mix(h, f->tparams);
+  h = mix(h, (void *)(uintptr_t)f->ntparams);
+  return mix(h, f->type);
+}
+
+static void snapshot_take(Snapshot *s, const Module *m) {
+  s->n = m->ndefs;
+  s->defs = mem_calloc(s->n + 1, sizeof *s->defs);
+  for (uint32_t i = 0; i < s->n; i++) {
+    const GlobalDef *g = m->defs[i];
+    s->defs[i] = (DefSnap){g, def_key(g), g->fn ? g->fn->type : NULL, g->fn ? g->fn->body : NULL};
+  }
+}
+
+static void snapshot_free(Snapshot *s) {
+  mem_free(s->defs);
+  s->defs = NULL;
+}
+
+/* RELAYC_VERIFY_RETYPE=1 (or PassRunOptions.verify_retype): after each
+ * incremental re-typing, re-infer from scratch and compare. */
+static bool verify_retype(const PassRunOptions *ro) {
+  if (ro && ro->verify_retype) return true;
+  const char *v = getenv("RELAYC_VERIFY_RETYPE");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* RELAYC_FULL_RETYPE=1: always re-type from scratch (the old behaviour; for
+ * measuring and for ruling the incremental re-typing out when debugging). */
+static bool force_full_retype(void) {
+  const char *v = getenv("RELAYC_FULL_RETYPE");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* What the last re-typing did, for --time-passes. */
+typedef struct RetypeTally {
+  uint32_t incremental, full, skipped;
+  uint64_t nodes_retyped, nodes_kept;
+  uint32_t globals_skipped;
+} RetypeTally;
+static RetypeTally tally;
+
+/* Re-types m after pass p, reusing what the pass kept (sema/infer.h
+ * infer_module_incremental) unless p asks for a full re-typing. */
+static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s, const PassRunOptions *ro) {
+  if (retype_full[p->id] || m->expr || force_full_retype()) {
+    tally.full++;
+    return retype(m, d, p);
+  }
+  uint32_t n = m->ndefs;
+  bool *changed = mem_calloc(n + 1, sizeof *changed);
+  Type **old_sigs = mem_calloc(n + 1, sizeof *old_sigs);
+  PtrMap where = {0}; /* GlobalDef -> 1 + index in the snapshot, built only if the order changed */
+  bool mapped = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const GlobalDef *g = m->defs[i];
+    const DefSnap *ds = i < s->n && s->defs[i].g == g ? &s->defs[i] : NULL;
+    if (!ds) {
+      if (!mapped) {
+        for (uint32_t k = 0; k < s->n; k++) ptrmap_put(&where, s->defs[k].g, (int64_t)k + 1);
+        mapped = true;
+      }
+      int64_t k;
+      if (ptrmap_get(&where, g, &k)) ds = &s->defs[k - 1];
+    }
+    changed[i] = !ds || ds->key != def_key(g);
+    old_sigs[i] = ds ? ds->sig : NULL;
+  }
+  if (mapped) ptrmap_free(&where);
+  int before = d->nerrors;
+  InferIncStats st;
+  InferIncResult r = infer_module_incremental(m, changed, old_sigs, d, &st);
+  mem_free(changed);
+  mem_free(old_sigs);
+  if (r == INFER_INC_ERROR) {
+    note_not_typed(d, before, p);
+    return false;
+  }
+  if (r == INFER_INC_NEED_FULL) {
+    tally.full++;
+    return retype(m, d, p);
+  }
+  tally.incremental++;
+  tally.nodes_retyped += st.nodes_retyped;
+  tally.nodes_kept += st.nodes_kept;
+  tally.globals_skipped += st.globals_skipped;
+  if (verify_retype(ro)) {
+    char who[160];
+    snprintf(who, sizeof who, "pass %s", p->name);
+    if (!infer_verify_module(m, d, who)) {
+      note_not_typed(d, before, p);
+      return false;
+    }
+  }
+  return true;
+}
 
 /* Wall and CPU time of the last re-typing run_one did (for --time-passes). */
 static double last_retype_ms, last_retype_cpu;
@@ -351,28 +504,26 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
   }
   PassCtx c = {m, d, p, opts, opt_level, ro};
   int before = d->nerrors;
-  /* the body of every global, to see whether the pass changed anything */
-  uint32_t ndefs = m->ndefs;
-  const Expr **bodies = NULL;
-  if (ro && ro->retype_if_changed) {
-    bodies = mem_calloc(ndefs + 1, sizeof *bodies);
-    for (uint32_t i = 0; i < ndefs; i++) bodies[i] = m->defs[i]->fn ? m->defs[i]->fn->body : NULL;
-  }
+  /* the globals as they are, to see what the pass changed */
+  Snapshot snap;
+  snapshot_take(&snap, m);
   bool ok = p->run(&c) && d->nerrors == before;
-  bool unchanged = bodies && m->ndefs == ndefs;
-  for (uint32_t i = 0; unchanged && i < ndefs; i++)
-    unchanged = (m->defs[i]->fn ? m->defs[i]->fn->body : NULL) == bodies[i];
-  mem_free(bodies);
+  bool unchanged = ro && ro->retype_if_changed && m->ndefs == snap.n;
+  for (uint32_t i = 0; unchanged && i < snap.n; i++)
+    unchanged = m->defs[i] == snap.defs[i].g && (m->defs[i]->fn ? m->defs[i]->fn->body : NULL) == snap.defs[i].body;
   if (getenv("RELAYC_DUMP_PASSES")) { /* debugging: the raw output, before it is re-typed */
     fprintf(stderr, "// after %s\n", p->name);
     print_module(stderr, m, (PrintOptions){0});
   }
   if (!ok) {
+    snapshot_free(&snap);
     if (d->nerrors == before) diag_plain(d, DIAG_ERROR, "pass %s failed", p->name);
     return false;
   }
   double t0 = now_ms(), c0 = cpu_ms();
-  bool typed = unchanged || retype(m, d, p);
+  if (unchanged) tally.skipped++;
+  bool typed = unchanged || retype_after(m, d, p, &snap, ro);
+  snapshot_free(&snap);
   last_retype_ms = now_ms() - t0;
   last_retype_cpu = cpu_ms() - c0;
   return typed;
@@ -400,7 +551,8 @@ bool pass_for_each_function(PassCtx *c, bool (*f)(PassCtx *c, GlobalDef *g)) {
 
 int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunOptions *ro) {
   FILE *tp = ro ? ro->time_passes : NULL;
-  double total = 0;
+  double total = 0, retype_total = 0, retype_total_cpu = 0;
+  memset(&tally, 0, sizeof tally);
   if (tp && pl->items.len)
     fprintf(tp, "%-28s %10s %10s %10s %10s %12s %12s\n", "pass", "ms", "cpu ms", "retype ms", "retype cpu",
             "nodes before", "nodes after");
@@ -412,13 +564,20 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
     bool ok = run_one(m, d, inv->def, inv->opts, pl->opt_level, ro);
     double dt = now_ms() - t0, dc = cpu_ms() - c0;
     total += dt;
+    retype_total += last_retype_ms;
+    retype_total_cpu += last_retype_cpu;
     if (tp)
       fprintf(tp, "%-28s %10.2f %10.2f %10.2f %10.2f %12llu %12llu\n", inv->def->name, dt - last_retype_ms,
               dc - last_retype_cpu, last_retype_ms, last_retype_cpu, (unsigned long long)before,
               (unsigned long long)module_node_count(m));
     if (!ok) return 1;
   }
-  if (tp && pl->items.len) fprintf(tp, "%-28s %10.2f\n", "total (incl. re-typing)", total);
+  if (tp && pl->items.len) {
+    fprintf(tp, "%-28s %10.2f\n", "total (incl. re-typing)", total);
+    fprintf(tp, "re-typing: %.2f ms (%.2f ms CPU): %u incremental (%llu nodes inferred again, %llu kept, %u globals untouched), %u full, %u skipped (nothing changed)\n",
+            retype_total, retype_total_cpu, tally.incremental, (unsigned long long)tally.nodes_retyped,
+            (unsigned long long)tally.nodes_kept, tally.globals_skipped, tally.full, tally.skipped);
+  }
   return 0;
 }
 

@@ -8,9 +8,17 @@
  * defined in the pass's own file (found through a weak reference: a row
  * whose function nobody defined yet is listed as "not implemented").
  * A pass receives a TYPED module (every Expr.type / Var.type set) and may
- * leave new nodes untyped: the runner re-runs type inference after every
+ * leave new nodes untyped: the runner re-types the module after every
  * pass, and a module that no longer type-checks is reported as an internal
- * error naming the pass — never printed or run. A pass never prints to
+ * error naming the pass — never printed or run. The re-typing is
+ * incremental (sema/infer.h infer_module_incremental): globals the pass did
+ * not change are not visited, and in the others the nodes it kept are typed
+ * leaves; so a pass must not mutate a typed node in place (rewrite through
+ * new nodes: build_copy clears the type) — or, if it does, declare
+ * PASS_RETYPE_FULL(ID) in passes.def to be re-typed from scratch.
+ * RELAYC_VERIFY_RETYPE=1 checks every incremental re-typing against a full
+ * one (the sweeps and the pass fuzzer turn it on); RELAYC_FULL_RETYPE=1
+ * re-types from scratch after every pass. A pass never prints to
  * stdout and never exits.
  *
  *     PassPipeline pl;
@@ -137,6 +145,10 @@ typedef struct PassRunOptions {
    * pointer as it was (for pipelines of passes that only rewrite through the
    * Rewriter, e.g. --run's defaults: they never change a module in place). */
   bool retype_if_changed;
+  /* After each incremental re-typing, re-infer the module from scratch and
+   * report any node whose type differs as an internal error of the pass (also
+   * turned on by the environment variable RELAYC_VERIFY_RETYPE=1). */
+  bool verify_retype;
 } PassRunOptions;
 
 void pass_pipeline_init(PassPipeline *pl);

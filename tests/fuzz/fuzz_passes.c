@@ -11,6 +11,9 @@
  *      baseline: exactly (the printed value), within 1e-2 for FastMath and
  *      ToMixedPrecision, not at all for the passes that change what @main
  *      returns (Gradient, ToCPS).
+ * Every pipeline runs with PassRunOptions.verify_retype: the runner's
+ * incremental re-typing after each pass is checked against a full
+ * re-inference, so a stale type a pass leaves is a failure.
  * A failure is: a crash or sanitizer report (the process dies), a pass error
  * that is not one of the documented refusals or a budget, an internal error
  * (an ill-typed pass output), a print that does not re-parse / round-trip /
@@ -273,7 +276,7 @@ static int run_module(Module *m, Diag *d, Cap *cap, char **value) {
   PassPipeline rp;
   pass_pipeline_init(&rp);
   pass_pipeline_add_run_defaults(&rp);
-  PassRunOptions ro = {.retype_if_changed = true};
+  PassRunOptions ro = {.retype_if_changed = true, .verify_retype = true};
   int st = pass_pipeline_run(&rp, m, d, &ro);
   pass_pipeline_fini(&rp);
   if (st != 0) return is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_REWRITE_FAILED;
@@ -391,7 +394,7 @@ static void check_spec(const char *text, size_t len, bool prelude, const Spec *s
   if (s->text[0] == '-') pass_pipeline_add_opt_level(&pl, s->text[2] - '0');
   else if (!pass_pipeline_parse(&pl, s->text, stderr)) abort();
   d.phase = DIAG_PHASE_PASS;
-  int st = pass_pipeline_run(&pl, L.m, &d, &(PassRunOptions){0});
+  int st = pass_pipeline_run(&pl, L.m, &d, &(PassRunOptions){.verify_retype = true});
   pass_pipeline_fini(&pl);
   rep->checks++;
   if (st != 0) {

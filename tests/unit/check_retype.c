@@ -1,0 +1,347 @@
+/* tests/unit/check_retype.c — the incremental re-typing after a pass
+ * (sema/infer.c infer_module_incremental, driven by transform/pass.c).
+ *
+ * Each case parses and types a module, then changes it the way a pass
+ * would (new nodes, a node replaced in place, an annotation changed in
+ * place, a global's signature changed), re-types incrementally and checks
+ * the new types, then checks them against a full re-inference
+ * (infer_verify_module, the RELAYC_VERIFY_RETYPE check). A stale type a
+ * case leaves on purpose must be reported by that check.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/build.h"
+#include "ir/mem.h"
+#include "ir/print.h"
+#include "ops/op_call.h"
+#include "parser/parser.h"
+#include "sema/infer.h"
+#include "sema/resolve.h"
+#include "transform/pass.h"
+
+typedef struct Prog {
+  Module *m;
+  Source *src;
+  Diag d;
+  FILE *errf;
+  char *err;
+  size_t errlen;
+} Prog;
+
+static const char *errors(Prog *p) {
+  fflush(p->errf);
+  return p->err ? p->err : "";
+}
+
+static void load(Prog *p, const char *body) {
+  memset(p, 0, sizeof *p);
+  static const char head[] = "#[version = \"0.0.5\"]\n";
+  size_t n = strlen(head) + strlen(body);
+  char *copy = mem_malloc(n + 1);
+  snprintf(copy, n + 1, "%s%s", head, body);
+  p->src = source_new("t.relay", copy, n);
+  p->errf = open_memstream(&p->err, &p->errlen);
+  diag_init(&p->d, p->errf, p->src);
+  p->m = parse_module(p->src, &p->d);
+  ck_assert_msg(p->d.nerrors == 0, "%s", errors(p));
+  ck_assert(resolve_module(p->m, &p->d));
+  ck_assert(infer_module(p->m, &p->d));
+}
+
+static void unload(Prog *p) {
+  fclose(p->errf);
+  free(p->err);
+  module_free(p->m);
+  source_free(p->src);
+}
+
+
+static char *tystr(const Type *t) {
+  static char buf[4][512];
+  static int k;
+  char *s = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&s, &len);
+  if (t) print_type(f, t);
+  else fputs("(none)", f);
+  fclose(f);
+  char *out = buf[k++ % 4];
+  snprintf(out, sizeof buf[0], "%s", s);
+  free(s);
+  return out;
+}
+
+static GlobalDef *global(Module *m, const char *name) {
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i]->name, name) == 0) return m->defs[i];
+  ck_abort_msg("no global @%s", name);
+  return NULL;
+}
+
+/* What the runner passes: which globals changed, their signatures before. */
+static InferIncResult retype(Prog *p, const bool *changed, Type **old_sigs, InferIncStats *st) {
+  return infer_module_incremental(p->m, changed, old_sigs, &p->d, st);
+}
+
+static Type *parse_ty(Prog *p, const char *text) {
+  /* a type by way of a throw-away annotation: `fn (%t: TEXT) { %t }` */
+  char buf[256];
+  snprintf(buf, sizeof buf, "def @t(%%t: %s) { %%t }", text);
+  Prog q;
+  load(&q, buf);
+  Type *t = q.m->defs[0]->fn->params[0]->annot;
+  /* copy into p's arena: the tensor types used here have no pointers but dims */
+  Type *c = type_new(p->m, t->kind, t->span);
+  *c = *t;
+  if (t->kind == TYPE_TENSOR) {
+    c->tensor.dims = arena_alloc(p->m->arena, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof(Dim));
+    memcpy(c->tensor.dims, t->tensor.dims, t->tensor.ndim * sizeof(Dim));
+  }
+  unload(&q);
+  return c;
+}
+
+/* ------------------------------------------------------------------ cases */
+
+/* Nothing changed: the globals are not visited at all and keep their types. */
+START_TEST(unchanged_globals_skipped) {
+  Prog p;
+  load(&p, "def @f(%x: Tensor[(3), float32]) -> Tensor[(3), float32] { negative(%x) }\n"
+           "def @main(%a: Tensor[(3), float32]) { @f(add(%a, 1f)) }\n");
+  Type *body_t = global(p.m, "main")->fn->body->type;
+  bool changed[2] = {false, false};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.globals_skipped, 2);
+  ck_assert_uint_eq(st.globals_checked, 0);
+  ck_assert_ptr_eq(global(p.m, "main")->fn->body->type, body_t);
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A new node over kept ones: only the new spine is inferred. */
+START_TEST(new_nodes_over_kept_ones) {
+  Prog p;
+  load(&p, "def @main(%a: Tensor[(2, 3), float32]) {\n"
+           "  %0 = add(%a, 1f);\n  %1 = multiply(%0, %0);\n  exp(%1)\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Expr *kept = fn->body->call.args[0]; /* multiply(...) */
+  Type *kept_t = kept->type;
+  /* the "pass": exp(%1) -> sum(%1, axis=[1]) */
+  fn->body = op_call(p.m, "sum", (Expr *[]){kept}, 1, "axis=[1]", fn->body->span);
+  bool changed[1] = {true};
+  Type *old_sig[1] = {fn->type};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
+  ck_assert_str_eq(tystr(fn->body->type), "Tensor[(2), float32]");
+  ck_assert_ptr_eq(kept->type, kept_t); /* a typed leaf */
+  ck_assert_uint_eq(st.nodes_retyped, 1);
+  ck_assert_uint_ge(st.nodes_kept, 1);
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A pass changes a parameter's annotation in place: every use of it and
+ * everything computed from it gets the new type. */
+START_TEST(annotation_changed_in_place) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
+           "  let %y = negative(%x);\n  let %z = (%y, %x);\n  %z.0\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Type *old = fn->type;
+  fn->params[0]->annot = parse_ty(&p, "Tensor[(3), float16]");
+  bool changed[1] = {true};
+  Type *old_sig[1] = {old};
+  ck_assert_int_eq(retype(&p, changed, old_sig, NULL), INFER_INC_OK);
+  ck_assert_str_eq(tystr(fn->type), "fn (Tensor[(3), float16]) -> Tensor[(3), float16]");
+  Expr *let_y = fn->body;
+  ck_assert_str_eq(tystr(let_y->let.var->type), "Tensor[(3), float16]");
+  ck_assert_str_eq(tystr(let_y->let.value->type), "Tensor[(3), float16]");
+  ck_assert_str_eq(tystr(let_y->let.body->let.var->type), "(Tensor[(3), float16], Tensor[(3), float16])");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A let variable annotated by the pass (in place) to another type than its
+ * value has: the re-typing must reject it, not keep the old type. */
+START_TEST(let_annotation_changed_rejected) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32]) {\n  let %y = negative(%x);\n  %y\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  fn->body->let.var->annot = parse_ty(&p, "Tensor[(3), int32]");
+  bool changed[1] = {true};
+  ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_ERROR);
+  ck_assert_ptr_nonnull(strstr(errors(&p), "annotated Tensor[(3), int32]"));
+  unload(&p);
+}
+END_TEST
+
+/* A child replaced in place by a new (untyped) node: its parents are new too. */
+START_TEST(child_replaced_in_place) {
+  Prog p;
+  load(&p, "def @main(%a: Tensor[(4), float32]) {\n  %0 = add(%a, 1f);\n  (%0, negative(%0))\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Expr *neg = fn->body->tuple.fields[1];
+  neg->call.args[0] = op_call(p.m, "cast", (Expr *[]){fn->body->tuple.fields[0]}, 1, "dtype=\"float16\"", neg->span);
+  bool changed[1] = {true};
+  ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_OK);
+  ck_assert_str_eq(tystr(neg->type), "Tensor[(4), float16]");
+  ck_assert_str_eq(tystr(fn->body->type), "(Tensor[(4), float32], Tensor[(4), float16])");
+  ck_assert_str_eq(tystr(fn->type->func.ret), "(Tensor[(4), float32], Tensor[(4), float16])");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A polymorphic value whose type its context chose (Nil) is inferred again
+ * when the context changes. */
+START_TEST(polymorphic_context_changes) {
+  Prog p;
+  load(&p, "type List[A] { Cons(A, List[A]), Nil }\n"
+           "def @main() {\n  let %n = Nil;\n  Cons(1f, %n)\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Expr *cons = fn->body->let.body;
+  cons->call.args[0] = expr_scalar_int(p.m, DTYPE(DT_INT, 32), 7, cons->span);
+  bool changed[1] = {true};
+  ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_OK);
+  ck_assert_str_eq(tystr(fn->body->let.var->type), "List[int32]");
+  ck_assert_str_eq(tystr(fn->body->let.value->type), "List[int32]");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* Inside a polymorphic global nothing with a type parameter is kept. */
+START_TEST(polymorphic_function_body) {
+  Prog p;
+  load(&p, "def @pair[A](%x: A) -> (A, A) { (%x, %x) }\n"
+           "def @main() { @pair(1f) }\n");
+  Function *fn = global(p.m, "pair")->fn;
+  fn->body = build_tuple(p.m, (Expr *[]){fn->body->tuple.fields[1], fn->body->tuple.fields[0]}, 2, fn->body->span);
+  bool changed[2] = {true, false};
+  Type *old_sig[2] = {fn->type, global(p.m, "main")->fn->type};
+  ck_assert_int_eq(retype(&p, changed, old_sig, NULL), INFER_INC_OK);
+  ck_assert_str_eq(tystr(fn->body->type), "(A, A)");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A global whose signature changed while kept code calls it: the runner
+ * must re-type from scratch. */
+START_TEST(signature_change_needs_full) {
+  Prog p;
+  load(&p, "def @f(%x: Tensor[(3), float32]) { negative(%x) }\n"
+           "def @main(%a: Tensor[(3), float32]) { @f(%a) }\n");
+  GlobalDef *f = global(p.m, "f");
+  Type *old_f = f->fn->type;
+  f->fn->body = op_call(p.m, "cast", (Expr *[]){f->fn->body}, 1, "dtype=\"float16\"", f->fn->body->span);
+  bool changed[2] = {true, false};
+  Type *old_sig[2] = {old_f, global(p.m, "main")->fn->type};
+  ck_assert_int_eq(retype(&p, changed, old_sig, NULL), INFER_INC_NEED_FULL);
+  infer_clear(p.m);
+  ck_assert(infer_module(p.m, &p.d));
+  ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(3), float16]");
+  unload(&p);
+}
+END_TEST
+
+/* A global whose parameters carry no annotation is typed by its callers: it
+ * is visited even when unchanged. */
+START_TEST(caller_typed_global_visited) {
+  Prog p;
+  load(&p, "def @id(%x) { %x }\n"
+           "def @main(%a: Tensor[(3), float32]) { @id(%a) }\n");
+  GlobalDef *main = global(p.m, "main");
+  main->fn->body = build_call(p.m, build_global(p.m, global(p.m, "id"), main->fn->body->span),
+                              (Expr *[]){expr_scalar_int(p.m, DTYPE(DT_INT, 32), 1, main->fn->body->span)}, 1,
+                              main->fn->body->span);
+  main->fn->ret_annot = NULL;
+  bool changed[2] = {false, true};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.globals_skipped, 0);
+  ck_assert_str_eq(tystr(global(p.m, "id")->fn->type), "fn (int32) -> int32");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* A stale type (a pass mutated a typed node in place without clearing it):
+ * the verification reports it, naming who. */
+START_TEST(verify_catches_stale_type) {
+  Prog p;
+  load(&p, "def @main(%a: Tensor[(3), float32]) {\n  %0 = negative(%a);\n  exp(%0)\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Expr *neg = fn->body->call.args[0];
+  /* negative(%a) becomes sum(%a) in place, its type left as it was */
+  Expr *sum = op_call(p.m, "sum", (Expr *[]){neg->call.args[0]}, 1, NULL, neg->span);
+  neg->call.fn = sum->call.fn;
+  neg->call.attrs = sum->call.attrs;
+  fn->body = build_tuple(p.m, (Expr *[]){neg}, 1, fn->body->span);
+  bool changed[1] = {true};
+  ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_OK); /* trusted: a kept node */
+  ck_assert_str_eq(tystr(neg->type), "Tensor[(3), float32]");
+  ck_assert(!infer_verify_module(p.m, &p.d, "pass Test"));
+  ck_assert_ptr_nonnull(strstr(errors(&p), "pass Test: stale type"));
+  ck_assert_str_eq(tystr(neg->type), "float32"); /* the full types are left */
+  unload(&p);
+}
+END_TEST
+
+/* The same through the pass runner, with PassRunOptions.verify_retype:
+ * every pass of -O3 on a small network keeps types equal to a full
+ * re-inference. */
+START_TEST(runner_verify_o3) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32],\n"
+           "          %g: Tensor[(4), float32], %b: Tensor[(4), float32]) {\n"
+           "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);\n"
+           "  %1 = nn.batch_norm(%0, %g, %b, %g, %b);\n"
+           "  %2 = nn.relu(%1.0);\n"
+           "  %3 = add(%2, %2);\n"
+           "  nn.global_avg_pool2d(%3)\n}\n");
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  pass_pipeline_add_opt_level(&pl, 3);
+  ck_assert(pass_pipeline_parse(&pl, "ToANormalForm,ToGraphNormalForm,DeadCodeElimination,ToMixedPrecision", stderr));
+  PassRunOptions ro = {.verify_retype = true};
+  int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
+  pass_pipeline_fini(&pl);
+  ck_assert_msg(st == 0, "%s", errors(&p));
+  ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(1, 4, 1, 1), float32]");
+  unload(&p);
+}
+END_TEST
+
+static Suite *retype_suite(void) {
+  Suite *s = suite_create("retype");
+  TCase *tc = tcase_create("incremental");
+  tcase_add_test(tc, unchanged_globals_skipped);
+  tcase_add_test(tc, new_nodes_over_kept_ones);
+  tcase_add_test(tc, annotation_changed_in_place);
+  tcase_add_test(tc, let_annotation_changed_rejected);
+  tcase_add_test(tc, child_replaced_in_place);
+  tcase_add_test(tc, polymorphic_context_changes);
+  tcase_add_test(tc, polymorphic_function_body);
+  tcase_add_test(tc, signature_change_needs_full);
+  tcase_add_test(tc, caller_typed_global_visited);
+  tcase_add_test(tc, verify_catches_stale_type);
+  tcase_add_test(tc, runner_verify_o3);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(retype_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
