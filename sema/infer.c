@@ -706,27 +706,37 @@ static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *ar
   return true;
 }
 
-typedef struct JNode {
-  Expr *e;
+/* The memo: node k (Expr.mark == k + 1, validated) is slot k of fixed-size
+ * blocks (no reallocation: a module-sized array grown by doubling would be
+ * copied and faulted in again and again); a slot holds the node's pointer
+ * with the verdict in its low bits, and the mark the node had before. */
+#define JUDGE_BLOCK 8192u
+
+enum { J_BUSY = 0, J_KEEP = 1, J_REDO = 2 };
+
+typedef struct JSlot {
+  uintptr_t node; /* Expr pointer | verdict */
   uint32_t saved; /* Expr.mark before the walk */
-  uint8_t res;    /* 0 being judged, 1 keeps its type, 2 re-inferred */
-} JNode;
+} JSlot;
 
 typedef struct JFrame {
   Expr *e;
-  uint32_t node; /* index in Judge.nodes */
+  uint32_t node; /* its memo slot */
   uint32_t i;    /* next child step */
   bool ok;       /* every child judged so far keeps its type */
 } JFrame;
 
 typedef struct Judge {
-  VEC(JNode) nodes;
+  VEC(JSlot *) blocks;
+  uint32_t nnodes;
   VEC(JFrame) stack;
   Var **vowner;   /* by Var.id: the variable decided (ids may repeat after copies) */
   uint8_t *vstate; /* 1 stable, 2 cleared */
   uint32_t nv;
   InferIncStats *st;
 } Judge;
+
+static JSlot *judge_slot(Judge *J, uint32_t k) { return &J->blocks.data[k / JUDGE_BLOCK][k % JUDGE_BLOCK]; }
 
 static void var_decide(Judge *J, Var *v, bool stable) {
   if (v->id < J->nv) {
@@ -864,25 +874,27 @@ static Expr *judge_next(Judge *J, JFrame *f) {
 }
 
 static void judge_push(Judge *J, Expr *e) {
-  JNode n = {e, e->mark, 0};
-  vec_push(J->nodes, n);
-  e->mark = (uint32_t)J->nodes.len;
-  JFrame fr = {e, (uint32_t)J->nodes.len - 1, 0, true};
+  uint32_t k = J->nnodes++;
+  if (k / JUDGE_BLOCK == J->blocks.len) vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
+  *judge_slot(J, k) = (JSlot){(uintptr_t)e | J_BUSY, e->mark};
+  e->mark = k + 1;
+  JFrame fr = {e, k, 0, true};
   vec_push(J->stack, fr);
 }
 
-/* -1: not judged yet; else 0 being judged, 1 kept, 2 re-inferred. */
-static int judge_memo(const Judge *J, const Expr *e) {
+/* -1: not judged yet; else J_BUSY, J_KEEP or J_REDO. */
+static int judge_memo(Judge *J, const Expr *e) {
   uint32_t k = e->mark;
-  if (k == 0 || k > J->nodes.len || J->nodes.data[k - 1].e != e) return -1;
-  return J->nodes.data[k - 1].res;
+  if (k == 0 || k > J->nnodes) return -1;
+  uintptr_t v = judge_slot(J, k - 1)->node;
+  return (v & ~(uintptr_t)3) == (uintptr_t)e ? (int)(v & 3) : -1;
 }
 
 /* Judges every node under root; clears the types of those to re-infer.
  * True if root keeps its type. */
 static bool judge_tree(Judge *J, Expr *root) {
   int r = judge_memo(J, root);
-  if (r >= 0) return r == 1;
+  if (r >= 0) return r == J_KEEP;
   judge_push(J, root);
   bool last = false;
   while (J->stack.len) {
@@ -891,12 +903,12 @@ static bool judge_tree(Judge *J, Expr *root) {
     if (c) {
       int m = judge_memo(J, c);
       if (m < 0) judge_push(J, c);
-      else if (m != 1) f->ok = false;
+      else if (m != J_KEEP) f->ok = false;
       continue;
     }
     Expr *e = f->e;
     bool ok = judge_self(J, e, f->ok);
-    J->nodes.data[f->node].res = ok ? 1 : 2;
+    judge_slot(J, f->node)->node = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
     if (ok) {
       J->st->nodes_kept++;
     } else {
@@ -989,8 +1001,12 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     for (uint32_t k = 0; k < fn->nparams; k++) decide_annotated(&J, fn->params[k]);
     judge_tree(&J, fn->body);
   }
-  for (size_t i = J.nodes.len; i-- > 0;) J.nodes.data[i].e->mark = J.nodes.data[i].saved;
-  vec_free(J.nodes);
+  for (uint32_t k = J.nnodes; k-- > 0;) {
+    JSlot *sl = judge_slot(&J, k);
+    ((Expr *)(sl->node & ~(uintptr_t)3))->mark = sl->saved;
+  }
+  for (size_t b = 0; b < J.blocks.len; b++) mem_free(J.blocks.data[b]);
+  vec_free(J.blocks);
   vec_free(J.stack);
   mem_free(J.vowner);
   mem_free(J.vstate);
