@@ -17,20 +17,36 @@
 #include <string.h>
 
 #include "ops/gradients/grad.h"
+#include "ops/op_ids.h"
 
 #define G (c->g)
 
 /* The extents of input i (or the result, i < 0) in the order of the letters of
- * `canon`, read through `layout` (a permutation of the same letters). */
+ * `canon`, read through `layout`: a permutation of the same letters, possibly with
+ * split axes (NCHW4c: C = C·c, the lower-case axis holding the factor). The rules
+ * work on the canonical layout and layout_transform in and out. */
 static bool dims_as(GradCtx *c, int i, const char *layout, const char *canon, int64_t *out) {
   int64_t dims[GRAD_MAX_RANK];
   if (!gr_shape(c, i, dims)) return false;
-  size_t n = strlen(canon);
-  if (strlen(layout) != n || gr_rank(c, i) != n) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  size_t n = strlen(canon), nl = strlen(layout);
+  size_t upper = 0, axes = 0;
+  char letters[GRAD_MAX_RANK + 1];
+  for (size_t k = 0; k < nl; k++) { /* the axis letters, factors' digits dropped */
+    char ch = layout[k];
+    if (ch >= '0' && ch <= '9') continue;
+    if (axes == GRAD_MAX_RANK) return gr_fail(c, "unsupported layout \"%s\"", layout);
+    letters[axes++] = ch;
+    if (ch >= 'A' && ch <= 'Z') upper++;
+    else if (!(ch >= 'a' && ch <= 'z') || !strchr(layout, ch - 'a' + 'A')) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  }
+  letters[axes] = 0;
+  if (upper != n || axes != gr_rank(c, i)) return gr_fail(c, "unsupported layout \"%s\"", layout);
   for (size_t k = 0; k < n; k++) {
-    const char *p = strchr(layout, canon[k]);
+    const char *p = strchr(letters, canon[k]);
     if (!p) return gr_fail(c, "unsupported layout \"%s\"", layout);
-    out[k] = dims[p - layout];
+    out[k] = dims[p - letters];
+    const char *q = strchr(letters, canon[k] - 'A' + 'a');
+    if (q) out[k] *= dims[q - letters];
   }
   return true;
 }
@@ -267,3 +283,37 @@ GRAD_RULE(NN_CONV3D) {
   c->dx[1] = back_dtype(c, to_layout(c, dw, "OIDHW", kl), 1);
   return true;
 }
+
+/* ---- relayc's fused convolutions (transform/conv_epilogue.c) --------------------------
+ * relayc.conv2d_bias(x, w, b) = conv2d(x, w) + b per output channel, conv2d_add(x, w, r) =
+ * conv2d(x, w) + r, conv2d_bias_add(x, w, b, r) both, each optionally through a ReLU
+ * (relu=True; relayc.conv2d_relu always). The ReLU's mask needs the pre-activation z,
+ * recomputed by the same fused call without the ReLU (z = 0 passes g, as nn.relu's rule
+ * does; the result alone cannot tell z = 0 from z < 0). Then the conv2d rule on the
+ * masked adjoint gives x and w, the bias gets it summed per channel, the residual gets it
+ * as it is. */
+static bool fused_conv(GradCtx *c, int bias, int res, bool relu) {
+  Expr *g = G;
+  if (relu) {
+    Expr *z = c->op == OP_RELAYC_CONV2D_RELU ? gr_op_like(c, "nn.conv2d", NULL, (Expr *[]){X0, X1}, 2)
+                                             : gr_op_like(c, op_get(c->op)->name, "relu=False", (Expr **)c->x, c->n);
+    g = gr_where(c, GR_OP(c, "less", NULL, gr_let(c, z), gr_scalar(c, 0, -1)), gr_scalar(c, 0, -1), G);
+  }
+  g = gr_let(c, g);
+  Expr *dx[2] = {NULL, NULL};
+  GradCtx sub = *c;
+  sub.op = OP_NN_CONV2D;
+  sub.n = 2;
+  sub.g = g;
+  sub.dx = dx;
+  if (!grad_NN_CONV2D(&sub)) return false;
+  c->dx[0] = dx[0];
+  c->dx[1] = dx[1];
+  if (bias >= 0) c->dx[bias] = GR_OP(c, "sum", "axis=[1], exclude=True", g);
+  if (res >= 0) c->dx[res] = g;
+  return true;
+}
+GRAD_RULE(RELAYC_CONV2D_BIAS) { return fused_conv(c, 2, -1, gr_attr_bool(c, "relu", false)); }
+GRAD_RULE(RELAYC_CONV2D_ADD) { return fused_conv(c, -1, 2, gr_attr_bool(c, "relu", false)); }
+GRAD_RULE(RELAYC_CONV2D_BIAS_ADD) { return fused_conv(c, 2, 3, gr_attr_bool(c, "relu", false)); }
+GRAD_RULE(RELAYC_CONV2D_RELU) { return fused_conv(c, -1, -1, true); }

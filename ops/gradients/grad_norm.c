@@ -12,6 +12,7 @@
  * decompositions, which is TVM's route.
  */
 #include "ops/gradients/grad.h"
+#include "ops/op_ids.h"
 
 #define G (c->g)
 
@@ -48,6 +49,18 @@ GRAD_RULE(NN_BATCH_NORM) {
   Expr *dv = gr_mul(c, gr_mul(c, GR_OP(c, "sum", sum_but(c, axis), g0c), r3), gr_scalar(c, -0.5, 0));
   c->dx[4] = gr_add(c, dv, gr_proj(c, G, 2));
   return true;
+}
+
+/* relayc.batch_norm_relu (transform/conv_epilogue.c): nn.batch_norm with a ReLU on output 0.
+ * The mask needs the pre-activation, recomputed by nn.batch_norm (0 passes g, as nn.relu's
+ * rule does); then the batch_norm rule on (masked g0, g1, g2). */
+GRAD_RULE(RELAYC_BATCH_NORM_RELU) {
+  Expr *z = gr_let(c, gr_proj(c, gr_let(c, gr_op_like(c, "nn.batch_norm", NULL, (Expr **)c->x, c->n)), 0));
+  Expr *g0 = gr_where(c, GR_OP(c, "less", NULL, z, gr_scalar(c, 0, 0)), gr_scalar(c, 0, 0), gr_proj(c, G, 0));
+  GradCtx sub = *c;
+  sub.op = OP_NN_BATCH_NORM;
+  sub.g = gr_let(c, gr_tuple(c, (Expr *[]){g0, gr_proj(c, G, 1), gr_proj(c, G, 2)}, 3));
+  return grad_NN_BATCH_NORM(&sub);
 }
 
 /* The family formula on x (already viewed so that S = the axes `s_axes`), with ĝ given.

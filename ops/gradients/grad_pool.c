@@ -765,19 +765,26 @@ static bool parse_method(const char *m, Method *out) {
   return true;
 }
 
-static bool resize_adjoint(GradCtx *c, const Resize *r, const char *layout) {
+/* the adjoint of a resize along the spatial letters `sp` ("HW", "DHW") of `layout`; the
+ * roi (tf_crop_and_resize) applies to 2-D resizes only */
+static bool resize_adjoint(GradCtx *c, const Resize *r, const char *layout, const char *sp) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
-  const char *ph = strchr(layout, 'H'), *pw = strchr(layout, 'W');
-  if (!ph || !pw || strlen(layout) != gr_rank(c, 0)) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  int nsp = (int)strlen(sp), axes[3];
+  if (strlen(layout) != gr_rank(c, 0)) return gr_fail(c, "unsupported layout \"%s\"", layout);
+  for (int s = 0; s < nsp; s++) {
+    const char *p = strchr(layout, sp[s]);
+    if (!p) return gr_fail(c, "unsupported layout \"%s\"", layout);
+    axes[s] = (int)(p - layout);
+  }
   Expr *g = dtype_eq(gr_dtype(c, -1), gr_dtype(c, 0)) ? G : gr_cast_like(c, G, X0);
-  int axes[2] = {(int)(ph - layout), (int)(pw - layout)};
-  for (int s = 0; s < 2; s++) {
+  for (int s = 0; s < nsp; s++) {
     int a = axes[s];
     int64_t ni = in[a], no = out[a];
+    float start = nsp == 2 ? r->roi[s] : 0, end = nsp == 2 ? r->roi[2 + s] : 0;
     double *M = arena_alloc(c->m->arena, (size_t)(ni * no > 0 ? ni * no : 1) * sizeof *M);
     memset(M, 0, (size_t)(ni * no) * sizeof *M);
-    for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, r->roi[s], r->roi[2 + s], M + o * ni);
+    for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, start, end, M + o * ni);
     g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), M, no, ni, gr_dtype(c, 0));
   }
   c->dx[0] = g;
@@ -809,12 +816,29 @@ GRAD_RULE(IMAGE_RESIZE2D) {
       const AttrValue *e = roi->arr.items[i];
       r.roi[i] = (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
     }
-  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"));
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"), "HW");
 }
 
 GRAD_RULE(NN_UPSAMPLING) {
   bool ac = gr_attr_bool(c, "align_corners", false);
   Resize r = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};
   if (!parse_method(gr_attr_str(c, "method", "nearest_neighbor"), &r.method)) return gr_fail(c, "unknown method");
-  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"));
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"), "HW");
+}
+
+/* nn.upsampling3d (the kernel's resize3d): nearest (round with align_corners, else floor) or
+ * trilinear, with half_pixel / align_corners / asymmetric coordinates */
+GRAD_RULE(NN_UPSAMPLING3D) {
+  const char *m = gr_attr_str(c, "method", "nearest_neighbor");
+  Resize r = {.alpha = -0.5f};
+  if (!strcmp(m, "nearest_neighbor")) r.method = RM_NEAREST;
+  else if (!strcmp(m, "trilinear")) r.method = RM_LINEAR;
+  else return gr_fail(c, "unknown method \"%s\"", m);
+  const char *cm = gr_attr_str(c, "coordinate_transformation_mode", "half_pixel");
+  if (!strcmp(cm, "half_pixel")) r.mode = CT_HALF_PIXEL;
+  else if (!strcmp(cm, "align_corners")) r.mode = CT_ALIGN_CORNERS;
+  else if (!strcmp(cm, "asymmetric")) r.mode = CT_ASYMMETRIC;
+  else return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
+  r.rounding = r.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCDHW"), "DHW");
 }

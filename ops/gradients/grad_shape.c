@@ -365,3 +365,49 @@ GRAD_RULE(CUMPROD) {
   c->dx[0] = d;
   return true;
 }
+
+/* ---- the dyn.* creation and broadcasting forms: the same mathematics with the shape-like
+ * inputs read at run time (they get no gradient); the adjoints never need the result's
+ * extents, which are `?` here ---------------------------------------------------------- */
+GRAD_NONE(DYN_ZEROS)
+GRAD_NONE(DYN_ONES)
+/* dyn.full(fill, shape) */
+GRAD_RULE(DYN_FULL) { c->dx[0] = gr_cast_like(c, gr_sum(c, G, NULL, 0, false), X0); return true; }
+/* dyn.broadcast_to(x, shape): g summed back to x's (static) shape */
+GRAD_RULE(DYN_BROADCAST_TO) {
+  c->dx[0] = GR_OP(c, "collapse_sum_like", NULL, G, X0);
+  return true;
+}
+/* dyn.one_hot(idx, on, off, depth): the one_hot rule with the run-time depth */
+GRAD_RULE(DYN_ONE_HOT) {
+  DType dt = gr_dtype(c, -1);
+  Expr *mask = gr_op_like(c, "dyn.one_hot", NULL, (Expr *[]){X0, gr_const(c, 1, dt), gr_const(c, 0, dt), c->x[3]}, 4);
+  Expr *hot = gr_let(c, gr_sum(c, gr_mul(c, G, mask), NULL, 0, false));
+  c->dx[1] = gr_cast_like(c, hot, X1);
+  c->dx[2] = gr_cast_like(c, gr_sub(c, gr_sum(c, G, NULL, 0, false), hot), X2);
+  return true;
+}
+/* dyn.tile(x, reps): tile's rule with the view (r0, d0, r1, d1, ...) built at run time:
+ * reps (left-padded with 1s to the result's rank R) interleaved with x's static extents */
+GRAD_RULE(DYN_TILE) {
+  int64_t dims[GRAD_MAX_RANK], rl[1], even[GRAD_MAX_RANK], full[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, rl)) return false;
+  uint32_t r = gr_rank(c, 0), q = (uint32_t)rl[0], R = r > q ? r : q;
+  if (R > GRAD_MAX_RANK) return gr_fail(c, "rank above %d", GRAD_MAX_RANK);
+  Expr *reps = GR_OP(c, "cast", "dtype=\"int64\"", X1);
+  if (q < R) {
+    int64_t ones[GRAD_MAX_RANK], nq = R - q;
+    for (uint32_t i = 0; i < R - q; i++) ones[i] = 1;
+    reps = GR_OP(c, "concatenate", "axis=0", gr_tuple(c, (Expr *[]){gr_tensor_const(c, DT_I64, 1, &nq, ones), reps}, 2));
+  }
+  for (uint32_t i = 0; i < R; i++) {
+    full[i] = i + r >= R ? dims[i + r - R] : 1;
+    even[i] = 2 * i;
+  }
+  int64_t nR = R;
+  Expr *ext = gr_tensor_const(c, DT_I64, 1, &nR, full);
+  Expr *view = GR_OP(c, "reshape", "newshape=[-1]", GR_OP(c, "stack", "axis=1", gr_tuple(c, (Expr *[]){reps, ext}, 2)));
+  Expr *v = GR_OP(c, "dyn.reshape", NULL, G, view);
+  c->dx[0] = gr_reshape_like(c, gr_sum(c, v, even, R, false), X0);
+  return true;
+}

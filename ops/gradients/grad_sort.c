@@ -4,7 +4,8 @@
  * gathered at the inverse permutation, which is the argsort of the forward's argsort.
  * topk's values are a selection: each selected position receives its adjoint, built
  * as Σ_k g_k·[idx_k == j] with a one_hot mask along a new axis (no scatter needed;
- * O(k·n) memory along the axis). Indices get nothing.
+ * O(k·n) memory along the axis); dyn.topk, whose k is known only at run time, adds
+ * the values' adjoint back with a scatter-add. Indices get nothing.
  */
 #include "ops/gradients/grad.h"
 
@@ -45,5 +46,27 @@ GRAD_RULE(TOPK) {
                      idx, gr_const(c, 1, dt), gr_const(c, 0, dt));
   Expr *spread = gr_mul(c, mask, GR_OP(c, "expand_dims", gr_fmt(c, "axis=%lld", (long long)(axis + 1)), gv));
   c->dx[0] = GR_OP(c, "sum", gr_fmt(c, "axis=[%lld]", (long long)axis), spread);
+  return true;
+}
+
+/* dyn.topk(x, k): the values' adjoint added back at the indices (a scatter-add, which
+ * needs no static extent of the run-time k) */
+GRAD_RULE(DYN_TOPK) {
+  uint32_t rank = gr_rank(c, 0);
+  int64_t axis = gr_attr_int(c, "axis", -1);
+  if (axis < 0) axis += rank;
+  const char *ret = gr_attr_str(c, "ret_type", "both");
+  Expr *gv, *idx;
+  if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
+    gv = gr_proj(c, G, 0);
+    idx = gr_proj(c, c->out, 1);
+  } else if (ret[0] == 'v') {
+    gv = G;
+    idx = gr_op_like(c, "dyn.topk", "ret_type=\"indices\"", (Expr *[]){X0, X1}, 2);
+  } else {
+    return true;
+  }
+  c->dx[0] = GR_OP(c, "scatter_elements", gr_fmt(c, "axis=%lld, reduction=\"add\"", (long long)axis), gr_zeros_like(c, X0),
+                   idx, gv);
   return true;
 }

@@ -34,7 +34,7 @@ def num(v, dtype):
         return str(int(v)) + ("i64" if dtype == "int64" else "")
     f = float(v)
     s = str(int(f)) if f == int(f) else repr(f)
-    return s + "f64"
+    return s + ("f" if dtype == "float32" else "f64")
 
 
 def fmt(a, dtype, indent=0):
@@ -52,16 +52,17 @@ def T(shape, dtype):
     return f"Tensor[({dims}), {dtype}]"
 
 
-def golden(name, comment, params, body, value, grads):
-    """params: [(name, array, dtype)]; grads: one array per parameter (ints: zeros)."""
+def golden(name, comment, params, body, value, grads, rdtype="float64"):
+    """params: [(name, array, dtype)]; grads: one array per parameter (ints: zeros);
+    rdtype: the dtype of the (scalar) result."""
     runs = "// RUN: relayc --grad --run %s" + "".join(f" --input {p}=%d/../data/{name}_{p}.npy" for p, _, _ in params)
-    text = "(" + num(value, "float64") + ", (" + ", ".join(fmt(g, d) for g, (_, _, d) in zip(grads, params)) + \
+    text = "(" + num(value, rdtype) + ", (" + ", ".join(fmt(g, d) for g, (_, _, d) in zip(grads, params)) + \
         ("," if len(params) == 1 else "") + "))"
     lines = [f"// {c}" for c in comment.strip().split("\n")]
     lines.append(runs)
     lines += ["// OUT: " + ln if ln else "// OUT:" for ln in text.split("\n")]
     sig = ", ".join(f"%{p}: {T(a.shape, d)}" for p, a, d in params)
-    lines += ['#[version = "0.0.5"]', f"def @main({sig}) -> float64 {{", "  " + body.strip().replace("\n", "\n  "), "}"]
+    lines += ['#[version = "0.0.5"]', f"def @main({sig}) -> {rdtype} {{", "  " + body.strip().replace("\n", "\n  "), "}"]
     with open(os.path.join(OUT, f"{name}.relay"), "w") as f:
         f.write("\n".join(lines) + "\n")
     for p, a, d in params:
@@ -189,3 +190,156 @@ expected values from tests/grad/ref_grad_goldens.py (the sum over taps as loops)
 %0 = nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=2);
 sum(multiply(%0, %c))""",
        (outc * cc).sum(), [dxc, dwc, outc])
+
+# ---- relayc's fused convolutions (float32 only): the ReLU's kink passes g at z = 0 -------------
+xf = ints(rng, (1, 2, 4, 4), -1, 1)
+wf = ints(rng, (2, 2, 3, 3), -1, 1)
+bf = np.array([0.0, 1.0])
+rf = ints(rng, (1, 2, 2, 2), -1, 1)
+cf = pos(rng, (1, 2, 2, 2))
+zf = np.zeros((1, 2, 2, 2))
+for o, yy, xx, i, r, s_ in itertools.product(range(2), range(2), range(2), range(2), range(3), range(3)):
+    zf[0, o, yy, xx] += xf[0, i, yy + r, xx + s_] * wf[o, i, r, s_]
+zb = zf + bf[None, :, None, None] + rf
+gz = np.where(zb < 0, 0.0, cf)  # nn.relu's convention: z = 0 passes g
+dxf, dwf = np.zeros_like(xf), np.zeros_like(wf)
+for o, yy, xx, i, r, s_ in itertools.product(range(2), range(2), range(2), range(2), range(3), range(3)):
+    dxf[0, i, yy + r, xx + s_] += gz[0, o, yy, xx] * wf[o, i, r, s_]
+    dwf[o, i, r, s_] += gz[0, o, yy, xx] * xf[0, i, yy + r, xx + s_]
+assert (zb == 0).any() and (zb < 0).any()
+golden("ref_fused_conv_relu", """
+relayc.conv2d_bias_add with relu=True (float32; FuseConvEpilogue's kernel): the ReLU mask is
+taken on the recomputed pre-activation, so positions where it is exactly 0 pass g (nn.relu's
+rule); bias gets g summed per channel, the residual g. Expected values from
+tests/grad/ref_grad_goldens.py (the convolution as loops).""",
+       [("x", xf, "float32"), ("w", wf, "float32"), ("b", bf, "float32"), ("r", rf, "float32"), ("c", cf, "float32")],
+       """
+%0 = relayc.conv2d_bias_add(%x, %w, %b, %r, relu=True);
+sum(multiply(%0, %c))""",
+       (np.maximum(zb, 0) * cf).sum(), [dxf, dwf, gz.sum(axis=(0, 2, 3)), gz, np.maximum(zb, 0)], "float32")
+
+# batch_norm_relu: y = γ (x − μ) r + β, r = 1/√(v + ε) with ε = 0 so r is exact
+xb = np.array([[[1.0, 0.0], [2.0, -1.0]], [[0.0, 3.0], [-2.0, 1.0]]]).reshape(2, 2, 2)  # (N=2, C=2, W=2)
+gam, bet, mu, var = np.array([2.0, -1.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0]), np.array([0.25, 4.0])
+cb = pos(rng, (2, 2, 2))
+rr = 1 / np.sqrt(var)
+zb2 = gam[None, :, None] * (xb - mu[None, :, None]) * rr[None, :, None] + bet[None, :, None]
+assert (zb2 == 0).any() and (zb2 < 0).any()
+g0 = np.where(zb2 < 0, 0.0, cb)
+dxb = g0 * (gam * rr)[None, :, None]
+dgam = (g0 * (xb - mu[None, :, None]) * rr[None, :, None]).sum(axis=(0, 2))
+dbet = g0.sum(axis=(0, 2))
+dmu = -(g0.sum(axis=(0, 2))) * gam * rr
+dvar = -0.5 * (g0 * (xb - mu[None, :, None])).sum(axis=(0, 2)) * gam * rr ** 3
+golden("ref_batch_norm_relu", """
+relayc.batch_norm_relu (float32, epsilon 0 so 1/sqrt(var) is exact): the ReLU mask on the
+recomputed nn.batch_norm output (exactly 0 passes g), then the batch_norm rule for data, gamma,
+beta and the moving statistics; expected values from tests/grad/ref_grad_goldens.py.""",
+       [("x", xb, "float32"), ("g", gam, "float32"), ("b", bet, "float32"), ("m", mu, "float32"), ("v", var, "float32"),
+        ("c", cb, "float32")],
+       """
+%0 = relayc.batch_norm_relu(%x, %g, %b, %m, %v, epsilon=0f);
+sum(multiply(%0.0, %c))""",
+       (np.maximum(zb2, 0) * cb).sum(), [dxb, dgam, dbet, dmu, dvar, np.maximum(zb2, 0)], "float32")
+
+# ---- scatters with ties and duplicates, applied in order -----------------------------------
+ds = np.array([[1.0, 2.0, 3.0], [2.0, 0.5, 1.0]])
+# scatter_elements(axis=1, max): line 0 gets u at cols [0, 0, 2], line 1 at [1, 1, 1]
+ie = np.array([[0, 0, 2], [1, 1, 1]])
+ue = np.array([[1.0, 4.0, 3.0], [2.0, 0.5, 2.0]])  # ties: u == d (3 at [0, 2]), u == u (2, 2 at [1, 1])
+ce = pos(rng, (2, 3))
+oute, dde, due = ds.copy(), np.zeros_like(ds), np.zeros_like(ue)
+winner = {}
+for row in range(2):
+    for col in range(3):
+        winner[(row, col)] = ("d", None)
+    for k in range(3):  # in order along the line: acc = acc > u ? acc : u (a tie goes to u)
+        q = (row, ie[row, k])
+        if not oute[q] > ue[row, k]:
+            oute[q] = ue[row, k]
+            winner[q] = ("u", k)
+for (row, col), (who, k) in winner.items():
+    if who == "d":
+        dde[row, col] += ce[row, col]
+    else:
+        due[row, k] += ce[row, col]
+# scatter_nd(mode="update") with duplicate rows: the last write wins
+dn = ints(rng, (3, 2))
+inn = np.array([[2, 0, 2]])
+un = ints(rng, (3, 2))
+cn = pos(rng, (3, 2))
+outn, ddn, dun = dn.copy(), cn.copy(), np.zeros_like(un)
+last = {}
+for k in range(3):
+    outn[inn[0, k]] = un[k]
+    last[inn[0, k]] = k
+for row, k in last.items():
+    ddn[row] = 0
+    dun[k] = cn[row]
+# scatter_elements(mean): acc = (acc + u) / 2 in order
+dm = np.array([[1.0, 2.0, 4.0]])
+im = np.array([[2, 0, 2, 2]])
+um = np.array([[2.0, 4.0, 6.0, 8.0]])
+cm = pos(rng, (1, 3))
+outm, ddm, dum = dm.copy(), cm.copy(), np.zeros_like(um)
+for k in range(4):
+    q = im[0, k]
+    outm[0, q] = (outm[0, q] + um[0, k]) / 2
+    ddm[0, q] /= 2  # each later combination halves what came before
+for k in range(4):
+    later = sum(1 for j in range(k + 1, 4) if im[0, j] == im[0, k])
+    dum[0, k] = cm[0, im[0, k]] / 2 ** (1 + later)
+val = (oute * ce).sum() + (outn * cn).sum() + (outm * cm).sum()
+golden("ref_scatter_ties", """
+scatter_elements max with ties (an update equal to the data, two equal updates: the kernel's
+acc > u ? acc : u hands a tie to the later one), scatter_nd "update" with duplicate rows (the
+last write wins, the overwritten data and updates get nothing), scatter_elements "mean"
+((acc + u)/2 in order); expected values from tests/grad/ref_grad_goldens.py (sequential loops).""",
+       [("d", ds, "float64"), ("i", ie, "int32"), ("u", ue, "float64"), ("c", ce, "float64"),
+        ("dn", dn, "float64"), ("j", inn, "int64"), ("un", un, "float64"), ("cn", cn, "float64"),
+        ("dm", dm, "float64"), ("k", im, "int32"), ("um", um, "float64"), ("cm", cm, "float64")],
+       """
+%0 = scatter_elements(%d, %i, %u, axis=1, reduction="max");
+%1 = scatter_nd(%dn, %j, %un);
+%2 = scatter_elements(%dm, %k, %um, axis=1, reduction="mean");
+add(add(sum(multiply(%0, %c)), sum(multiply(%1, %cn))), sum(multiply(%2, %cm)))""",
+       val, [dde, np.zeros_like(ie), due, oute, ddn, np.zeros_like(inn), dun, outn, ddm, np.zeros_like(im), dum, outm])
+
+# ---- sparse_to_dense: default everywhere, then rows in order (a later duplicate wins) --------
+isd = np.array([[0, 1], [2, 0], [0, 1], [3, 3]])  # row 3 is outside (3, 2): matches nothing
+vsd, dsd = ints(rng, (4,)), np.array(0.5)
+csd = pos(rng, (3, 2))
+outsd = np.full((3, 2), 0.5)
+who = -np.ones((3, 2), dtype=int)
+for k in range(4):
+    a, b_ = isd[k]
+    if a < 3 and b_ < 2:
+        outsd[a, b_] = vsd[k]
+        who[a, b_] = k
+dvsd = np.array([csd[who == k].sum() for k in range(4)])
+ddsd = csd[who == -1].sum()
+golden("ref_sparse_to_dense", """
+sparse_to_dense with a duplicate index row (the later row wins, the earlier gets nothing) and a
+row outside the output: values get g at the positions they won, the default the rest; expected
+values from tests/grad/ref_grad_goldens.py.""",
+       [("i", isd, "int32"), ("v", vsd, "float64"), ("d", dsd, "float64"), ("c", csd, "float64")],
+       """
+%0 = sparse_to_dense(%i, %v, %d, output_shape=[3, 2]);
+sum(multiply(%0, %c))""",
+       (outsd * csd).sum(), [np.zeros_like(isd), dvsd, ddsd, outsd])
+
+# ---- nn.upsampling3d, nearest with integer scales: each input gets its block's sum ----------
+xu = ints(rng, (1, 1, 2, 2, 2))
+cu = pos(rng, (1, 1, 4, 2, 4))
+outu = xu.repeat(2, axis=2).repeat(2, axis=4)
+dxu = np.zeros_like(xu)
+for d_, h, w in itertools.product(range(4), range(2), range(4)):
+    dxu[0, 0, d_ // 2, h, w // 2] += cu[0, 0, d_, h, w]
+golden("ref_upsampling3d", """
+nn.upsampling3d nearest with scales (2, 1, 2), asymmetric coordinates (source index floor(o/s)):
+each input element receives the sum of its 2 x 1 x 2 block of g; expected values from tests/grad/ref_grad_goldens.py.""",
+       [("x", xu, "float64"), ("c", cu, "float64")],
+       """
+%0 = nn.upsampling3d(%x, scale_d=2f, scale_h=1f, scale_w=2f, coordinate_transformation_mode="asymmetric");
+sum(multiply(%0, %c))""",
+       (outu * cu).sum(), [dxu, outu])

@@ -233,6 +233,44 @@ case("scatter_elements_update_axis1", [x((3, 4)), P("i", (3, 2), dtype="int64", 
 case("scatter_elements_add_dup", [x((3, 4)), P("i", (3, 3), dtype="int32", value=[0, 0, 3, 1, 1, -1, 2, 2, 2]),
                                   P("u", (3, 3))], 'scatter_elements(%x, %i, %u, axis=-1, reduction="add")')
 
+# every combining mode, duplicates included (applied in order: the last update of a tie wins)
+case("scatter_nd_update_dup", [x((3, 4)), P("i", (2, 4), dtype="int64", value=[0, 2, 0, 0, 3, 1, 3, 3]), P("u", (4,))],
+     "scatter_nd(%x, %i, %u)")
+case("scatter_elements_update_dup", [x((3, 4)), P("i", (3, 3), dtype="int32", value=[0, 0, 3, 1, 1, -1, 2, 2, 2]),
+                                     P("u", (3, 3))], "scatter_elements(%x, %i, %u, axis=1)")
+for mode in ["mul", "min", "max"]:
+    case(f"scatter_nd_{mode}_dup", [x((3, 4), lo=0.5, hi=1.5), P("i", (2, 4), dtype="int64", value=[0, 2, 0, 0, 3, 1, 3, 3]),
+                                    P("u", (4,), lo=0.3, hi=1.7)], f'scatter_nd(%x, %i, %u, mode="{mode}")')
+    case(f"scatter_nd_{mode}_rows", [x((3, 2, 4), lo=0.5, hi=1.5), P("i", (1, 3), dtype="int32", value=[2, 0, 2]),
+                                     P("u", (3, 2, 4), lo=0.3, hi=1.7)], f'scatter_nd(%x, %i, %u, mode="{mode}")')
+for red in ["mul", "mean", "min", "max"]:
+    case(f"scatter_elements_{red}_dup", [x((3, 4), lo=0.5, hi=1.5), P("i", (3, 3), dtype="int32", value=[0, 0, 3, 1, 1, -1, 2, 2, 2]),
+                                         P("u", (3, 3), lo=0.3, hi=1.7)], f'scatter_elements(%x, %i, %u, axis=1, reduction="{red}")')
+    case(f"scatter_elements_{red}_axis0", [x((3, 4), lo=0.5, hi=1.5), P("i", (4, 2), dtype="int64", value=[0, 2, 2, 2, 0, 1, 2, 1]),
+                                           P("u", (4, 2), lo=0.3, hi=1.7)], f'scatter_elements(%x, %i, %u, reduction="{red}")')
+case("scatter_nd_mul_zero", [x((3,)), P("i", (1, 4), dtype="int32", value=[1, 1, 2, 2]), P("u", (4,), value=[0.0, 1.5, 0.0, 0.0])],
+     'scatter_nd(%x, %i, %u, mode="mul")')
+case("scatter_elements_mul_zero", [x((2, 3)), P("i", (2, 2), dtype="int32", value=[1, 1, 0, 2]), P("u", (2, 2), value=[0.0, -1.5, 0.0, 2.0])],
+     'scatter_elements(%x, %i, %u, axis=1, reduction="mul")')
+# sparse_to_dense: the last row naming a position wins; rows outside the output match nothing
+case("sparse_to_dense", [P("i", (4, 2), dtype="int32", value=[0, 1, 2, 3, 0, 1, 5, 0]), P("v", (4,)), P("d", ())],
+     "sparse_to_dense(%i, %v, %d, output_shape=[3, 4])")
+case("sparse_to_dense_rows_scalar", [P("i", (2,), dtype="int64", value=[2, 0]), P("v", ()), P("d", ())],
+     "sparse_to_dense(%i, %v, %d, output_shape=[3, 2])")
+case("dyn_sparse_to_dense", [P("i", (3, 1), dtype="int32", value=[1, 3, 1]), P("v", (3,)), P("d", ()),
+                             P("s", (1,), dtype="int64", value=[5])], "dyn.sparse_to_dense(%i, %v, %d, %s)")
+# the dyn.* forms with run-time shape inputs (result extents `?`)
+case("dyn_full", [P("v", ()), P("s", (2,), dtype="int64", value=[2, 3])], 'dyn.full(%v, %s, dtype="float64")')
+case("dyn_broadcast_to", [x((3, 1)), P("s", (3,), dtype="int32", value=[2, 3, 4])], "dyn.broadcast_to(%x, %s)")
+case("dyn_one_hot", [P("i", (3,), dtype="int32", value=[0, 2, 1]), P("on", ()), P("off", ()), P("n", (), dtype="int32", value=4)],
+     'dyn.one_hot(%i, %on, %off, %n, axis=-1, dtype="float64")')
+case("dyn_tile", [x((2, 3)), P("r", (3,), dtype="int32", value=[2, 1, 3])], "dyn.tile(%x, %r)")
+case("dyn_tile_short", [x((2, 3, 2)), P("r", (1,), dtype="int64", value=[2])], "dyn.tile(%x, %r)")
+case("dyn_topk", [x((3, 5)), P("k", (), dtype="int32", value=2)], "%0 = dyn.topk(%x, %k); %0.0")
+case("dyn_topk_values_axis0", [x((5, 3)), P("k", (), dtype="int64", value=3)], 'dyn.topk(%x, %k, axis=0, ret_type="values", is_ascend=True)')
+case("dyn_pad", [x((3, 4)), P("p", (2, 2), dtype="int32", value=[1, 2, 0, 3]), P("v", ())], "dyn.nn.pad(%x, %p, %v)")
+case("dyn_pad_crop", [x((3, 4)), P("p", (2, 2), dtype="int64", value=[-1, 2, 1, -2]), P("v", ())], "dyn.nn.pad(%x, %p, %v)")
+
 # ---- dense algebra, softmax, losses ------------------------------------------------------
 case("dense", [x((3, 4)), P("w", (5, 4))], "nn.dense(%x, %w)")
 case("dense_3d", [x((2, 3, 4)), P("w", (5, 4))], "nn.dense(%x, %w, units=5)")
@@ -288,6 +326,14 @@ case("pad_edge", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[2, 1], [1, 3]], pad_
 case("pad_reflect", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[2, 1], [1, 3]], pad_mode="reflect")')
 case("mirror_pad_reflect", [x((3, 4))], 'nn.mirror_pad(%x, mode="REFLECT", pad_width=[[2, 1], [1, 3]])')
 case("mirror_pad_symmetric", [x((3, 4))], 'nn.mirror_pad(%x, mode="SYMMETRIC", pad_width=[[3, 1], [0, 4]])')
+
+# widths beyond one reflection (periodic) and negative widths (cropping) in the copying modes
+case("pad_reflect_wide", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[3, 5], [0, 4]], pad_mode="reflect")')
+case("pad_reflect_crop", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[-1, 2], [2, -1]], pad_mode="reflect")')
+case("pad_edge_crop", [x((3, 4))], 'nn.pad(%x, 0f64, pad_width=[[-1, 2], [1, -2]], pad_mode="edge")')
+case("pad_reflect_extent1", [x((1, 4))], 'nn.pad(%x, 0f64, pad_width=[[2, 1], [0, 0]], pad_mode="reflect")')
+case("mirror_pad_symmetric_wide", [x((3, 2))], 'nn.mirror_pad(%x, mode="SYMMETRIC", pad_width=[[4, 7], [3, 0]])')
+case("mirror_pad_reflect_wide", [x((3, 4))], 'nn.mirror_pad(%x, mode="REFLECT", pad_width=[[5, 2], [1, 4]])')
 
 # ---- sorting -----------------------------------------------------------------------------
 case("sort", [x((3, 5))], "sort(%x, axis=1)")
@@ -356,6 +402,12 @@ for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("nhwc", 'size=[5, 7], layout="NHWC"')]:
     shp = (1, 3, 4, 2) if "NHWC" in attrs else (1, 2, 3, 4)
     case(f"resize2d_{tag}", [x(shp)], f"image.resize2d(%x, {attrs})")
+for tag, attrs, shp in [("nearest", "scale_d=2f, scale_h=1.5f, scale_w=2f", (1, 2, 2, 2, 3)),
+                        ("trilinear", 'scale_d=1.5f, scale_h=2f, scale_w=0.5f, method="trilinear"', (1, 1, 2, 3, 4)),
+                        ("trilinear_align", 'scale_d=2f, scale_h=2f, scale_w=1f, method="trilinear", coordinate_transformation_mode="align_corners"', (1, 2, 2, 2, 3)),
+                        ("nearest_asym_ndhwc", 'scale_d=2f, scale_h=1f, scale_w=2f, layout="NDHWC", coordinate_transformation_mode="asymmetric"', (1, 2, 3, 2, 2)),
+                        ("nearest_align", 'scale_d=1.5f, scale_h=2f, scale_w=2f, coordinate_transformation_mode="align_corners"', (1, 1, 2, 2, 3))]:
+    case(f"upsampling3d_{tag}", [x(shp)], f"nn.upsampling3d(%x, {attrs})")
 case("upsampling_nearest", [x((1, 2, 3, 2))], "nn.upsampling(%x, scale_h=2f, scale_w=3f)")
 case("upsampling_bilinear", [x((1, 2, 3, 2))], 'nn.upsampling(%x, scale_h=2f, scale_w=1.5f, method="bilinear", align_corners=True)')
 
@@ -371,6 +423,11 @@ for tag, xs, ws, attrs in [
         ("stride3_dil2_groups", (1, 4, 9, 8), (4, 2, 2, 3), "strides=[3, 2], dilation=[2, 1], groups=2, padding=[1, 2]")]:
     case(f"conv2d_{tag}", [x(xs), P("w", ws)], f"nn.conv2d(%x, %w{', ' + attrs if attrs else ''})")
 case("conv2d_nhwc", [x((1, 5, 5, 3)), P("w", (3, 3, 3, 4))], 'nn.conv2d(%x, %w, padding=[1, 1], data_layout="NHWC", kernel_layout="HWIO")')
+# split-channel layouts (converted to NCHW/OIHW with layout_transform and back)
+case("conv2d_nchw4c", [x((1, 2, 5, 5, 4)), P("w", (2, 2, 3, 3, 4, 4))],
+     'nn.conv2d(%x, %w, padding=[1, 1], strides=[2, 1], data_layout="NCHW4c", kernel_layout="OIHW4i4o")')
+case("conv2d_nchw2c_groups", [x((1, 2, 6, 5, 2)), P("w", (4, 2, 3, 2))],
+     'nn.conv2d(%x, %w, strides=[2, 2], groups=2, data_layout="NCHW2c", kernel_layout="OIHW")')
 case("conv2d_f32", [x((1, 3, 5, 5), dtype="float32"), P("w", (2, 3, 3, 3), dtype="float32")], "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])")
 case("conv1d", [x((2, 3, 9)), P("w", (4, 3, 3))], "nn.conv1d(%x, %w, strides=[2], padding=[1, 2], dilation=[2])")
 case("conv1d_groups", [x((1, 4, 7)), P("w", (4, 2, 3))], "nn.conv1d(%x, %w, groups=2, padding=[1])")
