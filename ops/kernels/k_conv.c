@@ -29,12 +29,16 @@
  *    made one GEMM per group on matrices too small for the sgemm tile).
  *  - depthwise (Cg == 1, any channel multiplier): a direct loop per output
  *    plane over zero-padded phase planes (ops/kernels/k_plane.h), so the plane is a
- *    few unit-stride sweeps with 16-float vectors (ops/kernels/k_simd.h).
+ *    few unit-stride sweeps with 8-float register accumulators
+ *    (ops/kernels/k_vec8.h: kv16 variables live in memory on AVX2).
  *  - transposed (float32 and float64; the data gradient of a convolution):
  *    per (image, group, block of output channels) and chunk of input pixels,
  *    cols = Wᵀ · x in one sgemm (the weight read in place, transposed), then
  *    col2im adds each row into the block's own output planes; a 1×1, stride-1,
- *    unpadded one is the GEMM y = Wᵀ · x straight into the output.
+ *    unpadded one is the GEMM y = Wᵀ · x straight into the output. A
+ *    depthwise one (float32, one input and one output channel per group)
+ *    is the depthwise engine's convolution with the flipped window (a stride
+ *    > 1 spreads the input onto a zeroed grid first): no K = 1 GEMMs.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -56,6 +60,7 @@
 #include "ops/kernels/k_im2col.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_vec8.h"
 #include "ops/kernels/k_winograd.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
@@ -446,30 +451,44 @@ typedef struct DwJob {
 } DwJob;
 
 /* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16):
- * 64 outputs per step in 4 independent accumulators, so FMA chains overlap. */
+ * 64 outputs per step in 8 independent 8-float accumulators (ops/kernels/k_vec8.h:
+ * registers on AVX2 too), so FMA chains overlap. */
 static KHOT void dw_flat(float *restrict out, const float *restrict base,
                          const int64_t *restrict toff, const float *restrict wt, int64_t ntaps,
                          int64_t len) {
   int64_t v = 0;
   for (; v + 64 <= len; v += 64) {
-    kv16 a0 = kv_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    kv8 a0 = kv8_splat(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     for (int64_t t = 0; t < ntaps; t++) {
       const float *src = base + toff[t] + v;
-      kv16 w = kv_splat(wt[t]);
-      a0 += kv_load(src) * w;
-      a1 += kv_load(src + 16) * w;
-      a2 += kv_load(src + 32) * w;
-      a3 += kv_load(src + 48) * w;
+      kv8 w = kv8_splat(wt[t]);
+      a0 += kv8_load(src) * w;
+      a1 += kv8_load(src + 8) * w;
+      a2 += kv8_load(src + 16) * w;
+      a3 += kv8_load(src + 24) * w;
+      a4 += kv8_load(src + 32) * w;
+      a5 += kv8_load(src + 40) * w;
+      a6 += kv8_load(src + 48) * w;
+      a7 += kv8_load(src + 56) * w;
     }
-    kv_store(out + v, a0);
-    kv_store(out + v + 16, a1);
-    kv_store(out + v + 32, a2);
-    kv_store(out + v + 48, a3);
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
+    kv8_store(out + v + 16, a2);
+    kv8_store(out + v + 24, a3);
+    kv8_store(out + v + 32, a4);
+    kv8_store(out + v + 40, a5);
+    kv8_store(out + v + 48, a6);
+    kv8_store(out + v + 56, a7);
   }
   for (; v < len; v += 16) {
-    kv16 a0 = kv_splat(0);
-    for (int64_t t = 0; t < ntaps; t++) a0 += kv_load(base + toff[t] + v) * kv_splat(wt[t]);
-    kv_store(out + v, a0);
+    kv8 a0 = kv8_splat(0), a1 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      kv8 w = kv8_splat(wt[t]);
+      a0 += kv8_load(base + toff[t] + v) * w;
+      a1 += kv8_load(base + toff[t] + v + 8) * w;
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
   }
 }
 
@@ -873,12 +892,65 @@ static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
   }
 }
 
+/* Depthwise transposed convolution (one input and one output channel per
+ * group: the data gradient of a depthwise convolution), float32, as the
+ * depthwise engine's forward convolution: with stride 1 output y reads
+ * x[y + plo − r·d]·w[r], i.e. a convolution of x with the flipped kernel and
+ * padding d·(k−1) − plo before; a stride s > 1 first spreads x onto a zeroed
+ * grid (x_up[i·s] = x[i]), after which it is the stride-1 case. Returns
+ * 1 (done), 0 (geometry not handled: use the GEMM engine), -1 (failed). */
+static int tconv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
+  if (g->Cg != 1 || g->Og != 1 || g->G != g->C) return 0;
+  ConvGeom f = *g;
+  bool spread = false;
+  f.isz = 1;
+  for (int a = 0; a < 3; a++) {
+    int64_t dk = (g->k[a] - 1) * g->dil[a] + 1;
+    f.in[a] = g->in[a] == 0 ? 0 : (g->in[a] - 1) * g->st[a] + 1;
+    f.st[a] = 1;
+    f.plo[a] = dk - 1 - g->plo[a];
+    f.phi[a] = g->out[a] - 1 + dk - f.in[a] - f.plo[a];
+    if (f.plo[a] < 0 || f.phi[a] < 0 || f.in[a] <= 0) return 0;
+    spread = spread || g->st[a] > 1;
+    f.isz *= f.in[a];
+  }
+  if (!kplane_fits(f.in, f.out, f.k, f.st, f.dil, f.plo, f.phi)) return 0;
+  float *wf = mem_malloc_try((size_t)(g->C * g->ksz) * sizeof(float));
+  size_t xsn = spread ? (size_t)(g->N * g->C * f.isz) : 0;
+  float *xs = spread ? mem_malloc_try(xsn * sizeof(float)) : NULL;
+  if (!wf || (spread && !xs)) {
+    mem_free(wf);
+    mem_free(xs);
+    return kernel_fail(c, "%s: out of memory", c->op->name), -1;
+  }
+  for (int64_t ch = 0; ch < g->C; ch++) /* flip every axis of the window */
+    for (int64_t t = 0; t < g->ksz; t++) wf[ch * g->ksz + t] = w[ch * g->ksz + g->ksz - 1 - t];
+  if (spread) {
+    memset(xs, 0, xsn * sizeof(float));
+    for (int64_t p = 0; p < g->N * g->C; p++)
+      for (int64_t id = 0; id < g->in[0]; id++)
+        for (int64_t ih = 0; ih < g->in[1]; ih++) {
+          const float *src = x + ((p * g->in[0] + id) * g->in[1] + ih) * g->in[2];
+          float *dst = xs + p * f.isz + ((id * g->st[0]) * f.in[1] + ih * g->st[1]) * f.in[2];
+          for (int64_t iw = 0; iw < g->in[2]; iw++) dst[iw * g->st[2]] = src[iw];
+        }
+  }
+  bool ok = conv_depthwise(c, &f, spread ? xs : x, wf, y, NULL);
+  mem_free(wf);
+  mem_free(xs);
+  return ok ? 1 : -1;
+}
+
 /* The transposed convolution as GEMM + col2im; false (with a message) when
  * the cols buffer cannot be allocated. */
 static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y, bool f64) {
   kgemm_init();
   int nt = threadpool_size();
   size_t es = f64 ? 8 : 4;
+  if (!f64) {
+    int r = tconv_depthwise(c, g, x, w, y);
+    if (r) return r > 0;
+  }
   bool pointwise = g->ksz == 1;
   for (int i = 0; i < 3; i++) pointwise = pointwise && g->st[i] == 1 && g->plo[i] == 0 && g->out[i] == g->in[i];
   if (pointwise) {

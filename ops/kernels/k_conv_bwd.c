@@ -16,8 +16,11 @@
  * slices that accumulate into private partial results, summed at the end.
  * A 1×1, stride-1, unpadded convolution uses the data itself as cols.
  * Depthwise-style groups (one input channel per group) skip the GEMM: per
- * output channel, kh·kw dot products of the gradient plane with the gathered
- * tap rows (vectorised, KHOT).
+ * output channel, kh·kw dot products of the gradient plane with the tap
+ * rows. float32 reads the taps from a zero-padded copy of the data plane
+ * (ops/kernels/k_plane.h) against the gradient laid out as the same sweep
+ * (8-float accumulators, ops/kernels/k_vec8.h); float64 (and planes too big
+ * for k_plane) gathers the taps with im2col first.
  *
  * Layouts (the attributes re-purposed as in TVM): data_layout is grad's
  * (NCHW), kernel_layout data's (its default OIHW reads as NCHW), out_layout
@@ -32,14 +35,16 @@
 #include "ir/mem.h"
 #include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_im2col.h"
+#include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_vec8.h"
 #include "ops/kernels/k_util.h"
 #include "ops/layout.h"
 #include "runtime/threadpool.h"
 
 typedef struct BwGeom {
   int64_t N, C, O, G, Cg, Og, H, W, OH, OW;
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
   int64_t ksz, Kg, P, isz;
 } BwGeom;
 
@@ -190,6 +195,97 @@ static void bw_chan_task(void *raw, int64_t lo, int64_t hi) {
   }
 }
 
+/* ---- one input channel per group, float32: sweeps over a padded plane ------------------ */
+
+/* The data plane is copied into zero-padded phase planes (ops/kernels/k_plane.h),
+ * where tap t of output v reads pad[toff[t] + v]; the gradient plane is
+ * copied into the same sweep layout gs (rows of Wq, zeros in the columns and
+ * the tail no output owns). Then dW[o, t] = Σ_v gs[v] · pad[toff[t] + v]:
+ * ntaps dot products over one contiguous sweep, no im2col. */
+typedef struct BwDwJob {
+  const BwGeom *g;
+  const float *grad, *data;
+  float *out;
+  KPlane pl;
+  float **pad, **gs; /* per thread; borders and junk columns stay 0 */
+} BwDwJob;
+
+/* acc[k] += Σ_{v < len} gs[v] · pad[toff[k] + v] for k < n (len a multiple of 8):
+ * n accumulators of 8 lanes, each gradient vector loaded once for n taps. */
+static inline __attribute__((always_inline)) void bw_dw_dots_n(double *restrict acc, const float *restrict gs,
+                                                               const float *restrict pad,
+                                                               const int64_t *restrict toff, int64_t len,
+                                                               const int n) {
+  kv8 a[9];
+  const float *src[9];
+  for (int k = 0; k < n; k++) {
+    a[k] = kv8_splat(0);
+    src[k] = pad + toff[k];
+  }
+  for (int64_t v = 0; v < len; v += 8) {
+    kv8 gv = kv8_load(gs + v);
+    for (int k = 0; k < n; k++) a[k] += gv * kv8_load(src[k] + v);
+  }
+  for (int k = 0; k < n; k++) acc[k] += (double)kv8_sum(a[k]);
+}
+
+static KHOT void bw_dw_dots(double *restrict acc, const float *restrict gs, const float *restrict pad,
+                            const int64_t *restrict toff, int64_t ntaps, int64_t len) {
+  int64_t t = 0;
+  for (; t + 9 <= ntaps; t += 9) bw_dw_dots_n(acc + t, gs, pad, toff + t, len, 9);
+  for (; t + 4 <= ntaps; t += 4) bw_dw_dots_n(acc + t, gs, pad, toff + t, len, 4);
+  for (; t < ntaps; t++) bw_dw_dots_n(acc + t, gs, pad, toff + t, len, 1);
+}
+
+/* Unit = output channel o (reads input channel o / Og); sums in double across images. */
+static void bw_dw_task(void *raw, int64_t lo, int64_t hi) {
+  const BwDwJob *j = raw;
+  const BwGeom *g = j->g;
+  const KPlane *pl = &j->pl;
+  int ti = threadpool_thread_index();
+  float *pad = j->pad[ti], *gs = j->gs[ti];
+  for (int64_t o = lo; o < hi; o++) {
+    double acc[64];
+    double *a = g->ksz <= 64 ? acc : mem_calloc((size_t)g->ksz, sizeof *a);
+    if (g->ksz <= 64) memset(acc, 0, sizeof acc);
+    int64_t ci = o / g->Og;
+    for (int64_t n = 0; n < g->N; n++) {
+      kplane_fill(pl, j->data + (n * g->C + ci) * g->isz, pad);
+      const float *gp = j->grad + (n * g->O + o) * g->P;
+      for (int64_t oh = 0; oh < g->OH; oh++)
+        memcpy(gs + kplane_row(pl, 0, oh), gp + oh * g->OW, (size_t)g->OW * sizeof(float));
+      bw_dw_dots(a, gs, pad, pl->toff, pl->ntaps, pl->vlen16);
+    }
+    for (int64_t t = 0; t < g->ksz; t++) j->out[o * g->ksz + t] = (float)a[t];
+    if (a != acc) mem_free(a);
+  }
+}
+
+/* False (nothing written) when the plane does not fit or buffers are missing. */
+static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *data, float *out) {
+  int64_t in[3] = {1, g->H, g->W}, os[3] = {1, g->OH, g->OW}, k[3] = {1, g->kh, g->kw};
+  int64_t st[3] = {1, g->sh, g->sw}, dil[3] = {1, g->dh, g->dw}, plo[3] = {0, g->pt, g->pl};
+  int64_t phi[3] = {0, g->pb, g->pr};
+  if (!kplane_fits(in, os, k, st, dil, plo, phi)) return false;
+  BwDwJob j = {.g = g, .grad = grad, .data = data, .out = out};
+  kplane_init(&j.pl, in, os, k, st, dil, plo, phi);
+  size_t pbytes = kplane_buffer_floats(&j.pl) * sizeof(float);
+  size_t gbytes = (size_t)j.pl.vlen16 * sizeof(float) + 64;
+  void **pads = kscratch(0, pbytes), **gss = pads ? kscratch(1, gbytes) : NULL;
+  bool ok = pads && gss;
+  if (ok) {
+    for (int i = 0; i < threadpool_size(); i++) {
+      memset(pads[i], 0, pbytes);
+      memset(gss[i], 0, gbytes);
+    }
+    j.pad = (float **)pads;
+    j.gs = (float **)gss;
+    threadpool_for(g->O, 1, bw_dw_task, &j);
+  }
+  kplane_free(&j.pl);
+  return ok;
+}
+
 /* ---- driver ------------------------------------------------------------------------- */
 
 /* Computes out (O × Kg, canonical OIHW) from canonical grad / data. */
@@ -202,6 +298,7 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
     memset(out, 0, (size_t)(g->O * g->Kg) * es);
     return true;
   }
+  if (g->Cg == 1 && !f64 && bw_depthwise_f32(g, grad, data, out)) return true;
   if (g->Cg == 1) {
     j.scratch = kscratch(0, (size_t)(g->ksz * g->P) * es + 64);
     if (!j.scratch) return kernel_fail(c, "%s: out of memory for the tap buffer", c->op->name), false;
@@ -324,7 +421,7 @@ int kernel_NN_CONV2D_BACKWARD_WEIGHT(KernelCtx *c) {
   }
   BwGeom g = {.N = d1->shape[0], .C = d1->shape[1], .H = d1->shape[2], .W = d1->shape[3], .O = g1->shape[1],
               .OH = g1->shape[2], .OW = g1->shape[3], .G = kernel_attr_int(c, "groups", 1), .kh = ks[0],
-              .kw = ks[1], .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1], .pt = pt, .pl = pl};
+              .kw = ks[1], .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1], .pt = pt, .pl = pl, .pb = pb, .pr = pr};
   if (g1->shape[0] != g.N) {
     kernel_fail(c, "%s: grad has batch %lld, data %lld", name, (long long)g1->shape[0], (long long)g.N);
     goto out;

@@ -483,6 +483,46 @@ START_TEST(conv2d_transpose) {
 }
 END_TEST
 
+/* Depthwise transposed convolutions (groups = channels, one output channel per
+ * group: the data gradient of a depthwise convolution) take the depthwise
+ * engine with the flipped window (stride > 1: on a spread input); padding
+ * beyond the window falls back to GEMM + col2im. */
+START_TEST(conv2d_transpose_depthwise) {
+  struct { int64_t N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oph, opw; } cases[] = {
+      {1, 4, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  {2, 3, 6, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0},
+      {3, 5, 5, 4, 3, 5, 1, 2, 2, 1, 2, 0, 1, 3, 0, 1},  {1, 2, 4, 5, 3, 3, 3, 2, 1, 1, 0, 1, 2, 0, 2, 1},
+      {2, 6, 8, 3, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0},  {1, 3, 5, 5, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 0, 0},
+      {1, 16, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int64_t xs[4] = {cases[i].N, cases[i].C, cases[i].H, cases[i].W}, ws[4] = {cases[i].C, 1, cases[i].kh, cases[i].kw};
+    Tensor *x = rnd(F32, 4, xs, 300 + (uint32_t)i), *w = rnd(F32, 4, ws, 310 + (uint32_t)i);
+    RefGeom r = {.nd = 2, .G = cases[i].C};
+    int64_t st[2] = {cases[i].sh, cases[i].sw}, dil[2] = {cases[i].dh, cases[i].dw};
+    int64_t lo[2] = {cases[i].pt, cases[i].pl}, hi[2] = {cases[i].pb, cases[i].pr}, op[2] = {cases[i].oph, cases[i].opw};
+    for (int a = 0; a < 3; a++) {
+      r.st[a] = a ? st[a - 1] : 1;
+      r.dil[a] = a ? dil[a - 1] : 1;
+      r.plo[a] = a ? lo[a - 1] : 0;
+      r.phi[a] = a ? hi[a - 1] : 0;
+      r.opad[a] = a ? op[a - 1] : 0;
+    }
+    Tensor *want = ref_tconv(x, w, &r, F32);
+    char attrs[320];
+    snprintf(attrs, sizeof attrs,
+             "channels=%lld; strides=[%lld, %lld]; output_padding=[%lld, %lld]; padding=[%lld, %lld, %lld, %lld]; "
+             "dilation=[%lld, %lld]; groups=%lld; kernel_size=[%lld, %lld]",
+             (long long)cases[i].C, (long long)st[0], (long long)st[1], (long long)op[0], (long long)op[1],
+             (long long)lo[0], (long long)lo[1], (long long)hi[0], (long long)hi[1], (long long)dil[0],
+             (long long)dil[1], (long long)cases[i].C, (long long)cases[i].kh, (long long)cases[i].kw);
+    check_conv(OP_NN_CONV2D_TRANSPOSE, attrs, x, w, want, 1e-5);
+    tensor_release(x);
+    tensor_release(w);
+    tensor_release(want);
+  }
+}
+END_TEST
+
 /* relayc's fused convolution for epilogue flags 'b' (bias), 'a' (residual),
  * 'r' (relu), as transform/conv_epilogue.c emits it. */
 static int32_t fused_op(bool hb, bool ha) {
@@ -858,6 +898,7 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_nhwc);
   tcase_add_test(tc, conv1d_conv3d);
   tcase_add_test(tc, conv2d_transpose);
+  tcase_add_test(tc, conv2d_transpose_depthwise);
   tcase_add_test(tc, conv2d_fused_epilogue);
   tcase_add_test(tc, conv2d_fused_grouped);
   tcase_add_test(tc, conv2d_fused_depthwise);

@@ -115,6 +115,12 @@ static const BwCase BW[] = {
     {1, 70, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* several column blocks */
     {2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* 1x1 image */
     {1, 8, 40, 40, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* pixel chunks (P = 1600) */
+    /* depthwise float32: the padded-plane sweep (odd shapes, strides, dilation, padding) */
+    {3, 5, 13, 11, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5},   /* stride 2, odd sizes, batch 3 */
+    {2, 4, 12, 17, 12, 5, 3, 1, 2, 2, 0, 1, 2, 2, 1, 4},  /* multiplier 3, 5x3, dilation, asymmetric */
+    {1, 7, 9, 9, 7, 3, 3, 3, 3, 0, 0, 2, 2, 1, 1, 7},     /* stride 3, padding after only */
+    {2, 3, 19, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},    /* non-square, stride 1 */
+    {1, 2, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2},     /* output 2x2 */
 };
 
 START_TEST(conv_bw_matches_reference) {
