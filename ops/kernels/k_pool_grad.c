@@ -14,7 +14,8 @@
  * value. The cell's out_grad is added at the winner when it is a real input
  * position (a winner in the padding, or none, drops it). Dilation is
  * honoured (TVM's builder leaves `dilation=[]`, read as 1s). float32 planes
- * (inner = 1) find the winners 16 output cells at a time on phase-split
+ * (inner = 1) find the winners 16 output cells at a time (8-float vectors,
+ * ops/kernels/k_vec8.h) on phase-split
  * padded planes (ops/kernels/k_plane.h), then scatter.
  * avg: every cell adds out_grad / divisor to each in-range tap, with the
  * forward's divisor (spec/ops.md §9.1: taps inside the input, or inside the
@@ -29,6 +30,7 @@
 #include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_vec8.h"
 #include "ops/kernels/k_util.h"
 #include "ops/layout.h"
 #include "runtime/threadpool.h"
@@ -129,19 +131,27 @@ typedef struct FlatJob {
 } FlatJob;
 
 /* win[v] = first tap t with the strictly greatest value at base[toff[t] + v]
- * (−1 when none beats the lowest value), for v < len (a multiple of 16). */
+ * (−1 when none beats the lowest value), for v < len (a multiple of 16);
+ * 8-float vectors (ops/kernels/k_vec8.h: registers on AVX2 too), two per step. */
 static KHOT void pg_argmax_flat(int32_t *restrict win, const float *restrict base,
                                 const int64_t *restrict toff, int64_t ntaps, int64_t len) {
+  typedef int32_t kvi8 __attribute__((vector_size(32)));
   for (int64_t v = 0; v < len; v += 16) {
-    kv16 best = kv_splat(-FLT_MAX);
-    kvi16 idx = (kvi16){0} - 1;
+    kv8 b0 = kv8_splat(-FLT_MAX), b1 = b0;
+    kvi8 i0 = (kvi8){0} - 1, i1 = i0;
     for (int64_t t = 0; t < ntaps; t++) {
-      kv16 x = kv_load(base + toff[t] + v);
-      kvi16 m = x > best;
-      best = (kv16)(((kvi16)x & m) | ((kvi16)best & ~m));
-      idx = (((kvi16){0} + (int32_t)t) & m) | (idx & ~m);
+      const float *src = base + toff[t] + v;
+      kv8 x0 = kv8_load(src), x1 = kv8_load(src + 8);
+      kvi8 m0 = x0 > b0, m1 = x1 > b1, tv = (kvi8){0} + (int32_t)t;
+      b0 = (kv8)(((kvi8)x0 & m0) | ((kvi8)b0 & ~m0));
+      b1 = (kv8)(((kvi8)x1 & m1) | ((kvi8)b1 & ~m1));
+      i0 = (tv & m0) | (i0 & ~m0);
+      i1 = (tv & m1) | (i1 & ~m1);
     }
-    for (int k = 0; k < 16; k++) win[v + k] = idx[k];
+    for (int k = 0; k < 8; k++) {
+      win[v + k] = i0[k];
+      win[v + 8 + k] = i1[k];
+    }
   }
 }
 
