@@ -1048,7 +1048,15 @@ static Expr *gnf(Gnf *g, Expr *e) {
   switch (e->kind) {
   case EXPR_VAR: {
     const int64_t *s = g->subst.len ? ptrmap_find(&g->subst, e->var.var) : NULL;
-    return s ? (Expr *)(intptr_t)*s : e;
+    if (!s) return e;
+    Expr *val = (Expr *)(intptr_t)*s;
+    /* an atom value is copied per use: inference types a node once, so one
+     * `@id` node in two places would get ONE instance of its polymorphic
+     * type, where the printed text (atoms are never shared) gets two */
+    if (val->kind == EXPR_VAR || val->kind == EXPR_GLOBAL || val->kind == EXPR_CTOR || val->kind == EXPR_OP) {
+      return build_copy(g->m, val);
+    }
+    return val;
   }
   case EXPR_CONST: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR: return e;
   default: break;
