@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 #include "ops/registry.h"
 #include "sema/scope.h"
 
@@ -37,6 +38,13 @@ typedef struct GraphSlot {
   uint32_t num;
   Expr *bind;
 } GraphSlot;
+
+/* The innermost local variable a graph binding's value uses from outside
+ * itself: the binding is usable wherever that variable is still bound. */
+typedef struct GraphNeed {
+  Var *var;
+  uint32_t index;      /* its binding's index in the locals stack */
+} GraphNeed;
 
 /* A let variable whose (non-function) value is being resolved. */
 typedef struct Pending {
@@ -58,6 +66,10 @@ typedef struct Resolver {
   GraphSlot *graph;    /* sparse numbers: open addressing, power-of-two size */
   uint32_t graph_cap, nsparse;
   uint32_t graph_n;    /* graph bindings so far */
+  VEC(GraphNeed) needs;
+  PtrMap need_of;      /* binding node -> index + 1 in needs (absent: the value uses no local) */
+  uint32_t track_depth; /* graph value being resolved: locals below this depth are outside it */
+  GraphNeed track;     /* the innermost of those it uses so far (var NULL: none) */
   Expr **meta_exprs;   /* the shared EXPR_CONST of each meta[relay.Constant][i] */
   VEC(Pending) pending;
   uint32_t next_group; /* group tags for parameter lists and patterns; 0 = lets */
@@ -70,6 +82,7 @@ static Expr *res_expr_at(Resolver *r, Expr *e, bool callee);
 static Expr *res_expr(Resolver *r, Expr *e) { return res_expr_at(r, e, false); }
 static void res_type(Resolver *r, Type *t);
 static void res_attrs(Resolver *r, Attrs *a, Span sp);
+static void res_track(Resolver *r, Var *v, uint32_t index);
 
 /* ----------------------------------------------------------------- helpers */
 
@@ -226,6 +239,7 @@ static Expr *res_local(Resolver *r, Expr *e) {
    * (relayc's lexical rule). TVM would read a self-reference there; we stay
    * silent, since relayc is silent on success and TVM never prints such text. */
   e->var.var = v;
+  if (r->track_depth && scope_at(r->locals, hit.index) == v) res_track(r, v, hit.index);
   return e;
 }
 
@@ -234,7 +248,24 @@ static Expr *res_local(Resolver *r, Expr *e) {
 /* Graph numbers are nearly always dense (TVM prints %0..%N-1), so a number
  * close to the count seen so far indexes an array of binding nodes directly;
  * a sparse one (%4000000000) goes to a small open-addressing hash table. The
- * binding node keeps the resolved value and the position of `%N`. */
+ * binding node keeps the resolved value and the position of `%N`.
+ *
+ * Scope (spec/text-format.md §5.2): one table for the whole text, as in TVM's
+ * parser, since TVM's printer binds a shared node where it is first referenced
+ * (in a branch, a function literal, even an earlier global) and refers to it
+ * later from outside. What must hold is that the value's own variables are
+ * still bound at the use: `%0 = add(%y, 1f)` inside `fn (%y)` used after the
+ * literal would share a node that reads %y where no %y exists (TVM rejects
+ * the module later, as a free variable). The innermost local a value uses from
+ * outside itself is recorded with the binding (tracked while its value is
+ * resolved: locals are a stack, so that one variable is bound at a use iff
+ * all of them are), and a use where it is no longer bound is an error. */
+
+/* Notes a use of the local bound at stack index `index` for the graph value
+ * being resolved (those below track_depth are from outside it). */
+static void res_track(Resolver *r, Var *v, uint32_t index) {
+  if (index < r->track_depth && (!r->track.var || index > r->track.index)) r->track = (GraphNeed){v, index};
+}
 
 static Expr *res_graph_find(Resolver *r, uint32_t num) {
   if (num < r->dense_cap && r->dense[num]) return r->dense[num];
@@ -291,7 +322,19 @@ static Span res_graph_name_span(Resolver *r, Expr *e) {
 
 static void res_graph_bind(Resolver *r, Expr *e) {
   uint32_t num = e->graph_bind.num;
+  uint32_t depth = r->track_depth;
+  GraphNeed outer = r->track;
+  r->track_depth = scope_mark(r->locals);
+  r->track = (GraphNeed){NULL, 0};
   e->graph_bind.value = res_expr(r, e->graph_bind.value);
+  GraphNeed need = r->track;
+  r->track_depth = depth;
+  r->track = outer;
+  if (need.var) {
+    vec_push(r->needs, need);
+    ptrmap_put(&r->need_of, e, (int64_t)r->needs.len);
+    res_track(r, need.var, need.index);
+  }
   Expr *old = res_graph_find(r, num);
   if (old) {
     diag_error(r->d, res_graph_name_span(r, e), "graph variable %%%u is already bound", num);
@@ -304,9 +347,23 @@ static void res_graph_bind(Resolver *r, Expr *e) {
 }
 
 static Expr *res_graph_ref(Resolver *r, Expr *e) {
-  Expr *bind = res_graph_find(r, e->graph_ref.num);
-  if (bind) return bind->graph_bind.value;
-  diag_error(r->d, e->span, "graph variable %%%u is not bound", e->graph_ref.num);
+  uint32_t num = e->graph_ref.num;
+  Expr *bind = res_graph_find(r, num);
+  if (!bind) {
+    diag_error(r->d, e->span, "graph variable %%%u is not bound", num);
+    return res_poison(e);
+  }
+  const int64_t *k = r->need_of.len ? ptrmap_find(&r->need_of, bind) : NULL;
+  if (!k) return bind->graph_bind.value;
+  GraphNeed need = r->needs.data[*k - 1];
+  if (scope_at(r->locals, need.index) == need.var) {
+    res_track(r, need.var, need.index);
+    return bind->graph_bind.value;
+  }
+  diag_error(r->d, e->span, "graph variable %%%u is used outside the scope of %%%s, which its value uses", num,
+             need.var->name);
+  diag_note(r->d, res_graph_name_span(r, bind), "%%%u is bound here", num);
+  diag_note(r->d, need.var->span, "%%%s is bound here; its scope ends before this use", need.var->name);
   return res_poison(e);
 }
 
@@ -794,6 +851,8 @@ static void res_fini(Resolver *r) {
   mem_free(r->dense);
   mem_free(r->meta_exprs);
   vec_free(r->pending);
+  vec_free(r->needs);
+  ptrmap_free(&r->need_of);
 }
 
 /* Resolves the definitions of `m` and then its bare expression, if any. */

@@ -167,13 +167,18 @@ void scope_fill(Scope *s, uint32_t index, void *value) {
   s->stack[index].value = value;
 }
 
+void *scope_at(const Scope *s, uint32_t index) { return index < s->n ? s->stack[index].value : NULL; }
+
 void *scope_lookup(const Scope *s, const char *name, ScopeHit *hit) {
-  if (hit) *hit = (ScopeHit){0, false};
+  if (hit) *hit = (ScopeHit){0, false, 0};
   int64_t i = scope_find((ScopeMap *)&s->names, name, false);
   if (i < 0) return NULL;
   for (int32_t b = s->names.entries[i].top; b >= 0; b = s->stack[b].prev) {
     if (s->stack[b].value) {
-      if (hit) hit->group = s->stack[b].group;
+      if (hit) {
+        hit->group = s->stack[b].group;
+        hit->index = (uint32_t)b;
+      }
       return s->stack[b].value;
     }
     if (hit) hit->skipped_placeholder = true;

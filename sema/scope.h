@@ -49,6 +49,7 @@ typedef struct Scope Scope;
 typedef struct ScopeHit {
   uint32_t group;          /* group tag of the binding found */
   bool skipped_placeholder; /* a placeholder binding of the name was passed over */
+  uint32_t index;          /* the binding's index (its depth in the stack) */
 } ScopeHit;
 
 Scope *scope_new(void);
@@ -61,6 +62,8 @@ void scope_pop(Scope *s, uint32_t mark);
 uint32_t scope_push(Scope *s, const char *name, void *value, uint32_t group);
 /* Gives placeholder `index` its value (it becomes visible). */
 void scope_fill(Scope *s, uint32_t index, void *value);
+/* The value of binding `index` (NULL: a placeholder, or popped). */
+void *scope_at(const Scope *s, uint32_t index);
 /* The newest visible binding of `name` (NULL if none); `hit` may be NULL. */
 void *scope_lookup(const Scope *s, const char *name, ScopeHit *hit);
 /* The visible name closest to `name` (edit distance at most `cap`), newest
