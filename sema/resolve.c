@@ -46,6 +46,13 @@ typedef struct GraphNeed {
   uint32_t index;      /* its binding's index in the locals stack */
 } GraphNeed;
 
+/* A graph binding whose value is being resolved: locals below `depth` are
+ * outside the value; `need` is the innermost of those it uses so far. */
+typedef struct GraphTracker {
+  uint32_t depth;
+  GraphNeed need;
+} GraphTracker;
+
 /* A let variable whose (non-function) value is being resolved. */
 typedef struct Pending {
   Var *var;
@@ -68,8 +75,7 @@ typedef struct Resolver {
   uint32_t graph_n;    /* graph bindings so far */
   VEC(GraphNeed) needs;
   PtrMap need_of;      /* binding node -> index + 1 in needs (absent: the value uses no local) */
-  uint32_t track_depth; /* graph value being resolved: locals below this depth are outside it */
-  GraphNeed track;     /* the innermost of those it uses so far (var NULL: none) */
+  VEC(GraphTracker) trackers; /* graph values being resolved, outermost first (depths increase) */
   Expr **meta_exprs;   /* the shared EXPR_CONST of each meta[relay.Constant][i] */
   VEC(Pending) pending;
   uint32_t next_group; /* group tags for parameter lists and patterns; 0 = lets */
@@ -239,7 +245,7 @@ static Expr *res_local(Resolver *r, Expr *e) {
    * (relayc's lexical rule). TVM would read a self-reference there; we stay
    * silent, since relayc is silent on success and TVM never prints such text. */
   e->var.var = v;
-  if (r->track_depth && scope_at(r->locals, hit.index) == v) res_track(r, v, hit.index);
+  if (r->trackers.len && scope_at(r->locals, hit.index) == v) res_track(r, v, hit.index);
   return e;
 }
 
@@ -261,10 +267,24 @@ static Expr *res_local(Resolver *r, Expr *e) {
  * resolved: locals are a stack, so that one variable is bound at a use iff
  * all of them are), and a use where it is no longer bound is an error. */
 
-/* Notes a use of the local bound at stack index `index` for the graph value
- * being resolved (those below track_depth are from outside it). */
+/* Notes a use of the local bound at stack index `index` for every graph value
+ * being resolved that it is outside of (innermost first, until one binds it).
+ * A tracker whose need is already at least as deep stops the walk early: the
+ * use that set it reached every enclosing tracker of greater depth then, so
+ * only those of depth at most that need are left (deep nestings stay linear). */
 static void res_track(Resolver *r, Var *v, uint32_t index) {
-  if (index < r->track_depth && (!r->track.var || index > r->track.index)) r->track = (GraphNeed){v, index};
+  uint32_t done_above = UINT32_MAX; /* trackers deeper than this already need >= index */
+  for (size_t k = r->trackers.len; k-- > 0;) {
+    GraphTracker *t = &r->trackers.data[k];
+    if (index >= t->depth) return;
+    if (t->depth > done_above) continue;
+    if (t->need.var && t->need.index >= index) {
+      if (t->need.index == index) return;
+      done_above = t->need.index;
+      continue;
+    }
+    t->need = (GraphNeed){v, index};
+  }
 }
 
 static Expr *res_graph_find(Resolver *r, uint32_t num) {
@@ -322,18 +342,12 @@ static Span res_graph_name_span(Resolver *r, Expr *e) {
 
 static void res_graph_bind(Resolver *r, Expr *e) {
   uint32_t num = e->graph_bind.num;
-  uint32_t depth = r->track_depth;
-  GraphNeed outer = r->track;
-  r->track_depth = scope_mark(r->locals);
-  r->track = (GraphNeed){NULL, 0};
+  vec_push(r->trackers, ((GraphTracker){scope_mark(r->locals), {NULL, 0}}));
   e->graph_bind.value = res_expr(r, e->graph_bind.value);
-  GraphNeed need = r->track;
-  r->track_depth = depth;
-  r->track = outer;
-  if (need.var) {
+  GraphNeed need = r->trackers.data[--r->trackers.len].need;
+  if (need.var) { /* (the enclosing values saw each use themselves) */
     vec_push(r->needs, need);
     ptrmap_put(&r->need_of, e, (int64_t)r->needs.len);
-    res_track(r, need.var, need.index);
   }
   Expr *old = res_graph_find(r, num);
   if (old) {
@@ -852,6 +866,7 @@ static void res_fini(Resolver *r) {
   mem_free(r->meta_exprs);
   vec_free(r->pending);
   vec_free(r->needs);
+  vec_free(r->trackers);
   ptrmap_free(&r->need_of);
 }
 
