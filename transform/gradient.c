@@ -26,6 +26,8 @@
  *    adjoints are not computed (a training step's data gets no gradient).
  *  - An ADT whose constructors hold tensors or functions gets a translated
  *    copy `T_grad` with constructors `C_grad` over pair types (§1.7).
+ *  - A polymorphic function literal stays polymorphic: each call instantiates
+ *    its type parameters with translated types (a tensor: the pair).
  *  - annotation.checkpoint(e) recomputes e in the backward pass (§1.8), the
  *    one construct the transform treats specially besides calls of rules.
  *  - Let chains are walked with a loop; other nesting recurses with a
@@ -675,6 +677,19 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
 /* fn (x1..xn) { body }  ->  fn (x̂1..x̂n, %k) { [[body]]_k } */
 static Function *tr_function(AD *a, Function *f, Span sp) {
   Module *m = a->m;
+  /* a polymorphic literal stays polymorphic (each call instantiates A with the
+   * translated type, a pair for a tensor): fresh type parameters, unless
+   * grad_global made them already */
+  TypeParam **tps = f->ntparams ? arena_alloc(m->arena, f->ntparams * sizeof *tps) : NULL;
+  for (uint32_t i = 0; i < f->ntparams; i++) {
+    int64_t got = 0;
+    if (ptrmap_get(&a->tpmap, f->tparams[i], &got)) {
+      tps[i] = (TypeParam *)(intptr_t)got;
+      continue;
+    }
+    tps[i] = type_param_new(m, f->tparams[i]->name, f->tparams[i]->span);
+    ptrmap_put(&a->tpmap, f->tparams[i], (int64_t)(intptr_t)tps[i]);
+  }
   Var **ps = mem_calloc(f->nparams + 2, sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) ps[i] = new_binder(a, f->params[i], true);
   Var *k = build_fresh_var(m, "k", bp_type(a), sp);
@@ -691,6 +706,8 @@ static Function *tr_function(AD *a, Function *f, Span sp) {
   const Type *ft = rt(f->type);
   Type *ret = ft && ft->kind == TYPE_FUNC ? tr_type(a, ft->func.ret) : NULL;
   Function *nf = build_function(m, ps, f->nparams + 1, ret, wrap(a, &body, res), NULL, sp);
+  nf->tparams = tps;
+  nf->ntparams = f->ntparams;
   mem_free(ps);
   return nf;
 }

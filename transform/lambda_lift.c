@@ -11,7 +11,10 @@
  *  - a literal bound by `let %f = fn ...` that calls itself: uses of %f
  *    inside become `@lifted_nameN(captures...)` (or `@lifted_nameN`).
  * Type parameters the literal uses but does not bind become the lifted
- * global's type parameters. TVM names globals by a structural hash relayc
+ * global's type parameters. A polymorphic literal stays usable at several
+ * types: each use of its `@lifted` reference is its own node (inference types
+ * a node once), a let variable bound to it is annotated with its polymorphic
+ * type, and a capturing one returns a `fn [A](...)` type with its own A. TVM names globals by a structural hash relayc
  * cannot reproduce; relayc numbers them in visiting order (lifted_name1,
  * lifted_name2, ... skipping names in use), which is deterministic.
  * After the pass the only function values in the module are globals (and
@@ -29,6 +32,7 @@ typedef VEC(TypeParam *) TPVec;
 
 typedef struct Lift {
   PtrMap self_of;   /* Function* of a let-bound literal -> its let Var* */
+  PtrMap poly;      /* lifted globals with type parameters of their own and no captures */
   uint32_t counter;
   uint32_t lifted;
   bool has_literal;  /* the function being scanned has a non-Primitive literal */
@@ -74,6 +78,22 @@ static Expr **var_uses(Module *m, Var *const *vs, size_t n, Span sp) {
   Expr **xs = arena_alloc(m->arena, (n ? n : 1) * sizeof *xs);
   for (size_t i = 0; i < n; i++) xs[i] = build_var(m, vs[i], sp);
   return xs;
+}
+
+/* A polymorphic function type `fn [A](...) -> ...` with its own, fresh type parameters. */
+static Type *poly_type_copy(Module *m, const Type *ot) {
+  uint32_t n = ot->func.ntparams;
+  TypeParam **fp = arena_alloc(m->arena, n * sizeof *fp);
+  Type **with = arena_alloc(m->arena, n * sizeof *with);
+  for (uint32_t i = 0; i < n; i++) {
+    fp[i] = build_type_param(m, ot->func.tparams[i]->name);
+    with[i] = build_type_var(m, fp[i]);
+  }
+  Type *r = build_type_subst(m, (Type *)ot, ot->func.tparams, with, n);
+  Type *c = type_new(m, TYPE_FUNC, ot->span);
+  c->func = r->func;
+  c->func.tparams = fp;
+  return c;
 }
 
 static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
@@ -142,6 +162,11 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
     gf->params = fresh;
     gf->nparams = nc;
     gf->ret_annot = old->type;
+    /* the returned closure's type `fn [A](A) -> ...` binds its own A: the
+     * same TypeParam objects in it and in the inner literal made the module
+     * differ from its re-parse ("type parameters differ") */
+    if (old->type && old->type->kind == TYPE_FUNC && old->type->func.ntparams)
+      gf->ret_annot = poly_type_copy(m, old->type);
     gf->body = build_fn(m, inner, e->span);
     Attr a = {"Closure", attr_int(m, 1), e->span, false};
     gf->attrs = arena_alloc(m->arena, sizeof *gf->attrs);
@@ -165,8 +190,72 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
 
   Expr *occ = build_global(m, g, e->span);
   if (nc) occ = build_call(m, occ, var_uses(m, caps.data, nc, e->span), nc, e->span);
+  else if (f->ntparams) {
+    ptrmap_put(&st->poly, g, 1);
+    /* `let %f = fn [A](...) {...}` becomes `let %f = @lifted`: inference
+     * instantiates a global used as a value, so %f would get ONE instance
+     * where the literal gave it the polymorphic type (as TVM types a
+     * GlobalVar); the annotation keeps %f polymorphic */
+    if (self && !self->annot && old->type && old->type->kind == TYPE_FUNC && old->type->func.ntparams)
+      self->annot = poly_type_copy(m, old->type);
+  }
   vec_free(caps);
   return occ;
+}
+
+/* A shared polymorphic literal becomes ONE `@lifted` node used by every
+ * parent of the literal; inference types a node once, with one instance of
+ * its type, where the literal (typed by its polymorphic type) was usable at
+ * several types (`%0 = fn [A](%x: A) {...}; (@apply(%0, 1), @apply(%0, 2f))`).
+ * Each further use of such a node gets its own copy. */
+static void unshare_slot(Module *m, const Lift *st, PtrMap *seen, Expr **slot) {
+  Expr *c = *slot;
+  if (c->kind != EXPR_GLOBAL || !c->global.def || !ptrmap_find(&st->poly, c->global.def)) return;
+  if (!ptrmap_find(seen, c)) ptrmap_put(seen, c, 1);
+  else *slot = build_copy(m, c);
+}
+
+static void unshare_poly(Module *m, const Lift *st, Expr **root) {
+  PtrMap seen = {0}, visited = {0};
+  ExprVec stack = {0};
+  unshare_slot(m, st, &seen, root);
+  vec_push(stack, *root);
+  while (stack.len) {
+    Expr *e = stack.data[--stack.len];
+    if (ptrmap_find(&visited, e)) continue;
+    ptrmap_put(&visited, e, 1);
+    Expr **few[3] = {NULL, NULL, NULL}, **many = NULL;
+    uint32_t nmany = 0;
+    switch (e->kind) {
+    case EXPR_CALL: few[0] = &e->call.fn; many = e->call.args; nmany = e->call.nargs; break;
+    case EXPR_TUPLE: many = e->tuple.fields; nmany = e->tuple.n; break;
+    case EXPR_PROJ: few[0] = &e->proj.tuple; break;
+    case EXPR_FN: few[0] = &e->fn->body; break;
+    case EXPR_LET: few[0] = &e->let.value; few[1] = &e->let.body; break;
+    case EXPR_IF: few[0] = &e->if_.cond; few[1] = &e->if_.then_; few[2] = &e->if_.else_; break;
+    case EXPR_MATCH:
+      few[0] = &e->match.scrut;
+      for (uint32_t i = 0; i < e->match.nclauses; i++) {
+        unshare_slot(m, st, &seen, &e->match.clauses[i].body);
+        vec_push(stack, e->match.clauses[i].body);
+      }
+      break;
+    case EXPR_REF_NEW: case EXPR_REF_READ: few[0] = &e->ref.arg; break;
+    case EXPR_REF_WRITE: few[0] = &e->ref_write.ref; few[1] = &e->ref_write.value; break;
+    default: break;
+    }
+    for (uint32_t i = 0; i < 3 && few[i]; i++) {
+      unshare_slot(m, st, &seen, few[i]);
+      vec_push(stack, *few[i]);
+    }
+    for (uint32_t i = 0; i < nmany; i++) {
+      unshare_slot(m, st, &seen, &many[i]);
+      vec_push(stack, many[i]);
+    }
+  }
+  vec_free(stack);
+  ptrmap_free(&seen);
+  ptrmap_free(&visited);
 }
 
 static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
@@ -197,10 +286,18 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
     rw_init(&rw, m, c->d);
     rw.post = post;
     rw.ud = &st;
+    size_t npoly = st.poly.len;
+    uint32_t first_new = m->ndefs;
     ok = rw_function(&rw, g->fn);
     rw_fini(&rw);
+    if (ok && st.poly.len != npoly) { /* this global lifted polymorphic literals: its code and theirs */
+      unshare_poly(m, &st, &g->fn->body);
+      for (uint32_t k = first_new; k < m->ndefs; k++)
+        if (m->defs[k]->fn) unshare_poly(m, &st, &m->defs[k]->fn->body);
+    }
   }
   ptrmap_free(&st.self_of);
+  ptrmap_free(&st.poly);
   fv_cache_free(st.fv);
   return ok;
 }
