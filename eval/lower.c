@@ -6,7 +6,11 @@
  * compiled as `JSET r, done; <compute into r>; done:` at every use, so each is
  * evaluated at most once per activation, whichever path reaches it first.
  * Function literals are compiled later from a work list: their free
- * variables (computed by an iterative walk) become the captures, and a
+ * variables (computed by an iterative walk) become the captures, plus the
+ * shared nodes they use whose home is outside them (ir/walk.h FnHomes: a
+ * node used inside a literal and outside it is evaluated outside, once per
+ * activation there, as TVM's A-normal form does, and the closure captures its
+ * value; it is not re-evaluated at each call of the closure), and a
  * let-bound function that mentions its own variable gets the closure itself
  * in a register at call time instead of capturing it (no refcount cycle).
  * Calls in tail position (function body, if branches, clause bodies, let
@@ -35,6 +39,7 @@
 #include "ir/attrs.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
+#include "ir/walk.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
@@ -48,6 +53,9 @@ typedef struct Pending {
   Var **caps;
   uint32_t ncaps;
   Var *self;
+  const void *key;   /* its node in FnHomes: the root Function or the EXPR_FN literal; NULL: none */
+  Expr **ncaps_e;    /* shared nodes it captures (computed by an enclosing function) */
+  uint32_t nncaps;
 } Pending;
 
 typedef struct Lower {
@@ -60,6 +68,14 @@ typedef struct Lower {
   PtrMap ctor_codes;    /* Ctor* → code index of the ctor as a function value */
   VEC(Pending) pending;
   Value *global_vals;
+  /* Nodes shared across function literals (ir/walk.h FnHomes): a node used
+   * from more than one function is evaluated in its home function, once per
+   * activation, and captured by the literals that use it, as in TVM (which
+   * interprets the A-normal form), not re-evaluated per closure call. */
+  FnHomes homes;
+  PtrMap cross_head;   /* home tree index + 1 -> 1 + first index in cross_list */
+  VEC(struct CrossItem { Expr *e; uint32_t next; }) cross_list;
+  bool has_cross;
 } Lower;
 
 typedef struct F {
@@ -86,6 +102,9 @@ typedef struct F {
   VEC(uint32_t) xprog;    /* Code.xprog: FX step programs */
   const Function *fn;     /* the Relay function, for parameter types (NULL: op/ctor wrappers) */
   Var *const *caps;       /* its captured variables */
+  uint32_t nvarcaps;
+  Expr *const *ncaps_e;   /* then its captured shared nodes (in memo, always available) */
+  PtrMap ncapset;         /* those nodes -> 1 */
 } F;
 
 static const char *const opnames[] = {
@@ -218,15 +237,15 @@ static void push_children(ExprStack *st, Expr *e, bool into_fns) {
 /* Adds one parent to `root` and, when root is new, counts the parents of
  * the nodes below it (nested fn bodies excluded). Calls whose callee is a
  * function literal are collected in `fn_calls` (may be NULL). */
-typedef VEC(Expr *) ExprVec;
 
-static void count_uses_from(Expr *root, PtrMap *uses, ExprVec *fn_calls) {
+static void count_uses_from(Expr *root, PtrMap *uses, ExprVec *fn_calls, const PtrMap *stop) {
   int64_t *r = ptrmap_slot(uses, root);
   if ((*r)++ > 0) return;
   ExprStack st = {0};
   vec_push(st, root);
   while (st.len) {
     Expr *e = st.data[--st.len];
+    if (stop && stop->len && ptrmap_find(stop, e)) continue; /* a captured shared node: a leaf here */
     if (fn_calls && e->kind == EXPR_CALL && e->call.fn->kind == EXPR_FN) vec_push(*fn_calls, e);
     size_t before = st.len;
     push_children(&st, e, false);
@@ -256,7 +275,7 @@ static void count_uses_inlining(F *f, Expr *body) {
   PtrMap excluded = {0};
   for (;;) {
     ExprVec calls = {0}, chosen = {0};
-    count_uses_from(body, &f->uses, &calls);
+    count_uses_from(body, &f->uses, &calls, &f->ncapset);
     for (size_t i = 0; i < calls.len; i++) {
       Expr *call = calls.data[i], *lit = call->call.fn;
       int64_t n = 0;
@@ -266,7 +285,7 @@ static void count_uses_inlining(F *f, Expr *body) {
         continue;
       ptrmap_put(&f->inl, lit, 1);
       vec_push(chosen, lit);
-      count_uses_from(lit->fn->body, &f->uses, &calls); /* appends further calls */
+      count_uses_from(lit->fn->body, &f->uses, &calls, &f->ncapset); /* appends further calls */
     }
     bool redo = false;
     for (size_t i = 0; i < chosen.len; i++) {
@@ -307,10 +326,32 @@ static void pattern_binders(Pattern *p, PtrMap *bound) {
   vec_free(st);
 }
 
-/* Free variables of a function literal, in first-use order (arena array). */
-static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
+/* ------------------------------------------------------------ homes */
+
+/* After fn_homes_add on every root: the cross nodes listed under their home. */
+static void home_index(Lower *L) {
+  for (size_t i = 0; i < L->homes.cross.cap; i++) {
+    Expr *e = (Expr *)L->homes.cross.slots[i].key;
+    if (!e) continue;
+    uint32_t h = fn_homes_home(&L->homes, e);
+    if (h >= FN_HOMES_NONE) continue;
+    int64_t *head = ptrmap_slot(&L->cross_head, (void *)(uintptr_t)(h + 1));
+    struct CrossItem it = {e, (uint32_t)*head};
+    vec_push(L->cross_list, it);
+    *head = (int64_t)L->cross_list.len;
+    L->has_cross = true;
+  }
+}
+
+/* Free variables of a function literal, in first-use order (arena array).
+ * With `key` (the literal's EXPR_FN node when the global has cross nodes),
+ * the shared nodes it captures go to *ncaps (their variables are not
+ * captured for them: those nodes are evaluated outside). */
+static Var **free_vars(Lower *L, Function *fn, uint32_t *n, const Expr *key, Expr ***ncaps, uint32_t *nncaps) {
   PtrMap seen = {0}, bound = {0}, used = {0};
   VEC(Var *) order = {0};
+  ExprVec nodes = {0};
+  const Expr *lit = key && L->has_cross ? key : NULL;
   for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&bound, fn->params[i], 1);
   ExprStack st = {0};
   vec_push(st, fn->body);
@@ -318,6 +359,10 @@ static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
     Expr *e = st.data[--st.len];
     if (ptrmap_get(&seen, e, NULL)) continue;
     ptrmap_put(&seen, e, 1);
+    if (lit && !trivial(e) && fn_homes_captured(&L->homes, e, lit)) {
+      vec_push(nodes, e);
+      continue;
+    }
     switch (e->kind) {
     case EXPR_VAR:
       if (!ptrmap_get(&used, e->var.var, NULL)) {
@@ -348,6 +393,11 @@ static Var **free_vars(Lower *L, Function *fn, uint32_t *n) {
   for (size_t i = 0; i < order.len; i++)
     if (!ptrmap_get(&bound, order.data[i], NULL)) out[k++] = order.data[i];
   *n = k;
+  if (ncaps) {
+    *nncaps = (uint32_t)nodes.len;
+    *ncaps = nodes.len ? arena_memdup(L->m->arena, nodes.data, nodes.len * sizeof **ncaps) : NULL;
+  }
+  vec_free(nodes);
   vec_free(st);
   vec_free(order);
   ptrmap_free(&seen);
@@ -427,6 +477,7 @@ static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
 static void emit_expr(F *f, Expr *e, uint32_t dst);
 static void emit_tail(F *f, Expr *e);
 static uint32_t operand(F *f, Expr *e);
+static bool memo_reg(F *f, Expr *e, uint32_t *r);
 
 static uint32_t var_reg(F *f, Var *v, Span sp) {
   int64_t r;
@@ -796,8 +847,9 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
  * literal is bound to (or NULL). */
 static void emit_fn(F *f, Expr *e, uint32_t dst, Var *self, const char *name) {
   Lower *L = f->L;
-  uint32_t n;
-  Var **caps = free_vars(L, e->fn, &n);
+  uint32_t n, nn = 0;
+  Expr **ncaps = NULL;
+  Var **caps = free_vars(L, e->fn, &n, e, &ncaps, &nn);
   bool has_self = false;
   if (self) {
     uint32_t k = 0;
@@ -807,14 +859,21 @@ static void emit_fn(F *f, Expr *e, uint32_t dst, Var *self, const char *name) {
     }
     n = k;
   }
+  /* captured shared nodes: evaluated here if no earlier use did (where A-normal
+   * form binds them: before the literal, in the scope enclosing their uses) */
+  uint32_t *nregs = nn ? mem_calloc(nn, sizeof *nregs) : NULL;
+  for (uint32_t i = 0; i < nn; i++)
+    if (!memo_reg(f, ncaps[i], &nregs[i])) fail(f, ncaps[i]->span, "internal error: shared node without a register");
   Code *c = code_new(L, name ? name : "fn", e->fn->span);
-  Pending p = {e->fn, c, caps, n, has_self ? self : NULL};
+  Pending p = {e->fn, c, caps, n, has_self ? self : NULL, e, ncaps, nn};
   vec_push(L->pending, p);
   op(f, I_CLOSURE, e->span);
   w(f, dst);
   w(f, code_index(L, c));
-  w(f, n);
+  w(f, n + nn);
   for (uint32_t i = 0; i < n; i++) w(f, var_reg(f, caps[i], e->span));
+  for (uint32_t i = 0; i < nn; i++) w(f, nregs[i]);
+  mem_free(nregs);
 }
 
 /* Control regions: code emitted inside one runs only on some paths. */
@@ -1823,7 +1882,8 @@ static bool heap_entry_reg(F *f, uint32_t r) {
   const Code *c = f->code;
   if (!f->fn) return r < c->nparams;
   if (r < c->nparams) return !is_immediate_type(f->fn->params[r]->type);
-  if (r < c->nparams + c->ncaps) return !is_immediate_type(f->caps[r - c->nparams]->type);
+  if (r < c->nparams + f->nvarcaps) return !is_immediate_type(f->caps[r - c->nparams]->type);
+  if (r < c->nparams + c->ncaps) return !is_immediate_type(f->ncaps_e[r - c->nparams - f->nvarcaps]->type);
   return c->self_reg >= 0 && r == (uint32_t)c->self_reg;
 }
 
@@ -1979,6 +2039,7 @@ static void f_finish(F *f) {
   ptrmap_free(&f->inl);
   ptrmap_free(&f->memo);
   ptrmap_free(&f->avail);
+  ptrmap_free(&f->ncapset);
   vec_free(f->region_open);
 }
 
@@ -1989,22 +2050,52 @@ static void lower_function(Lower *L, Pending *p) {
   uint32_t r = 0;
   for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&f.vars, fn->params[i], r++);
   for (uint32_t i = 0; i < p->ncaps; i++) ptrmap_put(&f.vars, p->caps[i], r++);
+  for (uint32_t i = 0; i < p->nncaps; i++) { /* captured shared nodes: read, never computed here */
+    ptrmap_put(&f.memo, p->ncaps_e[i], r++);
+    ptrmap_put(&f.avail, p->ncaps_e[i], 0);
+    ptrmap_put(&f.ncapset, p->ncaps_e[i], 1);
+  }
   c->nparams = fn->nparams;
-  c->ncaps = p->ncaps;
+  c->ncaps = p->ncaps + p->nncaps;
   if (p->self) {
     c->self_reg = (int32_t)r;
     ptrmap_put(&f.vars, p->self, r++);
   }
   /* memo registers for shared nodes (of the body and of the literals lowered in place) */
   count_uses_inlining(&f, fn->body);
+  /* the shared nodes whose home is this function (or a literal lowered in
+   * place here) are evaluated here, once, for the literals that capture them */
+  PtrMap home_here = {0};
+  if (L->has_cross) {
+    VEC(const void *) keys = {0};
+    if (p->key) vec_push(keys, p->key);
+    for (size_t i = 0; i < f.inl.cap; i++)
+      if (f.inl.slots[i].key) vec_push(keys, f.inl.slots[i].key);
+    for (size_t k = 0; k < keys.len; k++) {
+      uint32_t t = fn_homes_fn(&L->homes, keys.data[k]);
+      const int64_t *head = t == SCOPE_TREE_NONE ? NULL : ptrmap_find(&L->cross_head, (void *)(uintptr_t)(t + 1));
+      for (uint32_t j = head ? (uint32_t)*head : 0; j; j = L->cross_list.data[j - 1].next) {
+        Expr *x = L->cross_list.data[j - 1].e;
+        if (ptrmap_find(&f.ncapset, x)) continue;
+        count_uses_from(x, &f.uses, NULL, &f.ncapset);
+        ptrmap_put(&home_here, x, 1);
+      }
+    }
+    vec_free(keys);
+  }
   c->memo_lo = r;
   for (uint32_t i = 0; i < f.uses.cap; i++) {
     const Expr *e = f.uses.slots[i].key;
-    if (e && f.uses.slots[i].val > 1 && !trivial(e)) ptrmap_put(&f.memo, e, r++);
+    if (e && !trivial(e) && !ptrmap_find(&f.ncapset, e) &&
+        (f.uses.slots[i].val > 1 || (home_here.len && ptrmap_find(&home_here, e))))
+      ptrmap_put(&f.memo, e, r++);
   }
+  ptrmap_free(&home_here);
   c->nmemo = r - c->memo_lo;
   f.fn = fn;
   f.caps = p->caps;
+  f.nvarcaps = p->ncaps;
+  f.ncaps_e = p->ncaps_e;
   f.top = f.maxreg = r;
   emit_tail(&f, fn->body);
   f_finish(&f);
@@ -2025,7 +2116,7 @@ static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
     Code *c = code_new(L, name, g->fn ? g->fn->span : g->span);
     ptrmap_put(&L->globals, g, i);
     L->global_vals[i] = value_closure_immortal(c);
-    Pending p = {g->fn, c, NULL, 0, NULL};
+    Pending p = {g->fn, c, NULL, 0, NULL, g->fn, NULL, 0};
     vec_push(L->pending, p);
   }
   Code *entry = NULL;
@@ -2034,9 +2125,11 @@ static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
     expr_fn.span = expr_body->span;
     expr_fn.body = expr_body;
     entry = code_new(L, "<expression>", expr_body->span);
-    Pending p = {&expr_fn, entry, NULL, 0, NULL};
+    Pending p = {&expr_fn, entry, NULL, 0, NULL, &expr_fn, NULL, 0};
     vec_push(L->pending, p);
   }
+  for (size_t i = 0; i < L->pending.len; i++) fn_homes_add(&L->homes, L->pending.data[i].fn);
+  home_index(L);
   for (size_t i = 0; i < L->pending.len && !L->failed; i++) {
     Pending p = L->pending.data[i];
     lower_function(L, &p);
@@ -2049,6 +2142,9 @@ static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
   prog->global_vals = L->global_vals;
   prog->entry = entry;
   vec_free(L->pending);
+  fn_homes_free(&L->homes);
+  ptrmap_free(&L->cross_head);
+  vec_free(L->cross_list);
   ptrmap_free(&L->globals);
   ptrmap_free(&L->op_codes);
   ptrmap_free(&L->ctor_codes);

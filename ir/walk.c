@@ -386,3 +386,77 @@ uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b) {
 void scope_tree_free(ScopeTree *t) {
   vec_free(*t);
 }
+
+/* ------------------------------------------------------------ homes */
+
+static bool homes_trivial(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
+         e->kind == EXPR_CTOR;
+}
+
+uint32_t fn_homes_fn(const FnHomes *h, const void *key) {
+  const int64_t *i = key ? ptrmap_find(&h->fn_of, key) : NULL;
+  return i ? (uint32_t)(*i - 1) : SCOPE_TREE_NONE;
+}
+
+uint32_t fn_homes_home(const FnHomes *h, const Expr *e) {
+  const int64_t *i = ptrmap_find(&h->home, e);
+  return i ? (uint32_t)(*i - 1) : SCOPE_TREE_NONE;
+}
+
+/* One use of e from function ctx (FN_HOMES_NONE: from a node shared across roots). */
+static void homes_edge(FnHomes *h, Expr *e, uint32_t ctx) {
+  int64_t *slot = ptrmap_slot(&h->home, e);
+  if (!*slot) {
+    *slot = (int64_t)ctx + 1;
+    return;
+  }
+  uint32_t old = (uint32_t)(*slot - 1);
+  if (old == ctx || old == FN_HOMES_NONE) return;
+  uint32_t l = ctx == FN_HOMES_NONE ? SCOPE_TREE_NONE : scope_tree_lca(&h->tree, old, ctx);
+  if (l == SCOPE_TREE_NONE) l = FN_HOMES_NONE;
+  *slot = (int64_t)l + 1;
+  if (l != FN_HOMES_NONE) ptrmap_put(&h->cross, e, 1);
+}
+
+static void homes_collect(Expr *e, void *ud) { vec_push(*(ExprVec *)ud, e); }
+
+void fn_homes_add(FnHomes *h, Function *root) {
+  if (!root || !root->body || ptrmap_find(&h->fn_of, root)) return;
+  uint32_t r = scope_tree_add(&h->tree, SCOPE_TREE_NONE);
+  ptrmap_put(&h->fn_of, root, (int64_t)r + 1);
+  ExprVec order = {0}, kids = {0};
+  walk_post_order(root->body, true, homes_collect, &order);
+  if (!homes_trivial(root->body)) homes_edge(h, root->body, r);
+  for (size_t i = order.len; i-- > 0;) { /* parents before children */
+    Expr *p = order.data[i];
+    uint32_t at = fn_homes_home(h, p);
+    if (at == SCOPE_TREE_NONE) continue; /* trivial: not tracked */
+    if (p->kind == EXPR_FN && at != FN_HOMES_NONE && !ptrmap_find(&h->fn_of, p)) {
+      uint32_t k = scope_tree_add(&h->tree, at);
+      ptrmap_put(&h->fn_of, p, (int64_t)k + 1);
+    }
+    uint32_t ctx = at;
+    if (p->kind == EXPR_FN && at != FN_HOMES_NONE) ctx = fn_homes_fn(h, p);
+    kids.len = 0;
+    walk_push_children(p, true, &kids);
+    for (size_t k = 0; k < kids.len; k++)
+      if (!homes_trivial(kids.data[k])) homes_edge(h, kids.data[k], ctx);
+  }
+  vec_free(order);
+  vec_free(kids);
+}
+
+bool fn_homes_captured(const FnHomes *h, const Expr *e, const Expr *lit) {
+  if (!h->cross.len || !ptrmap_find(&h->cross, e)) return false;
+  uint32_t at = fn_homes_home(h, e), l = fn_homes_fn(h, lit);
+  if (at >= FN_HOMES_NONE || l == SCOPE_TREE_NONE) return false;
+  return h->tree.data[at].depth < h->tree.data[l].depth && scope_tree_lca(&h->tree, at, l) == at;
+}
+
+void fn_homes_free(FnHomes *h) {
+  scope_tree_free(&h->tree);
+  ptrmap_free(&h->fn_of);
+  ptrmap_free(&h->home);
+  ptrmap_free(&h->cross);
+}

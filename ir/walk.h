@@ -17,6 +17,7 @@
 
 #include "ir/ast.h"
 #include "ir/mem.h"
+#include "ir/ptrmap.h"
 
 /* Calls visit(e, ud) once per distinct node reachable from `root`, children
  * (in source order) before parents; nested function bodies are entered when
@@ -69,6 +70,36 @@ uint32_t scope_tree_add(ScopeTree *t, uint32_t parent);
 /* The innermost scope enclosing a and b (SCOPE_TREE_NONE: different roots). */
 uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b);
 void scope_tree_free(ScopeTree *t);
+
+/* Nodes shared across function literals. A node's home is the innermost
+ * function (a root function or a literal) enclosing every function it is used
+ * from; a node used from more than one function is "cross". TVM normalises
+ * to A-normal form before interpreting or differentiating, which binds such a
+ * node in the scope enclosing its uses: it is evaluated once there, and a
+ * literal using it captures its value (it is not re-evaluated per call of the
+ * closure). The interpreter (eval/lower.c) and Gradient follow that. Nodes
+ * shared between two roots (globals) are left out (home FN_HOMES_NONE).
+ * Linear, plus an O(log depth) LCA per extra use of a node (ScopeTree).
+ *
+ *     FnHomes h = {0};
+ *     fn_homes_add(&h, g->fn);   // each root: a global's function, ...
+ *     if (fn_homes_captured(&h, x, lit)) ...  // x evaluated outside literal `lit`
+ *     fn_homes_free(&h); */
+#define FN_HOMES_NONE (UINT32_MAX - 1)
+typedef struct FnHomes {
+  ScopeTree tree; /* the functions */
+  PtrMap fn_of;   /* a root's Function* or a literal's EXPR_FN node -> tree index + 1 */
+  PtrMap home;    /* non-trivial Expr* -> tree index + 1 of its home (FN_HOMES_NONE + 1: none) */
+  PtrMap cross;   /* Expr* -> 1: used from more than one function */
+} FnHomes;
+void fn_homes_add(FnHomes *h, Function *root);
+/* The tree index of a root Function* or literal EXPR_FN node (SCOPE_TREE_NONE: unknown). */
+uint32_t fn_homes_fn(const FnHomes *h, const void *key);
+/* The tree index of e's home (SCOPE_TREE_NONE: not tracked; FN_HOMES_NONE: across roots). */
+uint32_t fn_homes_home(const FnHomes *h, const Expr *e);
+/* Is e a cross node evaluated outside literal `lit` (its home encloses lit strictly)? */
+bool fn_homes_captured(const FnHomes *h, const Expr *e, const Expr *lit);
+void fn_homes_free(FnHomes *h);
 
 /* A stack of expressions for iterative walks. */
 typedef VEC(Expr *) ExprVec;

@@ -231,6 +231,7 @@ typedef struct AD {
   PtrMap adt_needs;   /* TypeDef* -> 1 translate / 2 keep */
   PtrMap adt_map;     /* TypeDef* -> shadow TypeDef* */
   PtrMap ctor_map;    /* Ctor* -> shadow Ctor* */
+  FnHomes homes;      /* nodes shared across function literals (ir/walk.h) */
   bool failed;
 } AD;
 
@@ -733,6 +734,7 @@ static GlobalDef *grad_global(AD *a, GlobalDef *g) {
     }
   }
   /* translate in a fresh memo scope: the global's body is its own world */
+  fn_homes_add(&a->homes, of);
   Function *t = tr_function(a, of, of->span);
   nf->params = t->params;
   nf->nparams = t->nparams;
@@ -798,12 +800,47 @@ static Expr *tr(AD *a, Expr *e) {
   return v;
 }
 
+/* Before literal `lit` is translated: the shared nodes it uses whose home is
+ * outside it (used outside it too, or by another literal) are translated
+ * here, in the enclosing scope, as TVM's A-normal form binds them: evaluated
+ * once, before the closure, with one gradient cell for every use. Inside the
+ * literal they are found in the memo (this scope stays open meanwhile);
+ * translated inside, they ran again at each call of the closure and a `ref`
+ * effect in them repeated (the value differed from the program's). */
+static void tr_captured_nodes(AD *a, Expr *lit) {
+  if (!a->homes.cross.len) return;
+  PtrMap seen = {0};
+  ExprVec st = {0}, caps = {0};
+  vec_push(st, lit->fn->body);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    if (ptrmap_find(&seen, e)) continue;
+    ptrmap_put(&seen, e, 1);
+    if (!is_atom(e) && fn_homes_captured(&a->homes, e, lit)) {
+      vec_push(caps, e);
+      continue;
+    }
+    size_t before = st.len;
+    walk_push_children(e, true, &st);
+    for (size_t i = before, j = st.len; i + 1 < j; i++, j--) { /* first child on top */
+      Expr *t = st.data[i];
+      st.data[i] = st.data[j - 1];
+      st.data[j - 1] = t;
+    }
+  }
+  for (size_t i = 0; i < caps.len && !a->failed; i++) tr(a, caps.data[i]);
+  vec_free(st);
+  vec_free(caps);
+  ptrmap_free(&seen);
+}
+
 static Expr *tr_let_chain(AD *a, Expr *e) {
   while (e->kind == EXPR_LET && !a->failed) {
     Var *x = e->let.var;
     Expr *val = e->let.value;
     Expr *got = memo_get(a, val);
     if (!got && val->kind == EXPR_FN) { /* possibly recursive: bind the name first */
+      tr_captured_nodes(a, val);
       Var *nx = new_binder(a, x, false);
       Function *nf = tr_function(a, val->fn, val->span);
       push_var(a, nx, build_fn(a->m, nf, val->span));
@@ -817,7 +854,10 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
     }
     e = e->let.body;
   }
-  return tr_value(a, e);
+  /* the chain's result may be a shared node translated already (a node read
+   * before the let and returned after it): its value, not a second run */
+  Expr *got = is_atom(e) ? NULL : memo_get(a, e);
+  return got ? got : tr_value(a, e);
 }
 
 /* An operator or constructor used as a value, as the typed source literal
@@ -907,7 +947,9 @@ static Expr *tr_value(AD *a, Expr *e) {
     return r;
   }
   case EXPR_PROJ: return build_proj(m, tr(a, e->proj.tuple), e->proj.index, sp);
-  case EXPR_FN: return build_fn(m, tr_function(a, e->fn, sp), sp);
+  case EXPR_FN:
+    tr_captured_nodes(a, e);
+    return build_fn(m, tr_function(a, e->fn, sp), sp);
   case EXPR_LET: return tr_let_chain(a, e);
   case EXPR_IF: {
     Expr *c = tr(a, e->if_.cond);
@@ -950,6 +992,7 @@ static void ad_free(AD *a) {
   ptrmap_free(&a->ctor_map);
   vec_free(a->memo_vals);
   vec_free(a->open);
+  fn_homes_free(&a->homes);
 }
 
 /* The top level (§1.4): pair the parameters, run the translated body on a
@@ -957,6 +1000,7 @@ static void ad_free(AD *a) {
  * (value, (gradient of each parameter)). */
 static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
   AD a = {.m = m, .d = d};
+  fn_homes_add(&a.homes, f);
   uint8_t one = 1;
   vec_push(a.open, one);
   a.scope = 0;
