@@ -13,7 +13,9 @@
  * directly with the right number of arguments is inlined — unless an
  * argument has an effect (references, calls of functions, stateful ops),
  * which inlining would move or drop; a literal that is only a value (not a
- * callee) stays.
+ * callee) stays. In the copies, a node with an effect is copied too (each
+ * call runs its own), unless the enclosing code uses it as well (its home is
+ * outside the literal, ir/walk.h FnHomes): that one stays shared, run once.
  */
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
@@ -72,8 +74,49 @@ static bool has_effects(PtrMap *memo, Expr *root) {
   return result;
 }
 
+typedef struct Defuse {
+  PtrMap effects;   /* has_effects' memo */
+  Function *fn;     /* the global being rewritten */
+  FnHomes homes;    /* its nodes shared across literals, computed on first need */
+  bool homes_ready;
+} Defuse;
+
+static void note_effect(Expr *e, void *ud) {
+  if (effect_here(e)) *(bool *)ud = true;
+}
+
+/* The nodes with an effect that the literal `lit` (the original node) uses
+ * from the enclosing code (their home is outside it): a copy of its body
+ * keeps them shared (evaluated once, outside), every other node with an
+ * effect is copied (each inlined call runs its own). */
+static void outside_effects(Defuse *st, Expr *lit, Expr *body, PtrMap *keep) {
+  bool eff = false;
+  walk_post_order(body, true, note_effect, &eff);
+  if (!eff) return;
+  if (!st->homes_ready) {
+    fn_homes_add(&st->homes, st->fn);
+    st->homes_ready = true;
+  }
+  if (!st->homes.cross.len) return;
+  PtrMap seen = {0};
+  ExprVec stack = {0};
+  vec_push(stack, body);
+  while (stack.len) {
+    Expr *x = stack.data[--stack.len];
+    if (ptrmap_find(&seen, x)) continue;
+    ptrmap_put(&seen, x, 1);
+    if (fn_homes_captured(&st->homes, x, lit)) {
+      ptrmap_put(keep, x, 1);
+      continue;
+    }
+    walk_push_children(x, true, &stack);
+  }
+  vec_free(stack);
+  ptrmap_free(&seen);
+}
+
 static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
-  (void)old;
+  Defuse *st = rw->ud;
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_FN) return e;
   Function *f = e->call.fn->fn;
   if (f->nparams != e->call.nargs) return e;
@@ -86,12 +129,15 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * vanish with an unused parameter: such a call stays a call (TVM inlines
    * it anyway, changing what the program computes) */
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (has_effects(rw->ud, e->call.args[i])) return e;
+    if (has_effects(&st->effects, e->call.args[i])) return e;
   /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
    * inlined twice, and the same let binder twice in one function printed as
    * one name and re-parsed as two (print -> parse -> print differed) */
   int before = rw->d->nerrors;
-  Expr *body = rw_copy_fresh(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams);
+  PtrMap keep = {0};
+  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_effects(st, old->call.fn, f->body, &keep);
+  Expr *body = rw_copy_fresh_keep(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams, &keep);
+  ptrmap_free(&keep);
   if (rw->d->nerrors != before) rw->failed = true;
   return body;
 }
@@ -99,12 +145,13 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
 static bool defuse_function(PassCtx *c, GlobalDef *g) {
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
-  PtrMap effects = {0};
+  Defuse st = {.fn = g->fn};
   rw.post = defuse_post;
-  rw.ud = &effects;
+  rw.ud = &st;
   bool ok = rw_function(&rw, g->fn);
   rw_fini(&rw);
-  ptrmap_free(&effects);
+  ptrmap_free(&st.effects);
+  fn_homes_free(&st.homes);
   return ok;
 }
 

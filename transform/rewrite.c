@@ -15,6 +15,8 @@
 
 #include "ir/build.h"
 #include "ir/mem.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
 
 void rw_init(Rewriter *rw, Module *m, Diag *d) {
   memset(rw, 0, sizeof *rw);
@@ -380,10 +382,32 @@ bool rw_function(Rewriter *rw, Function *f) {
 
 static Var *fresh_binder(Rewriter *rw, Var *v) { return build_var_like(rw->m, v); }
 
+/* A node with an effect of its own (a reference operation, a call of a
+ * function, a stateful operator) is copied even when nothing in it changes:
+ * shared by two copies of a body (DefuseOps/Inline at two calls), it would
+ * run once for both (one `ref` cell for two calls; a `ref_read` in a
+ * backpropagator evaluated where the copies' closures are made). */
+static Expr *fresh_effects(Rewriter *rw, Expr *old, Expr *e) {
+  if (e != old || (rw->ud && ptrmap_find(rw->ud, e))) return e;
+  bool eff = e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE;
+  if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    eff = id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
+  }
+  return eff ? build_copy(rw->m, e) : e;
+}
+
 Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n) {
+  return rw_copy_fresh_keep(m, d, e, from, to, n, NULL);
+}
+
+Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n,
+                         const PtrMap *keep) {
   Rewriter rw;
   rw_init(&rw, m, d);
   rw.rebind = fresh_binder;
+  rw.post = fresh_effects;
+  rw.ud = (void *)keep;
   for (uint32_t i = 0; i < n; i++) rw_subst(&rw, from[i], to[i]);
   Expr *r = rw_expr(&rw, e);
   rw_fini(&rw);

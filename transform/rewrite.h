@@ -93,6 +93,12 @@ bool rw_function(Rewriter *rw, Function *f);
  * Subtrees with no binders and no substituted variables are shared with the
  * original. Sharing inside e is kept. */
 Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n);
+/* The same, but the nodes in `keep` (if not NULL) stay shared even when they
+ * have an effect: nodes of the enclosing code that the copied body uses (its
+ * home is outside, ir/walk.h FnHomes), evaluated there once. Without `keep`
+ * every node with an effect of its own is copied (each copy runs it). */
+Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n,
+                         const PtrMap *keep);
 
 /* Does a function (or global) have attribute `key` set to a nonzero int / any string? */
 bool fn_has_attr(const Function *f, const char *key);
