@@ -208,17 +208,18 @@ static const int32_t dyn_ops[] = {OP_DYN_RESHAPE, OP_DYN_SQUEEZE, OP_DYN_TILE, O
  * round runs before the new static calls are typed (the folder only needs
  * types for shape_of, and leaves untyped ones alone): a constant `if` must
  * go before its branches, now of different static shapes, are typed. */
-static bool fold_function(Module *m, Diag *d, Function *f) {
+static bool fold_function(Module *m, Diag *d, Function *f, Type *sig) {
   for (int round = 0; round < 2; round++) {
     Expr *before = f->body;
     if (!fold_constant_function(m, d, f)) return false;
+    if (!f->type) f->type = sig;
     if (!infer_untyped(m, f->body, d)) return false;
     if (f->body == before && round > 0) break;
   }
   return true;
 }
 
-static bool d2s_global(PassCtx *c, GlobalDef *g) {
+static bool d2s_body(PassCtx *c, GlobalDef *g, Type *sig) {
   static bool ids[OP_BUILTIN_COUNT];
   for (size_t i = 0; i < sizeof dyn_ops / sizeof dyn_ops[0]; i++) ids[dyn_ops[i]] = true;
   if (dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) {
@@ -230,9 +231,23 @@ static bool d2s_global(PassCtx *c, GlobalDef *g) {
     bool ok = rw_function(&rw, g->fn);
     rw_fini(&rw);
     folder_free(st.folder);
+    if (!g->fn->type) g->fn->type = sig;
     if (!ok || st.failed) return false;
   }
-  return fold_function(c->m, c->d, g->fn);
+  return fold_function(c->m, c->d, g->fn, sig);
+}
+
+/* The rewriters clear g->fn->type when the body changes; the runner re-types
+ * the module after the pass, but infer_untyped meets calls of g before that
+ * (recursive calls in g's own body, calls from a later global: "undefined
+ * global"). The old signature stays valid for callers (the body computes the
+ * same values, its types only more static), so it is put back after each
+ * rewrite until the re-type. */
+static bool d2s_global(PassCtx *c, GlobalDef *g) {
+  Type *sig = g->fn->type;
+  bool ok = d2s_body(c, g, sig);
+  if (!g->fn->type) g->fn->type = sig;
+  return ok;
 }
 
 bool pass_DYN_TO_STATIC(PassCtx *c); /* the entry point passes.def names */
