@@ -197,7 +197,7 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
      * where the literal gave it the polymorphic type (as TVM types a
      * GlobalVar); the annotation keeps %f polymorphic */
     if (self && !self->annot && old->type && old->type->kind == TYPE_FUNC && old->type->func.ntparams)
-      self->annot = poly_type_copy(m, old->type);
+      self->annot = poly_type_copy(m, old->type), self->type = NULL;
   }
   vec_free(caps);
   return occ;
