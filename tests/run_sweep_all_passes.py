@@ -22,6 +22,8 @@ import concurrent.futures
 import os
 import re
 import shlex
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +32,24 @@ import tempfile
 # a stale type a pass left is an internal error naming the pass
 os.environ["RELAYC_VERIFY_RETYPE"] = "1"
 
-TIMEOUT = 60
+# A program is stopped after CPU_LIMIT seconds of its own CPU time (a hang or a blow-up) and,
+# as a last resort, after WALL_LIMIT seconds of wall time: on a shared 2-core machine at load 20
+# a run that needs 9 s of CPU takes minutes of wall time, which is not a failure of relayc.
+CPU_LIMIT = 60
+WALL_LIMIT = 900
+
+
+def _limit_cpu():
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 5))
+
+
+def run_limited(argv):
+    """subprocess.run with the CPU and wall limits; a CPU overrun exits -SIGXCPU (or -SIGKILL)."""
+    return subprocess.run(argv, capture_output=True, timeout=WALL_LIMIT, preexec_fn=_limit_cpu)
+
+
+def overran(p):
+    return p.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
 
 # pass spec -> what is checked: "value" (same output), "approx", "print" (print only)
 SPECIAL = {
@@ -61,7 +80,8 @@ def list_passes(relayc):
 def runnable(root_dirs):
     progs = []
     for root in root_dirs:
-        for dp, _, fs in os.walk(root):
+        walk = [(os.path.dirname(root), [], [os.path.basename(root)])] if os.path.isfile(root) else os.walk(root)
+        for dp, _, fs in walk:
             for f in sorted(fs):
                 if not f.endswith(".relay"):
                     continue
@@ -109,7 +129,9 @@ def numbers_close(a, b, rtol=1e-2):
 def check(relayc, prog, run, name, spec, baseline):
     flags = ["--pass=" + spec] if not spec.startswith("-O") else [spec]
     prelude = ["--prelude"] if "--prelude" in run.split() else []
-    p = subprocess.run([relayc] + prelude + flags + ["--print", prog], capture_output=True, timeout=TIMEOUT)
+    p = run_limited([relayc] + prelude + flags + ["--print", prog])
+    if overran(p):
+        return f"{name}: --print used more than {CPU_LIMIT} s of CPU"
     if p.returncode == 1 and any(r.encode() in p.stderr for r in REFUSALS):
         return None  # a documented refusal
     if p.returncode != 0:
@@ -118,14 +140,16 @@ def check(relayc, prog, run, name, spec, baseline):
         f.write(p.stdout)
         tmp = f.name
     try:
-        rt = subprocess.run([relayc, "--check-roundtrip", tmp], capture_output=True, timeout=TIMEOUT)
+        rt = run_limited([relayc, "--check-roundtrip", tmp])
         if rt.returncode != 0:
             return f"{name}: printed output does not round-trip: {rt.stderr.decode(errors='replace')[:600]}"
     finally:
         os.unlink(tmp)
     if name in PRINT_ONLY:
         return None
-    r = subprocess.run(argv_of(run, relayc, prog, flags), capture_output=True, timeout=TIMEOUT)
+    r = run_limited(argv_of(run, relayc, prog, flags))
+    if overran(r):
+        return f"{name}: --run used more than {CPU_LIMIT} s of CPU"
     if r.returncode != baseline.returncode:
         return f"{name}: --run exit {r.returncode}, unoptimised {baseline.returncode}: {r.stderr.decode(errors='replace')[:600]}"
     if name in APPROX:
@@ -141,7 +165,7 @@ def check(relayc, prog, run, name, spec, baseline):
 
 def sweep_program(relayc, prog, run, skip, passes):
     try:
-        base = subprocess.run(argv_of(run, relayc, prog, []), capture_output=True, timeout=TIMEOUT)
+        base = run_limited(argv_of(run, relayc, prog, []))
     except subprocess.TimeoutExpired:
         return prog, 0, []
     if base.returncode != 0:
@@ -155,7 +179,7 @@ def sweep_program(relayc, prog, run, skip, passes):
         try:
             msg = check(relayc, prog, run, name, spec, base)
         except subprocess.TimeoutExpired:
-            msg = f"{name}: timed out after {TIMEOUT}s"
+            msg = f"{name}: no answer after {WALL_LIMIT} s of wall time"
         if msg:
             fails.append(msg)
     return prog, n, fails
@@ -168,7 +192,7 @@ def main():
     ap.add_argument("--every", type=int, default=6, help="sample: every Nth program (default 6)")
     ap.add_argument("--pass", dest="only", action="append", help="only these passes")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("paths", nargs="*", default=["tests/golden", "samples"])
+    ap.add_argument("paths", nargs="*", default=["tests/golden", "samples"], help="folders or .relay files")
     a = ap.parse_args()
     relayc = os.path.abspath(a.relayc)
     passes = a.only or (list_passes(relayc) + ["-O1", "-O2", "-O3"])
