@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "ir/build.h"
+#include "ir/diag.h"
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
@@ -889,6 +890,41 @@ static Expr *drop_dead_cells(Pe *p, Expr *body) {
   return body;
 }
 
+/* True if t is a checked type with nothing left to infer (no `_`). */
+static bool type_known(const Type *t) {
+  if (!t || stack_exhausted()) return false;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+  case TYPE_VAR: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!type_known(t->tuple.fields[i])) return false;
+    return true;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (!type_known(t->func.args[i])) return false;
+    return type_known(t->func.ret);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (!type_known(t->adt.args[i])) return false;
+    return true;
+  case TYPE_REF: return type_known(t->ref.inner);
+  default: return false;
+  }
+}
+
+/* A global's parameter without an annotation gets its checked type: the use
+ * that let inference find it (a call site unfolded away, an annotated let
+ * that turned static, an argument of an inlined call) may be gone from the
+ * residual program, which then would not type-check
+ * (types/backward_inference.relay, types/recursion.relay). */
+static void annotate_params(Function *f) {
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    Var *v = f->params[i];
+    if (!v->annot && type_known(v->type)) v->annot = v->type;
+  }
+}
+
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   Module *m = c->m;
   Pe p = {0};
@@ -907,7 +943,10 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   for (uint32_t i = 0; i < n && !p.failed; i++)
     if (bodies[i]) bodies[i] = drop_dead_cells(&p, bodies[i]);
   for (uint32_t i = 0; i < n && !p.failed; i++)
-    if (bodies[i]) m->defs[i]->fn->body = bodies[i];
+    if (bodies[i]) {
+      annotate_params(m->defs[i]->fn);
+      m->defs[i]->fn->body = bodies[i];
+    }
   sc_free(&p.env);
   vec_free(p.store);
   vec_free(p.frames);
