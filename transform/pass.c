@@ -544,7 +544,9 @@ bool pass_for_each_function(PassCtx *c, bool (*f)(PassCtx *c, GlobalDef *g)) {
   for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
     GlobalDef *g = c->m->defs[i];
     if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
+    Type *sig = g->fn->type;
     ok = f(c, g);
+    if (!g->fn->type) g->fn->type = sig;
   }
   return ok;
 }

@@ -108,7 +108,9 @@ const AttrValue *pass_opt(const PassCtx *c, const char *name);
 
 /* Runs `f` on every global function a function pass may touch (skipping those
  * marked Compiler/Extern/SkipOptimization, spec/passes.md §1.1). False if any
- * call returned false. */
+ * call returned false. A global whose Function.type `f` cleared (its body was
+ * rewritten) gets its old signature back until the runner re-types the
+ * module, so the later globals' infer_untyped can still type calls of it. */
 bool pass_for_each_function(PassCtx *c, bool (*f)(PassCtx *c, GlobalDef *g));
 /* Runs another pass (default options) from inside a pass, then re-types the
  * module; for sequences like FoldScaleAxis. False on error. */

@@ -636,6 +636,7 @@ bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewr
   memset(&g, 0, sizeof g);
   Apply *aps = mem_calloc((size_t)n + 1, sizeof *aps);
   bool have_graph = false, failed = false, equal;
+  Expr *original = f->body;
   do {
     Expr *round_start = f->body;
     for (int k = 0; k < n && !failed;) {
@@ -669,6 +670,6 @@ bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewr
                "%s: no fixed point after %d rounds of %d rewrites; the program is kept as far as it was "
                "simplified (TVM aborts after 100 rewrite applications: \"Observed 100 rewrite passes\")",
                what, rounds, n);
-  f->type = NULL;
+  if (f->body != original) f->type = NULL;
   return true;
 }
