@@ -199,14 +199,7 @@ static Value scalar_cast(Value v, DType from, DType to) {
     return value_float(to, d);
   }
   if (!dtype_is_float(from)) return value_int(to, v.i);
-  double d = trunc(v.f);
-  double lo = to.code == DT_INT ? -ldexp(1, to.bits - 1) : 0;
-  double hi = to.code == DT_INT ? ldexp(1, to.bits - 1) - 1 : ldexp(1, to.bits) - 1;
-  if (isnan(d)) d = 0;
-  if (d < lo) d = lo;
-  if (d > hi) d = hi;
-  if (to.code == DT_UINT && to.bits == 64 && d >= 9223372036854775808.0) return value_int(to, (int64_t)(uint64_t)d);
-  return value_int(to, (int64_t)d);
+  return value_int(to, tensor_f64_to_int(to, v.f));
 }
 
 /* Runs operator call `oc` on args (consumed). */

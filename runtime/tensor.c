@@ -442,6 +442,23 @@ static int64_t f64_to_i64(double v) {
   return (int64_t)v;
 }
 
+int64_t tensor_f64_to_int(DType dt, double v) {
+  if (dtype_is_bool(dt)) return v < 0 || v > 0;
+  if (isnan(v)) return 0;
+  unsigned bits = dt.bits;
+  if (dt.code == DT_UINT) {
+    if (!(v > -1.0)) return 0; /* the integral part of (-1, 0) is 0 */
+    if (bits >= 64) return v >= 18446744073709551616.0 ? (int64_t)UINT64_MAX : (int64_t)(uint64_t)v;
+    double hi = ldexp(1, (int)bits) - 1;
+    return v >= hi ? (int64_t)hi : (int64_t)v;
+  }
+  if (bits >= 64) return f64_to_i64(v);
+  double hi = ldexp(1, (int)bits - 1) - 1, lo = -ldexp(1, (int)bits - 1);
+  if (v >= hi) return (int64_t)hi;
+  if (v <= lo) return (int64_t)lo;
+  return (int64_t)v;
+}
+
 int64_t tensor_load_i64(DType dt, const void *p) {
   if (dtype_is_float(dt)) return f64_to_i64(tensor_load_f64(dt, p));
   uint64_t b = load_bits(p, lane_bytes(dt));
@@ -464,17 +481,7 @@ void tensor_store_f64(DType dt, void *p, double v) {
   case DT_E4M3:
   case DT_E5M2: store_bits(p, 1, fp8_encode((DTypeCode)dt.code, v)); return;
   case DT_UINT:
-    if (dt.bits == 1) {
-      store_bits(p, 1, v != 0);
-      return;
-    }
-    /* negative values wrap like a C cast through int64 */
-    if (v >= 0 && v >= 9223372036854775808.0) {
-      store_bits(p, w, v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v);
-      return;
-    }
-    store_bits(p, w, (uint64_t)f64_to_i64(v));
-    return;
+  case DT_INT: store_bits(p, w, (uint64_t)tensor_f64_to_int(dt, v)); return;
   default: store_bits(p, w, (uint64_t)f64_to_i64(v)); return;
   }
 }

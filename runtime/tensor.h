@@ -171,8 +171,9 @@ bool tensor_shape_numel(int32_t ndim, const int64_t *shape, int64_t *numel);
 /* --------------------------------------------- element access (for tests, printing)
  * `i` is a flat row-major index of a scalar LANE: 0 <= i < numel * lanes.
  * Reads convert to the requested C type (float16/bfloat16/float8 decoded,
- * bool as 0/1); writes convert like a C cast (float16 rounds to nearest
- * even, bool stores v != 0). The setters borrow `t` and write through even
+ * bool as 0/1); writes convert by spec/ops.md §2 (float16 rounds to nearest
+ * even, a float into an integer lane saturates: tensor_f64_to_int, bool
+ * stores v != 0, an integer into a narrower one wraps). The setters borrow `t` and write through even
  * if it is shared: they are for building test data, not for kernels. */
 double tensor_get_f64(const Tensor *t, int64_t i);
 int64_t tensor_get_i64(const Tensor *t, int64_t i);
@@ -184,6 +185,15 @@ double tensor_load_f64(DType dtype, const void *p);
 int64_t tensor_load_i64(DType dtype, const void *p);
 void tensor_store_f64(DType dtype, void *p, double v);
 void tensor_store_i64(DType dtype, void *p, int64_t v);
+
+/* The float -> integer cast of spec/ops.md §2, the one every kernel, the
+ * interpreter's immediates and constant folding use: truncate toward zero,
+ * saturate at the range of `dt` (int/uint of any width), NaN -> 0; bool is
+ * x != 0 with NaN False. C's own conversion is undefined out of range. The
+ * result is the lane's bit pattern as int64 (a uint64 above INT64_MAX comes
+ * back negative, as tensor_store_i64 takes it). tensor_store_f64 into an
+ * integer lane goes through it. */
+int64_t tensor_f64_to_int(DType dt, double v);
 
 /* Tunes the C heap for a run: freed tensor memory stays mapped for reuse
  * (fewer page faults). Call once before evaluating. */

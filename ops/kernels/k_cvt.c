@@ -31,6 +31,14 @@ void *kcvt_alloc(KCompute k, int64_t n) {
   return mem_aligned_try(64, (bytes + 63) / 64 * 64);
 }
 
+/* One element of dtype `src` cast to an integer or bool `as` (§2: a float
+ * saturates, an integer wraps), as int64 (compute). */
+static int64_t cvt_int(DType src, const void *p, DType as) {
+  if (dtype_is_float(src)) return tensor_f64_to_int(as, tensor_load_f64(src, p));
+  if (dtype_is_bool(as)) return tensor_load_i64(src, p) != 0;
+  return value_wrap_int(as, tensor_load_i64(src, p));
+}
+
 /* One element of dtype `src` cast to `as`, as a double (float compute). */
 static double cvt_float(DType src, const void *p, DType as) {
   double v = tensor_load_f64(src, p);
@@ -40,12 +48,8 @@ static double cvt_float(DType src, const void *p, DType as) {
     return v;
   }
   /* a float result of an integer `as`: cast through the integer type */
-  return (double)value_wrap_int(as, tensor_load_i64(src, p));
-}
-
-static int64_t cvt_int(DType src, const void *p, DType as) {
-  if (dtype_is_bool(as)) return dtype_is_float(src) ? tensor_load_f64(src, p) != 0 : tensor_load_i64(src, p) != 0;
-  return value_wrap_int(as, tensor_load_i64(src, p));
+  int64_t i = cvt_int(src, p, as);
+  return as.code == DT_UINT && as.bits >= 64 ? (double)(uint64_t)i : (double)i;
 }
 
 void *kcvt_load(const Tensor *t, DType as, KCompute k, bool *owned) {

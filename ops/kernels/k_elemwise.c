@@ -22,6 +22,7 @@
 #include "ir/mem.h"
 #include "ops/kernels/k_elemwise_fast.h"
 #include "ops/kernels/k_fastmath.h"
+#include "ops/kernels/k_util.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 
@@ -634,34 +635,9 @@ int kernel_FULL(KernelCtx *c) {
   return fill_kernel(c, 0, tensor_get_i64(v, 0), false, dt);
 }
 
-/* cast: per-element conversion (spec/ops.md §2 "Casts"): float → int
- * truncates toward zero and saturates; anything → bool is x != 0 (NaN →
+/* cast: per-element conversion (spec/ops.md §2 "Casts", ku_cast): float →
+ * int truncates toward zero and saturates; anything → bool is x != 0 (NaN →
  * False); int → int wraps by the source's signedness. */
-static void cast_one(DType from, const void *p, DType to, void *q) {
-  if (dtype_is_bool(to)) {
-    bool b = dtype_is_float(from) ? (tensor_load_f64(from, p) < 0 || tensor_load_f64(from, p) > 0)
-                                  : tensor_load_i64(from, p) != 0;
-    *(uint8_t *)q = b;
-  } else if (dtype_is_float(to)) {
-    if (dtype_is_float(from)) tensor_store_f64(to, q, tensor_load_f64(from, p));
-    else if (from.code == DT_UINT && from.bits == 64) tensor_store_f64(to, q, (double)(uint64_t)tensor_load_i64(from, p));
-    else tensor_store_f64(to, q, (double)tensor_load_i64(from, p));
-  } else if (dtype_is_float(from)) {
-    double v = trunc(tensor_load_f64(from, p));
-    double lo = to.code == DT_INT ? -ldexp(1, to.bits - 1) : 0;
-    double hi = to.code == DT_INT ? ldexp(1, to.bits - 1) - 1 : ldexp(1, to.bits) - 1;
-    if (isnan(v)) v = 0;
-    if (v < lo) v = lo;
-    if (v > hi) v = hi;
-    if (to.code == DT_UINT && to.bits == 64 && v >= 9223372036854775808.0)
-      tensor_store_i64(to, q, (int64_t)(uint64_t)v);
-    else
-      tensor_store_i64(to, q, (int64_t)v);
-  } else {
-    tensor_store_i64(to, q, tensor_load_i64(from, p));
-  }
-}
-
 int kernel_CAST(KernelCtx *c);
 int kernel_CAST(KernelCtx *c) {
   const Tensor *x = c->inputs[0];
@@ -671,6 +647,6 @@ int kernel_CAST(KernelCtx *c) {
   if (!o) return KERNEL_ERROR;
   size_t ef = dtype_size(x->dtype), et = dtype_size(to);
   for (int64_t i = 0; i < x->numel; i++)
-    cast_one(x->dtype, (const char *)x->data + i * (int64_t)ef, to, (char *)o->data + i * (int64_t)et);
+    ku_cast(x->dtype, (const char *)x->data + i * (int64_t)ef, to, (char *)o->data + i * (int64_t)et);
   return KERNEL_OK;
 }

@@ -61,17 +61,6 @@ int ku_view(KernelCtx *c, uint32_t i, int32_t ndim, const int64_t *shape) {
 
 /* ------------------------------------------------------------ casts */
 
-static int64_t ku_sat(double v, DType to) {
-  v = trunc(v);
-  if (isnan(v)) return 0;
-  double lo = to.code == DT_INT ? -ldexp(1, to.bits - 1) : 0;
-  double hi = to.code == DT_INT ? ldexp(1, to.bits - 1) - 1 : ldexp(1, to.bits) - 1;
-  if (v < lo) v = lo;
-  if (v > hi) v = hi;
-  if (to.code == DT_UINT && to.bits == 64 && v >= 9223372036854775808.0) return (int64_t)(uint64_t)v;
-  return (int64_t)v;
-}
-
 void ku_cast(DType from, const void *p, DType to, void *q) {
   if (dtype_is_bool(to)) {
     bool b;
@@ -87,7 +76,7 @@ void ku_cast(DType from, const void *p, DType to, void *q) {
     else if (from.code == DT_UINT && from.bits == 64) tensor_store_f64(to, q, (double)(uint64_t)tensor_load_i64(from, p));
     else tensor_store_f64(to, q, (double)tensor_load_i64(from, p));
   } else if (dtype_is_float(from)) {
-    tensor_store_i64(to, q, ku_sat(tensor_load_f64(from, p), to));
+    tensor_store_f64(to, q, tensor_load_f64(from, p)); /* saturates: tensor_f64_to_int */
   } else {
     tensor_store_i64(to, q, tensor_load_i64(from, p));
   }
