@@ -143,6 +143,12 @@ void diag_init(Diag *d, FILE *out, Source *src) {
   if (spill) d->out = spill;
 }
 
+void diag_init_silent(Diag *d, Source *src) {
+  memset(d, 0, sizeof *d);
+  d->src = src;
+  d->silent = true;
+}
+
 void diag_set_extra_source(Diag *d, Source *extra) { d->extra = extra; }
 
 Source *diag_span_source(const Diag *d, Span *sp) {
@@ -217,6 +223,11 @@ static bool repeated_warning(Diag *d, Span sp, const char *fmt, va_list ap) {
 }
 
 static bool count_and_check(Diag *d, DiagLevel lvl) {
+  if (d->silent) {
+    d->nerrors += lvl == DIAG_ERROR;
+    d->nwarnings += lvl == DIAG_WARNING;
+    return false;
+  }
   if (lvl != DIAG_NOTE) d->repeat = false;
   else if (d->repeat) return false;
   if (lvl == DIAG_ERROR) {

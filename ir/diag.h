@@ -96,9 +96,14 @@ typedef struct Diag {
   DiagPhase phase;  /* set by the driver before each phase (machine formats only) */
   bool repeat;      /* the last warning repeated an earlier one: its notes are dropped too */
   uint64_t warned[32]; /* recent warnings (hash of text and span), reported once each */
+  bool silent;      /* count only, report nothing (diag_init_silent) */
 } Diag;
 
 void diag_init(Diag *d, FILE *out, Source *src);
+/* A Diag that counts errors and warnings but reports nothing, not even to a
+ * machine-format log: for a pass that tries something and falls back when
+ * it would not type-check. */
+void diag_init_silent(Diag *d, Source *src);
 /* Lets spans >= DIAG_EXTRA_BASE point into `extra` (offset - DIAG_EXTRA_BASE). */
 void diag_set_extra_source(Diag *d, Source *extra);
 /* The source a span lies in (d->src or d->extra); *sp is made relative to it. */

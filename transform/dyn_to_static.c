@@ -8,7 +8,10 @@
  * twice, like TVM's FoldConstant + InferTypeLocal pair); when they are all
  * constants the call is rebuilt as the static operator (data inputs and the
  * other attributes kept). Afterwards the whole function is constant-folded
- * (twice, re-typed in between), so e.g. a constant `if` also goes.
+ * (twice, re-typed in between), so e.g. a constant `if` also goes. A call
+ * whose static form does not type-check stays dynamic, and a function that
+ * static shapes make ill-typed keeps its body (with a warning): the dynamic
+ * program fails there at run time, not at type checking.
  *
  *   dyn.reshape(d, s)            reshape(d, newshape=s)
  *   dyn.squeeze(d, a)            squeeze(d, axis=a)
@@ -40,18 +43,22 @@
 
 typedef struct D2S {
   Folder *folder;
-  bool failed;
 } D2S;
+
+/* Whether e's untyped nodes type-check, reporting nothing: the pass tries a
+ * static form and keeps the dynamic one when it would not type-check. */
+static bool types_quietly(Module *m, Expr *e) {
+  Diag quiet;
+  diag_init_silent(&quiet, m->src);
+  return infer_untyped(m, e, &quiet);
+}
 
 /* The folded form of a shape-like argument (typed first). */
 static Expr *prepare(Rewriter *rw, Expr *arg) {
   D2S *st = rw->ud;
   if (arg->kind == EXPR_CONST) return arg;
   for (int round = 0; round < 2 && arg->kind != EXPR_CONST; round++) {
-    if (!infer_untyped(rw->m, arg, rw->d)) {
-      st->failed = true;
-      return arg;
-    }
+    if (!types_quietly(rw->m, arg)) return arg; /* not constant: the call stays dynamic */
     arg = folder_fold(st->folder, arg);
   }
   return arg;
@@ -192,10 +199,23 @@ static Expr *to_static(Rewriter *rw, Expr *e) {
   }
 }
 
+/* Whether every argument of call e is typed (or a constant, typed on sight). */
+static bool args_typed(const Expr *e) {
+  for (uint32_t i = 0; i < e->call.nargs; i++)
+    if (!e->call.args[i]->type && e->call.args[i]->kind != EXPR_CONST) return false;
+  return true;
+}
+
 static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   (void)old;
   if (e->kind != EXPR_CALL || op_call_id(e) < 0) return e;
   Expr *r = to_static(rw, e);
+  /* the static operator's relation may reject the values (reshape of 6
+   * elements into (4, 6)) where the dyn call fails only when it runs: keep
+   * it. Checked only where the arguments are typed (an untyped one may hold
+   * a constant `if` the final fold removes; the function-level check in
+   * d2s_body covers the rest). */
+  if (r && args_typed(r) && !types_quietly(rw->m, r)) r = NULL;
   return r ? r : e;
 }
 
@@ -207,23 +227,27 @@ static const int32_t dyn_ops[] = {OP_DYN_RESHAPE, OP_DYN_SQUEEZE, OP_DYN_TILE, O
 /* FoldConstant on f, twice (TVM folds, re-infers, folds again). The first
  * round runs before the new static calls are typed (the folder only needs
  * types for shape_of, and leaves untyped ones alone): a constant `if` must
- * go before its branches, now of different static shapes, are typed. */
-static bool fold_function(Module *m, Diag *d, Function *f, Type *sig) {
+ * go before its branches, now of different static shapes, are typed.
+ * *ill is set when the result does not type-check. */
+static bool fold_function(Module *m, Diag *d, Function *f, Type *sig, bool *ill) {
   for (int round = 0; round < 2; round++) {
     Expr *before = f->body;
     if (!fold_constant_function(m, d, f)) return false;
     if (!f->type) f->type = sig;
-    if (!infer_untyped(m, f->body, d)) return false;
+    if (!types_quietly(m, f->body)) {
+      *ill = true;
+      return true;
+    }
     if (f->body == before && round > 0) break;
   }
   return true;
 }
 
-static bool d2s_body(PassCtx *c, GlobalDef *g, Type *sig) {
+static bool d2s_rewrite(PassCtx *c, GlobalDef *g, Type *sig, bool *ill) {
   static bool ids[OP_BUILTIN_COUNT];
   for (size_t i = 0; i < sizeof dyn_ops / sizeof dyn_ops[0]; i++) ids[dyn_ops[i]] = true;
   if (dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) {
-    D2S st = {folder_new(c->m, c->d), false};
+    D2S st = {folder_new(c->m, c->d)};
     Rewriter rw;
     rw_init(&rw, c->m, c->d);
     rw.post = post;
@@ -232,9 +256,25 @@ static bool d2s_body(PassCtx *c, GlobalDef *g, Type *sig) {
     rw_fini(&rw);
     folder_free(st.folder);
     if (!g->fn->type) g->fn->type = sig;
-    if (!ok || st.failed) return false;
+    if (!ok) return false;
   }
-  return fold_function(c->m, c->d, g->fn, sig);
+  return fold_function(c->m, c->d, g->fn, sig, ill);
+}
+
+/* Static shapes can make a function ill-typed where the dynamic program
+ * fails only at run time (dyn.zeros of a folded (4) added to a (3) tensor):
+ * then the function keeps its dynamic body. */
+static bool d2s_body(PassCtx *c, GlobalDef *g, Type *sig) {
+  Expr *orig = g->fn->body;
+  bool ill = false;
+  bool ok = d2s_rewrite(c, g, sig, &ill);
+  if (ok && ill) {
+    g->fn->body = orig;
+    g->fn->type = sig;
+    diag_warning(c->d, g->fn->span, "DynamicToStatic left @%s as it was: with static shapes it does not "
+                                    "type-check (its shapes are checked when it runs)", g->name);
+  }
+  return ok;
 }
 
 /* The rewriters clear g->fn->type when the body changes; the runner re-types

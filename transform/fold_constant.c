@@ -18,7 +18,10 @@
  *  - inside a Primitive=1 function every call is kept exactly as written.
  * Calls of functions, globals and constructors are never evaluated; refs
  * are never touched. A call whose evaluation fails (no kernel, a run-time
- * error) is left as it is: the unfolded program fails the same way.
+ * error) is left as it is: the unfolded program fails the same way. A
+ * function whose folded form does not type-check (constants more static
+ * than the dynamic types they replace) keeps its unfolded body, with a
+ * warning (fold_constant_function).
  *
  * Evaluation: a call whose arguments are all tensor constants (no tuple, no
  * on_device, no rank-0 immediate) calls the operator's kernel directly,
@@ -72,6 +75,7 @@
 #include "ops/registry.h"
 #include "runtime/tensor.h"
 #include "runtime/value.h"
+#include "sema/infer.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -91,6 +95,7 @@ struct Folder {
   Rewriter rw;
   bool in_primitive; /* inside a Primitive=1 function literal */
   Owners *own;       /* the pass's ownership counts, or NULL (no buffer is ever reused) */
+  bool risky;        /* a fold may change what type checking says (see fold_constant_function) */
 };
 
 /* ------------------------------------------------------------ on_device */
@@ -493,6 +498,23 @@ static bool call_all_complex_constant(const Expr *e) {
   return true;
 }
 
+/* Whether t has an unknown extent (`?`) or is not known at all. */
+static bool type_is_dynamic(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  if (!t || stack_exhausted()) return true;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+    for (uint32_t i = 0; i < t->tensor.ndim; i++)
+      if (t->tensor.dims[i].kind != DIM_INT) return true;
+    return false;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (type_is_dynamic(t->tuple.fields[i])) return true;
+    return false;
+  default: return false;
+  }
+}
+
 static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Module *m = f->rw.m;
   if (f->in_primitive) return old; /* kept exactly, arguments included */
@@ -509,9 +531,16 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   if (op_is_noncomputational(id)) return e;
   if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE || id == OP_DEVICE_COPY) return e;
   if (!call_all_complex_constant(e)) return e;
-  if (!e->type) e->type = old->type; /* the type the unfolded program runs with */
+  bool typed = e->type != NULL;
+  if (!typed) e->type = old->type; /* the type the unfolded program runs with */
   Expr *r = direct_args(e) ? fold_direct(f, e) : fold_eval_call(m, e);
-  if (!r) return e;
+  /* a call left with constant arguments (a relation may read their values:
+   * arange), or a constant more static than the dynamic type it replaces */
+  if (!r || type_is_dynamic(old->type)) f->risky = true;
+  if (!r) {
+    if (!typed) e->type = NULL; /* to be typed with its new arguments */
+    return e;
+  }
   /* r's buffer is fresh or taken from a consumed argument: the edges that
    * reach it are those of the call it replaces */
   if (f->own && r->kind == EXPR_CONST && r->constant->nbytes >= OWN_MIN_BYTES) {
@@ -530,6 +559,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   case EXPR_IF: {
     const Expr *c = strip_on_device(e->if_.cond);
     if (c->kind != EXPR_CONST || c->constant->nbytes == 0) return e;
+    if (type_is_dynamic(old->type)) f->risky = true; /* a branch may be more static */
     Expr *branch = ((const uint8_t *)c->constant->data)[0] ? e->if_.then_ : e->if_.else_;
     own_share(f, branch); /* it takes the `if`'s parents */
     return branch;
@@ -625,12 +655,54 @@ static bool has_candidates(Expr *body) {
   return any;
 }
 
-/* FoldConstant on fn, which has candidates (has_candidates). */
+/* Whether some node of body has a type with an unknown extent (see
+ * fold_function_owned). */
+static bool has_dynamic_types(Expr *body) {
+  DagScan s;
+  dag_scan(&s, body);
+  bool any = false;
+  for (uint32_t i = 0; i < s.n && !any; i++) {
+    const Expr *e = dag_node(&s, i);
+    any = e->type && type_is_dynamic(e->type);
+  }
+  dag_free(&s);
+  return any;
+}
+
+/* FoldConstant on fn, which has candidates (has_candidates).
+ *
+ * Folding never turns a well-typed function into an ill-typed one: a
+ * constant can be more static than the dynamic type it replaces (arange of
+ * folded bounds: (4) where the program had (?), then add with a (3) tensor),
+ * and a relation can read a constant argument's value (arange's empty
+ * range). The unfolded program fails there at run time, if at all; the
+ * folded one would fail the re-type after the pass (an internal error).
+ * When a fold was risky in that way, the new body is typed on the spot
+ * (silently) and, if it does not type-check, the function keeps its
+ * unfolded body (with a warning): the trade-off is that nothing in that
+ * function folds. Only a function with dynamic types can fail so; it folds
+ * without reusing buffers in place, so its unfolded body stays intact. */
 static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
+  Expr *body = fn->body;
+  Type *sig = fn->type;
+  bool dynamic = has_dynamic_types(body);
   Folder *f = folder_new(m, d);
-  f->own = own;
+  f->own = dynamic ? NULL : own;
   bool ok = rw_function(&f->rw, fn);
+  bool risky = f->risky;
   folder_free(f);
+  if (ok && risky && dynamic && fn->body != body) {
+    Diag quiet;
+    diag_init_silent(&quiet, m->src);
+    fn->type = sig; /* recursive calls in the body */
+    if (!infer_untyped(m, fn->body, &quiet)) {
+      fn->body = body;
+      diag_warning(d, fn->span, "constant folding left this function unfolded: the folded constants make it "
+                                "ill-typed (its shapes are checked when it runs)");
+    } else {
+      fn->type = NULL;
+    }
+  }
   return ok;
 }
 
@@ -648,7 +720,9 @@ bool pass_FOLD_CONSTANT(PassCtx *c) {
     GlobalDef *g = c->m->defs[i];
     if (!g->fn || fn_skipped_by_function_passes(g->fn) || !has_candidates(g->fn->body)) continue;
     if (!counted) own = owners_new(c->m), counted = true;
+    Type *sig = g->fn->type;
     ok = fold_function_owned(c->m, c->d, g->fn, own);
+    if (!g->fn->type) g->fn->type = sig; /* as pass_for_each_function: for the next one's check */
   }
   owners_free(own);
   return ok;

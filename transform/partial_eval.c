@@ -49,6 +49,7 @@
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
+#include "sema/infer.h"
 #include "transform/fold_constant.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -913,6 +914,18 @@ static bool type_known(const Type *t) {
   }
 }
 
+/* Whether the residual body e type-checks, reporting nothing. Values
+ * computed now can make it more static than the program was (arange of
+ * computed bounds: (4) where the program had (?), then an add with a (3)
+ * tensor) or feed a relation that reads them (arange's empty range): the
+ * program fails there at run time, the residual would fail the re-type (an
+ * internal error). Such a global keeps its original body. */
+static bool types_quietly(Module *m, Expr *e) {
+  Diag quiet;
+  diag_init_silent(&quiet, m->src);
+  return infer_untyped(m, e, &quiet);
+}
+
 /* A global's parameter without an annotation gets its checked type: the use
  * that let inference find it (a call site unfolded away, an annotated let
  * that turned static, an argument of an inlined call) may be gone from the
@@ -944,8 +957,16 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
     if (bodies[i]) bodies[i] = drop_dead_cells(&p, bodies[i]);
   for (uint32_t i = 0; i < n && !p.failed; i++)
     if (bodies[i]) {
-      annotate_params(m->defs[i]->fn);
-      m->defs[i]->fn->body = bodies[i];
+      Function *f = m->defs[i]->fn;
+      annotate_params(f);
+      Expr *orig = f->body;
+      f->body = bodies[i];
+      if (!types_quietly(m, f->body)) {
+        f->body = orig;
+        diag_warning(c->d, f->span, "PartialEvaluate left @%s as it was: its residual form, with the values "
+                                    "computed now, does not type-check (its shapes are checked when it runs)",
+                     m->defs[i]->name);
+      }
     }
   sc_free(&p.env);
   vec_free(p.store);
