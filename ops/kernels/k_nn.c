@@ -135,16 +135,12 @@ static void act_range(void *arg, int64_t lo, int64_t hi) {
 }
 
 /* A double bound saturated into the integer dtype (clip's bounds are cast
- * to the data dtype first; ±inf saturate). */
+ * to the data dtype first; ±inf saturate: tensor_f64_to_int). Not used for
+ * float data (0: converting ±inf to an integer would be undefined). */
 static int64_t sat_bound(double v, DType dt) {
-  if (isnan(v)) return 0;
-  double lo = dt.code == DT_INT ? -ldexp(1, dt.bits - 1) : 0;
-  double hi = dt.code == DT_INT ? ldexp(1, dt.bits - 1) - 1 : ldexp(1, dt.bits) - 1;
-  if (dtype_is_bool(dt)) hi = 1;
-  v = trunc(v);
-  if (v <= lo) return (int64_t)lo;
-  if (v >= hi) return dt.code == DT_UINT && dt.bits == 64 ? (int64_t)UINT64_MAX : (int64_t)hi;
-  return (int64_t)v;
+  if (dtype_is_float(dt)) return 0;
+  if (dtype_is_bool(dt)) return v >= 1; /* NaN and below 1: False */
+  return tensor_f64_to_int(dt, v);
 }
 
 static int act_native(KernelCtx *c, const Tensor *x, Tensor *o) {
