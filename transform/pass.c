@@ -440,8 +440,22 @@ static RetypeTally tally;
 
 /* Re-types m after pass p, reusing what the pass kept (sema/infer.h
  * infer_module_incremental) unless p asks for a full re-typing. */
+/* Whether some global has a parameter without an annotation: its type came
+ * from the calls of it, which the incremental re-typing may keep as typed
+ * leaves (types/recursion.relay: @twice(%x) typed by @twice(3f) in @main;
+ * after FoldConstant, Inline, DeadCodeElimination or LambdaLift changed @main,
+ * @twice's %x had no constraint left: "cannot infer type", an internal error). */
+static bool has_inferred_params(const Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++) {
+    const Function *f = m->defs[i]->fn;
+    for (uint32_t k = 0; f && k < f->nparams; k++)
+      if (!f->params[k]->annot) return true;
+  }
+  return false;
+}
+
 static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s, const PassRunOptions *ro) {
-  if (retype_full[p->id] || m->expr || force_full_retype()) {
+  if (retype_full[p->id] || m->expr || force_full_retype() || has_inferred_params(m)) {
     tally.full++;
     return retype(m, d, p);
   }
