@@ -476,6 +476,7 @@ bool pass_UN_CPS(PassCtx *pc) {
   rw.rebind = inst_var;
   rw.post = inst_fn;
   rw.ud = &in;
+  rw.mark_memo = true; /* the hooks build types and binders only */
   Function *lit = arena_alloc(m->arena, sizeof *lit);
   *lit = *f;
   lit->tparams = NULL;

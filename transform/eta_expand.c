@@ -128,6 +128,7 @@ bool pass_ETA_EXPAND(PassCtx *c) {
   rw.pre = pre;
   rw.post = post;
   rw.ud = &st;
+  rw.mark_memo = true; /* the hooks build literals only: nothing writes Expr.mark */
   uint32_t n = c->m->ndefs;
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) {

@@ -30,6 +30,7 @@ static bool fast_global(PassCtx *c, GlobalDef *g) {
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   rw.post = post;
+  rw.mark_memo = true; /* the hook builds calls only: nothing writes Expr.mark */
   bool ok = rw_function(&rw, g->fn);
   rw_fini(&rw);
   return ok;

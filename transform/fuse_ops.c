@@ -75,7 +75,7 @@ static Expr **new_arguments(Rewriter *rw, Fuse *fu, int32_t g, Expr **olds, Expr
   Expr **out = NULL;
   for (uint32_t i = 0; i < n; i++) {
     Expr *a = news[i];
-    if (fuse_group_of(&fu->fp, olds[i]) != g && !(fu->link_params && a->kind == EXPR_CONST))
+    if (fuse_group_of(&fu->fp, olds[i], rw_prior_mark(rw, olds[i])) != g && !(fu->link_params && a->kind == EXPR_CONST))
       a = group_param(rw, fu, g, a, olds[i]->type);
     if (a != news[i] && !out) {
       out = arena_alloc(rw->m->arena, (n ? n : 1) * sizeof *out);
@@ -148,17 +148,17 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     int32_t id = old->call.fn->op.id;
     if (op_is_noncomputational(id)) return e;
     if (id == fu->stop_fusion && e->call.nargs == 1) return e->call.args[0];
-    int32_t g = fuse_group_of(&fu->fp, old);
+    int32_t g = fuse_group_of(&fu->fp, old, rw_prior_mark(rw, old));
     if (g < 0) return e;
     Expr **args = new_arguments(rw, fu, g, old->call.args, e->call.args, e->call.nargs);
     Expr *call = build_copy(rw->m, e);
     call->call.args = args;
-    if (g == fuse_node_of(&fu->fp, old)) return make_function(rw, fu, g, old->type, call, old->span);
+    if (g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return make_function(rw, fu, g, old->type, call, old->span);
     return call;
   }
   case EXPR_TUPLE: {
-    int32_t g = fuse_group_of(&fu->fp, old);
-    if (g < 0 || g == fuse_node_of(&fu->fp, old)) return e;
+    int32_t g = fuse_group_of(&fu->fp, old, rw_prior_mark(rw, old));
+    if (g < 0 || g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return e;
     Expr **fields = new_arguments(rw, fu, g, old->tuple.fields, e->tuple.fields, e->tuple.n);
     if (fields == e->tuple.fields) return e;
     Expr *t = build_copy(rw->m, e);
@@ -166,10 +166,10 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     return t;
   }
   case EXPR_PROJ: {
-    int32_t g = fuse_group_of(&fu->fp, old);
+    int32_t g = fuse_group_of(&fu->fp, old, rw_prior_mark(rw, old));
     if (g < 0) return e;
-    bool root = g == fuse_node_of(&fu->fp, old);
-    if (root && fuse_group_of(&fu->fp, old->proj.tuple) != g) return e; /* isolated */
+    bool root = g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old));
+    if (root && fuse_group_of(&fu->fp, old->proj.tuple, rw_prior_mark(rw, old->proj.tuple)) != g) return e; /* isolated */
     Expr **tup = new_arguments(rw, fu, g, &old->proj.tuple, &e->proj.tuple, 1);
     Expr *p = build_proj(rw->m, tup[0], old->proj.index, old->span);
     if (root) return make_function(rw, fu, g, old->type, p, old->span);
@@ -193,6 +193,10 @@ static bool fuse_function(PassCtx *c, GlobalDef *gd) {
   rw.pre = fuse_pre;
   rw.post = fuse_post;
   rw.ud = &fu;
+  /* the memo borrows the marks the partition gave the nodes: its lookups pass
+   * rw_prior_mark for nodes already rewritten (`old` itself is not memoised
+   * yet when fuse_post sees it) */
+  rw.mark_memo = true;
   bool ok = rw_function(&rw, fn);
   rw_fini(&rw);
   for (size_t i = 0; i < fu.fp.post.len; i++) {

@@ -53,12 +53,24 @@ static uint32_t node_for_key(FusePartition *fp, const void *key) {
 }
 
 /* The node id of an expression of a node kind, through its mark when that
- * is valid (set here on first use), else through the map. */
+ * is valid (set here on first use). A variable's node is found through the
+ * map (one node per binder); any other expression with no valid mark has no
+ * node yet (nothing else writes marks while the graph is built), so it gets
+ * one without a hash insertion. */
 static uint32_t node_of_expr(FusePartition *fp, const Expr *e) {
   const void *key = key_of(e);
   uint32_t m = e->mark;
   if (m && m <= fp->keys.len && fp->keys.data[m - 1] == key) return m - 1;
-  uint32_t id = node_for_key(fp, key);
+  uint32_t id;
+  if (e->kind == EXPR_VAR) {
+    id = node_for_key(fp, key);
+  } else {
+    FuseNode n = {.index = -1, .pattern = OPAT_OPAQUE, .extern_ref = 0, .out_head = -1, .out_tail = -1};
+    vec_push(fp->nodes, n);
+    vec_push(fp->keys, key);
+    vec_push(fp->visited, 0);
+    id = (uint32_t)fp->nodes.len - 1;
+  }
   ((Expr *)e)->mark = id + 1;
   return id;
 }
@@ -514,16 +526,15 @@ void fuse_partition_free(FusePartition *fp) {
   memset(fp, 0, sizeof *fp);
 }
 
-int32_t fuse_node_of(const FusePartition *fp, const Expr *e) {
+int32_t fuse_node_of(const FusePartition *fp, const Expr *e, uint32_t mark) {
   if (!is_node_kind(e->kind)) return -1;
-  uint32_t m = e->mark;
-  if (m && m <= fp->keys.len && fp->keys.data[m - 1] == key_of(e)) return fp->nodes.data[m - 1].index;
+  if (mark && mark <= fp->keys.len && fp->keys.data[mark - 1] == key_of(e)) return fp->nodes.data[mark - 1].index;
   int64_t id;
-  if (!ptrmap_get(&fp->ids, key_of(e), &id)) return -1;
+  if (e->kind != EXPR_VAR || !ptrmap_get(&fp->ids, e->var.var, &id)) return -1;
   return fp->nodes.data[id].index;
 }
 
-int32_t fuse_group_of(FusePartition *fp, const Expr *e) {
-  int32_t i = fuse_node_of(fp, e);
+int32_t fuse_group_of(FusePartition *fp, const Expr *e, uint32_t mark) {
+  int32_t i = fuse_node_of(fp, e, mark);
   return i < 0 ? -1 : find_root(fp, i);
 }

@@ -5,14 +5,17 @@
  *
  *     FusePartition fp;
  *     fuse_partition_build(&fp, fn, opt_level, max_depth);
- *     int32_t g = fuse_group_of(&fp, e);        // -1: not a node of the graph
- *     if (g >= 0 && fuse_group_root(&fp, g) == fuse_node_of(&fp, e)) ...  // e roots its group
+ *     int32_t g = fuse_group_of(&fp, e, e->mark);   // -1: not a node of the graph
+ *     if (g >= 0 && g == fuse_node_of(&fp, e, e->mark)) ...  // e roots its group
  *     fuse_partition_free(&fp);
  *
  * Nodes are numbered in TVM's post-DFS order (a call's callee, then its
  * arguments left to right, then the call). Every use of a variable is the
  * same graph node (keyed by its Var, like TVM's one Var object). Function
- * literals, operators, globals and constructors are not nodes. Nothing
+ * literals, operators, globals and constructors are not nodes. An
+ * expression's node is found through the Expr.mark the build gave it
+ * (validated against `keys`); the caller passes that mark, which is
+ * rw_prior_mark() once a mark_memo Rewriter has borrowed it. Nothing
  * recurses: the graph walk, path checks and commits use explicit stacks, so
  * 100,000-long chains are fine.
  */
@@ -39,9 +42,10 @@ typedef struct FuseNode {
 } FuseNode;
 
 typedef struct FusePartition {
-  PtrMap ids;                /* key (Expr*, or Var* for variables) -> node id */
-  VEC(const void *) keys;    /* node id -> key; an expression's Expr.mark holds its node id
-                                + 1, validated against this (a hash lookup saved per use) */
+  PtrMap ids;                /* Var* -> node id (every use of a variable is one node) */
+  VEC(const void *) keys;    /* node id -> key (the Expr, or the Var of a variable use); an
+                                expression's Expr.mark holds its node id + 1, validated
+                                against this (no hash lookup per node) */
   VEC(uint8_t) visited;      /* node id -> visited by the graph walk */
   VEC(FuseNode) nodes;       /* by node id */
   VEC(FuseEdge) edges;
@@ -64,9 +68,10 @@ typedef struct FusePartition {
  * node alone) with at most `max_depth` nodes per group. */
 void fuse_partition_build(FusePartition *fp, Function *fn, int opt_level, uint32_t max_depth);
 void fuse_partition_free(FusePartition *fp);
-/* Post-DFS index of e's node, or -1 when e is not a node of the graph. */
-int32_t fuse_node_of(const FusePartition *fp, const Expr *e);
+/* Post-DFS index of e's node, or -1 when e is not a node of the graph;
+ * `mark` is the Expr.mark the build left on e (see above). */
+int32_t fuse_node_of(const FusePartition *fp, const Expr *e, uint32_t mark);
 /* The root (post-DFS index of the group's root node) of e's group, or -1. */
-int32_t fuse_group_of(FusePartition *fp, const Expr *e);
+int32_t fuse_group_of(FusePartition *fp, const Expr *e, uint32_t mark);
 
 #endif

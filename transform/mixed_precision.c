@@ -387,6 +387,7 @@ static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
   rw.pre = mp_pre;
   rw.post = mp_post;
   rw.ud = mx;
+  rw.mark_memo = true; /* hooks build, cast and type nodes (sema uses no Expr.mark) */
   bool ok = rw_function(&rw, fn) && !mx->failed;
   rw_fini(&rw);
   if (ok && keep_signature && old_body_type && typed(mx, fn->body)) {

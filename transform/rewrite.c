@@ -25,7 +25,17 @@ void rw_init(Rewriter *rw, Module *m, Diag *d) {
   rw->enter_fns = true;
 }
 
+/* mark_memo: every mark this rewriter still holds goes back to its prior value. */
+static void give_back_marks(Rewriter *rw) {
+  for (size_t i = rw->marked.len; i-- > 0;) {
+    Expr *e = (Expr *)rw->marked.data[i].key;
+    if (e->mark == i + 1) e->mark = rw->marked.data[i].prior;
+  }
+  rw->marked.len = 0;
+}
+
 void rw_fini(Rewriter *rw) {
+  give_back_marks(rw);
   ptrmap_free(&rw->memo);
   ptrmap_free(&rw->subst);
   vec_free(rw->marked);
@@ -34,7 +44,7 @@ void rw_fini(Rewriter *rw) {
 void rw_reset_memo(Rewriter *rw) {
   ptrmap_free(&rw->memo);
   memset(&rw->memo, 0, sizeof rw->memo);
-  rw->marked.len = 0; /* every mark now fails validation */
+  give_back_marks(rw);
 }
 
 void rw_subst(Rewriter *rw, Var *v, Expr *e) { ptrmap_put(&rw->subst, v, (int64_t)(intptr_t)e); }
@@ -43,6 +53,12 @@ void rw_subst(Rewriter *rw, Var *v, Expr *e) { ptrmap_put(&rw->subst, v, (int64_
 static struct RwMark *marked(Rewriter *rw, const Expr *e) {
   uint32_t i = e->mark - 1;
   return e->mark && i < rw->marked.len && rw->marked.data[i].key == e ? &rw->marked.data[i] : NULL;
+}
+
+uint32_t rw_prior_mark(const Rewriter *rw, const Expr *e) {
+  uint32_t i = e->mark - 1;
+  if (e->mark && i < rw->marked.len && rw->marked.data[i].key == e) return rw->marked.data[i].prior;
+  return e->mark;
 }
 
 static Expr *memo_get(Rewriter *rw, const Expr *e) {
@@ -64,7 +80,7 @@ static void memo_put(Rewriter *rw, const Expr *e, Expr *r) {
     k->val = r;
     return;
   }
-  vec_push(rw->marked, ((struct RwMark){e, r}));
+  vec_push(rw->marked, ((struct RwMark){e, r, e->mark}));
   ((Expr *)e)->mark = (uint32_t)rw->marked.len;
 }
 

@@ -1,7 +1,8 @@
 /* tests/unit/check_rewrite.c — the pass framework's building blocks:
  * transform/rewrite.c (the Rewriter keeps DAG sharing, returns unchanged
  * subtrees as the same pointers, substitutes variables, calls its hooks in
- * the recursive order, memoises through Expr.mark when asked (mark_memo),
+ * the recursive order, memoises through Expr.mark when asked (mark_memo,
+ * which gives the marks back and nests),
  * walks 100,000-long let chains and graph chains on an
  * ordinary 8 MiB stack, reports deeper nesting instead of crashing),
  * ir/walk.c (each distinct node visited once, children first, no recursion)
@@ -71,6 +72,54 @@ START_TEST(rw_sharing_preserved) {
   ck_assert_ptr_eq(r->call.args[0], r->call.args[1]); /* one node, as before */
   ck_assert(op_call_is(e->call.args[0], "add"));      /* the input is untouched */
   rw_fini(&rw);
+}
+END_TEST
+
+/* post of the inner rewriter: nothing changes */
+static Expr *keep_post(Rewriter *rw, Expr *old, Expr *e) {
+  (void)rw;
+  (void)old;
+  return e;
+}
+
+/* post: add -> subtract, and in the middle of the walk an inner mark_memo
+ * rewriter goes over the whole input (as rw_copy_fresh in a hook would) */
+static Expr *g_whole;
+static Expr *add_to_sub_nested(Rewriter *rw, Expr *old, Expr *e) {
+  Rewriter in;
+  rw_init(&in, rw->m, NULL);
+  in.mark_memo = true;
+  in.post = keep_post;
+  ck_assert_ptr_eq(rw_expr(&in, g_whole), g_whole);
+  rw_fini(&in); /* gives the outer rewriter its marks back */
+  return add_to_sub(rw, old, e);
+}
+
+/* mark_memo borrows Expr.mark: rw_prior_mark tells the mark a node had
+ * before, rw_fini gives every mark back, and an inner mark_memo rewriter
+ * run from a hook does not make the outer one lose its memo (which would
+ * duplicate the shared node). */
+START_TEST(rw_mark_memo_gives_marks_back) {
+  Var *x = build_fresh_var(M, "x", NULL, S0);
+  Expr *shared = call2("add", build_var(M, x, S0), build_var(M, x, S0));
+  Expr *e = call2("multiply", call1("exp", shared), call1("negative", shared));
+  g_whole = e;
+  shared->mark = 7;
+  e->mark = 3;
+  Rewriter rw;
+  rw_init(&rw, M, NULL);
+  rw.post = add_to_sub_nested;
+  rw.mark_memo = true;
+  Expr *r = rw_expr(&rw, e);
+  ck_assert_uint_eq(rw_prior_mark(&rw, shared), 7);
+  ck_assert_uint_eq(rw_prior_mark(&rw, e), 3);
+  ck_assert_uint_ne(shared->mark, 7); /* borrowed */
+  ck_assert(op_call_is(r->call.args[0]->call.args[0], "subtract"));
+  ck_assert_ptr_eq(r->call.args[0]->call.args[0], r->call.args[1]->call.args[0]); /* still one node */
+  rw_fini(&rw);
+  ck_assert_uint_eq(shared->mark, 7);
+  ck_assert_uint_eq(e->mark, 3);
+  ck_assert_uint_eq(rw_prior_mark(&rw, shared), 7);
 }
 END_TEST
 
@@ -461,6 +510,7 @@ static Suite *rewrite_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, rw_no_change_same_pointers);
   tcase_add_loop_test(tc, rw_sharing_preserved, 0, 2);
+  tcase_add_test(tc, rw_mark_memo_gives_marks_back);
   tcase_add_test(tc, rw_unchanged_subtree_kept);
   tcase_add_test(tc, rw_substitution);
   tcase_add_test(tc, rw_hook_order_is_recursive_order);
