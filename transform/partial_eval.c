@@ -881,6 +881,7 @@ static Expr *drop_dead_cells(Pe *p, Expr *body) {
     rw_init(&rw, p->m, p->d);
     rw.post = cells_post;
     rw.ud = &c;
+    rw.mark_memo = true; /* cells_post reads maps keyed by Var only */
     nb = rw_expr(&rw, body);
     if (rw.failed) p->failed = true;
     rw_fini(&rw);

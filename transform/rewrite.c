@@ -424,6 +424,7 @@ Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *co
   rw.rebind = fresh_binder;
   rw.post = fresh_effects;
   rw.ud = (void *)keep;
+  rw.mark_memo = true; /* neither hook writes marks; an outer user gets its marks back at rw_fini */
   for (uint32_t i = 0; i < n; i++) rw_subst(&rw, from[i], to[i]);
   Expr *r = rw_expr(&rw, e);
   rw_fini(&rw);
