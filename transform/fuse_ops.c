@@ -151,7 +151,8 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     int32_t g = fuse_group_of(&fu->fp, old, rw_prior_mark(rw, old));
     if (g < 0) return e;
     Expr **args = new_arguments(rw, fu, g, old->call.args, e->call.args, e->call.nargs);
-    Expr *call = build_copy(rw->m, e);
+    /* e is the rewriter's fresh copy when a child changed: ours to change */
+    Expr *call = e == old ? build_copy(rw->m, e) : e;
     call->call.args = args;
     if (g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return make_function(rw, fu, g, old->type, call, old->span);
     return call;
@@ -161,7 +162,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     if (g < 0 || g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return e;
     Expr **fields = new_arguments(rw, fu, g, old->tuple.fields, e->tuple.fields, e->tuple.n);
     if (fields == e->tuple.fields) return e;
-    Expr *t = build_copy(rw->m, e);
+    Expr *t = e == old ? build_copy(rw->m, e) : e;
     t->tuple.fields = fields;
     return t;
   }

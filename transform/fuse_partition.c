@@ -392,7 +392,8 @@ typedef bool (*PathCond)(uint8_t kind, bool is_sink);
  * cond on its group's pattern. */
 static bool check_path(FusePartition *fp, uint32_t src, uint32_t sink, PathCond cond) {
   fp->gen++;
-  VEC(uint32_t) st = {0};
+  VecU32 st = fp->stack;
+  st.len = 0;
   for (int32_t k = first_edge(fp, src); k >= 0; k = fp->edges.data[k].next) vec_push(st, out_index(fp, k));
   bool ok = true;
   while (st.len && ok) {
@@ -403,7 +404,7 @@ static bool check_path(FusePartition *fp, uint32_t src, uint32_t sink, PathCond 
     else if (v != sink)
       for (int32_t k = first_edge(fp, v); k >= 0; k = fp->edges.data[k].next) vec_push(st, out_index(fp, k));
   }
-  vec_free(st);
+  fp->stack = st;
   return ok;
 }
 
@@ -411,7 +412,8 @@ static bool check_path(FusePartition *fp, uint32_t src, uint32_t sink, PathCond 
 static void commit_fuse(FusePartition *fp, uint32_t src, uint32_t sink) {
   int32_t target = (int32_t)sink;
   fp->gen++;
-  VEC(uint32_t) st = {0};
+  VecU32 st = fp->stack;
+  st.len = 0;
   vec_push(st, src);
   while (st.len) {
     uint32_t v = st.data[--st.len];
@@ -420,7 +422,7 @@ static void commit_fuse(FusePartition *fp, uint32_t src, uint32_t sink) {
     merge_from_to(fp, (int32_t)v, target);
     for (int32_t k = first_edge(fp, v); k >= 0; k = fp->edges.data[k].next) vec_push(st, out_index(fp, k));
   }
-  vec_free(st);
+  fp->stack = st;
 }
 
 /* The size of sink's group if child (and everything up to sink) joined it.
@@ -429,7 +431,8 @@ static void commit_fuse(FusePartition *fp, uint32_t src, uint32_t sink) {
 static uint64_t fused_size(FusePartition *fp, uint32_t child, uint32_t sink) {
   uint64_t sum = fp->gnum[find_root(fp, (int32_t)sink)];
   fp->gen++;
-  VEC(uint32_t) st = {0};
+  VecU32 st = fp->stack;
+  st.len = 0;
   vec_push(st, child);
   while (st.len) {
     uint32_t v = st.data[--st.len];
@@ -438,7 +441,7 @@ static uint64_t fused_size(FusePartition *fp, uint32_t child, uint32_t sink) {
     sum += fp->gnum[v];
     for (int32_t k = first_edge(fp, v); k >= 0; k = fp->edges.data[k].next) vec_push(st, out_index(fp, k));
   }
-  vec_free(st);
+  fp->stack = st;
   return sum;
 }
 
@@ -515,6 +518,7 @@ void fuse_partition_free(FusePartition *fp) {
   vec_free(fp->nodes);
   vec_free(fp->edges);
   vec_free(fp->post);
+  vec_free(fp->stack);
   mem_free(fp->dom_parent);
   mem_free(fp->dom_depth);
   mem_free(fp->dom_pattern);

@@ -41,6 +41,8 @@ typedef struct FuseNode {
   int32_t out_head, out_tail; /* consumer edges (FuseEdge ids), in creation order */
 } FuseNode;
 
+typedef VEC(uint32_t) VecU32;
+
 typedef struct FusePartition {
   PtrMap ids;                /* Var* -> node id (every use of a variable is one node) */
   VEC(const void *) keys;    /* node id -> key (the Expr, or the Var of a variable use); an
@@ -60,6 +62,7 @@ typedef struct FusePartition {
   uint32_t *gnum;            /* nodes in the group (valid at roots) */
   uint32_t *stamp;           /* visited marks of the path walks */
   uint32_t gen;
+  VecU32 stack;              /* the path walks' stack, reused */
   uint32_t max_depth;
 } FusePartition;
 

@@ -398,8 +398,10 @@ static Attrs *retype_attr(Mixed *mx, Attrs *a, const char *key) {
   return attrs_with(mx->m, a, key, attr_string(mx->m, dtype_name(mx->M, name)));
 }
 
-static Expr *rebuild_call(Mixed *mx, const Expr *like, Expr **args, Attrs *attrs) {
-  Expr *r = build_copy(mx->m, like);
+/* `e` with new arguments and attributes: e itself when it is the rewriter's
+ * fresh (untyped) copy of old, else a copy. */
+static Expr *rebuild_call(Mixed *mx, const Expr *old, Expr *e, Expr **args, Attrs *attrs) {
+  Expr *r = e != old && !e->type ? e : build_copy(mx->m, e);
   r->call.args = args;
   r->call.attrs = attrs;
   typed(mx, r);
@@ -444,14 +446,14 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   }
   /* nothing changes (the input call itself, typed): no copy to type again */
   bool unchanged = same_args && e == old && e->type;
-  if (!mixed) return unchanged ? e : rebuild_call(mx, e, args, e->call.attrs);
+  if (!mixed) return unchanged ? e : rebuild_call(mx, old, e, args, e->call.attrs);
   Attrs *attrs = e->call.attrs;
   if (callee->kind == EXPR_OP) {
     uint32_t f = op_traits_flags(callee->op.id);
     if (f & OPF_MP_ALWAYS) attrs = retype_attr(mx, attrs, "out_dtype");
     if (op_get(callee->op.id)->attrs == op_get(OP_ZEROS)->attrs) attrs = retype_attr(mx, attrs, "dtype");
   }
-  Expr *out = unchanged && attrs == e->call.attrs ? e : rebuild_call(mx, e, args, attrs);
+  Expr *out = unchanged && attrs == e->call.attrs ? e : rebuild_call(mx, old, e, args, attrs);
   DType odt;
   if (old == mx->root && mx->keep_orig && mx->norig == 1 && tensor_dtype(out, &odt) && !dtype_eq(odt, mx->orig[0]))
     out = cached_cast(mx, out, odt, mx->orig[0]);
