@@ -258,15 +258,24 @@ static Expr *branch(Cps *c, Expr *e, Expr *on, KontFn then, const Kont *k) {
   return build_let(c->m, kv, reify(c, k), rest, e->span);
 }
 
-/* let %v = e; b: convert e with a continuation that binds %v. */
+/* let %v = e; b: convert e with a continuation that binds %v. The body is
+ * not converted here but by the loop in cps() over the let chain, which
+ * fills in the `let %v = atom;` made here (`made`, body NULL until then):
+ * the frames between the let and this continuation only wrap its result
+ * (and make no fresh names after it), so the output is the same as
+ * converting the body in place, and a 100,000-let chain does not nest
+ * 100,000 times a dozen C frames (the stack pages alone cost a quarter of
+ * the pass). */
 typedef struct LetK {
   Expr *orig;
+  Expr *made;
 } LetK;
 
 static Expr *done_let(Cps *c, Expr *atom, const Kont *k) {
   LetK *l = k->data;
   Expr *e = l->orig;
-  return build_let(c->m, e->let.var, atom, cps(c, e->let.body, k->next), e->span);
+  l->made = build_let(c->m, e->let.var, atom, NULL, e->span);
+  return l->made;
 }
 
 /* An operator or constructor used as a value becomes a CPS function:
@@ -292,19 +301,46 @@ static Expr *primitive_value(Cps *c, Expr *e) {
   return build_fn(m, build_function(m, ps, n + 1, c->answer, body, NULL, e->span), e->span);
 }
 
-static Expr *cps(Cps *c, Expr *e, const Kont *k) {
-  if (c->failed) return e;
+/* Checks made on entering e: false (and c->failed) when it cannot be converted. */
+static bool enter(Cps *c, Expr *e) {
+  if (c->failed) return false;
   if (stack_exhausted()) {
     diag_error(c->d, e->span, "expression nested too deeply");
     c->failed = true;
-    return e;
+    return false;
   }
   if (!is_atom(e) && (*ptrmap_slot(&c->seen, e))++) {
     diag_error(c->d, e->span,
                "ToCPS needs every non-atomic expression to be used once; this one is shared (run ToANormalForm first)");
     c->failed = true;
-    return e;
+    return false;
   }
+  return true;
+}
+
+/* A let chain, one let at a time (see done_let); every body continues with k. */
+static Expr *cps_let_chain(Cps *c, Expr *e, const Kont *k) {
+  Expr *out = NULL, **hole = &out;
+  for (;;) {
+    LetK l = {e, NULL};
+    Kont kl = {NULL, done_let, k, &l, e->span};
+    *hole = cps(c, e->let.value, &kl);
+    if (!l.made || c->failed) return out;
+    hole = &l.made->let.body;
+    e = e->let.body;
+    if (e->kind != EXPR_LET) {
+      *hole = cps(c, e, k);
+      return out;
+    }
+    if (!enter(c, e)) {
+      *hole = e;
+      return out;
+    }
+  }
+}
+
+static Expr *cps(Cps *c, Expr *e, const Kont *k) {
+  if (!enter(c, e)) return e;
   switch (e->kind) {
   case EXPR_VAR: {
     int64_t v;
@@ -345,11 +381,7 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
   }
   case EXPR_IF: return branch(c, e, e->if_.cond, done_if, k);
   case EXPR_MATCH: return branch(c, e, e->match.scrut, done_match, k);
-  case EXPR_LET: {
-    LetK l = {e};
-    Kont kl = {NULL, done_let, k, &l, e->span};
-    return cps(c, e->let.value, &kl);
-  }
+  case EXPR_LET: return cps_let_chain(c, e, k);
   default:
     return apply_k(c, k, e);
   }
