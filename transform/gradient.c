@@ -233,6 +233,7 @@ typedef struct AD {
   PtrMap ctor_map;    /* Ctor* -> shadow Ctor* */
   FnHomes homes;      /* nodes shared across function literals (ir/walk.h) */
   bool failed;
+  bool in_dataflow_first; /* tr_dataflow_first is running (tr() does not start another) */
 } AD;
 
 static Span SP0 = {0, 0};
@@ -789,11 +790,81 @@ static void memo_put(AD *a, Expr *e, Var *v) {
   ptrmap_put(&a->memo, e, (int64_t)a->memo_vals.len);
 }
 
+static bool memo_has(AD *a, Expr *e) {
+  int64_t *ix = ptrmap_find(&a->memo, e);
+  return ix && *ix && a->open.data[a->memo_vals.data[*ix - 1].scope];
+}
+
+static bool is_dataflow(const Expr *e) {
+  return (e->kind == EXPR_CALL && !(e->call.fn->kind == EXPR_OP && e->call.fn->op.id == OP_ANNOTATION_CHECKPOINT &&
+                                    e->call.nargs == 1)) ||
+         e->kind == EXPR_TUPLE || e->kind == EXPR_PROJ;
+}
+
+/* The i-th expression tr_value(e) passes to tr() (e a dataflow node), or NULL. */
+static Expr *tr_child(AD *a, Expr *e, uint32_t i) {
+  switch (e->kind) {
+  case EXPR_CALL:
+    if (e->call.fn->kind == EXPR_OP) { /* tr_op_call: no constants, no captured variables */
+      for (uint32_t k = 0, seen = 0; k < e->call.nargs; k++) {
+        Expr *x = e->call.args[k];
+        if (x->kind == EXPR_CONST || (x->kind == EXPR_VAR && !ptrmap_get(&a->vmap, x->var.var, NULL))) continue;
+        if (seen++ == i) return x;
+      }
+      return NULL;
+    }
+    if (e->call.fn->kind == EXPR_CTOR) return i < e->call.nargs ? e->call.args[i] : NULL;
+    return i == 0 ? e->call.fn : i <= e->call.nargs ? e->call.args[i - 1] : NULL;
+  case EXPR_TUPLE: return i < e->tuple.n ? e->tuple.fields[i] : NULL;
+  default: return i == 0 ? e->proj.tuple : NULL;
+  }
+}
+
+/* Before tr(root) recurses down a long dataflow chain (a 100,000-node graph
+ * binding chain nested 100,000 C frames of ~1 KB: the stack pages cost more
+ * than the translation), its dataflow descendants are translated bottom-up
+ * with an explicit stack, calling tr() on exactly the expressions, in
+ * exactly the order, the recursion would: each tr_value then finds its
+ * children memoised. The walk stops (leaving the rest to the recursion) at
+ * the first child whose translation has effects but is not memoised (a
+ * captured variable, a global, an operator or constructor value), since
+ * translating it out of turn would reorder the output. */
+static void tr_dataflow_first(AD *a, Expr *root) {
+  typedef struct {
+    Expr *e;
+    uint32_t next;
+  } Frame;
+  VEC(Frame) st = {0};
+  vec_push(st, ((Frame){root, 0}));
+  while (st.len && !a->failed) {
+    Frame *f = &st.data[st.len - 1];
+    Expr *e = f->e;
+    Expr *c = tr_child(a, e, f->next++);
+    if (!c) {
+      st.len--;
+      if (st.len) tr(a, e); /* the root: the caller */
+      continue;
+    }
+    if (is_atom(c) && c->kind != EXPR_CONST) {
+      if (c->kind == EXPR_VAR && ptrmap_get(&a->vmap, c->var.var, NULL)) continue; /* a plain use */
+      break; /* effects: the recursion takes over from here */
+    }
+    if (is_dataflow(c) && !memo_has(a, c)) vec_push(st, ((Frame){c, 0}));
+    else tr(a, c);
+  }
+  vec_free(st);
+}
+
 /* [[e]] as an atom (a variable), memoised by node. */
 static Expr *tr(AD *a, Expr *e) {
   if (is_atom(e) && e->kind != EXPR_CONST) return tr_value(a, e);
   Expr *got = memo_get(a, e);
   if (got) return got;
+  if (is_dataflow(e) && !a->in_dataflow_first) {
+    a->in_dataflow_first = true;
+    tr_dataflow_first(a, e);
+    a->in_dataflow_first = false;
+  }
   Expr *v = tr_value(a, e);
   if (v->kind != EXPR_VAR) v = push(a, e->kind == EXPR_CONST ? "c" : "x", v);
   memo_put(a, e, v->var.var);
