@@ -23,23 +23,29 @@ GRAD_RULE(SORT) {
   return true;
 }
 
+/* The values' adjoint and the indices of a topk-like call: the tuple's two
+ * fields, or for ret_type="values" the adjoint itself and the indices
+ * recomputed; false for ret_type="indices" (nothing flows back). */
+static bool topk_parts(GradCtx *c, const char *op, Expr **args, uint32_t nargs, Expr **gv, Expr **idx) {
+  if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
+    *gv = gr_proj(c, G, 0);
+    *idx = gr_proj(c, c->out, 1);
+    return true;
+  }
+  if (gr_attr_str(c, "ret_type", "both")[0] != 'v') return false;
+  *gv = G;
+  *idx = gr_op_like(c, op, "ret_type=\"indices\"", args, nargs);
+  return true;
+}
+
 GRAD_RULE(TOPK) {
   int64_t dims[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, dims)) return false;
   uint32_t rank = gr_rank(c, 0);
   int64_t axis = gr_attr_int(c, "axis", -1);
   if (axis < 0) axis += rank;
-  const char *ret = gr_attr_str(c, "ret_type", "both");
   Expr *gv, *idx;
-  if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
-    gv = gr_proj(c, G, 0);
-    idx = gr_proj(c, c->out, 1);
-  } else if (ret[0] == 'v') {
-    gv = G; /* values only: recompute the indices */
-    idx = gr_op_like(c, "topk", "ret_type=\"indices\"", (Expr *[]){X0}, 1);
-  } else {
-    return true; /* indices only: nothing flows back */
-  }
+  if (!topk_parts(c, "topk", (Expr *[]){X0}, 1, &gv, &idx)) return true;
   DType dt = gr_dtype(c, 0);
   Expr *mask = GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=%lld, dtype=\"%s\"", (long long)dims[axis], (long long)(axis + 1),
                                           dtype_is_float(dt) && dt.bits == 64 ? "float64" : dt.bits == 16 ? "float16" : "float32"),
@@ -55,17 +61,8 @@ GRAD_RULE(DYN_TOPK) {
   uint32_t rank = gr_rank(c, 0);
   int64_t axis = gr_attr_int(c, "axis", -1);
   if (axis < 0) axis += rank;
-  const char *ret = gr_attr_str(c, "ret_type", "both");
   Expr *gv, *idx;
-  if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
-    gv = gr_proj(c, G, 0);
-    idx = gr_proj(c, c->out, 1);
-  } else if (ret[0] == 'v') {
-    gv = G;
-    idx = gr_op_like(c, "dyn.topk", "ret_type=\"indices\"", (Expr *[]){X0, X1}, 2);
-  } else {
-    return true;
-  }
+  if (!topk_parts(c, "dyn.topk", (Expr *[]){X0, X1}, 2, &gv, &idx)) return true;
   c->dx[0] = GR_OP(c, "scatter_elements", gr_fmt(c, "axis=%lld, reduction=\"add\"", (long long)axis), gr_zeros_like(c, X0),
                    idx, gv);
   return true;
