@@ -126,6 +126,33 @@ Expr *build_fn(Module *m, Function *f, Span sp) {
   return e;
 }
 
+Expr *build_typed(Expr *e, Type *t) {
+  e->type = t;
+  return e;
+}
+
+Type *build_fn_type(Module *m, const Function *f) {
+  Type *ret = f->ret_annot ? f->ret_annot : f->body ? f->body->type : NULL;
+  if (!ret) return NULL;
+  Type **args = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *args);
+  for (uint32_t i = 0; i < f->nparams; i++)
+    if (!(args[i] = f->params[i]->type)) return NULL;
+  Type *t = type_new(m, TYPE_FUNC, f->span);
+  t->func.tparams = f->tparams;
+  t->func.ntparams = f->ntparams;
+  t->func.args = args;
+  t->func.nargs = f->nparams;
+  t->func.ret = ret;
+  return t;
+}
+
+Expr *build_fn_typed(Module *m, Function *f, Span sp) {
+  Expr *e = build_fn(m, f, sp);
+  Type *t = build_fn_type(m, f);
+  if (t) f->type = e->type = t;
+  return e;
+}
+
 Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, const void *data, Span sp) {
   Expr *e = expr_new(m, EXPR_CONST, sp);
   ConstTensor *c = arena_alloc(m->arena, sizeof *c);

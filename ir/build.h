@@ -4,7 +4,8 @@
  * these instead of filling structs by hand. Every builder takes the span the
  * new node stands for (usually the span of the node it replaces), so later
  * diagnostics still point into the user's file. New nodes carry no type
- * (Expr.type == NULL); the pass pipeline re-runs inference after each pass.
+ * (Expr.type == NULL; build_typed/build_fn_typed below give one); the pass
+ * pipeline re-types the module after each pass.
  * Operator calls are built by ops/op_call.h (they need the registry).
  *
  *     Var *v = build_fresh_var(m, "x", NULL, sp);             // %x_7
@@ -39,6 +40,20 @@ Expr *build_match(Module *m, Expr *scrut, Clause *clauses, uint32_t n, bool part
 Function *build_function(Module *m, Var **params, uint32_t nparams, Type *ret, Expr *body,
                          Attrs *attrs, Span sp);
 Expr *build_fn(Module *m, Function *f, Span sp);
+
+/* Typed building, for passes that give the nodes they build the types
+ * inference would give them (the runner's incremental re-typing then takes
+ * those nodes as typed leaves instead of inferring them again, sema/infer.c):
+ * build_typed sets e's type and returns e. build_fn_type is the type of a
+ * function literal whose parameters (Var.type) and body are typed:
+ * fn[tparams](T1, ...) -> R, R its return annotation or else the body's
+ * type; NULL when a part is untyped. build_fn_typed is build_fn with that
+ * type (when there is one) on the literal and on f->type. A type given this
+ * way must be exactly the one inference would give: when unsure, leave the
+ * node untyped (RELAYC_VERIFY_RETYPE=1 checks it). */
+Expr *build_typed(Expr *e, Type *t);
+Type *build_fn_type(Module *m, const Function *f);
+Expr *build_fn_typed(Module *m, Function *f, Span sp);
 
 /* A constant tensor with `data` copied (nbytes = dtype size × elements). */
 Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, const void *data, Span sp);

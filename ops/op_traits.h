@@ -34,6 +34,11 @@ enum {
   OPF_MP_ALWAYS = 1u << 3,         /* computed in the mixed type (conv, dense, batch_matmul) */
   OPF_MP_FOLLOW = 1u << 4,         /* in the mixed type when its float inputs already are */
   OPF_MP_NEVER = 1u << 5,          /* always in float32 (exp, softmax, sums, ...) */
+  /* its type relation reads the value of a scalar constant argument (arange
+   * without start/stop/step attributes: a constant stop gives a static
+   * length), so a pass that replaces such an argument by a variable changes
+   * the call's type and must leave the call for inference to type again */
+  OPF_TYPE_READS_CONSTS = 1u << 6,
 };
 
 OpPattern op_pattern(int32_t id);
@@ -43,5 +48,6 @@ static inline bool op_is_noncomputational(int32_t id) {
   return (op_traits_flags(id) & OPF_NONCOMPUTATIONAL) != 0;
 }
 static inline bool op_is_reshape_only(int32_t id) { return (op_traits_flags(id) & OPF_RESHAPE_ONLY) != 0; }
+static inline bool op_type_reads_consts(int32_t id) { return (op_traits_flags(id) & OPF_TYPE_READS_CONSTS) != 0; }
 
 #endif

@@ -17,6 +17,13 @@
  * alone), max_depth (nodes per group, TVM's relay.FuseOps.max_depth) and
  * link_params (non-scalar constants stay inside instead of becoming
  * parameters).
+ *
+ * Every node built is typed as inference would type it (the runner's
+ * incremental re-typing then keeps it): a parameter and its uses have the
+ * argument's type, a rebuilt node the type of the node it replaces, a
+ * literal fn(parameter types) -> the group root's type; except a group where
+ * a constant argument whose value the call's type relation reads became a
+ * parameter (OPF_TYPE_READS_CONSTS: arange's length), left to inference.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +43,7 @@ bool pass_FUSE_OPS(PassCtx *c);
 typedef struct GroupInfo {
   VEC(Var *) params;
   VEC(Expr *) args;
+  bool untyped; /* a call in it changed type (a constant argument became a parameter) */
 } GroupInfo;
 
 typedef struct Fuse {
@@ -59,13 +67,17 @@ static bool same_input(const Expr *a, const Expr *b) {
 static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Type *type) {
   GroupInfo *gi = &fu->groups[g];
   for (size_t i = 0; i < gi->args.len; i++)
-    if (same_input(gi->args.data[i], arg)) return build_var(rw->m, gi->params.data[i], arg->span);
+    if (same_input(gi->args.data[i], arg)) {
+      Var *p = gi->params.data[i];
+      return build_typed(build_var(rw->m, p, arg->span), p->type);
+    }
   char name[24];
   snprintf(name, sizeof name, "p%zu", gi->params.len);
   Var *p = var_new(rw->m, arena_strdup(rw->m->arena, name), arg->span, (Type *)resolved(type));
+  p->type = p->annot; /* a parameter's type is its annotation */
   vec_push(gi->params, p);
   vec_push(gi->args, arg);
-  return build_var(rw->m, p, arg->span);
+  return build_typed(build_var(rw->m, p, arg->span), p->type);
 }
 
 /* TVM's GetNewArguments: `olds` are the original arguments (for groups and
@@ -131,7 +143,9 @@ static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, E
   Attrs *attrs = attrs_with(m, NULL, "Primitive", attr_int(m, rc.has_call ? 1 : 0));
   if (rc.has_call && rc.reshape_only) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
   Function *f = build_function(m, gi->params.data, (uint32_t)gi->params.len, (Type *)resolved(ret), body, attrs, sp);
-  return build_call(m, build_fn(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp);
+  if (gi->untyped) return build_call(m, build_fn(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp);
+  return build_typed(build_call(m, build_fn_typed(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp),
+                     (Type *)resolved(ret));
 }
 
 static Expr *fuse_pre(Rewriter *rw, Expr *e) {
@@ -154,6 +168,13 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     /* e is the rewriter's fresh copy when a child changed: ours to change */
     Expr *call = e == old ? build_copy(rw->m, e) : e;
     call->call.args = args;
+    call->type = old->type;
+    if (args != e->call.args && op_type_reads_consts(id))
+      for (uint32_t i = 0; i < e->call.nargs; i++)
+        if (old->call.args[i]->kind == EXPR_CONST && args[i]->kind != EXPR_CONST) {
+          call->type = NULL; /* its type may change: inference types it (and the group) again */
+          fu->groups[g].untyped = true;
+        }
     if (g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return make_function(rw, fu, g, old->type, call, old->span);
     return call;
   }
@@ -164,6 +185,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     if (fields == e->tuple.fields) return e;
     Expr *t = e == old ? build_copy(rw->m, e) : e;
     t->tuple.fields = fields;
+    t->type = old->type;
     return t;
   }
   case EXPR_PROJ: {
@@ -172,7 +194,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     bool root = g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old));
     if (root && fuse_group_of(&fu->fp, old->proj.tuple, rw_prior_mark(rw, old->proj.tuple)) != g) return e; /* isolated */
     Expr **tup = new_arguments(rw, fu, g, &old->proj.tuple, &e->proj.tuple, 1);
-    Expr *p = build_proj(rw->m, tup[0], old->proj.index, old->span);
+    Expr *p = build_typed(build_proj(rw->m, tup[0], old->proj.index, old->span), old->type);
     if (root) return make_function(rw, fu, g, old->type, p, old->span);
     return p;
   }
@@ -194,6 +216,7 @@ static bool fuse_function(PassCtx *c, GlobalDef *gd) {
   rw.pre = fuse_pre;
   rw.post = fuse_post;
   rw.ud = &fu;
+  rw.keep_types = true; /* every node keeps its type; what fuse_post builds is typed too */
   /* the memo borrows the marks the partition gave the nodes: its lookups pass
    * rw_prior_mark for nodes already rewritten (`old` itself is not memoised
    * yet when fuse_post sees it) */

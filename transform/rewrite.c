@@ -96,7 +96,10 @@ static Var *rebind(Rewriter *rw, Var *v) {
   if (!rw->rebind) return v;
   Var *n = rw->rebind(rw, v);
   if (n && n != v) {
-    rw_subst(rw, v, build_var(rw->m, n, v->span));
+    if (rw->keep_types && !n->type) n->type = v->type;
+    Expr *use = build_var(rw->m, n, v->span);
+    if (rw->keep_types) use->type = n->type;
+    rw_subst(rw, v, use);
     return n;
   }
   return v;
@@ -178,6 +181,7 @@ static Expr *rewrite_fn(Rewriter *rw, Expr *e) {
   nf->type = NULL;
   Expr *c = build_copy(rw->m, e);
   c->fn = nf;
+  if (rw->keep_types) nf->type = c->type = e->type;
   return c;
 }
 
@@ -201,7 +205,15 @@ static Expr *rewrite_match(Rewriter *rw, Expr *e) {
   return c;
 }
 
+static Expr *children(Rewriter *rw, Expr *e);
+
 Expr *rw_children(Rewriter *rw, Expr *e) {
+  Expr *c = children(rw, e);
+  if (c != e && rw->keep_types && !c->type) c->type = e->type;
+  return c;
+}
+
+static Expr *children(Rewriter *rw, Expr *e) {
   bool ch = false;
   Expr *c, *a, *b, *x;
   switch (e->kind) {
@@ -295,6 +307,7 @@ static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
     Expr *old = chain.data[i], *r = old;
     if (values.data[i] != old->let.value || body != old->let.body || binders.data[i] != old->let.var) {
       r = build_copy(rw->m, old);
+      if (rw->keep_types) r->type = old->type;
       r->let.var = binders.data[i];
       r->let.value = values.data[i];
       r->let.body = body;

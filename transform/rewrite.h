@@ -62,6 +62,13 @@ struct Rewriter {
   PtrMap memo;     /* Expr* -> Expr* */
   PtrMap subst;    /* Var* -> Expr* (uses of the var become the expr) */
   bool enter_fns;  /* visit nested function literals (default true) */
+  /* Opt-in, for passes that keep the type of every expression they rewrite
+   * (each replacement has its original's type): a node the rewriter rebuilds
+   * around new children (and a function literal rebuilt around a new body)
+   * takes the type of the node it replaces, a rebound binder its
+   * original's Var.type, so the runner's incremental re-typing keeps them
+   * (sema/infer.c) instead of inferring them again. Hooks see the typed copy. */
+  bool keep_types;
   bool failed;     /* nesting too deep: the result is partial */
   /* Opt-in, set before the first rw_expr: memoise through Expr.mark (an
    * index into `marked`, validated by a back pointer) instead of `memo`,

@@ -320,6 +320,65 @@ START_TEST(runner_verify_o3) {
 }
 END_TEST
 
+/* Passes that give the nodes they build their types (ir/build.h
+ * build_typed, the Rewriter's keep_types): after them the incremental
+ * re-typing infers nothing again (the --time-passes count), and the types
+ * equal a full re-inference (verify_retype). */
+static unsigned long long retyped_by(const char *prog, const char *passes) {
+  Prog p;
+  load(&p, prog);
+  char *rep = NULL;
+  size_t replen = 0;
+  FILE *tp = open_memstream(&rep, &replen);
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  ck_assert(pass_pipeline_parse(&pl, passes, stderr));
+  PassRunOptions ro = {.verify_retype = true, .time_passes = tp};
+  int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
+  pass_pipeline_fini(&pl);
+  fclose(tp);
+  ck_assert_msg(st == 0, "%s: %s", passes, errors(&p));
+  const char *at = strstr(rep, "incremental (");
+  ck_assert_msg(at, "%s", rep);
+  unsigned long long n = strtoull(at + strlen("incremental ("), NULL, 10);
+  free(rep);
+  unload(&p);
+  return n;
+}
+
+static const char typed_graph[] =
+    "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {\n"
+    "  %0 = add(%x, %y);\n"
+    "  %1 = nn.relu(%0);\n"
+    "  %2 = (%1, %0);\n"
+    "  %3 = multiply(%2.0, %x);\n"
+    "  %4 = sum(%3, axis=[1]);\n"
+    "  %5 = split(%1, indices_or_sections=3, axis=1);\n"
+    "  %6 = add(%5.1, 1f);\n"
+    "  (%4, %6, concatenate(%2, axis=0))\n}\n";
+static const char typed_lets[] =
+    "def @main(%x: Tensor[(2, 3), float32]) {\n"
+    "  let %a = add(%x, %x);\n"
+    "  let %b = nn.relu(%a);\n"
+    "  let %c = (%a, %b);\n"
+    "  let %d = if (less(sum(%b), 0f)) { %c.0 } else { exp(%c.1) };\n"
+    "  %d\n}\n";
+
+START_TEST(typed_fuse_ops) {
+  ck_assert_uint_eq(retyped_by(typed_graph, "FuseOps"), 0);
+  ck_assert_uint_eq(retyped_by(typed_lets, "FuseOps"), 0);
+  ck_assert_uint_eq(retyped_by(typed_graph, "FuseOps(fuse_opt_level=0)"), 0);
+}
+END_TEST
+
+/* arange's length comes from a constant stop: as a fused function's
+ * parameter it is unknown, so that group is left to inference (and the
+ * verification agrees). */
+START_TEST(typed_fuse_ops_arange) {
+  ck_assert_uint_gt(retyped_by("def @main() { %0 = arange(0f, 3f, 1f); exp(%0) }\n", "FuseOps"), 0);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -334,6 +393,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, caller_typed_global_visited);
   tcase_add_test(tc, verify_catches_stale_type);
   tcase_add_test(tc, runner_verify_o3);
+  tcase_add_test(tc, typed_fuse_ops);
+  tcase_add_test(tc, typed_fuse_ops_arange);
   suite_add_tcase(s, tc);
   return s;
 }
