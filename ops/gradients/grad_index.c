@@ -10,6 +10,9 @@
  * itself. Indices are normalised first as the forward reads them: take's clip
  * clamps into [0, n − 1], wrap takes them modulo n; scatter_elements counts
  * negative indices from the end as gather does. Index inputs get no gradient.
+ * take's indices may have `?` extents (TVM's test_take_grad passes a
+ * Tensor[(?), int32]): the gathered count is then reshaped as -1 and the
+ * indices broadcast by adding zeros, so only data's shape must be static.
  */
 #include <string.h>
 
@@ -36,13 +39,35 @@ static Expr *zeros_view(GradCtx *c, const int64_t *shape, uint32_t n) {
   return GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, n)), gr_zeros_like(c, X0));
 }
 
+/* the extents of input i, -1 for each one not known statically (false: not a tensor) */
+static bool shape_or_any(GradCtx *c, int i, int64_t *dims) {
+  const Type *t = gr_tensor(c, i);
+  if (!t) return gr_fail(c, "an input is not a tensor");
+  if (t->tensor.ndim > GRAD_MAX_RANK) return gr_fail(c, "rank %u is above %d", t->tensor.ndim, GRAD_MAX_RANK);
+  for (uint32_t k = 0; k < t->tensor.ndim; k++) dims[k] = t->tensor.dims[k].kind == DIM_INT ? t->tensor.dims[k].value : -1;
+  return true;
+}
+
+/* the product of d[lo..hi), or -1 when one of them is unknown (-1) */
+static int64_t prod_or_any(const int64_t *d, uint32_t lo, uint32_t hi) {
+  int64_t p = 1;
+  for (uint32_t i = lo; i < hi; i++) {
+    if (d[i] < 0) return -1;
+    p *= d[i];
+  }
+  return p;
+}
+
 /* dx = scatter_elements(zeros (B, pre, n, post), idx (B, 1, M, 1) broadcast, g (B, pre, M, post),
- * axis=2, "add"), read back as x's shape */
+ * axis=2, "add"), read back as x's shape; M = -1: the count is not known statically */
 static Expr *scatter_back(GradCtx *c, Expr *idx, int64_t B, int64_t pre, int64_t M, int64_t post, int64_t n) {
   int64_t gs[4] = {B, pre, M, post}, is[4] = {B, 1, M, 1}, zs[4] = {B, pre, n, post};
   Expr *g4 = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, gs, 4)), G);
   Expr *i4 = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, is, 4)), idx);
-  if (pre != 1 || post != 1) i4 = GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gr_ints_text(c, gs, 4)), i4);
+  if ((pre != 1 || post != 1) && M < 0) { /* broadcast along pre/post by adding zeros of (B, pre, 1, post) */
+    int64_t zs1[4] = {B, pre, 1, post};
+    i4 = gr_add(c, i4, GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gr_ints_text(c, zs1, 4)), gr_const(c, 0, gr_dtype(c, 1))));
+  } else if (pre != 1 || post != 1) i4 = GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gr_ints_text(c, gs, 4)), i4);
   Expr *d = GR_OP(c, "scatter_elements", "axis=2, reduction=\"add\"", zeros_view(c, zs, 4), i4, g4);
   return gr_reshape_like(c, d, X0);
 }
@@ -52,11 +77,11 @@ static Expr *scatter_back(GradCtx *c, Expr *idx, int64_t B, int64_t pre, int64_t
  * the adjoint adds g back at the (normalised) indices, duplicates accumulating */
 GRAD_RULE(TAKE) {
   int64_t dims[GRAD_MAX_RANK], idims[GRAD_MAX_RANK];
-  if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, idims)) return false;
+  if (!gr_shape(c, 0, dims) || !shape_or_any(c, 1, idims)) return false;
   uint32_t rank = gr_rank(c, 0), irank = gr_rank(c, 1);
   const AttrValue *av = gr_attr(c, "axis");
   if (!av || av->kind != AV_INT) { /* flattened data: axis 0 of the (1, 1, size, 1) view */
-    int64_t n = prod(dims, 0, rank), M = prod(idims, 0, irank);
+    int64_t n = prod(dims, 0, rank), M = prod_or_any(idims, 0, irank);
     c->dx[0] = scatter_back(c, norm_index(c, X1, n), 1, 1, M, 1, n);
     return true;
   }
@@ -67,7 +92,7 @@ GRAD_RULE(TAKE) {
   if (bd < 0 || bd > axis || bd > (int64_t)irank) return gr_fail(c, "batch_dims is out of range");
   int64_t n = dims[axis];
   c->dx[0] = scatter_back(c, norm_index(c, X1, n), prod(dims, 0, (uint32_t)bd), prod(dims, (uint32_t)bd, (uint32_t)axis),
-                          prod(idims, (uint32_t)bd, irank), prod(dims, (uint32_t)axis + 1, rank), n);
+                          prod_or_any(idims, (uint32_t)bd, irank), prod(dims, (uint32_t)axis + 1, rank), n);
   return true;
 }
 

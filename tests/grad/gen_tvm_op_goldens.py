@@ -79,9 +79,12 @@ for i, (ps, st, pad) in enumerate([((2, 2), (2, 2), (0, 0)), ((1, 1), (1, 1), (1
 for i, (ps, st, pad, cip, dt) in enumerate([((2, 2), (2, 2), (0, 0), True, "float32"),
                                             ((1, 1), (1, 1), (1, 1), False, "float32"),
                                             ((1, 1), (1, 1), (1, 1), False, "float16")]):
-    golden(f"l2_avg_pool2d_{i}", "test_op_grad_level2.py test_avg_pool2d_grad", [("x", (1, 4, 16, 16), dt)],
-           f"nn.avg_pool2d(%x, pool_size={list(ps)}, strides={list(st)}, padding={list(pad)}, count_include_pad={cip})",
-           "--mean=0.5 --scale=0.3" + (" --rtol=0.01 --atol=1e-3" if dt == "float16" else ""))
+    # TVM runs each case with the shape's extents as int32 and as int64 IntImms (printed 1i64)
+    for sfx, xs in [("", (1, 4, 16, 16)), ("_i64", ("1i64", "4i64", "16i64", "16i64"))]:
+        golden(f"l2_avg_pool2d_{i}{sfx}", "test_op_grad_level2.py test_avg_pool2d_grad", [("x", xs, dt)],
+               f"nn.avg_pool2d(%x, pool_size={list(ps)}, strides={list(st)}, padding={list(pad)}, count_include_pad={cip})",
+               "--mean=0.5 --scale=0.3" + (" --rtol=0.01 --atol=1e-3" if dt == "float16" else ""),
+               note="int64 extents" if sfx else "")
 for i, shp in enumerate([(1, 4, 16, 16), (1, 8, 8, 24)]):
     golden(f"l2_global_avg_pool2d_{i}", "test_op_grad_level2.py test_global_avg_pool2d_grad", [("x", shp, "float32")],
            "nn.global_avg_pool2d(%x)", "--mean=0.5 --scale=0.3")
@@ -122,10 +125,15 @@ golden("l3_cast_like", "test_op_grad_level3.py test_cast_like_grad", [("data", (
        "cast_like(%data, %like)")
 golden("l3_copy", "test_op_grad_level3.py test_copy_grad", [("data", (10, 4), "float64")], "copy(%data)")
 data("idx_take_12.npy", np.array([1, 2], dtype="int32"))
-golden("l3_take_axis", "test_op_grad_level3.py test_take_grad", [("data", (3, 4, 5), "float64"), ("indices", (2,), "int32")],
-       "take(%data, %indices, axis=1)", inputs={"indices": "idx_take_12.npy"})
-golden("l3_take_flat", "test_op_grad_level3.py test_take_grad", [("data", (3, 4, 5), "float64"), ("indices", (2,), "int32")],
-       "take(%data, %indices)", inputs={"indices": "idx_take_12.npy"})
+# TVM types the indices Tensor[(relay.Any(),), int32]: the rule must not need their extent
+golden("l3_take_axis", "test_op_grad_level3.py test_take_grad", [("data", (3, 4, 5), "float64"), ("indices", ("?",), "int32")],
+       "take(%data, %indices, axis=1)", inputs={"indices": "idx_take_12.npy"}, note="indices of unknown extent")
+golden("l3_take_flat", "test_op_grad_level3.py test_take_grad", [("data", (3, 4, 5), "float64"), ("indices", ("?",), "int32")],
+       "take(%data, %indices)", inputs={"indices": "idx_take_12.npy"}, note="indices of unknown extent")
+for tag, mode in [("axis", ", axis=1"), ("flat", "")]:  # both gradient modes
+    golden(f"l3_take_{tag}_first_order", "test_op_grad_level3.py test_take_grad",
+           [("data", (3, 4, 5), "float64"), ("indices", ("?",), "int32")], f"take(%data, %indices{mode})", "=first_order",
+           inputs={"indices": "idx_take_12.npy"}, note="indices of unknown extent, first-order mode")
 golden("l3_stack", "test_op_grad_level3.py test_stack_grad", [(v, (2, 3, 4), "float64") for v in "xyz"], "stack((%x, %y, %z))")
 golden("l3_squeeze", "test_op_grad_level3.py test_squeeze_grad", [("data", (2, 1, 1, 3, 4, 1), "float64")], "squeeze(%data)")
 golden("l3_squeeze_subset", "test_op_grad_level3.py test_squeeze_grad", [("data", (2, 1, 1, 3, 4, 1), "float64")],
@@ -205,6 +213,11 @@ for op, extra in RED:
         else:
             body = f"{op}(%data, {a})"
         golden(f"l4_{tag}_{j}", "test_op_grad_level4.py test_reduction_grad", [("data", d, "float32")], body)
+    # verify_reduction_grad(op, (4, 2)): axis=None, every axis reduced
+    tag = op + ("_unbiased" if extra else "")
+    body = f"variance(%data, mean(%data, keepdims=True){', ' + extra if extra else ''})" if op == "variance" else f"{op}(%data)"
+    golden(f"l4_{tag}_all", "test_op_grad_level4.py test_reduction_grad", [("data", (4, 2), "float32")], body,
+           note="axis=None")
 for j, (d, attrs) in enumerate([((10, 10), ""), ((10, 10), "axis=[-1]"), ((6, 3, 2), "axis=[1, 2], keepdims=True"),
                                 ((5, 4, 3), "axis=[0, 2], exclude=True")]):
     golden(f"l4_max_{j}", "test_op_grad_level4.py test_max_grad", [("data", d, "float32")],

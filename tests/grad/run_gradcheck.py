@@ -44,9 +44,13 @@ def T(shape, dtype="float64"):
 class P:
     """A parameter: name, shape, dtype, and how to draw it."""
 
-    def __init__(self, name, shape, dtype="float64", lo=-1.0, hi=1.0, away=0.0, value=None):
+    def __init__(self, name, shape, dtype="float64", lo=-1.0, hi=1.0, away=0.0, value=None, dyn=()):
         self.name, self.shape, self.dtype = name, tuple(shape), dtype
         self.lo, self.hi, self.away, self.value = lo, hi, away, value
+        self.dyn = tuple(dyn)  # axes typed `?` in the signature (the value keeps its extents)
+
+    def type_text(self):
+        return T(tuple("?" if k in self.dyn else d for k, d in enumerate(self.shape)), self.dtype)
 
     def draw(self, rng):
         if self.value is not None:
@@ -197,6 +201,14 @@ case("take_batch2_wrap", [x((2, 3, 4)), P("i", (2, 3, 2), dtype="int32", value=[
      'take(%x, %i, axis=2, batch_dims=2, mode="wrap")')
 case("take_batch_neg_clip", [x((2, 3, 4)), P("i", (2, 2, 2), dtype="int32", value=[-1, 9, 0, 0, 2, 3, 1, 1])],
      'take(%x, %i, axis=-1, batch_dims=-2, mode="clip")')
+# indices of unknown extent (TVM's test_take_grad types them Tensor[(?), int32]): the rule must
+# not need their shape; duplicates, pre/post axes, batch_dims, wrap
+case("take_dyn_axis1", [x((3, 4, 2)), P("i", (2, 3), dtype="int32", value=[0, 3, 3, 1, 0, 2], dyn=(0, 1))],
+     "take(%x, %i, axis=1)")
+case("take_dyn_flat_wrap", [x((3, 4)), P("i", (5,), dtype="int64", value=[-1, 11, 5, 5, 13], dyn=(0,))],
+     'take(%x, %i, mode="wrap")')
+case("take_dyn_batch1", [x((2, 4, 3)), P("i", (2, 5), dtype="int32", value=[0, 3, 3, 1, 0, 2, 2, 1, 3, 0], dyn=(1,))],
+     "take(%x, %i, axis=1, batch_dims=1)")
 case("take_batch1_axis_eq", [x((3, 4)), P("i", (3,), dtype="int32", value=[3, 0, 2])], "take(%x, %i, axis=1, batch_dims=1)")
 case("gather_nd_batch1", [x((2, 3, 4)), P("i", (1, 2, 3), dtype="int64", value=[0, 2, 0, 1, 1, 2])],
      "gather_nd(%x, %i, batch_dims=1)")
@@ -449,7 +461,7 @@ case("emitted_ops", [x((3, 4)), P("l", (1, 4))],
 
 def write_case(tmp, i, name, params, body, ret, square, opts):
     flags = list(opts)
-    sig = ", ".join(f"%{p.name}: {T(p.shape, p.dtype)}" for p in params)
+    sig = ", ".join(f"%{p.name}: {p.type_text()}" for p in params)
     if square:
         last = body.rsplit(";", 1)
         prefix = last[0] + ";" if len(last) == 2 else ""
