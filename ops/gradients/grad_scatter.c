@@ -99,15 +99,16 @@ static Expr *sc_ordinal(GradCtx *c, const Sc *s, int64_t *count) {
 }
 
 static bool scatter_rule(GradCtx *c, Sc *s, const char *mode) {
-  if (!gr_shape(c, 0, s->dims) || !gr_shape(c, 2, s->udims)) return false;
   s->rank = gr_rank(c, 0);
   s->urank = gr_rank(c, 2);
   Expr *zero = gr_scalar(c, 0, 0), *gu = gr_let(c, sc_read(c, s, G));
-  if (!strcmp(mode, "add")) {
+  if (!strcmp(mode, "add")) { /* no shape needed: the adjoint of take with `?` indices (and of
+                                 dyn.topk) is such a scatter, and its own gradient must exist */
     c->dx[0] = G;
     c->dx[2] = gu;
     return true;
   }
+  if (!gr_shape(c, 0, s->dims) || !gr_shape(c, 2, s->udims)) return false;
   int64_t n;
   if (!strcmp(mode, "update")) { /* the last update at each position wins */
     Expr *ord = gr_let(c, sc_ordinal(c, s, &n));
