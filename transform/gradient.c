@@ -32,6 +32,12 @@
  *    one construct the transform treats specially besides calls of rules.
  *  - Let chains are walked with a loop; other nesting recurses with a
  *    stack_exhausted() guard.
+ *  - Every node is built typed where its type follows from its children's
+ *    (the ty_* builders, sema/typeof.h; rule outputs typed with typeof_tree
+ *    once the rule returns; the forward call gets the source call's type):
+ *    the runner's incremental re-typing then keeps the output instead of
+ *    inferring all of it (~50 nodes per source operator call). Polymorphic code,
+ *    constructors and match are left untyped: inference fills them in.
  */
 #include "transform/gradient.h"
 
@@ -40,6 +46,7 @@
 #include <string.h>
 
 #include "ir/build.h"
+#include "ir/equal.h"
 #include "ir/print.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
@@ -48,6 +55,7 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
+#include "sema/typeof.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -205,6 +213,41 @@ Type *grad_result_annotation(Module *m, const Function *f) {
 
 /* ============================================================= higher-order mode */
 
+/* ------------------------------------------------------------ typed builders
+ *
+ * The ir/build.h constructors, each giving the new node the type inference
+ * would give it from its children's (sema/typeof.h), so the runner's re-typing
+ * keeps the output instead of inferring it all again; a node whose type is
+ * not determined that way (polymorphic code, constructors, match) stays
+ * untyped and is inferred. */
+
+static Expr *ty_var(Module *m, Var *v, Span sp) { return typeof_set(m, build_var(m, v, sp)); }
+static Expr *ty_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
+  return typeof_set(m, build_let(m, v, value, body, sp));
+}
+static Expr *ty_tuple(Module *m, Expr **fs, uint32_t n, Span sp) { return typeof_set(m, build_tuple(m, fs, n, sp)); }
+static Expr *ty_proj(Module *m, Expr *t, uint32_t i, Span sp) { return typeof_set(m, build_proj(m, t, i, sp)); }
+static Expr *ty_if(Module *m, Expr *c, Expr *t, Expr *f, Span sp) { return typeof_set(m, build_if(m, c, t, f, sp)); }
+static Expr *ty_call(Module *m, Expr *f, Expr **args, uint32_t n, Span sp) {
+  return typeof_set(m, build_call(m, f, args, n, sp));
+}
+static Expr *ty_expr_call(Module *m, Expr *f, Expr **args, uint32_t n, Attrs *attrs, Span sp) {
+  return typeof_set(m, expr_call(m, f, args, n, attrs, sp));
+}
+static Expr *ty_op_call(Module *m, const char *name, Expr **args, uint32_t n, const char *attrs, Span sp) {
+  return typeof_set(m, op_call(m, name, args, n, attrs, sp));
+}
+static Expr *ty_global(Module *m, GlobalDef *g, Span sp) { return typeof_set(m, build_global(m, g, sp)); }
+static Expr *ty_ctor(Module *m, Ctor *c, Span sp) { return typeof_set(m, build_ctor(m, c, sp)); }
+static Expr *ty_ref_new(Module *m, Expr *x, Span sp) { return typeof_set(m, build_ref_new(m, x, sp)); }
+static Expr *ty_ref_read(Module *m, Expr *r, Span sp) { return typeof_set(m, build_ref_read(m, r, sp)); }
+static Expr *ty_ref_write(Module *m, Expr *r, Expr *v, Span sp) { return typeof_set(m, build_ref_write(m, r, v, sp)); }
+static Expr *ty_match(Module *m, Expr *s, Clause *cs, uint32_t n, bool partial, Span sp) {
+  return typeof_set(m, build_match(m, s, cs, n, partial, sp));
+}
+static Expr *ty_fn(Module *m, Function *f, Span sp) { return typeof_set(m, build_fn(m, f, sp)); }
+
+
 typedef struct Bind {
   Var *v;
   Expr *e;
@@ -240,9 +283,11 @@ static Span SP0 = {0, 0};
 
 /* ------------------------------------------------------------ let lists */
 
-static Expr *use(AD *a, Var *v, Span sp) { return build_var(a->m, v, sp); }
+static Expr *use(AD *a, Var *v, Span sp) { return ty_var(a->m, v, sp); }
 
+/* A binder without a type gets its value's (its annotation's when they agree). */
 static Var *push_var(AD *a, Var *v, Expr *e) {
+  if (!v->type && e->type && (!v->annot || type_equal(v->annot, e->type))) v->type = v->annot ? v->annot : e->type;
   Bind b = {v, e};
   vec_push(*a->ll, b);
   return v;
@@ -265,7 +310,7 @@ static Expr *atomize(AD *a, const char *prefix, Expr *e) { return is_atom(e) ? e
 
 /* let b1; ...; let bn; body — built from the end, no recursion. Frees the list. */
 static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
-  for (size_t i = bv->len; i-- > 0;) body = build_let(a->m, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
+  for (size_t i = bv->len; i-- > 0;) body = ty_let(a->m, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
   vec_free(*bv);
   return body;
 }
@@ -455,6 +500,7 @@ static Ctor *map_ctor(AD *a, Ctor *c) {
 static Var *new_binder(AD *a, Var *v, bool annotate) {
   Type *ann = annotate || v->annot ? tr_type(a, v->type ? v->type : v->annot) : NULL;
   Var *n = var_new(a->m, v->name, v->span, ann);
+  if (annotate && typeof_ground(ann)) n->type = ann; /* a parameter: its annotation */
   ptrmap_put(&a->vmap, v, (int64_t)(intptr_t)n);
   return n;
 }
@@ -467,15 +513,15 @@ static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", build_proj(a->m, x, i, sp));
+      Expr *f = push(a, "x", ty_proj(a->m, x, i, sp));
       fs[i] = atomize(a, "p", pair_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  Expr *z = op_call(a->m, "zeros_like", &x, 1, NULL, sp);
-  return build_tuple(a->m, (Expr *[]){x, build_ref_new(a->m, z, sp)}, 2, sp);
+  Expr *z = ty_op_call(a->m, "zeros_like", &x, 1, NULL, sp);
+  return ty_tuple(a->m, (Expr *[]){x, ty_ref_new(a->m, z, sp)}, 2, sp);
 }
 
 /* val(p): the forward value of a translated value p of source type t */
@@ -484,14 +530,14 @@ static Expr *value_of(AD *a, Expr *p, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", build_proj(a->m, p, i, sp));
+      Expr *f = push(a, "x", ty_proj(a->m, p, i, sp));
       fs[i] = atomize(a, "v", value_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  return build_proj(a->m, p, 0, sp);
+  return ty_proj(a->m, p, 0, sp);
 }
 
 /* grad(p): the current contents of p's gradient cells */
@@ -500,14 +546,14 @@ static Expr *grad_of(AD *a, Expr *p, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", build_proj(a->m, p, i, sp));
+      Expr *f = push(a, "x", ty_proj(a->m, p, i, sp));
       fs[i] = atomize(a, "g", grad_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = build_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  return build_ref_read(a->m, build_proj(a->m, p, 1, sp), sp);
+  return ty_ref_read(a->m, ty_proj(a->m, p, 1, sp), sp);
 }
 
 /* acc(p, d): add d into p's cells (d an expression of source type t) */
@@ -518,14 +564,14 @@ static void accumulate(AD *a, Expr *p, Expr *d, const Type *t, Span sp) {
     Expr *dv = atomize(a, "d", d);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
       if (!grad_type_has_float(t->tuple.fields[i])) continue;
-      Expr *pi = push(a, "x", build_proj(a->m, p, i, sp));
-      accumulate(a, pi, build_proj(a->m, dv, i, sp), t->tuple.fields[i], sp);
+      Expr *pi = push(a, "x", ty_proj(a->m, p, i, sp));
+      accumulate(a, pi, ty_proj(a->m, dv, i, sp), t->tuple.fields[i], sp);
     }
     return;
   }
-  Expr *cur = build_ref_read(a->m, build_proj(a->m, p, 1, sp), sp);
-  Expr *sum = op_call(a->m, "add", (Expr *[]){cur, d}, 2, NULL, sp);
-  push_unit(a, build_ref_write(a->m, build_proj(a->m, p, 1, sp), sum, sp));
+  Expr *cur = ty_ref_read(a->m, ty_proj(a->m, p, 1, sp), sp);
+  Expr *sum = ty_op_call(a->m, "add", (Expr *[]){cur, d}, 2, NULL, sp);
+  push_unit(a, ty_ref_write(a->m, ty_proj(a->m, p, 1, sp), sum, sp));
 }
 
 /* ------------------------------------------------------------ translation */
@@ -539,9 +585,12 @@ static bool fail(AD *a, Span sp, const char *msg) {
   return false;
 }
 
-static Expr *unit(AD *a, Span sp) { return build_tuple(a->m, NULL, 0, sp); }
+static Expr *unit(AD *a, Span sp) { return ty_tuple(a->m, NULL, 0, sp); }
 
-static Expr *rule_bind(GradCtx *c, Expr *e) { return push((AD *)c->pass, "t", e); }
+static Expr *rule_bind(GradCtx *c, Expr *e) {
+  typeof_tree(c->m, e);
+  return push((AD *)c->pass, "t", e);
+}
 
 /* An operator call (§1.4 table, row `op(e1..en)`). */
 static Expr *tr_op_call(AD *a, Expr *e) {
@@ -563,12 +612,20 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     types[i] = rt(e->call.args[i]->type);
     vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];
   }
+  /* the forward call: the source call's type, its arguments having the source's */
   Expr *callee = build_copy(m, e->call.fn);
-  Expr *y = push(a, "y", expr_call(m, callee, vals, n, e->call.attrs, sp));
+  Expr *call = expr_call(m, callee, vals, n, e->call.attrs, sp);
+  bool known = typeof_ground(e->type) && e->call.fn->type;
+  for (uint32_t i = 0; i < n && known; i++) known = vals[i]->type && type_equal(vals[i]->type, types[i]);
+  if (known) {
+    call->type = e->type;
+    callee->type = e->call.fn->type;
+  }
+  Expr *y = push(a, "y", call);
   Expr *r = push(a, "r", pair_of(a, y, e->type, sp));
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {
-    Expr *prev = push(a, "prev", build_ref_read(m, use(a, a->k, sp), sp));
+    Expr *prev = push(a, "prev", ty_ref_read(m, use(a, a->k, sp), sp));
     BindVec body = {0}, *saved = a->ll;
     a->ll = &body;
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
@@ -579,12 +636,15 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     int before = a->d->nerrors;
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
     for (uint32_t i = 0; i < n && !a->failed; i++)
-      if (dx[i] && args[i] && grad_type_has_float(types[i])) accumulate(a, args[i], dx[i], types[i], sp);
+      if (dx[i] && args[i] && grad_type_has_float(types[i])) {
+        typeof_tree(m, dx[i]);
+        accumulate(a, args[i], dx[i], types[i], sp);
+      }
     mem_free(dx);
-    Expr *ret = build_call(m, prev, NULL, 0, sp);
+    Expr *ret = ty_call(m, prev, NULL, 0, sp);
     a->ll = saved;
     Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &body, ret), NULL, sp);
-    push_unit(a, build_ref_write(m, use(a, a->k, sp), build_fn(m, bp, sp), sp));
+    push_unit(a, ty_ref_write(m, use(a, a->k, sp), ty_fn(m, bp, sp), sp));
   }
   mem_free(args);
   mem_free(vals);
@@ -613,11 +673,11 @@ static void transfer_grads(AD *a, Expr *from, Expr *to, const Type *t, Span sp) 
   t = rt(t);
   if (t && t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      transfer_grads(a, push(a, "x", build_proj(a->m, from, i, sp)), push(a, "x", build_proj(a->m, to, i, sp)),
+      transfer_grads(a, push(a, "x", ty_proj(a->m, from, i, sp)), push(a, "x", ty_proj(a->m, to, i, sp)),
                      t->tuple.fields[i], sp);
     return;
   }
-  push_unit(a, build_ref_write(a->m, build_proj(a->m, to, 1, sp), build_ref_read(a->m, build_proj(a->m, from, 1, sp), sp), sp));
+  push_unit(a, ty_ref_write(a->m, ty_proj(a->m, to, 1, sp), ty_ref_read(a->m, ty_proj(a->m, from, 1, sp), sp), sp));
 }
 
 static Expr *tr_op_call(AD *a, Expr *e);
@@ -656,23 +716,23 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   ptrmap_free(&cc.free);
   Expr *y = push(a, "y", fwd);
   Expr *r = push(a, "r", pair_of(a, y, call->type, sp));
-  Expr *prev = push(a, "prev", build_ref_read(m, use(a, a->k, sp), sp));
+  Expr *prev = push(a, "prev", ty_ref_read(m, use(a, a->k, sp), sp));
   BindVec cb = {0}, *saved_ll = a->ll;
   Var *saved_k = a->k;
   a->ll = &cb;
   uint32_t prev_scope = scope_open(a);
   Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(a, sp), NULL, sp);
-  Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), build_ref_new(m, build_fn(m, empty, sp), sp));
+  Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), ty_ref_new(m, ty_fn(m, empty, sp), sp));
   a->k = lk;
   Expr *dup = tr(a, body);
   a->k = saved_k;
   transfer_grads(a, r, dup, call->type, sp);
-  push_unit(a, build_call(m, build_ref_read(m, use(a, lk, sp), sp), NULL, 0, sp));
-  Expr *ret = build_call(m, prev, NULL, 0, sp);
+  push_unit(a, ty_call(m, ty_ref_read(m, use(a, lk, sp), sp), NULL, 0, sp));
+  Expr *ret = ty_call(m, prev, NULL, 0, sp);
   scope_close(a, prev_scope);
   a->ll = saved_ll;
   Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &cb, ret), NULL, sp);
-  push_unit(a, build_ref_write(m, use(a, a->k, sp), build_fn(m, bp, sp), sp));
+  push_unit(a, ty_ref_write(m, use(a, a->k, sp), ty_fn(m, bp, sp), sp));
   return r;
 }
 
@@ -695,6 +755,7 @@ static Function *tr_function(AD *a, Function *f, Span sp) {
   Var **ps = mem_calloc(f->nparams + 2, sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) ps[i] = new_binder(a, f->params[i], true);
   Var *k = build_fresh_var(m, "k", bp_type(a), sp);
+  k->type = k->annot;
   ps[f->nparams] = k;
   BindVec body = {0}, *saved_ll = a->ll;
   Var *saved_k = a->k;
@@ -914,7 +975,7 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
       tr_captured_nodes(a, val);
       Var *nx = new_binder(a, x, false);
       Function *nf = tr_function(a, val->fn, val->span);
-      push_var(a, nx, build_fn(a->m, nf, val->span));
+      push_var(a, nx, ty_fn(a->m, nf, val->span));
       memo_put(a, val, nx);
     } else {
       Expr *tv = got ? got : tr_value(a, val);
@@ -981,12 +1042,12 @@ static Expr *tr_value(AD *a, Expr *e) {
       fail(a, sp, "cannot differentiate a call of an external global");
       return unit(a, sp);
     }
-    return build_global(m, grad_global(a, e->global.def), sp);
+    return ty_global(m, grad_global(a, e->global.def), sp);
   case EXPR_OP:
   case EXPR_CTOR: {
-    if (e->kind == EXPR_CTOR && e->ctor.ctor->nfields == 0) return build_ctor(m, map_ctor(a, e->ctor.ctor), sp);
+    if (e->kind == EXPR_CTOR && e->ctor.ctor->nfields == 0) return ty_ctor(m, map_ctor(a, e->ctor.ctor), sp);
     Function *f = eta_expand(a, e);
-    if (f) return build_fn(m, tr_function(a, f, sp), sp);
+    if (f) return ty_fn(m, tr_function(a, f, sp), sp);
     fail(a, sp, e->kind == EXPR_OP ? "cannot differentiate an operator used as a value whose type is not known: wrap it in a function, e.g. fn (%x) { op(%x) }"
                                    : "cannot differentiate a constructor used as a value whose type is not known: wrap it in a function");
     return unit(a, sp);
@@ -1000,12 +1061,12 @@ static Expr *tr_value(AD *a, Expr *e) {
     Expr *r;
     if (fn->kind == EXPR_CTOR) {
       for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
-      r = expr_call(m, build_ctor(m, map_ctor(a, fn->ctor.ctor), fn->span), args, n, NULL, sp);
+      r = ty_expr_call(m, ty_ctor(m, map_ctor(a, fn->ctor.ctor), fn->span), args, n, NULL, sp);
     } else {
       Expr *f = tr(a, fn);
       for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
       args[n] = use(a, a->k, sp);
-      r = build_call(m, f, args, n + 1, sp);
+      r = ty_call(m, f, args, n + 1, sp);
     }
     mem_free(args);
     return r;
@@ -1013,21 +1074,21 @@ static Expr *tr_value(AD *a, Expr *e) {
   case EXPR_TUPLE: {
     Expr **fs = mem_calloc(e->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < e->tuple.n; i++) fs[i] = tr(a, e->tuple.fields[i]);
-    Expr *r = build_tuple(m, fs, e->tuple.n, sp);
+    Expr *r = ty_tuple(m, fs, e->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  case EXPR_PROJ: return build_proj(m, tr(a, e->proj.tuple), e->proj.index, sp);
+  case EXPR_PROJ: return ty_proj(m, tr(a, e->proj.tuple), e->proj.index, sp);
   case EXPR_FN:
     tr_captured_nodes(a, e);
-    return build_fn(m, tr_function(a, e->fn, sp), sp);
+    return ty_fn(m, tr_function(a, e->fn, sp), sp);
   case EXPR_LET: return tr_let_chain(a, e);
   case EXPR_IF: {
     Expr *c = tr(a, e->if_.cond);
-    Expr *cv = push(a, "cond", build_proj(m, c, 0, sp));
+    Expr *cv = push(a, "cond", ty_proj(m, c, 0, sp));
     Expr *t = tr_block(a, e->if_.then_);
     Expr *f = tr_block(a, e->if_.else_);
-    return build_if(m, cv, t, f, sp);
+    return ty_if(m, cv, t, f, sp);
   }
   case EXPR_MATCH: {
     Expr *s = tr(a, e->match.scrut);
@@ -1037,15 +1098,15 @@ static Expr *tr_value(AD *a, Expr *e) {
       cs[i].pattern = tr_pattern(a, e->match.clauses[i].pattern);
       cs[i].body = tr_block(a, e->match.clauses[i].body);
     }
-    Expr *r = build_match(m, s, cs, e->match.nclauses, e->match.partial, sp);
+    Expr *r = ty_match(m, s, cs, e->match.nclauses, e->match.partial, sp);
     mem_free(cs);
     return r;
   }
-  case EXPR_REF_NEW: return build_ref_new(m, tr(a, e->ref.arg), sp);
-  case EXPR_REF_READ: return build_ref_read(m, tr(a, e->ref.arg), sp);
+  case EXPR_REF_NEW: return ty_ref_new(m, tr(a, e->ref.arg), sp);
+  case EXPR_REF_READ: return ty_ref_read(m, tr(a, e->ref.arg), sp);
   case EXPR_REF_WRITE: {
     Expr *r = tr(a, e->ref_write.ref);
-    return build_ref_write(m, r, tr(a, e->ref_write.value), sp);
+    return ty_ref_write(m, r, tr(a, e->ref_write.value), sp);
   }
   default:
     fail(a, sp, "unexpected expression in a resolved module");
@@ -1080,7 +1141,7 @@ static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
   Span sp = f->span;
   Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(&a, sp), NULL, sp);
   Var *tape = build_fresh_var(m, "tape", NULL, sp);
-  push_var(&a, tape, build_ref_new(m, build_fn(m, empty, sp), sp));
+  push_var(&a, tape, ty_ref_new(m, ty_fn(m, empty, sp), sp));
   a.k = tape;
   Expr **qs = mem_calloc(f->nparams + 1, sizeof *qs);
   for (uint32_t i = 0; i < f->nparams; i++) {
@@ -1095,20 +1156,20 @@ static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
     const Type *t = rt(f->body->type);
     Expr *leaf = res;
     while (t->kind == TYPE_TUPLE) {
-      leaf = push(&a, "x", build_proj(m, leaf, 0, sp));
+      leaf = push(&a, "x", ty_proj(m, leaf, 0, sp));
       t = rt(t->tuple.fields[0]);
     }
-    Expr *ones = op_call(m, "ones_like", (Expr *[]){build_proj(m, leaf, 0, sp)}, 1, NULL, sp);
-    push_unit(&a, build_ref_write(m, build_proj(m, leaf, 1, sp), ones, sp));
-    push_unit(&a, build_call(m, build_ref_read(m, use(&a, tape, sp), sp), NULL, 0, sp));
+    Expr *ones = ty_op_call(m, "ones_like", (Expr *[]){ty_proj(m, leaf, 0, sp)}, 1, NULL, sp);
+    push_unit(&a, ty_ref_write(m, ty_proj(m, leaf, 1, sp), ones, sp));
+    push_unit(&a, ty_call(m, ty_ref_read(m, use(&a, tape, sp), sp), NULL, 0, sp));
     Expr *value = atomize(&a, "v", value_of(&a, res, f->body->type, sp));
     Expr **gs = mem_calloc(f->nparams + 1, sizeof *gs);
     for (uint32_t i = 0; i < f->nparams; i++) gs[i] = grad_of(&a, qs[i], f->params[i]->type, sp);
-    Expr *grads = build_tuple(m, gs, f->nparams, sp);
+    Expr *grads = ty_tuple(m, gs, f->nparams, sp);
     mem_free(gs);
-    Expr *body = wrap(&a, &top, build_tuple(m, (Expr *[]){value, grads}, 2, sp));
+    Expr *body = wrap(&a, &top, ty_tuple(m, (Expr *[]){value, grads}, 2, sp));
     Function *nf = build_function(m, f->params, f->nparams, grad_result_annotation(m, f), body, f->attrs, sp);
-    out = build_fn(m, nf, sp);
+    out = ty_fn(m, nf, sp);
   } else {
     vec_free(top);
   }

@@ -16,6 +16,10 @@
  * rule, and a parameter nothing reached gets zeros_like(p). Rules are linear
  * in the adjoint, so skipping zero contributions changes no value.
  *
+ * Nodes are built typed (sema/typeof.h: each type follows from the
+ * children's; rule outputs are typed once the rule returns), so the runner's
+ * re-typing keeps the output instead of inferring it again.
+ *
  * Rejected, each at its location, with a hint to use mode=higher_order: let,
  * if, match and constructors, references, global functions, function
  * literals that are not applied on the spot (TVM's feature check).
@@ -23,12 +27,14 @@
 #include <string.h>
 
 #include "ir/build.h"
+#include "ir/equal.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "ops/gradients/grad.h"
 #include "ops/op_call.h"
 #include "ops/registry.h"
+#include "sema/typeof.h"
 #include "transform/gradient.h"
 
 typedef struct Acc Acc;
@@ -83,9 +89,10 @@ static const Type *rt(const Type *t) {
 
 static Expr *push(FO *f, const char *prefix, Expr *e) {
   Var *v = build_fresh_var(f->m, prefix, NULL, e->span);
+  v->type = typeof_set(f->m, e)->type;
   Bind b = {v, e};
   vec_push(f->ll, b);
-  return build_var(f->m, v, e->span);
+  return typeof_set(f->m, build_var(f->m, v, e->span));
 }
 
 static Acc *acc_new(FO *f, const Type *t) {
@@ -135,7 +142,7 @@ static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
   Expr *dv = d->kind == EXPR_VAR || d->kind == EXPR_CONST ? d : push(f, "d", d);
   if (t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      acc_add_expr(f, dst->kids[i], build_proj(f->m, dv, i, sp), t->tuple.fields[i], sp);
+      acc_add_expr(f, dst->kids[i], typeof_set(f->m, build_proj(f->m, dv, i, sp)), t->tuple.fields[i], sp);
     return;
   }
   dst->e = dst->e ? push(f, "d", op_call(f->m, "add", (Expr *[]){dst->e, dv}, 2, NULL, sp)) : dv;
@@ -144,13 +151,13 @@ static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
 /* The accumulated adjoint as an expression (zeros where nothing arrived). */
 static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
   t = rt(t);
-  if (!a->tuple) return a->e ? a->e : op_call(f->m, "zeros_like", &fwd, 1, NULL, sp);
+  if (!a->tuple) return a->e ? a->e : typeof_set(f->m, op_call(f->m, "zeros_like", &fwd, 1, NULL, sp));
   Expr **fs = mem_calloc(a->n + 1, sizeof *fs);
   for (uint32_t i = 0; i < a->n; i++) {
     Expr *fi = push(f, "x", build_proj(f->m, fwd, i, sp));
     fs[i] = acc_value(f, a->kids[i], fi, t->tuple.fields[i], sp);
   }
-  Expr *r = build_tuple(f->m, fs, a->n, sp);
+  Expr *r = typeof_set(f->m, build_tuple(f->m, fs, a->n, sp));
   mem_free(fs);
   return r;
 }
@@ -249,7 +256,16 @@ static FoVal *fo_call(FO *f, Expr *e) {
   if (fn->kind == EXPR_OP) {
     Expr **vals = mem_calloc(n + 1, sizeof *vals);
     for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
-    Expr *y = push(f, "y", expr_call(m, build_copy(m, fn), vals, n, e->call.attrs, e->span));
+    /* the source call's type, its arguments having the source's types */
+    Expr *callee = build_copy(m, fn);
+    Expr *call = expr_call(m, callee, vals, n, e->call.attrs, e->span);
+    bool known = typeof_ground(e->type) && fn->type;
+    for (uint32_t i = 0; i < n && known; i++) known = vals[i]->type && type_equal(vals[i]->type, e->call.args[i]->type);
+    if (known) {
+      call->type = e->type;
+      callee->type = fn->type;
+    }
+    Expr *y = push(f, "y", call);
     mem_free(vals);
     res = val_new(f, y, e->type);
     if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
@@ -326,7 +342,10 @@ static FoVal *fo(FO *f, Expr *e) {
   return r;
 }
 
-static Expr *rule_bind(GradCtx *c, Expr *e) { return push((FO *)c->pass, "t", e); }
+static Expr *rule_bind(GradCtx *c, Expr *e) {
+  typeof_tree(c->m, e);
+  return push((FO *)c->pass, "t", e);
+}
 
 /* One backward action. */
 static void backward(FO *f, Action *a) {
@@ -357,7 +376,10 @@ static void backward(FO *f, Action *a) {
   int before = f->d->nerrors;
   if (!op->grad(&gc) || f->d->nerrors > before) f->failed = true;
   for (uint32_t i = 0; i < n && !f->failed; i++)
-    if (dx[i] && !a->args[i]->constant) acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
+    if (dx[i] && !a->args[i]->constant) {
+      typeof_tree(f->m, dx[i]);
+      acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
+    }
   mem_free(xs);
   mem_free(dx);
   mem_free(ts);
@@ -375,7 +397,7 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   FoVal **ps = mem_calloc(fn->nparams + 1, sizeof *ps);
   for (uint32_t i = 0; i < fn->nparams; i++) {
     Var *p = fn->params[i];
-    ps[i] = val_new(&f, build_var(m, p, p->span), p->type);
+    ps[i] = val_new(&f, typeof_set(m, build_var(m, p, p->span)), p->type);
     ptrmap_put(&f.env, p, (int64_t)(intptr_t)ps[i]);
   }
   FoVal *res = fo(&f, fn->body);
@@ -387,10 +409,11 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   if (res && !f.failed) {
     Expr **gs = mem_calloc(fn->nparams + 1, sizeof *gs);
     for (uint32_t i = 0; i < fn->nparams; i++) gs[i] = acc_value(&f, ps[i]->acc, ps[i]->fwd, ps[i]->t, sp);
-    Expr *body = build_tuple(m, (Expr *[]){res->fwd, build_tuple(m, gs, fn->nparams, sp)}, 2, sp);
+    Expr *grads = typeof_set(m, build_tuple(m, gs, fn->nparams, sp));
+    Expr *body = typeof_set(m, build_tuple(m, (Expr *[]){res->fwd, grads}, 2, sp));
     mem_free(gs);
     for (size_t i = f.ll.len; i-- > 0;)
-      body = build_let(m, f.ll.data[i].v, f.ll.data[i].e, body, f.ll.data[i].e->span);
+      body = typeof_set(m, build_let(m, f.ll.data[i].v, f.ll.data[i].e, body, f.ll.data[i].e->span));
     Function *nf = build_function(m, fn->params, fn->nparams, grad_result_annotation(m, fn), body, fn->attrs, sp);
     out = build_fn(m, nf, sp);
   }

@@ -379,6 +379,69 @@ START_TEST(typed_fuse_ops_arange) {
 }
 END_TEST
 
+/* Runs `passes` through the runner with verify_retype and returns the number
+ * the --time-passes summary gives for "nodes inferred again". */
+static long run_counting_retyped(Prog *p, const char *passes) {
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  ck_assert(pass_pipeline_parse(&pl, passes, stderr));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *tp = open_memstream(&buf, &len);
+  PassRunOptions ro = {.time_passes = tp, .verify_retype = true};
+  int st = pass_pipeline_run(&pl, p->m, &p->d, &ro);
+  pass_pipeline_fini(&pl);
+  fclose(tp);
+  ck_assert_msg(st == 0, "%s", errors(p));
+  const char *at = strstr(buf, "incremental (");
+  ck_assert_msg(at != NULL, "%s", buf);
+  long n = strtol(at + strlen("incremental ("), NULL, 10);
+  free(buf);
+  return n;
+}
+
+/* The gradients give every node they build its type (sema/typeof.h): on
+ * monomorphic code the re-typing infers nothing again (it inferred the whole
+ * output before), and the types equal a full re-inference. */
+START_TEST(gradient_output_typed) {
+  static const char *const graph =
+      "def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(3), float32]) -> (Tensor[(2, 3), float32], float32) {\n"
+      "  %0 = add(%x, %w);\n  %1 = nn.softmax(%0);\n  %2 = multiply(%1, %x);\n"
+      "  %3 = fn (%a: Tensor[(2, 3), float32]) { exp(%a) };\n"
+      "  %4 = %3(%2);\n  (%4, sum(%4))\n}\n";
+  static const char *const lets =
+      "def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(3), float32]) -> (Tensor[(2, 3), float32], float32) {\n"
+      "  let %f = fn (%a: Tensor[(2, 3), float32]) { exp(%a) };\n"
+      "  let %y = %f(multiply(nn.softmax(add(%x, %w)), %x));\n"
+      "  let %c = ref(%y);\n  let %u = ref_write(%c, add(ref_read(%c), %y));\n"
+      "  let %z = if (True) { ref_read(%c) } else { %y };\n  (%z, sum(%z))\n}\n";
+  static const char *const cases[][2] = {{graph, "Gradient"}, {graph, "FirstOrderGradient"}, {lets, "Gradient"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Prog p;
+    load(&p, cases[i][0]);
+    ck_assert_int_eq(run_counting_retyped(&p, cases[i][1]), 0);
+    ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret),
+                     "((Tensor[(2, 3), float32], float32), (Tensor[(2, 3), float32], Tensor[(3), float32]))");
+    unload(&p);
+  }
+}
+END_TEST
+
+/* Where a type is not fixed by the children (a polymorphic literal, an ADT
+ * constructor), the node stays untyped and the re-typing infers it. */
+START_TEST(gradient_polymorphic_left_to_inference) {
+  Prog p;
+  load(&p, "type Box[A] { B(A) }\n"
+           "def @main(%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
+           "  let %id = fn [T](%t: T) -> T { %t };\n"
+           "  match (B(%id(%x))) { B(%y) => multiply(%y, %y) }\n}\n");
+  ck_assert_int_gt(run_counting_retyped(&p, "Gradient"), 0);
+  ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret),
+                   "(Tensor[(3), float32], (Tensor[(3), float32],))");
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -395,6 +458,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, runner_verify_o3);
   tcase_add_test(tc, typed_fuse_ops);
   tcase_add_test(tc, typed_fuse_ops_arange);
+  tcase_add_test(tc, gradient_output_typed);
+  tcase_add_test(tc, gradient_polymorphic_left_to_inference);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,43 @@
+/* sema/typeof.h — the type of a node a pass builds, from its children's types.
+ *
+ * A pass that builds a large output over a typed input (Gradient builds every
+ * node new) can give each node, as it builds it, the type inference would give
+ * it, so the runner's incremental re-typing (infer_module_incremental) keeps
+ * those nodes instead of inferring the whole output again. The type follows
+ * from the children alone — no unification, no context:
+ *
+ *     Expr *t = typeof_set(m, build_tuple(m, fs, 2, sp));   // (T1, T2) when fs are typed
+ *     Var *v = build_fresh_var(m, "x", NULL, sp);
+ *     v->type = t->type;                                    // a let binder: its value's type
+ *
+ * Every type set is ground (no unification variable, `_` or type parameter):
+ * where a child is untyped or not ground, or the node's type would come from
+ * its context (a polymorphic callee, a constructor, a match), the node is left
+ * untyped and the re-typing infers it. Operator calls are typed through their
+ * type relation (sema infer_untyped on the call alone, errors not reported:
+ * a call that does not type-check stays untyped, and the re-typing reports it).
+ */
+#ifndef RELAYC_SEMA_TYPEOF_H
+#define RELAYC_SEMA_TYPEOF_H
+
+#include <stdbool.h>
+
+#include "ir/ast.h"
+
+/* Sets e->type (and a function literal's Function.type) when it follows from
+ * the children's types; leaves it NULL otherwise. Returns e. A node typed
+ * already is left as it is. */
+Expr *typeof_set(Module *m, Expr *e);
+
+/* typeof_set on every untyped node under e, children first, binders before
+ * their uses (a let variable without a type gets its value's). No recursion.
+ * True when e ends up typed. */
+bool typeof_tree(Module *m, Expr *e);
+
+/* No unification variable, `_`, unresolved name or type parameter. */
+bool typeof_ground(const Type *t);
+
+/* The unit type `()` (a new node). */
+Type *typeof_unit(Module *m);
+
+#endif
