@@ -16,6 +16,8 @@
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
+#include "ops/registry.h"
+#include "ops/relations/type_rel.h"
 #include "sema/infer.h"
 
 bool typeof_ground(const Type *t) {
@@ -54,11 +56,37 @@ static Type *const_type(Module *m, const ConstTensor *c) {
   return t;
 }
 
+/* The result of the two relations most calls a pass builds use, when it is
+ * the first argument's type as it is: Identity on a tensor (zeros_like,
+ * ones_like, negative, ...), Broadcast of two equal tensor types (add,
+ * multiply, ... of one shape: every extent is the first argument's). NULL
+ * for anything else (the relation decides). */
+static Type *same_as_input(const OpDef *op, const Expr *e) {
+  if (!op || e->call.nargs == 0 || (op->num_inputs >= 0 && (uint32_t)op->num_inputs != e->call.nargs)) return NULL;
+  Type *a = e->call.args[0]->type;
+  if (!a || a->kind != TYPE_TENSOR) return NULL;
+  if (op->relation == rel_identity || op->relation == rel_identity_float) return e->call.nargs == 1 ? a : NULL;
+  if (op->relation == rel_broadcast && e->call.nargs == 2) return same(a, e->call.args[1]->type) ? a : NULL;
+  return NULL;
+}
+
 /* An operator call with typed arguments: its relation, through the inference
  * of the call alone (quietly: a failure leaves the call untyped). */
 static Type *op_call_type(Module *m, Expr *e) {
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (!typeof_ground(e->call.args[i]->type)) return NULL;
+  Expr *callee = e->call.fn;
+  Type *fast = callee->op.id >= 0 ? same_as_input(op_get(callee->op.id), e) : NULL;
+  if (fast) { /* what infer_op_call records: the callee's type too */
+    uint32_t n = e->call.nargs;
+    Type *ft = type_new(m, TYPE_FUNC, (Span){0, 0});
+    ft->func.args = arena_alloc(m->arena, n * sizeof(Type *));
+    for (uint32_t i = 0; i < n; i++) ft->func.args[i] = e->call.args[i]->type;
+    ft->func.nargs = n;
+    ft->func.ret = fast;
+    callee->type = ft;
+    return fast;
+  }
   Diag quiet;
   diag_init_silent(&quiet, NULL);
   Expr *f = e->call.fn;
