@@ -1120,17 +1120,21 @@ static void pr_num(Printer *p, Doc *out, uint32_t n) {
 
 static Doc *pr_body(Printer *p, Expr *e, uint32_t sid) { return pr_brace(p, pr_scope(p, e, sid)); }
 
+/* `[A, B]` after a function's or a type's name; nothing when there are none. */
+static void pr_tparams(Printer *p, Doc *d, TypeParam *const *tps, uint32_t n) {
+  if (!n) return;
+  pr_put(p, d, "[");
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) pr_put(p, d, ", ");
+    pr_put(p, d, tps[i]->name);
+  }
+  pr_put(p, d, "]");
+}
+
 /* A function; `sid` is its body's scope. */
 static Doc *pr_func(Printer *p, const char *prefix, const Function *fn, uint32_t sid) {
   Doc *d = pr_text(p, prefix);
-  if (fn->ntparams) {
-    pr_put(p, d, "[");
-    for (uint32_t i = 0; i < fn->ntparams; i++) {
-      if (i) pr_put(p, d, ", ");
-      pr_put(p, d, fn->tparams[i]->name);
-    }
-    pr_put(p, d, "]");
-  }
+  pr_tparams(p, d, fn->tparams, fn->ntparams);
   pr_put(p, d, "(");
   bool first = true;
   for (uint32_t i = 0; i < fn->nparams; i++) {
@@ -1530,14 +1534,7 @@ static Doc *pr_scope(Printer *p, Expr *e, uint32_t sid) {
 static Doc *pr_typedef(Printer *p, const TypeDef *td) {
   Doc *d = pr_text(p, "type ");
   pr_put(p, d, td->name);
-  if (td->ntparams) {
-    pr_put(p, d, "[");
-    for (uint32_t i = 0; i < td->ntparams; i++) {
-      if (i) pr_put(p, d, ", ");
-      pr_put(p, d, td->tparams[i]->name);
-    }
-    pr_put(p, d, "]");
-  }
+  pr_tparams(p, d, td->tparams, td->ntparams);
   pr_put(p, d, " ");
   Doc *body = pr_doc(p);
   for (uint32_t i = 0; i < td->nctors; i++) {

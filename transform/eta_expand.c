@@ -38,18 +38,28 @@ static Expr **uses(Module *m, Var **ps, uint32_t n, Span sp) {
   return as;
 }
 
+/* n fresh type parameters named like `like` (into *tps) and the types that
+ * refer to them (returned): what a literal standing for a polymorphic
+ * constructor or global abstracts over. */
+static Type **fresh_tparams(Module *m, TypeParam *const *like, uint32_t n, TypeParam ***tps) {
+  TypeParam **ps = arena_alloc(m->arena, (n ? n : 1) * sizeof *ps);
+  Type **targs = arena_alloc(m->arena, (n ? n : 1) * sizeof *targs);
+  for (uint32_t i = 0; i < n; i++) {
+    ps[i] = build_type_param(m, like[i]->name);
+    targs[i] = build_type_var(m, ps[i]);
+  }
+  *tps = ps;
+  return targs;
+}
+
 static Expr *ctor_literal(Module *m, Eta *st, Expr *e) {
   Ctor *c = e->ctor.ctor;
   Expr *lit = cached(st, c);
   if (lit) return lit;
   TypeDef *td = c->owner;
   uint32_t nt = td->ntparams;
-  TypeParam **tps = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *tps);
-  Type **targs = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *targs);
-  for (uint32_t i = 0; i < nt; i++) {
-    tps[i] = build_type_param(m, td->tparams[i]->name);
-    targs[i] = build_type_var(m, tps[i]);
-  }
+  TypeParam **tps;
+  Type **targs = fresh_tparams(m, td->tparams, nt, &tps);
   Type **ftys = arena_alloc(m->arena, (c->nfields ? c->nfields : 1) * sizeof *ftys);
   for (uint32_t i = 0; i < c->nfields; i++)
     ftys[i] = build_type_subst(m, c->fields[i], td->tparams, targs, nt);
@@ -71,12 +81,8 @@ static Expr *global_literal(Module *m, Eta *st, Expr *e) {
   /* fresh type parameters (named like @g's): the literal may sit inside @g's
    * own body, where @g's parameters are already bound */
   uint32_t nt = gf->ntparams;
-  TypeParam **tps = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *tps);
-  Type **targs = arena_alloc(m->arena, (nt ? nt : 1) * sizeof *targs);
-  for (uint32_t i = 0; i < nt; i++) {
-    tps[i] = build_type_param(m, gf->tparams[i]->name);
-    targs[i] = build_type_var(m, tps[i]);
-  }
+  TypeParam **tps;
+  Type **targs = fresh_tparams(m, gf->tparams, nt, &tps);
   Type **ptys = arena_alloc(m->arena, (gf->nparams ? gf->nparams : 1) * sizeof *ptys);
   for (uint32_t i = 0; i < gf->nparams; i++)
     ptys[i] = build_type_subst(m, gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type,
