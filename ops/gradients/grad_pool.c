@@ -15,15 +15,16 @@
  * tile the input, and otherwise works tap by tap (one strided view of the padded
  * input per window position: the winners found as the kernels find them, each
  * tap's g spread back to the positions it read) — also the way the adjoint of
- * nn.max_pool2d_grad reads ḡ back at the winners (second derivatives). Resize weights are computed exactly as the forward kernel
- * computes them (ops/kernels/k_nn.c, axis_taps: float32 coordinates, clamped taps,
- * renormalised cubic weights with cubic_exclude), so the adjoint is exact.
+ * nn.max_pool2d_grad reads ḡ back at the winners (second derivatives). Resize weights are the forward kernel's own
+ * taps (ops/resize.h: float32 coordinates, clamped taps, renormalised cubic weights with
+ * cubic_exclude), so the adjoint is exact.
  */
 #include <math.h>
 #include <string.h>
 
 #include "ir/ast.h"
 #include "ops/gradients/grad.h"
+#include "ops/resize.h"
 
 #define G (c->g)
 
@@ -682,92 +683,18 @@ GRAD_RULE(NN_AVG_POOL2D_GRAD) {
 
 /* ---- resizing ---------------------------------------------------------------------- */
 
-typedef enum { RM_NEAREST, RM_LINEAR, RM_CUBIC } Method;
-typedef enum { CT_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_HALF_PIXEL_NN, CT_TF_CROP } Coord;
-typedef enum { RD_ROUND, RD_PREFER_FLOOR, RD_PREFER_CEIL, RD_FLOOR, RD_CEIL } Rounding;
-
-typedef struct Resize {
-  Method method;
-  Coord mode;
-  Rounding rounding;
-  float alpha;
-  bool exclude;
-  float roi[4];
-} Resize;
-
-/* Row o of the per-axis interpolation matrix: the forward kernel's taps, summed per source
- * index (mirrors axis_taps in ops/kernels/k_nn.c, float32 coordinates included). */
-static void resize_row(const Resize *r, int64_t o, int64_t in, int64_t out, float start, float end, double *row) {
-  float scale = (float)in / (float)out, x = 0, fi = (float)o;
-  switch (r->mode) {
-  case CT_HALF_PIXEL: x = (fi + 0.5f) * scale - 0.5f; break;
-  case CT_ALIGN_CORNERS: x = out > 1 ? fi * ((float)(in - 1) / (float)(out - 1)) : 0.f; break;
-  case CT_ASYMMETRIC: x = fi * scale; break;
-  case CT_PYTORCH_HALF_PIXEL: x = out > 1 ? (fi + 0.5f) * scale - 0.5f : 0.f; break;
-  case CT_TF_HALF_PIXEL_NN: x = (fi + 0.5f) * scale; break;
-  case CT_TF_CROP:
-    x = out > 1 ? start * (float)(in - 1) + fi * (end - start) * (float)(in - 1) / (float)(out - 1)
-                : 0.5f * (start + end) * (float)(in - 1);
-    break;
-  }
-  if (r->mode == CT_TF_CROP && (x < 0 || x > (float)(in - 1))) return; /* extrapolated: a constant */
-  int64_t idx[4];
-  float w[4];
-  int n;
-  if (r->method == RM_NEAREST) {
-    float v;
-    switch (r->mode == CT_TF_CROP ? RD_ROUND : r->rounding) {
-    case RD_ROUND: v = roundf(x); break;
-    case RD_PREFER_FLOOR: v = ceilf(x - 0.5f); break;
-    case RD_PREFER_CEIL: v = floorf(x + 0.5f); break;
-    case RD_FLOOR: v = floorf(x + 1e-5f); break;
-    default: v = ceilf(x - 1e-5f); break;
-    }
-    n = 1;
-    idx[0] = (int64_t)v;
-    w[0] = 1;
-  } else if (r->method == RM_LINEAR) {
-    float f = floorf(x);
-    n = 2;
-    idx[0] = (int64_t)f;
-    idx[1] = (int64_t)f + 1;
-    w[1] = x - f;
-    w[0] = 1.f - w[1];
-  } else {
-    float f = floorf(x), u = x - f, a = r->alpha, u2 = u * u, u3 = u2 * u;
-    n = 4;
-    for (int k = 0; k < 4; k++) idx[k] = (int64_t)f - 1 + k;
-    w[0] = a * (u3 - 2 * u2 + u);
-    w[1] = (a + 2) * u3 - (3 + a) * u2 + 1;
-    w[2] = -(a + 2) * u3 + (3 + 2 * a) * u2 - a * u;
-    w[3] = -a * u3 + a * u2;
-    if (r->exclude) {
-      float s = 0;
-      for (int k = 0; k < 4; k++) {
-        if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
-        s += w[k];
-      }
-      if (s != 0)
-        for (int k = 0; k < 4; k++) w[k] /= s;
-    }
-  }
-  for (int k = 0; k < n; k++) {
-    int64_t i = idx[k] < 0 ? 0 : idx[k] >= in ? in - 1 : idx[k];
-    row[i] += w[k];
-  }
-}
-
-static bool parse_method(const char *m, Method *out) {
-  if (!strcmp(m, "nearest_neighbor")) *out = RM_NEAREST;
-  else if (!strcmp(m, "linear") || !strcmp(m, "bilinear")) *out = RM_LINEAR;
-  else if (!strcmp(m, "cubic") || !strcmp(m, "bicubic")) *out = RM_CUBIC;
-  else return false;
-  return true;
+/* Row o of the per-axis interpolation matrix: the forward kernel's taps
+ * (ops/resize.h), summed per source index. */
+static void resize_row(const ResizeCfg *r, int64_t o, int64_t in, int64_t out, float start, float end, double *row) {
+  ResizeTaps t;
+  resize_axis_taps(r, o, in, out, start, end, &t);
+  if (t.outside) return; /* extrapolated: a constant */
+  for (int k = 0; k < t.n; k++) row[t.idx[k]] += t.w[k];
 }
 
 /* the adjoint of a resize along the spatial letters `sp` ("HW", "DHW") of `layout`; the
  * roi (tf_crop_and_resize) applies to 2-D resizes only */
-static bool resize_adjoint(GradCtx *c, const Resize *r, const char *layout, const char *sp) {
+static bool resize_adjoint(GradCtx *c, const ResizeCfg *r, const char *layout, const char *sp) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
   int nsp = (int)strlen(sp), axes[3];
@@ -792,37 +719,23 @@ static bool resize_adjoint(GradCtx *c, const Resize *r, const char *layout, cons
 }
 
 GRAD_RULE(IMAGE_RESIZE2D) {
-  Resize r = {.alpha = (float)gr_attr_double(c, "cubic_alpha", -0.5), .exclude = gr_attr_int(c, "cubic_exclude", 0) != 0};
-  if (!parse_method(gr_attr_str(c, "method", "linear"), &r.method)) return gr_fail(c, "unknown method");
-  static const char *const modes[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  ResizeCfg r = {.alpha = (float)gr_attr_double(c, "cubic_alpha", -0.5),
+                 .exclude = gr_attr_int(c, "cubic_exclude", 0) != 0};
   const char *cm = gr_attr_str(c, "coordinate_transformation_mode", "half_pixel");
-  int mi = -1;
-  for (int i = 0; i < 6; i++)
-    if (!strcmp(cm, modes[i])) mi = i;
-  if (mi < 0) return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
-  r.mode = (Coord)mi;
   const char *rm = gr_attr_str(c, "rounding_method", "round");
-  if (!*rm) r.rounding = r.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
-  else if (!strcmp(rm, "round")) r.rounding = RD_ROUND;
-  else if (!strcmp(rm, "round_prefer_floor")) r.rounding = RD_PREFER_FLOOR;
-  else if (!strcmp(rm, "round_prefer_ceil")) r.rounding = RD_PREFER_CEIL;
-  else if (!strcmp(rm, "floor")) r.rounding = RD_FLOOR;
-  else if (!strcmp(rm, "ceil")) r.rounding = RD_CEIL;
-  else return gr_fail(c, "unknown rounding_method \"%s\"", rm);
-  const AttrValue *roi = gr_attr(c, "roi");
-  if (roi && roi->kind == AV_ARRAY && roi->arr.n == 4)
-    for (int i = 0; i < 4; i++) {
-      const AttrValue *e = roi->arr.items[i];
-      r.roi[i] = (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
-    }
+  switch (resize_parse_2d(&r, gr_attr_str(c, "method", "linear"), cm, rm, gr_attr(c, "roi"))) {
+  case RESIZE_OK: break;
+  case RESIZE_BAD_METHOD: return gr_fail(c, "unknown method");
+  case RESIZE_BAD_COORD: return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
+  case RESIZE_BAD_ROUNDING: return gr_fail(c, "unknown rounding_method \"%s\"", rm);
+  }
   return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"), "HW");
 }
 
 GRAD_RULE(NN_UPSAMPLING) {
   bool ac = gr_attr_bool(c, "align_corners", false);
-  Resize r = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};
-  if (!parse_method(gr_attr_str(c, "method", "nearest_neighbor"), &r.method)) return gr_fail(c, "unknown method");
+  ResizeCfg r = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};
+  if (!resize_parse_method(gr_attr_str(c, "method", "nearest_neighbor"), &r.method)) return gr_fail(c, "unknown method");
   return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"), "HW");
 }
 
@@ -830,15 +743,12 @@ GRAD_RULE(NN_UPSAMPLING) {
  * trilinear, with half_pixel / align_corners / asymmetric coordinates */
 GRAD_RULE(NN_UPSAMPLING3D) {
   const char *m = gr_attr_str(c, "method", "nearest_neighbor");
-  Resize r = {.alpha = -0.5f};
-  if (!strcmp(m, "nearest_neighbor")) r.method = RM_NEAREST;
-  else if (!strcmp(m, "trilinear")) r.method = RM_LINEAR;
-  else return gr_fail(c, "unknown method \"%s\"", m);
   const char *cm = gr_attr_str(c, "coordinate_transformation_mode", "half_pixel");
-  if (!strcmp(cm, "half_pixel")) r.mode = CT_HALF_PIXEL;
-  else if (!strcmp(cm, "align_corners")) r.mode = CT_ALIGN_CORNERS;
-  else if (!strcmp(cm, "asymmetric")) r.mode = CT_ASYMMETRIC;
-  else return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
-  r.rounding = r.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
+  ResizeCfg r = {.alpha = -0.5f};
+  switch (resize_parse_3d(&r, m, cm)) {
+  case RESIZE_OK: break;
+  case RESIZE_BAD_METHOD: return gr_fail(c, "unknown method \"%s\"", m);
+  default: return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
+  }
   return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCDHW"), "DHW");
 }

@@ -25,6 +25,7 @@
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_util.h"
 #include "ops/op_ids.h"
+#include "ops/resize.h"
 
 #define MAXR TENSOR_MAX_NDIM
 
@@ -733,81 +734,6 @@ int kernel_NN_MIRROR_PAD(KernelCtx *c) {
 
 /* ------------------------------------------------------------ resize */
 
-typedef enum { RM_NEAREST, RM_LINEAR, RM_CUBIC } ResizeMethod;
-typedef enum { CT_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_HALF_PIXEL_NN, CT_TF_CROP } CoordMode;
-typedef enum { RD_ROUND, RD_PREFER_FLOOR, RD_PREFER_CEIL, RD_FLOOR, RD_CEIL } Rounding;
-
-typedef struct ResizeCfg {
-  ResizeMethod method;
-  CoordMode mode;
-  Rounding rounding;
-  float alpha;       /* cubic_alpha */
-  bool exclude;      /* cubic_exclude */
-  double extrap;     /* extrapolation_value */
-  float roi[4];      /* start_h, start_w, end_h, end_w (tf_crop_and_resize) */
-} ResizeCfg;
-
-typedef struct Taps {
-  int64_t idx[4];
-  float w[4];
-  int n;
-  bool outside; /* tf_crop_and_resize: the coordinate left the image */
-} Taps;
-
-static void axis_taps(const ResizeCfg *cfg, int64_t i, int64_t in, int64_t out, float start, float end, Taps *t) {
-  float scale = (float)in / (float)out, x = 0, fi = (float)i;
-  switch (cfg->mode) {
-  case CT_HALF_PIXEL: x = (fi + 0.5f) * scale - 0.5f; break;
-  case CT_ALIGN_CORNERS: x = out > 1 ? fi * ((float)(in - 1) / (float)(out - 1)) : 0.f; break;
-  case CT_ASYMMETRIC: x = fi * scale; break;
-  case CT_PYTORCH_HALF_PIXEL: x = out > 1 ? (fi + 0.5f) * scale - 0.5f : 0.f; break;
-  case CT_TF_HALF_PIXEL_NN: x = (fi + 0.5f) * scale; break;
-  case CT_TF_CROP:
-    x = out > 1 ? start * (float)(in - 1) + fi * (end - start) * (float)(in - 1) / (float)(out - 1)
-                : 0.5f * (start + end) * (float)(in - 1);
-    break;
-  }
-  t->outside = cfg->mode == CT_TF_CROP && (x < 0 || x > (float)(in - 1));
-  if (cfg->method == RM_NEAREST) {
-    float r;
-    switch (cfg->mode == CT_TF_CROP ? RD_ROUND : cfg->rounding) {
-    case RD_ROUND: r = roundf(x); break;
-    case RD_PREFER_FLOOR: r = ceilf(x - 0.5f); break;
-    case RD_PREFER_CEIL: r = floorf(x + 0.5f); break;
-    case RD_FLOOR: r = floorf(x + 1e-5f); break;
-    default: r = ceilf(x - 1e-5f); break;
-    }
-    t->n = 1;
-    t->idx[0] = (int64_t)r;
-    t->w[0] = 1;
-  } else if (cfg->method == RM_LINEAR) {
-    float f = floorf(x);
-    t->n = 2;
-    t->idx[0] = (int64_t)f;
-    t->idx[1] = (int64_t)f + 1;
-    t->w[1] = x - f;
-    t->w[0] = 1.f - t->w[1];
-  } else {
-    float f = floorf(x), u = x - f, a = cfg->alpha, u2 = u * u, u3 = u2 * u;
-    t->n = 4;
-    for (int k = 0; k < 4; k++) t->idx[k] = (int64_t)f - 1 + k;
-    t->w[0] = a * (u3 - 2 * u2 + u);
-    t->w[1] = (a + 2) * u3 - (3 + a) * u2 + 1;
-    t->w[2] = -(a + 2) * u3 + (3 + 2 * a) * u2 - a * u;
-    t->w[3] = -a * u3 + a * u2;
-    if (cfg->exclude) {
-      float s = 0;
-      for (int k = 0; k < 4; k++) {
-        if (t->idx[k] < 0 || t->idx[k] >= in) t->w[k] = 0;
-        s += t->w[k];
-      }
-      if (s != 0)
-        for (int k = 0; k < 4; k++) t->w[k] /= s;
-    }
-  }
-  for (int k = 0; k < t->n; k++) t->idx[k] = t->idx[k] < 0 ? 0 : t->idx[k] >= in ? in - 1 : t->idx[k];
-}
-
 /* Resizes the spatial axes `letters` ("HW" or "DHW", found in the layout) of
  * input 0 to the extents osz (one per letter). roi (tf_crop_and_resize) is
  * [start_h, start_w, end_h, end_w] for the 2-D case. */
@@ -835,11 +761,11 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
   if (o->numel == 0) return KERNEL_OK;
   for (int32_t k = 0; k < nsp; k++)
     if (in[k] == 0) return kernel_fail(c, "%s: cannot resize an empty image", name);
-  Taps *tp[3] = {NULL, NULL, NULL};
+  ResizeTaps *tp[3] = {NULL, NULL, NULL};
   for (int32_t k = 0; k < nsp; k++) {
     tp[k] = mem_malloc((size_t)(osz[k] ? osz[k] : 1) * sizeof *tp[k]);
     float start = nsp == 2 ? cfg->roi[k] : 0, end = nsp == 2 ? cfg->roi[2 + k] : 0;
-    for (int64_t i = 0; i < osz[k]; i++) axis_taps(cfg, i, in[k], osz[k], start, end, &tp[k][i]);
+    for (int64_t i = 0; i < osz[k]; i++) resize_axis_taps(cfg, i, in[k], osz[k], start, end, &tp[k][i]);
   }
   int64_t ist[MAXR], s = 1;
   for (int32_t i = nd; i-- > 0;) {
@@ -854,7 +780,7 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
   }
   bool f64 = ku_type(xf->dtype) == KU_F64;
   size_t oes = dtype_size(odt);
-  static const Taps unit = {.idx = {0}, .w = {1}, .n = 1};
+  static const ResizeTaps unit = {.idx = {0}, .w = {1}, .n = 1};
   for (int64_t e = 0; e < o->numel; e++) {
     int64_t rem = e, base = 0, q[3] = {0, 0, 0};
     for (int32_t d = nd; d-- > 0;) {
@@ -866,7 +792,7 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
       else base += v * ist[d];
     }
     /* as three axes: a 2-D resize has a unit leading axis */
-    const Taps *t0 = nsp == 3 ? &tp[0][q[0]] : &unit, *t1 = &tp[nsp - 2][q[nsp - 2]], *t2 = &tp[nsp - 1][q[nsp - 1]];
+    const ResizeTaps *t0 = nsp == 3 ? &tp[0][q[0]] : &unit, *t1 = &tp[nsp - 2][q[nsp - 2]], *t2 = &tp[nsp - 1][q[nsp - 1]];
     int64_t s0 = nsp == 3 ? ist[pos[0]] : 0, s1 = ist[pos[nsp - 2]], s2 = ist[pos[nsp - 1]];
     double v = 0;
     if (t0->outside || t1->outside || t2->outside) {
@@ -886,13 +812,6 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
   return KERNEL_OK;
 }
 
-static bool parse_method(const char *m, ResizeMethod *out) {
-  if (!strcmp(m, "nearest_neighbor")) *out = RM_NEAREST;
-  else if (!strcmp(m, "linear") || !strcmp(m, "bilinear")) *out = RM_LINEAR;
-  else if (!strcmp(m, "cubic") || !strcmp(m, "bicubic")) *out = RM_CUBIC;
-  else return false;
-  return true;
-}
 
 int kernel_IMAGE_RESIZE2D(KernelCtx *c);
 int kernel_IMAGE_RESIZE2D(KernelCtx *c) {
@@ -902,29 +821,14 @@ int kernel_IMAGE_RESIZE2D(KernelCtx *c) {
   int64_t size[2];
   if (kernel_attr_ints(c, "size", size, 2) != 2) return kernel_fail(c, "image.resize2d: size must have two values");
   const char *m = kernel_attr_str(c, "method", "linear");
-  if (!parse_method(m, &cfg.method)) return kernel_fail(c, "image.resize2d: unknown method \"%s\"", m);
-  static const char *const modes[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   const char *cm = kernel_attr_str(c, "coordinate_transformation_mode", "half_pixel");
-  int mi = -1;
-  for (int i = 0; i < 6; i++)
-    if (!strcmp(cm, modes[i])) mi = i;
-  if (mi < 0) return kernel_fail(c, "image.resize2d: unknown coordinate_transformation_mode \"%s\"", cm);
-  cfg.mode = (CoordMode)mi;
   const char *rm = kernel_attr_str(c, "rounding_method", "round");
-  if (!*rm) cfg.rounding = cfg.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
-  else if (!strcmp(rm, "round")) cfg.rounding = RD_ROUND;
-  else if (!strcmp(rm, "round_prefer_floor")) cfg.rounding = RD_PREFER_FLOOR;
-  else if (!strcmp(rm, "round_prefer_ceil")) cfg.rounding = RD_PREFER_CEIL;
-  else if (!strcmp(rm, "floor")) cfg.rounding = RD_FLOOR;
-  else if (!strcmp(rm, "ceil")) cfg.rounding = RD_CEIL;
-  else return kernel_fail(c, "image.resize2d: unknown rounding_method \"%s\"", rm);
-  const AttrValue *roi = kernel_attr(c, "roi");
-  if (roi && roi->kind == AV_ARRAY && roi->arr.n == 4)
-    for (int i = 0; i < 4; i++) {
-      const AttrValue *e = roi->arr.items[i];
-      cfg.roi[i] = (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
-    }
+  switch (resize_parse_2d(&cfg, m, cm, rm, kernel_attr(c, "roi"))) {
+  case RESIZE_OK: break;
+  case RESIZE_BAD_METHOD: return kernel_fail(c, "image.resize2d: unknown method \"%s\"", m);
+  case RESIZE_BAD_COORD: return kernel_fail(c, "image.resize2d: unknown coordinate_transformation_mode \"%s\"", cm);
+  case RESIZE_BAD_ROUNDING: return kernel_fail(c, "image.resize2d: unknown rounding_method \"%s\"", rm);
+  }
   DType odt = c->inputs[0]->dtype;
   kernel_attr_dtype(c, "out_dtype", &odt);
   if (ku_type(odt) == KU_OTHER || ku_type(c->inputs[0]->dtype) == KU_OTHER)
@@ -944,7 +848,7 @@ int kernel_NN_UPSAMPLING(KernelCtx *c) {
   bool ac = kernel_attr_bool(c, "align_corners", false);
   ResizeCfg cfg = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};
   const char *m = kernel_attr_str(c, "method", "nearest_neighbor");
-  if (!parse_method(m, &cfg.method)) return kernel_fail(c, "nn.upsampling: unknown method \"%s\"", m);
+  if (!resize_parse_method(m, &cfg.method)) return kernel_fail(c, "nn.upsampling: unknown method \"%s\"", m);
   if (ku_type(x->dtype) == KU_OTHER) return kernel_fail(c, "nn.upsampling: unsupported dtype");
   int64_t osz[2] = {(int64_t)fh, (int64_t)fw};
   return resize_core(c, layout, "HW", osz, &cfg, x->dtype);
@@ -968,15 +872,12 @@ int kernel_NN_UPSAMPLING3D(KernelCtx *c) {
   }
   ResizeCfg cfg = {.alpha = -0.5f};
   const char *m = kernel_attr_str(c, "method", "nearest_neighbor");
-  if (!strcmp(m, "nearest_neighbor")) cfg.method = RM_NEAREST;
-  else if (!strcmp(m, "trilinear")) cfg.method = RM_LINEAR;
-  else return kernel_fail(c, "nn.upsampling3d: unknown method \"%s\"", m);
   const char *cm = kernel_attr_str(c, "coordinate_transformation_mode", "half_pixel");
-  if (!strcmp(cm, "half_pixel")) cfg.mode = CT_HALF_PIXEL;
-  else if (!strcmp(cm, "align_corners")) cfg.mode = CT_ALIGN_CORNERS;
-  else if (!strcmp(cm, "asymmetric")) cfg.mode = CT_ASYMMETRIC;
-  else return kernel_fail(c, "nn.upsampling3d: unknown coordinate_transformation_mode \"%s\"", cm);
-  cfg.rounding = cfg.mode == CT_ALIGN_CORNERS ? RD_ROUND : RD_FLOOR;
+  switch (resize_parse_3d(&cfg, m, cm)) {
+  case RESIZE_OK: break;
+  case RESIZE_BAD_METHOD: return kernel_fail(c, "nn.upsampling3d: unknown method \"%s\"", m);
+  default: return kernel_fail(c, "nn.upsampling3d: unknown coordinate_transformation_mode \"%s\"", cm);
+  }
   if (ku_type(x->dtype) == KU_OTHER) return kernel_fail(c, "nn.upsampling3d: unsupported dtype");
   return resize_core(c, layout, "DHW", osz, &cfg, x->dtype);
 }
