@@ -59,6 +59,9 @@ struct Cb {
   PtrMap consumers; /* Expr* -> count of dataflow consumers */
   PtrMap single;    /* Expr* -> its consumer, when there is exactly one */
   PtrMap replace;   /* last combined node -> its slice */
+  Expr *split_of;   /* to_batch: the combined result `split` was made for ... */
+  Expr *split;      /* ... and that one split call, shared by every branch (as in TVM) */
+  uint32_t last;    /* the depth of the last combined node of the group being sliced */
   Span sp;
 };
 
@@ -256,13 +259,16 @@ static Expr *dense_combine(Cb *cb, Branch *bs, uint32_t n) {
                  fmt(m, "units=%lld, out_dtype=\"%s\"", (long long)total, odt), cb->sp);
 }
 
+/* TVM's IsArgCompatible: equal dtype and rank; to_batch: equal shapes; else
+ * equal dims but the last, and no higher rank than the node's own result. */
 static bool dense_arg_ok(Cb *cb, Branch *bs, uint32_t n, uint32_t d, uint32_t p) {
   const Type *t0 = tensor_of(bs[0].nodes.data[d]->call.args[p]);
-  uint32_t out_rank = tensor_of(bs[0].nodes.data[0])->tensor.ndim;
-  if (!static_dims(t0) || t0->tensor.ndim > out_rank) return false;
-  for (uint32_t i = 1; i < n; i++) {
-    const Type *t = tensor_of(bs[i].nodes.data[d]->call.args[p]);
-    if (!static_dims(t) || t->tensor.ndim != t0->tensor.ndim || !dtype_eq(t->tensor.dtype, t0->tensor.dtype)) return false;
+  if (!static_dims(t0)) return false;
+  for (uint32_t i = 0; i < n; i++) {
+    const Type *t = tensor_of(bs[i].nodes.data[d]->call.args[p]), *out = tensor_of(bs[i].nodes.data[d]);
+    if (!static_dims(t) || !out || t->tensor.ndim != t0->tensor.ndim || !dtype_eq(t->tensor.dtype, t0->tensor.dtype))
+      return false;
+    if (!cb->to_batch && out->tensor.ndim < t->tensor.ndim) return false;
     uint32_t check = cb->to_batch ? t->tensor.ndim : (t->tensor.ndim ? t->tensor.ndim - 1 : 0);
     for (uint32_t k = 0; k < check; k++)
       if (t->tensor.dims[k].value != t0->tensor.dims[k].value) return false;
@@ -279,34 +285,55 @@ static Expr *dense_join_args(Cb *cb, Branch *bs, uint32_t n, uint32_t d, uint32_
     if (cb->to_batch) {
       xs[i] = t->tensor.ndim == 1 ? op_call(m, "expand_dims", &a, 1, "axis=0", cb->sp) : a;
     } else {
-      int64_t units = dense_units(bs[i].nodes.data[0]);
+      /* as TVM: repeated to the previous node's last extent, on the argument's
+       * own last axis (0 for a scalar, first expanded to rank 1) */
+      int64_t out_dim = dim(bs[i].nodes.data[d - 1], -1);
       if (t->tensor.ndim == 0) {
         a = op_call(m, "expand_dims", &a, 1, "axis=-1", cb->sp);
-        a = op_call(m, "repeat", &a, 1, fmt(m, "repeats=%lld, axis=0", (long long)units), cb->sp);
-      } else if (t->tensor.dims[t->tensor.ndim - 1].value == 1 && units > 1) {
-        a = op_call(m, "repeat", &a, 1, fmt(m, "repeats=%lld, axis=-1", (long long)units), cb->sp);
+        a = op_call(m, "repeat", &a, 1, fmt(m, "repeats=%lld, axis=0", (long long)out_dim), cb->sp);
+      } else if (t->tensor.dims[t->tensor.ndim - 1].value == 1 && out_dim > 1) {
+        a = op_call(m, "repeat", &a, 1, fmt(m, "repeats=%lld, axis=%u", (long long)out_dim, t->tensor.ndim - 1), cb->sp);
       }
       xs[i] = a;
     }
   }
+  uint32_t rank = tensor_of(bs[0].nodes.data[d]->call.args[p])->tensor.ndim;
   return op_call(m, cb->to_batch ? "stack" : "concatenate", (Expr *[]){tuple_of(cb, xs, n)}, 1,
-                 cb->to_batch ? "axis=0" : "axis=-1", cb->sp);
+                 cb->to_batch ? "axis=0" : fmt(m, "axis=%u", rank ? rank - 1 : 0), cb->sp);
+}
+
+/* The axis of branch i's node at depth d with the dense's units as extent,
+ * searched from the end (TVM; it aborts when there is none), or -1. */
+static int32_t dense_slice_axis(Branch *bs, uint32_t i, uint32_t d) {
+  const Type *out = tensor_of(bs[i].nodes.data[d]);
+  if (!static_dims(out)) return -1;
+  int64_t units = dense_units(bs[i].nodes.data[0]);
+  for (uint32_t k = out->tensor.ndim; k-- > 0;)
+    if (out->tensor.dims[k].value == units) return (int32_t)k;
+  return -1;
 }
 
 static Expr *dense_slice(Cb *cb, Expr *y, Branch *bs, uint32_t n, uint32_t i) {
   Module *m = cb->m;
   if (cb->to_batch) {
-    Expr *parts = op_call(m, "split", &y, 1, fmt(m, "indices_or_sections=%u, axis=0", n), cb->sp);
-    Expr *one = build_proj(m, parts, i, cb->sp);
+    if (cb->split_of != y) {
+      cb->split_of = y;
+      cb->split = op_call(m, "split", &y, 1, fmt(m, "indices_or_sections=%u, axis=0", n), cb->sp);
+    }
+    Expr *one = build_proj(m, cb->split, i, cb->sp);
     return op_call(m, "squeeze", &one, 1, "axis=[0]", cb->sp);
   }
-  uint32_t rank = tensor_of(bs[0].nodes.data[0])->tensor.ndim;
+  /* the slice axis: the last axis of the branch's last combined node whose
+   * extent is the dense's units (TVM's UpdateGroupOutput; dense_slice_axis) */
+  const Type *out = tensor_of(bs[i].nodes.data[cb->last]);
+  uint32_t rank = out->tensor.ndim;
+  int32_t ax = dense_slice_axis(bs, i, cb->last);
   int64_t off = 0;
   for (uint32_t k = 0; k < i; k++) off += dense_units(bs[k].nodes.data[0]);
   int64_t begin[TENSOR_MAX_NDIM], end[TENSOR_MAX_NDIM], strides[TENSOR_MAX_NDIM];
   for (uint32_t k = 0; k < rank; k++) {
-    begin[k] = k + 1 == rank ? off : 0;
-    end[k] = k + 1 == rank ? dense_units(bs[i].nodes.data[0]) : -1;
+    begin[k] = (int32_t)k == ax ? off : 0;
+    end[k] = (int32_t)k == ax ? dense_units(bs[i].nodes.data[0]) : -1;
     strides[k] = 1;
   }
   return op_call(m, "strided_slice", &y, 1,
@@ -446,6 +473,8 @@ static void combine_group(Cb *cb, Branch *bs, uint32_t n) {
   for (uint32_t i = 1; i < n; i++)
     if (bs[i].nodes.len < depth) depth = bs[i].nodes.len;
   uint32_t last = 0;
+  Expr **curs = arena_alloc(m->arena, depth * sizeof *curs); /* the combined node at each depth */
+  curs[0] = cur;
   for (uint32_t d = 1; d < depth; d++) {
     Expr *e0 = bs[0].nodes.data[d];
     int32_t pos = chain_pos(&bs[0], d);
@@ -464,17 +493,33 @@ static void combine_group(Cb *cb, Branch *bs, uint32_t n) {
     Expr *c = build_copy(m, e0);
     c->call.fn = build_copy(m, e0->call.fn);
     c->call.args = args;
-    cur = c;
+    cur = curs[d] = c;
     last = d;
   }
+  /* CombineParallelDense(to_batch=False) slices on an axis whose extent is the
+   * dense's units; TVM aborts when a following op left none (a reshape):
+   * relayc stops the combining at the last depth where every branch has one. */
+  while (last > 0 && cb->k == &dense_k && !cb->to_batch) {
+    bool sliceable = true;
+    for (uint32_t i = 0; i < n && sliceable; i++) sliceable = dense_slice_axis(bs, i, last) >= 0;
+    if (sliceable) break;
+    cur = curs[--last];
+  }
+  cb->last = last;
   for (uint32_t i = 0; i < n; i++)
     ptrmap_put(&cb->replace, bs[i].nodes.data[last], (int64_t)(intptr_t)cb->k->slice(cb, cur, bs, n, i));
 }
 
-static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
+/* A branch's last node becomes its slice of the combined call. The slice is
+ * built from the ORIGINAL nodes (data, weights, following arguments), so it
+ * is rewritten in turn: when the data is itself the output of an earlier
+ * combined group (TVM's test_combine_parallel_conv2d_multiple_blocks: every
+ * block's convolutions read the concatenation of the previous block's), that
+ * group's replacement must show through, as TVM's ExprSubst does. */
+static Expr *pre(Rewriter *rw, Expr *e) {
   Cb *cb = rw->ud;
   int64_t v;
-  return ptrmap_get(&cb->replace, old, &v) ? (Expr *)(intptr_t)v : e;
+  return ptrmap_get(&cb->replace, e, &v) ? rw_expr(rw, (Expr *)(intptr_t)v) : NULL;
 }
 
 static bool run(PassCtx *c, const Combiner *k) {
@@ -533,7 +578,7 @@ static bool run(PassCtx *c, const Combiner *k) {
     if (cb.replace.len) {
       Rewriter rw;
       rw_init(&rw, m, c->d);
-      rw.post = post;
+      rw.pre = pre;
       rw.ud = &cb;
       ok = rw_function(&rw, g->fn);
       rw_fini(&rw);
