@@ -24,6 +24,13 @@
  *     after `let %y = %x` later uses of %x become %y (TVM's memo quirk).
  *     Fresh names come from the module's counter, consumed exactly where TVM
  *     calls Var::GenSym (also when BBNF then decides not to bind).
+ *     `on_device(e, constrain_result=True)` (constrain_body true too) is looked
+ *     through, as TVM does (spec §11.4, test_let_as_subexpr): e is converted
+ *     with that annotation as the lexical device, every value bound meanwhile
+ *     (and every node BBNF rebuilds in place) is wrapped in the same
+ *     on_device (variables, globals, operators, constructors and function
+ *     literals never are; a function literal's body has no device), no `let`
+ *     is made for the annotation itself, and its result is on_device(result).
  *
  * Linear time: nodes are found through Expr.mark (validated by a back
  * pointer), variables and operators through tables indexed by their ids,
@@ -45,12 +52,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "ops/registry.h"
 #include "ops/op_call.h"
+#include "ops/op_ids.h"
 #include "ops/op_traits.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -112,6 +121,7 @@ typedef struct Nf {
   U32Vec by_op;        /* operator id -> node index (validated likewise) */
   bool failed;         /* nesting too deep */
   bool bind_effects;   /* BBNF, this function lifts a node with an effect: bind every such node */
+  VEC(Expr *) device;  /* lexical on_device annotations (NULL: a function body, no device) */
 } Nf;
 
 static bool nf_too_deep(Nf *nf, Span sp) {
@@ -508,9 +518,56 @@ static Var *gensym(Nf *nf, bool make, Span sp) {
   return var_new(nf->m, arena_strndup(nf->m->arena, p, (size_t)(buf + sizeof buf - 1 - p)), sp, NULL);
 }
 
+/* on_device(e) fixing both its result and its body (TVM's is_fixed). */
+static bool on_device_fixed(const Expr *e) {
+  if (op_call_id(e) != OP_ON_DEVICE || e->call.nargs != 1) return false;
+  const AttrValue *r = attrs_get(e->call.attrs, "constrain_result"), *b = attrs_get(e->call.attrs, "constrain_body");
+  return r && r->kind == AV_BOOL && r->b && (!b || (b->kind == AV_BOOL && b->b));
+}
+
+/* The annotation `ann` (an on_device call) around `body`: its own callee node
+ * and the body's type (on_device is the identity). */
+static Expr *on_device_around(Nf *nf, Expr *ann, Expr *body) {
+  Expr *c = build_copy(nf->m, ann);
+  c->call.fn = build_copy(nf->m, ann->call.fn);
+  c->call.args = arena_alloc(nf->m->arena, sizeof *c->call.args);
+  c->call.args[0] = body;
+  c->type = body->type;
+  return c;
+}
+
+/* TVM's MaybeOnDeviceFixed with the lexical device: `now` wrapped in the
+ * innermost enclosing on_device, unless there is none or `now` is an atom
+ * that carries no device (a variable, global, operator, constructor), a
+ * function literal or already an on_device. */
+static Expr *on_lexical_device(Nf *nf, Expr *now) {
+  Expr *ann = nf->device.len ? nf->device.data[nf->device.len - 1] : NULL;
+  if (!ann) return now;
+  switch (now->kind) {
+  case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR: case EXPR_FN: return now;
+  default: break;
+  }
+  return op_call_id(now) == OP_ON_DEVICE ? now : on_device_around(nf, ann, now);
+}
+
+static Expr *fill(Nf *nf, Expr *e, Var *v);
+
+/* A fixed on_device: its body converted under it (v passes through), no
+ * binding of its own; the result is on_device(converted body). */
+static Expr *fill_on_device(Nf *nf, Expr *e, Var *v) {
+  vec_push(nf->device, e);
+  Expr *body = fill(nf, e->call.args[0], v);
+  nf->device.len--;
+  DgNode *n = node(nf, e);
+  n->done = true;
+  n->result = on_device_around(nf, e, body);
+  return n->result;
+}
+
 /* TVM's Fill::Compound for a non-let node: bind `now` (the rebuilt orig) to v
  * or a fresh variable in orig's scope — unless BBNF does not lift it. */
 static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
+  now = on_lexical_device(nf, now);
   bool not_included = nf->bbnf && !n->lifted && !(nf->bind_effects && own_effect(orig));
   Var *var = v ? v : gensym(nf, !not_included, orig->span);
   n->done = true;
@@ -522,8 +579,6 @@ static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
   n->result = build_var(nf->m, var, orig->span);
   return n->result; /* this first use may be the memo's node; later uses copy it */
 }
-
-static Expr *fill(Nf *nf, Expr *e, Var *v);
 
 /* An occurrence of a child during a rebuild (the child is converted first). */
 static Expr *child(Nf *nf, Expr *e) { return fill(nf, e, NULL); }
@@ -605,7 +660,7 @@ static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
       st.len--;
       continue;
     }
-    if (x != e && !is_dataflow(x)) {
+    if (x != e && (!is_dataflow(x) || on_device_fixed(x))) {
       st.len--;
       fill(nf, x, NULL);
       continue;
@@ -663,7 +718,7 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
     Var *var = bind ? bind : gensym(nf, !not_included, x->span);
     n->done = true;
     if (!bind && not_included) {
-      n->result = scope_get(nf, inner, body);
+      n->result = on_lexical_device(nf, scope_get(nf, inner, body));
       body = n->result;
       continue;
     }
@@ -680,7 +735,7 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
       scope_push(nf, s, b->let.var, b->let.value, b->span);
       b = b->let.body;
     }
-    scope_push(nf, s, var, b, x->span);
+    scope_push(nf, s, var, on_lexical_device(nf, b), x->span);
     n->result = build_var(nf->m, var, x->span);
     body = n->result;
   }
@@ -691,7 +746,9 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
 static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
   Function *f = e->fn;
   if (fn_has_attr(f, "Primitive")) return e;
+  vec_push(nf->device, NULL); /* TVM: the literal's own (unconstrained) device */
   Expr *body = fill(nf, f->body, NULL);
+  nf->device.len--;
   body = scope_get(nf, nf->nodes.data[n->sub].scope, body);
   if (body == f->body) return e;
   Function *nfn = arena_alloc(nf->m->arena, sizeof *nfn);
@@ -727,8 +784,10 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
     n->result = build_var(nf->m, v, e->span);
     return n->result;
   case EXPR_CONST: return compound(nf, n, e, e, v);
-  case EXPR_CALL: case EXPR_TUPLE: case EXPR_PROJ: case EXPR_REF_NEW: case EXPR_REF_READ:
-  case EXPR_REF_WRITE:
+  case EXPR_CALL:
+    if (on_device_fixed(e)) return fill_on_device(nf, e, v);
+    return fill_dataflow(nf, e, v);
+  case EXPR_TUPLE: case EXPR_PROJ: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
     return fill_dataflow(nf, e, v);
   case EXPR_LET: return fill_let(nf, e, v);
   case EXPR_IF: {
@@ -774,7 +833,7 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
 static bool normal_form_function(Nf *nf, GlobalDef *g) {
   Function *f = g->fn;
   if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
-  nf->nodes.len = nf->edges.len = nf->post.len = 0;
+  nf->nodes.len = nf->edges.len = nf->post.len = nf->device.len = 0;
   Expr *root = build_fn(nf->m, f, f->span);
   dg_visit(nf, root);
   if (!nf->failed) {
@@ -802,6 +861,7 @@ static bool run_normal_form(PassCtx *c, bool bbnf) {
   vec_free(nf.nodes);
   vec_free(nf.edges);
   vec_free(nf.post);
+  vec_free(nf.device);
   ptrmap_free(&nf.atoms);
   return ok;
 }
