@@ -102,7 +102,7 @@ def execute(argv):
         return None, b"", f"timed out after {TIMEOUT}s"
 
 
-RUN_ONLY_WITH_ARG = ("--input", "--output")
+RUN_ONLY_WITH_ARG = ("--input", "--output", "--inputs", "--params")
 RUN_ONLY = ("--run", "--profile", "--json")
 
 
