@@ -25,8 +25,8 @@
  *   dyn.nn.upsampling(d, h, w)   nn.upsampling(d, scale_h=H, scale_w=W, ...)
  *   dyn.nn.pad(d, w, v)          nn.pad(d, v, pad_width=w, ...)
  *   dyn.strided_slice(d, b, e, s) strided_slice(d, begin=b, end=e, strides=s, ...)
- * (TVM's dyn.nn.upsampling3d and dyn.sparse_to_dense have no static
- * counterpart in relayc's registry yet.)
+ *   dyn.nn.upsampling3d(d, s, h, w) nn.upsampling3d(d, scale_d=S, scale_h=H, scale_w=W, ...)
+ *   dyn.sparse_to_dense(i, v, dv, s) sparse_to_dense(i, v, dv, output_shape=s)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +181,18 @@ static Expr *to_static(Rewriter *rw, Expr *e) {
     Attrs *s = attrs_with(m, at, "scale_h", attr_float(m, h));
     return op_call_attrs(m, "nn.upsampling", a, 1, attrs_with(m, s, "scale_w", attr_float(m, wd)), sp);
   }
+  case OP_DYN_NN_UPSAMPLING3D: {
+    double sd, h, wd;
+    if (!const_double(prepare(rw, a[1]), &sd) || !const_double(prepare(rw, a[2]), &h) ||
+        !const_double(prepare(rw, a[3]), &wd))
+      return NULL;
+    Attrs *s = attrs_with(m, at, "scale_d", attr_float(m, sd));
+    s = attrs_with(m, s, "scale_h", attr_float(m, h));
+    return op_call_attrs(m, "nn.upsampling3d", a, 1, attrs_with(m, s, "scale_w", attr_float(m, wd)), sp);
+  }
+  case OP_DYN_SPARSE_TO_DENSE:
+    if ((n = const_ints(prepare(rw, a[3]), v, MAXV)) < 0) return NULL;
+    return op_call_attrs(m, "sparse_to_dense", a, 3, attrs_with(m, at, "output_shape", ints_value(m, v, n)), sp);
   case OP_DYN_NN_PAD: {
     k = prepare(rw, a[2]);
     if ((nw = const_ints(prepare(rw, a[1]), w, MAXV)) < 0 || nw % 2 || k->kind != EXPR_CONST) return NULL;
@@ -222,7 +234,8 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 /* The dyn.* operators to_static knows. */
 static const int32_t dyn_ops[] = {OP_DYN_RESHAPE, OP_DYN_SQUEEZE, OP_DYN_TILE, OP_DYN_TOPK, OP_DYN_BROADCAST_TO,
                                   OP_DYN_ZEROS, OP_DYN_ONES, OP_DYN_FULL, OP_DYN_ONE_HOT, OP_DYN_IMAGE_RESIZE2D,
-                                  OP_DYN_NN_UPSAMPLING, OP_DYN_NN_PAD, OP_DYN_STRIDED_SLICE};
+                                  OP_DYN_NN_UPSAMPLING, OP_DYN_NN_UPSAMPLING3D, OP_DYN_NN_PAD, OP_DYN_STRIDED_SLICE,
+                                  OP_DYN_SPARSE_TO_DENSE};
 
 /* FoldConstant on f, twice (TVM folds, re-infers, folds again). The first
  * round runs before the new static calls are typed (the folder only needs
