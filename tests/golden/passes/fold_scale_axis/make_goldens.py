@@ -464,6 +464,24 @@ def @main(%x: Tensor[(4, 2, 10, 10, 2), float32], %weight: Tensor[(2, 4, 3, 3, 1
   add(%2, %1)
 }""", None, [pow2((2, 1, 1, 2))])
 
+case("bwd_fail_layouts_blocked", BWD + "// test_fold_bwd_fail (fail1), blocked: NCHW2c data, OIHW1i2o kernel, the second conv's out_layout CNHW2c; the add offers nothing.\n", """
+def @main(%x: Tensor[(2, 2, 10, 10, 2), float32], %weight: Tensor[(2, 4, 3, 3, 1, 2), float32], %out_bias: Tensor[(2, 1, 1, 2), float32]) {
+  %0 = nn.conv2d(%x, %weight, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3], data_layout="NCHW2c", kernel_layout="OIHW1i2o");
+  %1 = nn.relu(%0);
+  %2 = nn.conv2d(%x, %weight, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3], data_layout="NCHW2c", kernel_layout="OIHW1i2o", out_layout="CNHW2c");
+  %3 = nn.relu(%2);
+  %4 = add(%1, %3);
+  multiply(%4, meta[relay.Constant][0])
+}""", None, [pow2((2, 1, 1, 2))])
+
+case("bwd_fail_shared_plain", BWD + "// test_fold_bwd_fail (fail2), NCHW: the conv's output is also used by a relu, so the scale cannot be pushed into it.\n", """
+def @main(%x: Tensor[(4, 4, 10, 10), float32], %weight: Tensor[(4, 4, 3, 3), float32], %out_bias: Tensor[(4, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %weight, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.relu(%0);
+  %2 = multiply(%0, meta[relay.Constant][0]);
+  add(%2, %1)
+}""", None, [pow2((4, 1, 1))])
+
 case("bwd_relu_fail_var", BWD + "// test_fold_bwd_relu_fail: a variable scale cannot cross the relu.\n", """
 def @main(%x: Tensor[(4, 4, 10, 10), float32], %weight: Tensor[(4, 4, 3, 3), float32], %in_scale: Tensor[(4, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %weight, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
