@@ -34,6 +34,7 @@
  */
 #include "eval/lower.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/attrs.h"
@@ -78,6 +79,14 @@ typedef struct Lower {
   bool has_cross;
 } Lower;
 
+/* A shared node evaluated before the branches of `owner` (conversion order: ix). */
+typedef struct Hoist {
+  const Expr *owner;
+  uint32_t owner_ix, ix;
+  Expr *e;
+} Hoist;
+typedef VEC(Hoist) HoistList;
+
 typedef struct F {
   Lower *L;
   Code *code;
@@ -105,6 +114,11 @@ typedef struct F {
   uint32_t nvarcaps;
   Expr *const *ncaps_e;   /* then its captured shared nodes (in memo, always available) */
   PtrMap ncapset;         /* those nodes -> 1 */
+  /* Shared nodes evaluated before an if's / match's branches (hoist_scan):
+   * the if/match node -> 1 + first index in hoist_list; a run ends at a
+   * different owner. */
+  PtrMap hoist_head;
+  HoistList hoist_list;
 } F;
 
 static const char *const opnames[] = {
@@ -324,6 +338,180 @@ static void pattern_binders(Pattern *p, PtrMap *bound) {
       for (uint32_t i = 0; i < q->tuple.n; i++) vec_push(st, q->tuple.fields[i]);
   }
   vec_free(st);
+}
+
+/* ------------------------------------------------------------ hoisting */
+
+/* Where a shared node is evaluated inside its function. TVM's interpreter
+ * runs the A-normal form (its Prepare converts first): a shared node is bound
+ * in the innermost scope (the function body, an if branch, a match clause)
+ * enclosing all its uses, at the point the conversion first meets it, so one
+ * first met inside a branch but also used outside that branch is evaluated
+ * before the if / match (after its condition or scrutinee), even when the
+ * branch is not taken. The JSET guards alone would evaluate it lazily inside
+ * the branch, which effects (a ref read or write) make visible: `%r =
+ * ref_read(%c); if (%p) { ref_write(%c, 10); %r } else { 0 }; ... %r` reads
+ * before the if. hoist_scan finds, for each if and match of the function,
+ * the shared nodes to evaluate before its branches, in conversion order
+ * (children left to right, call arguments before the callee, post-order).
+ * Linear in the body, plus an O(log depth) scope-tree step per edge into a
+ * shared node. Not covered: a node captured by a nested literal created
+ * inside a branch (emit_fn evaluates it where the literal is made). */
+
+/* The children of e in conversion order, with the scope each sits in: `s` itself, or a new branch /
+ * clause scope under it owned by e. Shared nodes captured from outside and
+ * atoms are left out (no scope needed). */
+typedef struct HoistEdge {
+  Expr *child;
+  uint32_t scope;
+} HoistEdge;
+
+static bool hoist_leaf(F *f, const Expr *e) { return trivial(e) || (f->ncapset.len && ptrmap_find(&f->ncapset, e)); }
+
+typedef VEC(HoistEdge) HoistEdges;
+
+static void hoist_children(F *f, Expr *e, uint32_t s, ScopeTree *t, PtrMap *owner, HoistEdges *out) {
+#define HC(c, sc)                                                                                  \
+  do {                                                                                             \
+    Expr *c_ = (c);                                                                                \
+    if (c_ && !hoist_leaf(f, c_)) vec_push(*out, ((HoistEdge){c_, (sc)}));                        \
+  } while (0)
+  switch (e->kind) {
+  case EXPR_CALL:
+    for (uint32_t i = 0; i < e->call.nargs; i++) HC(e->call.args[i], s);
+    HC(e->call.fn, s);
+    break;
+  case EXPR_FN:
+    if (ptrmap_find(&f->inl, e)) HC(e->fn->body, s); /* lowered in place: part of this function */
+    break;
+  case EXPR_TUPLE:
+    for (uint32_t i = 0; i < e->tuple.n; i++) HC(e->tuple.fields[i], s);
+    break;
+  case EXPR_PROJ: HC(e->proj.tuple, s); break;
+  case EXPR_LET:
+    HC(e->let.value, s);
+    HC(e->let.body, s);
+    break;
+  case EXPR_IF: {
+    HC(e->if_.cond, s);
+    uint32_t a = t ? scope_tree_add(t, s) : 0, b = t ? scope_tree_add(t, s) : 0;
+    if (t) {
+      ptrmap_put(owner, (void *)(uintptr_t)(a + 1), (int64_t)(uintptr_t)e);
+      ptrmap_put(owner, (void *)(uintptr_t)(b + 1), (int64_t)(uintptr_t)e);
+    }
+    HC(e->if_.then_, a);
+    HC(e->if_.else_, b);
+    break;
+  }
+  case EXPR_MATCH:
+    HC(e->match.scrut, s);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) {
+      uint32_t a = t ? scope_tree_add(t, s) : 0;
+      if (t) ptrmap_put(owner, (void *)(uintptr_t)(a + 1), (int64_t)(uintptr_t)e);
+      HC(e->match.clauses[i].body, a);
+    }
+    break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: HC(e->ref.arg, s); break;
+  case EXPR_REF_WRITE:
+    HC(e->ref_write.ref, s);
+    HC(e->ref_write.value, s);
+    break;
+  default: break;
+  }
+#undef HC
+}
+
+static int hoist_cmp(const void *a, const void *b) {
+  const Hoist *x = a, *y = b;
+  if (x->owner_ix != y->owner_ix) return x->owner_ix < y->owner_ix ? -1 : 1;
+  return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+static void hoist_scan(F *f, Expr *body) {
+  if (hoist_leaf(f, body)) return;
+  /* 1. post-order in conversion order: index of each node, and the order */
+  PtrMap ix = {0};   /* node -> post-order index + 1 (0 while open) */
+  ExprVec order = {0};
+  HoistEdges kids = {0};
+  struct Frame { Expr *e; bool done; };
+  VEC(struct Frame) st = {0};
+  bool branches = false;
+  vec_push(st, ((struct Frame){body, false}));
+  while (st.len) {
+    struct Frame fr = st.data[--st.len];
+    if (fr.done) {
+      ptrmap_put(&ix, fr.e, (int64_t)order.len + 1);
+      vec_push(order, fr.e);
+      continue;
+    }
+    if (ptrmap_find(&ix, fr.e)) continue;
+    ptrmap_put(&ix, fr.e, 0);
+    if (fr.e->kind == EXPR_IF || fr.e->kind == EXPR_MATCH) branches = true;
+    vec_push(st, ((struct Frame){fr.e, true}));
+    kids.len = 0;
+    hoist_children(f, fr.e, 0, NULL, NULL, &kids);
+    for (size_t i = kids.len; i-- > 0;)
+      if (!ptrmap_find(&ix, kids.data[i].child)) vec_push(st, ((struct Frame){kids.data[i].child, false}));
+  }
+  vec_free(st);
+  if (!branches) goto done;
+  /* 2. scopes, parents before children (reverse post-order): a node's scope
+   * is the innermost one enclosing every use; each edge into a shared node
+   * is kept with the scope of its use */
+  ScopeTree t = {0};
+  PtrMap scope = {0}, owner = {0};
+  HoistEdges uses = {0};
+  ptrmap_put(&scope, body, (int64_t)scope_tree_add(&t, SCOPE_TREE_NONE) + 1); /* scope + 1 */
+  for (size_t k = order.len; k-- > 0;) {
+    Expr *e = order.data[k];
+    int64_t s = 0;
+    ptrmap_get(&scope, e, &s);
+    kids.len = 0;
+    hoist_children(f, e, (uint32_t)(s - 1), &t, &owner, &kids);
+    for (size_t i = 0; i < kids.len; i++) {
+      HoistEdge h = kids.data[i];
+      int64_t *cs = ptrmap_slot(&scope, h.child); /* 0: no use seen yet */
+      *cs = *cs ? (int64_t)scope_tree_lca(&t, (uint32_t)(*cs - 1), h.scope) + 1 : (int64_t)h.scope + 1;
+      if (ptrmap_find(&f->memo, h.child)) vec_push(uses, h);
+    }
+  }
+  /* 3. a use in a scope strictly inside the node's own scope: the node is
+   * evaluated before the if / match owning the branch on the way there */
+  for (size_t i = 0; i < uses.len; i++) {
+    Expr *c = uses.data[i].child;
+    int64_t cs = 0;
+    ptrmap_get(&scope, c, &cs);
+    uint32_t home = (uint32_t)(cs - 1), at = uses.data[i].scope;
+    if (at == home) continue;
+    uint32_t br = scope_tree_up(&t, at, t.data[home].depth + 1);
+    int64_t o = 0, oi = 0, ci = 0;
+    if (!ptrmap_get(&owner, (void *)(uintptr_t)(br + 1), &o)) continue;
+    ptrmap_get(&ix, (Expr *)(uintptr_t)o, &oi);
+    ptrmap_get(&ix, c, &ci);
+    Hoist hh = {(const Expr *)(uintptr_t)o, (uint32_t)oi, (uint32_t)ci, c};
+    vec_push(f->hoist_list, hh);
+  }
+  if (f->hoist_list.len) {
+    qsort(f->hoist_list.data, f->hoist_list.len, sizeof *f->hoist_list.data, hoist_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < f->hoist_list.len; i++) { /* drop repeats */
+      if (k && f->hoist_list.data[k - 1].owner == f->hoist_list.data[i].owner &&
+          f->hoist_list.data[k - 1].e == f->hoist_list.data[i].e)
+        continue;
+      f->hoist_list.data[k++] = f->hoist_list.data[i];
+    }
+    f->hoist_list.len = k;
+    for (size_t i = k; i-- > 0;) ptrmap_put(&f->hoist_head, f->hoist_list.data[i].owner, (int64_t)i + 1);
+  }
+  vec_free(uses);
+  ptrmap_free(&scope);
+  ptrmap_free(&owner);
+  scope_tree_free(&t);
+done:
+  vec_free(kids);
+  vec_free(order);
+  ptrmap_free(&ix);
 }
 
 /* ------------------------------------------------------------ homes */
@@ -932,9 +1120,20 @@ static void emit_pattern(F *f, Pattern *p, uint32_t r, Holes *fails) {
   }
 }
 
+/* The shared nodes A-normal form evaluates right before e's branches (hoist_scan). */
+static void emit_hoisted(F *f, const Expr *e) {
+  int64_t h;
+  if (!f->hoist_head.len || !ptrmap_get(&f->hoist_head, e, &h)) return;
+  for (size_t i = (size_t)h - 1; i < f->hoist_list.len && f->hoist_list.data[i].owner == e; i++) {
+    uint32_t r;
+    memo_reg(f, f->hoist_list.data[i].e, &r);
+  }
+}
+
 static void emit_match(F *f, Expr *e, uint32_t dst, bool tail) {
   uint32_t save = f->top;
   uint32_t s = operand(f, e->match.scrut);
+  emit_hoisted(f, e);
   Holes ends = {0};
   for (uint32_t i = 0; i < e->match.nclauses; i++) {
     Clause *cl = &e->match.clauses[i];
@@ -963,6 +1162,7 @@ static void emit_match(F *f, Expr *e, uint32_t dst, bool tail) {
 static void emit_if(F *f, Expr *e, uint32_t dst, bool tail) {
   uint32_t save = f->top;
   uint32_t c = operand(f, e->if_.cond);
+  emit_hoisted(f, e); /* above c: c stays live until the JMPF */
   f->top = save;
   op(f, I_JMPF, e->span);
   w(f, c);
@@ -2040,6 +2240,8 @@ static void f_finish(F *f) {
   ptrmap_free(&f->memo);
   ptrmap_free(&f->avail);
   ptrmap_free(&f->ncapset);
+  ptrmap_free(&f->hoist_head);
+  vec_free(f->hoist_list);
   vec_free(f->region_open);
 }
 
@@ -2092,6 +2294,7 @@ static void lower_function(Lower *L, Pending *p) {
   }
   ptrmap_free(&home_here);
   c->nmemo = r - c->memo_lo;
+  if (c->nmemo) hoist_scan(&f, fn->body);
   f.fn = fn;
   f.caps = p->caps;
   f.nvarcaps = p->ncaps;

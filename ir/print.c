@@ -1000,6 +1000,17 @@ static uint32_t pr_new_scopes(Printer *p, uint32_t parent, uint32_t n) {
   return first;
 }
 
+/* Does a let's body `b` continue its chain (one line per let in the same
+ * scope)? Only when it is a let referenced once: a let body that is shared
+ * (the same node referenced elsewhere too) is a graph binding of its own,
+ * printed by number; continuing the chain into it would repeat its lines
+ * with its inner bindings out of scope. */
+static bool pr_chains(Printer *p, Expr *b) {
+  if (!b || b->kind != EXPR_LET) return false;
+  NodeInfo *bi = pr_node(p, b);
+  return bi->gen != p->gen || bi->uses <= 1;
+}
+
 /* A reference from a parent placed (or opening a scope) at `site`. The child
  * is queued once all its references are placed. */
 static void pr_place_ref(Printer *p, Expr *c, uint32_t site, EdgeKind kind) {
@@ -1058,11 +1069,10 @@ static void pr_place_all(Printer *p, Expr *root) {
       /* printed in place (the rest of a chain, or a used-once tail): its
        * lines go to the enclosing scope; else in parentheses, a scope */
       bool unique = ni->gen != p->gen || ni->uses <= 1;
-      bool flat = ni->edge == EDGE_CHAIN || (unique && ni->edge == EDGE_TAIL);
+      bool flat = unique && (ni->edge == EDGE_CHAIN || ni->edge == EDGE_TAIL);
       ni->chain = flat ? at : pr_new_scopes(p, at, 1);
       pr_place_ref(p, e->let.value, ni->chain, EDGE_VALUE);
-      pr_place_ref(p, e->let.body, ni->chain,
-                   e->let.body && e->let.body->kind == EXPR_LET ? EDGE_CHAIN : EDGE_TAIL);
+      pr_place_ref(p, e->let.body, ni->chain, pr_chains(p, e->let.body) ? EDGE_CHAIN : EDGE_TAIL);
       break;
     }
     case EXPR_IF:
@@ -1220,7 +1230,7 @@ static Doc *pr_let(Printer *p, Expr *e) {
   NodeInfo *ni = pr_node(p, e);
   uint32_t sid = ni->place_gen == p->gen ? ni->chain : SCOPE_TREE_NONE;
   Expr *cur = e;
-  while (cur->kind == EXPR_LET) {
+  while (cur == e || pr_chains(p, cur)) {
     Doc *line = pr_text(p, "let ");
     pr_sub(p, line, pr_alloc_var(p, cur->let.var));
     pr_put(p, line, " = ");

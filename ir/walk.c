@@ -360,7 +360,7 @@ uint32_t scope_tree_add(ScopeTree *t, uint32_t parent) {
 }
 
 /* The ancestor of s at `depth` (<= its own). */
-static uint32_t scope_tree_up(const ScopeTree *t, uint32_t s, uint32_t depth) {
+uint32_t scope_tree_up(const ScopeTree *t, uint32_t s, uint32_t depth) {
   while (t->data[s].depth > depth)
     s = t->data[t->data[s].jump].depth >= depth ? t->data[s].jump : t->data[s].parent;
   return s;

@@ -69,6 +69,8 @@ typedef struct ScopeTree {
 uint32_t scope_tree_add(ScopeTree *t, uint32_t parent);
 /* The innermost scope enclosing a and b (SCOPE_TREE_NONE: different roots). */
 uint32_t scope_tree_lca(const ScopeTree *t, uint32_t a, uint32_t b);
+/* The ancestor of s at `depth` (at most s's own depth; the root's is 0). */
+uint32_t scope_tree_up(const ScopeTree *t, uint32_t s, uint32_t depth);
 void scope_tree_free(ScopeTree *t);
 
 /* Nodes shared across function literals. A node's home is the innermost
