@@ -46,6 +46,7 @@
 
 #include "ir/build.h"
 #include "ir/diag.h"
+#include "ir/mem.h"
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
@@ -111,7 +112,21 @@ typedef struct Undo {
   int64_t old;
 } Undo;
 
-/* A scoped map (env, memo): puts are undone back to a mark. 0 = absent. */
+/* The environment: Var* -> PV*, a dense array indexed by Var id (ids are
+ * dense within a module, and the lookup is on every variable occurrence),
+ * with an undo log so scopes are left by undoing back to a mark. */
+typedef struct EnvUndo {
+  uint32_t id;
+  PV *old;
+} EnvUndo;
+
+typedef struct Env {
+  PV **val;   /* NULL: unbound */
+  size_t cap;
+  VEC(EnvUndo) undo;
+} Env;
+
+/* A scoped map (memo): puts are undone back to a mark. 0 = absent. */
 typedef struct Scoped {
   PtrMap map;
   VEC(Undo) undo;
@@ -127,7 +142,7 @@ typedef struct Frame {
 typedef struct Pe {
   Module *m;
   Diag *d;
-  Scoped env;            /* Var* -> PV* */
+  Env env;               /* Var* -> PV* */
   Scoped *memo;          /* Expr* -> PV* for the body being evaluated */
   VEC(PV *) store;       /* cell contents (NULL: unknown) */
   VEC(Frame) frames;     /* unfoldings in progress */
@@ -171,6 +186,33 @@ static void sc_undo(Scoped *s, size_t mark) {
 static void sc_free(Scoped *s) {
   ptrmap_free(&s->map);
   vec_free(s->undo);
+}
+
+static void env_reserve(Pe *p, size_t n) {
+  if (n <= p->env.cap) return;
+  size_t cap = p->env.cap ? p->env.cap : 1024;
+  while (cap < n) cap *= 2;
+  p->env.val = mem_realloc(p->env.val, cap * sizeof *p->env.val);
+  memset(p->env.val + p->env.cap, 0, (cap - p->env.cap) * sizeof *p->env.val);
+  p->env.cap = cap;
+}
+
+static void bind(Pe *p, Var *v, PV *val) {
+  env_reserve(p, (size_t)v->id + 1);
+  EnvUndo u = {v->id, p->env.val[v->id]};
+  vec_push(p->env.undo, u);
+  p->env.val[v->id] = val;
+}
+
+static PV *env_get(Pe *p, const Var *v) { return v->id < p->env.cap ? p->env.val[v->id] : NULL; }
+
+static size_t env_mark(Pe *p) { return p->env.undo.len; }
+
+static void env_undo(Pe *p, size_t mark) {
+  while (p->env.undo.len > mark) {
+    EnvUndo u = p->env.undo.data[--p->env.undo.len];
+    p->env.val[u.id] = u.old;
+  }
 }
 
 /* ---------------------------------------------------------------- values */
@@ -292,12 +334,11 @@ static const Inst *inst_for(Pe *p, GlobalDef *g, Type *at) {
 
 /* ----------------------------------------------------------- functions */
 
-static void bind(Pe *p, Var *v, PV *val) { sc_put(&p->env, v, val); }
 
 /* The function's body evaluated with its parameters bound to args. */
 static PV *unfold(Pe *p, Closure *c, PV **args, uint32_t n, Type *at, LL *ll) {
   Function *f = c->g ? c->g->fn : c->lit;
-  size_t mark = sc_mark(&p->env);
+  size_t mark = env_mark(p);
   const Inst *saved_inst = p->inst;
   p->inst = c->g ? inst_for(p, c->g, at) : c->inst;
   if (c->lit) {
@@ -311,7 +352,7 @@ static PV *unfold(Pe *p, Closure *c, PV **args, uint32_t n, Type *at, LL *ll) {
   p->memo = saved;
   p->inst = saved_inst;
   sc_free(&memo);
-  sc_undo(&p->env, mark);
+  env_undo(p, mark);
   return r;
 }
 
@@ -431,7 +472,7 @@ static PV *closure_of(Pe *p, Expr *e) {
   c->capv = arena_alloc(m->arena, (fvs.len ? fvs.len : 1) * sizeof *c->capv);
   for (uint32_t i = 0; i < c->ncaps; i++) {
     c->caps[i] = fvs.data[i];
-    PV *v = sc_get(&p->env, c->caps[i]);
+    PV *v = env_get(p, c->caps[i]);
     c->capv[i] = v ? v : pv_new(p, S_NONE, build_var(m, c->caps[i], e->span));
   }
   vec_free(fvs);
@@ -453,7 +494,7 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   v->d = build_var(m, x, sp);
   const Inst *saved_inst = p->inst;
   p->inst = c->inst;
-  size_t mark = sc_mark(&p->env);
+  size_t mark = env_mark(p);
   for (uint32_t i = 0; i < c->ncaps; i++) bind(p, c->caps[i], c->capv[i]);
   if (c->self) bind(p, c->self, v);
   Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
@@ -474,7 +515,7 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   p->memo = saved;
   sc_free(&memo);
   restore_store(p, saved_store, nstore);
-  sc_undo(&p->env, mark);
+  env_undo(p, mark);
   Function *nf = build_function(m, ps, f->nparams, inst_type(p, f->ret_annot), ll_wrap(p, &body, r->d), f->attrs, sp);
   nf->tparams = f->tparams;
   nf->ntparams = f->ntparams;
@@ -555,25 +596,25 @@ static Expr *branch(Pe *p, Expr *e, PV **st, size_t nst) {
 static PV *pe_match(Pe *p, Expr *e, LL *ll) {
   PV *s = pe(p, e->match.scrut, ll);
   for (uint32_t i = 0; i < e->match.nclauses; i++) {
-    size_t mark = sc_mark(&p->env);
+    size_t mark = env_mark(p);
     MatchResult r = match_static(p, e->match.clauses[i].pattern, s);
     if (r == M_YES) {
       PV *v = pe(p, e->match.clauses[i].body, ll);
-      sc_undo(&p->env, mark);
+      env_undo(p, mark);
       return v;
     }
-    sc_undo(&p->env, mark);
+    env_undo(p, mark);
     if (r == M_UNKNOWN) break;
   }
   size_t nst = p->store.len;
   PV **st = save_store(p);
   Clause *cl = arena_alloc(p->m->arena, (e->match.nclauses ? e->match.nclauses : 1) * sizeof *cl);
   for (uint32_t i = 0; i < e->match.nclauses; i++) {
-    size_t mark = sc_mark(&p->env);
+    size_t mark = env_mark(p);
     cl[i] = e->match.clauses[i];
     cl[i].pattern = fresh_pattern(p, e->match.clauses[i].pattern);
     cl[i].body = branch(p, e->match.clauses[i].body, st, nst);
-    sc_undo(&p->env, mark);
+    env_undo(p, mark);
   }
   forget_store(p);
   Expr *m = build_match(p->m, s->d, cl, e->match.nclauses, e->match.partial, e->span);
@@ -657,7 +698,7 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   switch (e->kind) {
   case EXPR_CONST: return static_const(p, e, ll);
   case EXPR_VAR: {
-    PV *v = sc_get(&p->env, e->var.var);
+    PV *v = env_get(p, e->var.var);
     return v ? v : pv_new(p, S_NONE, e);
   }
   case EXPR_GLOBAL: {
@@ -686,14 +727,14 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   }
   case EXPR_LET: {
     /* a chain of lets: bind each, then the body; unbind after */
-    size_t mark = sc_mark(&p->env);
+    size_t mark = env_mark(p);
     Expr *cur = e;
     while (cur->kind == EXPR_LET && !sc_get(p->memo, cur)) {
       bind(p, cur->let.var, pe(p, cur->let.value, ll));
       cur = cur->let.body;
     }
     PV *r = pe(p, cur, ll);
-    sc_undo(&p->env, mark);
+    env_undo(p, mark);
     return r;
   }
   case EXPR_IF: return pe_if(p, e, ll);
@@ -751,13 +792,13 @@ static Expr *residual_body(Pe *p, GlobalDef *g) {
   p->residualising = g;
   Scoped memo = {0};
   p->memo = &memo;
-  size_t mark = sc_mark(&p->env);
+  size_t mark = env_mark(p);
   for (uint32_t i = 0; i < f->nparams; i++)
     bind(p, f->params[i], pv_new(p, S_NONE, build_var(p->m, f->params[i], f->span)));
   forget_store(p);
   LL ll = {0};
   PV *r = pe(p, f->body, &ll);
-  sc_undo(&p->env, mark);
+  env_undo(p, mark);
   sc_free(&memo);
   p->memo = NULL;
   return ll_wrap(p, &ll, r->d);
@@ -945,6 +986,7 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   p.m = m;
   p.d = c->d;
   p.fv = fv_cache_new(m);
+  env_reserve(&p, m->next_id);
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, note_self, &p);
   /* all residual bodies from the original ones, then swap them in */
@@ -969,7 +1011,8 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
                      m->defs[i]->name);
       }
     }
-  sc_free(&p.env);
+  mem_free(p.env.val);
+  vec_free(p.env.undo);
   vec_free(p.store);
   vec_free(p.frames);
   ptrmap_free(&p.self_of);
