@@ -15,11 +15,28 @@
  * counted in `active` before the submitter's final check — the Dekker
  * pattern, as for sleeping below.
  *
- * Sleeping. Between jobs a worker spins for a short while (SPIN_ROUNDS
- * pause instructions), then registers in `sleepers` and waits on the
- * condition variable, re-checking `gen` under the mutex. The submitter bumps
+ * Sleeping. Between jobs a worker spins for a short, time-bounded while
+ * (SPIN_NS), then registers in `sleepers` and waits on the condition
+ * variable `cv`, re-checking `gen` under the mutex. The submitter bumps
  * `gen` and then reads `sleepers`: either it sees the sleeper and broadcasts
  * under the mutex, or the sleeper sees the new generation before waiting.
+ * The submitter waiting for chunks that a worker still runs spins for
+ * WAIT_NS too, then sets `waiting` and sleeps on `done_cv` until
+ * `done_chunks` reaches the chunk count; the thread that finishes the last
+ * chunk reads `waiting` after its (sequentially consistent) increment and
+ * signals under the mutex. The bounds are short on purpose: on a loaded
+ * machine a worker that spun away its share of the CPU is the one the
+ * scheduler preempts in the middle of its next chunk, and the submitter
+ * then waits a whole time slice for it; a sleeper keeps its share and is
+ * run promptly when woken.
+ *
+ * Small jobs. A job whose range gives fewer than two chunks of `grain`
+ * items runs on the submitting thread alone (the grain is the caller's
+ * estimate of the work one wake-up is worth); so does every job of a
+ * one-thread pool and any nested call.
+ *
+ * Results never depend on the split: chunk bodies write disjoint outputs,
+ * and a kernel that needs per-thread scratch sizes it by threadpool_size().
  *
  * Nesting: a thread already inside a chunk body (thread-local `tp_inside`)
  * runs a nested threadpool_for inline.
@@ -31,6 +48,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ir/mem.h"
@@ -42,8 +60,20 @@
 #define TP_PAUSE() ((void)0)
 #endif
 
-/* Pause instructions a worker spins for before sleeping (~tens of µs). */
-#define SPIN_ROUNDS 4096
+/* Spin budgets (nanoseconds): a worker for the next job, the submitter for
+ * the workers' last chunks, before sleeping; long while the pool's threads
+ * run undisturbed, short for LOADED_NS after one of them was descheduled. */
+static int64_t SPIN_NS = 200000, WAIT_NS = 1000000;
+static int64_t SPIN_LOADED_NS = 5000, WAIT_LOADED_NS = 20000;
+#define LOADED_NS 100000000
+/* A clock gap this long within one spin batch means the thread was descheduled. */
+#define PREEMPT_GAP_NS 200000
+/* Pause instructions between two reads of the clock while spinning. */
+#define SPIN_BATCH 16
+/* Jobs whose single-thread time is below this run on the submitter alone. */
+#define SMALL_JOB_NS 30000
+/* Slots of the job-cost memo (a power of two). */
+#define COST_SLOTS 1024
 /* Chunks per thread when the grain allows it (dynamic load balance). */
 #define CHUNKS_PER_THREAD 4
 
@@ -51,7 +81,9 @@ typedef struct Pool {
   int size; /* threads including the submitter */
   pthread_t *workers;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t cv;      /* workers sleep here between jobs */
+  pthread_cond_t done_cv; /* the submitter sleeps here for the last chunks */
+  _Atomic int waiting;    /* the submitter is (about to be) on done_cv */
   _Atomic uint32_t gen;
   _Atomic int sleepers;
   _Atomic int active;       /* workers inside the current job */
@@ -59,6 +91,7 @@ typedef struct Pool {
   _Atomic int64_t next_chunk;
   _Atomic int64_t done_chunks;
   _Atomic bool stop;
+  _Atomic int64_t loaded_until; /* spin short before this time (tp_now_ns) */
   /* the current job (written by the submitter before the generation bump) */
   ThreadpoolFn fn;
   void *arg;
@@ -85,30 +118,68 @@ static int tp_env_threads(void) {
   return c > 0 ? (int)c : 1;
 }
 
-/* Chunk k of the current job: [lo, hi). Chunks are near-equal and contiguous. */
-static void tp_run_chunks(Pool *p) {
+static int64_t tp_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Wakes the submitter if it sleeps for the chunk just finished, the last. */
+static void tp_last_done(Pool *p) {
+  if (atomic_load(&p->waiting)) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_signal(&p->done_cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+/* Chunk k of the current job: [lo, hi). Chunks are near-equal and contiguous.
+ * Returns how many chunks this thread ran. */
+static int64_t tp_run_chunks(Pool *p) {
   ThreadpoolFn fn = p->fn;
   void *arg = p->arg;
-  int64_t n = p->n, nc = p->nchunks;
+  int64_t n = p->n, nc = p->nchunks, ran = 0;
   tp_inside = true;
-  for (;;) {
+  for (;; ran++) {
     int64_t k = atomic_fetch_add_explicit(&p->next_chunk, 1, memory_order_relaxed);
     if (k >= nc) break;
     int64_t lo = n / nc * k + (k < n % nc ? k : n % nc);
     int64_t hi = lo + n / nc + (k < n % nc ? 1 : 0);
     fn(arg, lo, hi);
-    atomic_fetch_add_explicit(&p->done_chunks, 1, memory_order_release);
+    if (atomic_fetch_add(&p->done_chunks, 1) == nc - 1) tp_last_done(p);
   }
   tp_inside = false;
+  return ran;
+}
+
+/* The spin budget now: `calm` normally, `loaded` while the machine is busy. */
+static int64_t tp_budget(Pool *p, int64_t now, int64_t calm, int64_t loaded) {
+  return now < atomic_load_explicit(&p->loaded_until, memory_order_relaxed) ? loaded : calm;
+}
+
+/* After a spin batch: false when the budget is spent; a long gap since the
+ * last batch (the thread was descheduled) marks the machine loaded and ends
+ * the spin. */
+static bool tp_spin_on(Pool *p, int64_t *last, int64_t end) {
+  int64_t now = tp_now_ns();
+  if (now - *last > PREEMPT_GAP_NS) {
+    atomic_store_explicit(&p->loaded_until, now + LOADED_NS, memory_order_relaxed);
+    return false;
+  }
+  *last = now;
+  return now < end;
 }
 
 /* Waits for a generation other than `seen`; returns it. */
 static uint32_t tp_wait_job(Pool *p, uint32_t seen) {
-  for (int i = 0; i < SPIN_ROUNDS; i++) {
-    uint32_t g = atomic_load_explicit(&p->gen, memory_order_acquire);
-    if (g != seen) return g;
-    TP_PAUSE();
-  }
+  int64_t last = tp_now_ns(), end = last + tp_budget(p, last, SPIN_NS, SPIN_LOADED_NS);
+  do {
+    for (int i = 0; i < SPIN_BATCH; i++) {
+      uint32_t g = atomic_load_explicit(&p->gen, memory_order_acquire);
+      if (g != seen) return g;
+      TP_PAUSE();
+    }
+  } while (tp_spin_on(p, &last, end));
   pthread_mutex_lock(&p->mu);
   atomic_fetch_add(&p->sleepers, 1);
   uint32_t g;
@@ -141,6 +212,9 @@ static Pool *tp_create(void) {
   p->size = tp_env_threads();
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
+  atomic_init(&p->waiting, 0);
+  atomic_init(&p->loaded_until, 0);
   atomic_init(&p->gen, 0);
   atomic_init(&p->sleepers, 0);
   atomic_init(&p->active, 0);
@@ -181,6 +255,48 @@ static void tp_publish(Pool *p) {
   }
 }
 
+/* The submitter's wait for the chunks the workers still run. */
+static void tp_wait_done(Pool *p, int64_t nc, int64_t now) {
+  if (atomic_load_explicit(&p->done_chunks, memory_order_acquire) >= nc) return;
+  int64_t last = now, end = now + tp_budget(p, now, WAIT_NS, WAIT_LOADED_NS);
+  do {
+    for (int i = 0; i < SPIN_BATCH; i++) {
+      if (atomic_load_explicit(&p->done_chunks, memory_order_acquire) >= nc) return;
+      TP_PAUSE();
+    }
+  } while (tp_spin_on(p, &last, end));
+  pthread_mutex_lock(&p->mu);
+  atomic_store(&p->waiting, 1);
+  while (atomic_load(&p->done_chunks) < nc) pthread_cond_wait(&p->done_cv, &p->mu);
+  atomic_store(&p->waiting, 0);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Job-cost memo: the single-thread time of a job, by (fn, n, grain), from
+ * its last runs (only the submitting thread reads or writes it). A job runs
+ * inline when its known time is below SMALL_JOB_NS: a wake-up and a join
+ * cost more, and on a loaded machine each join risks waiting a time slice
+ * for a preempted worker. Estimates move down at once and up by halves, so a
+ * run stretched by a preemption does not flip a small job to the pool;
+ * one far above the threshold does. */
+typedef struct {
+  ThreadpoolFn fn;
+  int64_t n, grain, ns;
+} CostSlot;
+static CostSlot tp_cost[COST_SLOTS];
+
+static CostSlot *tp_cost_slot(ThreadpoolFn fn, int64_t n, int64_t grain) {
+  uint64_t h = (uint64_t)(uintptr_t)fn * 0x9E3779B97F4A7C15u ^ (uint64_t)n * 0xC2B2AE3D27D4EB4Fu ^
+               (uint64_t)grain * 0x165667B19E3779F9u;
+  return &tp_cost[(h ^ h >> 29) & (COST_SLOTS - 1)];
+}
+
+static void tp_cost_note(CostSlot *c, ThreadpoolFn fn, int64_t n, int64_t grain, int64_t ns) {
+  if (c->fn != fn || c->n != n || c->grain != grain || ns < c->ns || ns > 4 * SMALL_JOB_NS)
+    *c = (CostSlot){fn, n, grain, ns};
+  else c->ns += (ns - c->ns) / 2;
+}
+
 void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
@@ -196,6 +312,16 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
     fn(arg, 0, n);
     return;
   }
+  CostSlot *cost = tp_cost_slot(fn, n, grain);
+  bool known = cost->fn == fn && cost->n == n && cost->grain == grain;
+  int64_t t0 = tp_now_ns();
+  if (known && cost->ns < SMALL_JOB_NS) {
+    tp_inside = true;
+    fn(arg, 0, n);
+    tp_inside = false;
+    tp_cost_note(cost, fn, n, grain, tp_now_ns() - t0);
+    return;
+  }
   p->fn = fn;
   p->arg = arg;
   p->n = n;
@@ -204,14 +330,14 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
   atomic_store_explicit(&p->done_chunks, 0, memory_order_relaxed);
   atomic_store(&p->closed, 0);
   tp_publish(p);
-  tp_run_chunks(p);
-  for (int spins = 0; atomic_load_explicit(&p->done_chunks, memory_order_acquire) < nc; spins++) {
-    if (spins < SPIN_ROUNDS) TP_PAUSE();
-    else sched_yield();
-  }
+  int64_t ran = tp_run_chunks(p), t1 = tp_now_ns();
+  /* chunks are near-equal: the submitter's share scales to the whole job */
+  if (ran > 0) tp_cost_note(cost, fn, n, grain, (t1 - t0) * nc / ran);
+  tp_wait_done(p, nc, t1);
   atomic_store(&p->closed, 1);
+  /* Workers leave right after their last chunk: a short window. */
   for (int spins = 0; atomic_load(&p->active) > 0; spins++) {
-    if (spins < SPIN_ROUNDS) TP_PAUSE();
+    if (spins < 64) TP_PAUSE();
     else sched_yield();
   }
 }
@@ -224,6 +350,7 @@ void threadpool_shutdown(void) {
   for (int i = 1; i < p->size; i++) pthread_join(p->workers[i], NULL);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);
+  pthread_cond_destroy(&p->done_cv);
   mem_free(p->workers);
   mem_free(p);
   tp_pool = NULL;
