@@ -11,6 +11,7 @@
 
 #include "ir/mem.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_vec8.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -80,12 +81,14 @@ void kplane_free(KPlane *p) {
 
 size_t kplane_buffer_floats(const KPlane *p) { return (size_t)(p->nph * p->phase + 16); }
 
+/* 8-float vectors (ops/kernels/k_vec8.h): kv16's shuffle of two vectors
+ * went through memory on AVX2. */
 KHOT void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n) {
-  const kvi16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  const kvi8 even = {0, 2, 4, 6, 8, 10, 12, 14};
   int64_t i = 0;
-  for (; i + 16 < n; i += 16) { /* the last block would read src[2n − 1]: scalar */
-    kv16 a = kv_load(src + 2 * i), b = kv_load(src + 2 * i + 16);
-    kv_store(dst + i, __builtin_shuffle(a, b, even));
+  for (; i + 8 < n; i += 8) { /* the last block would read src[2n − 1]: scalar */
+    kv8 a = kv8_load(src + 2 * i), b = kv8_load(src + 2 * i + 8);
+    kv8_store(dst + i, __builtin_shuffle(a, b, even));
   }
   for (; i < n; i++) dst[i] = src[2 * i];
 }

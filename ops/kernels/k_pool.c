@@ -28,6 +28,7 @@
 #include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_vec8.h"
 #include "ops/kernels/kernel.h"
 #include "ops/layout.h"
 #include "runtime/threadpool.h"
@@ -149,25 +150,65 @@ typedef struct FlatJob {
   float *cnt[3]; /* per axis: the tap count of each output index (avg divisor) */
 } FlatJob;
 
+/* The sweeps use 8-float vectors (ops/kernels/k_vec8.h: kv16 stays in memory
+ * on AVX2), two per 16-float block so the per-lane tap order — and the
+ * result — is that of one 16-float vector. len is a multiple of 16. */
 static KHOT void pool_max_flat(float *restrict out, const float *restrict base,
                                const int64_t *restrict toff, int64_t ntaps, int64_t len,
                                float lowest) {
-  for (int64_t v = 0; v < len; v += 16) {
-    kv16 acc = kv_splat(lowest);
+  int64_t v = 0;
+  for (; v + 32 <= len; v += 32) {
+    kv8 a0 = kv8_splat(lowest), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t t = 0; t < ntaps; t++) {
-      kv16 x = kv_load(base + toff[t] + v);
-      acc = kv_select_gt(x, acc);
+      const float *b = base + toff[t] + v;
+      a0 = kv8_select_gt(kv8_load(b), a0);
+      a1 = kv8_select_gt(kv8_load(b + 8), a1);
+      a2 = kv8_select_gt(kv8_load(b + 16), a2);
+      a3 = kv8_select_gt(kv8_load(b + 24), a3);
     }
-    kv_store(out + v, acc);
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
+    kv8_store(out + v + 16, a2);
+    kv8_store(out + v + 24, a3);
+  }
+  for (; v < len; v += 16) {
+    kv8 a0 = kv8_splat(lowest), a1 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      const float *b = base + toff[t] + v;
+      a0 = kv8_select_gt(kv8_load(b), a0);
+      a1 = kv8_select_gt(kv8_load(b + 8), a1);
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
   }
 }
 
 static KHOT void pool_sum_flat(float *restrict out, const float *restrict base,
                                const int64_t *restrict toff, int64_t ntaps, int64_t len) {
-  for (int64_t v = 0; v < len; v += 16) {
-    kv16 acc = kv_splat(0);
-    for (int64_t t = 0; t < ntaps; t++) acc += kv_load(base + toff[t] + v);
-    kv_store(out + v, acc);
+  int64_t v = 0;
+  for (; v + 32 <= len; v += 32) {
+    kv8 a0 = kv8_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      const float *b = base + toff[t] + v;
+      a0 += kv8_load(b);
+      a1 += kv8_load(b + 8);
+      a2 += kv8_load(b + 16);
+      a3 += kv8_load(b + 24);
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
+    kv8_store(out + v + 16, a2);
+    kv8_store(out + v + 24, a3);
+  }
+  for (; v < len; v += 16) {
+    kv8 a0 = kv8_splat(0), a1 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      const float *b = base + toff[t] + v;
+      a0 += kv8_load(b);
+      a1 += kv8_load(b + 8);
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
   }
 }
 
@@ -206,25 +247,32 @@ typedef struct PlaneJob {
   bool max;
 } PlaneJob;
 
+/* Lanes 0-7 and 8-15 of one 16-float accumulator, summed (or maxed) in
+ * lane order: the result of the 16-lane form. */
 static KHOT float plane_sum(const float *restrict x, int64_t n) {
-  kv16 acc = kv_splat(0);
+  kv8 lo = kv8_splat(0), hi = lo;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) acc += kv_load(x + i);
+  for (; i + 16 <= n; i += 16) {
+    lo += kv8_load(x + i);
+    hi += kv8_load(x + i + 8);
+  }
   float s = 0;
-  for (int k = 0; k < 16; k++) s += acc[k];
+  for (int k = 0; k < 8; k++) s += lo[k];
+  for (int k = 0; k < 8; k++) s += hi[k];
   for (; i < n; i++) s += x[i];
   return s;
 }
 
 static KHOT float plane_max(const float *restrict x, int64_t n) {
-  kv16 acc = kv_splat(-FLT_MAX);
+  kv8 lo = kv8_splat(-FLT_MAX), hi = lo;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    kv16 v = kv_load(x + i);
-    acc = kv_select_gt(v, acc);
+    lo = kv8_select_gt(kv8_load(x + i), lo);
+    hi = kv8_select_gt(kv8_load(x + i + 8), hi);
   }
   float m = -FLT_MAX;
-  for (int k = 0; k < 16; k++) m = acc[k] > m ? acc[k] : m;
+  for (int k = 0; k < 8; k++) m = lo[k] > m ? lo[k] : m;
+  for (int k = 0; k < 8; k++) m = hi[k] > m ? hi[k] : m;
   for (; i < n; i++) m = x[i] > m ? x[i] : m;
   return m;
 }

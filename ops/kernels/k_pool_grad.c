@@ -135,7 +135,6 @@ typedef struct FlatJob {
  * 8-float vectors (ops/kernels/k_vec8.h: registers on AVX2 too), two per step. */
 static KHOT void pg_argmax_flat(int32_t *restrict win, const float *restrict base,
                                 const int64_t *restrict toff, int64_t ntaps, int64_t len) {
-  typedef int32_t kvi8 __attribute__((vector_size(32)));
   for (int64_t v = 0; v < len; v += 16) {
     kv8 b0 = kv8_splat(-FLT_MAX), b1 = b0;
     kvi8 i0 = (kvi8){0} - 1, i1 = i0;

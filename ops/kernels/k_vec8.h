@@ -13,12 +13,17 @@
 #ifndef RELAYC_OPS_K_VEC8_H
 #define RELAYC_OPS_K_VEC8_H
 
+#include <stdint.h>
+
 typedef float kv8 __attribute__((vector_size(32)));
 typedef float kv8u __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t kvi8 __attribute__((vector_size(32)));
 
 #define kv8_load(p) (*(const kv8u *)(p))
 #define kv8_store(p, v) (*(kv8u *)(p) = (v))
 #define kv8_splat(x) ((kv8){0} + (float)(x))
+/* Per lane: a > b ? a : b (kv_select_gt's rule: a NaN `a` never wins). */
+#define kv8_select_gt(a, b) ((kv8)((((kvi8)(a)) & ((a) > (b))) | (((kvi8)(b)) & ~((a) > (b)))))
 /* Sum of the 8 lanes. */
 #define kv8_sum(v) ((v)[0] + (v)[1] + (v)[2] + (v)[3] + (v)[4] + (v)[5] + (v)[6] + (v)[7])
 

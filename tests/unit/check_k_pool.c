@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/kernels/k_plane.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
@@ -367,6 +368,58 @@ START_TEST(global_and_adaptive) {
 }
 END_TEST
 
+/* ---- the 8-float sweeps (k_vec8.h) keep the 16-lane results bit for bit */
+
+/* The global float32 average's documented order: 16 lane sums over the
+ * 16-float blocks, added in lane order, then the tail, divided by n. */
+static float lane16_mean(const float *x, int64_t n) {
+  float acc[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; k++) acc[k] += x[i + k];
+  float s = 0;
+  for (int k = 0; k < 16; k++) s += acc[k];
+  for (; i < n; i++) s += x[i];
+  return n > 0 ? s / (float)n : 0.0f;
+}
+
+START_TEST(vec8_sweeps_exact) {
+  /* kplane_gather2: every length around the 8-float blocks */
+  float src[200], dst[100], want[100];
+  for (int i = 0; i < 200; i++) src[i] = (float)i * 0.5f - 7.0f;
+  for (int64_t n = 0; n <= 90; n++) {
+    for (int i = 0; i < 100; i++) dst[i] = want[i] = -1.0f;
+    for (int64_t i = 0; i < n; i++) want[i] = src[2 * i];
+    kplane_gather2(dst, src, n);
+    ck_assert_msg(memcmp(dst, want, sizeof dst) == 0, "gather2 n=%lld", (long long)n);
+  }
+  /* global average and max over planes of 1..70 floats: the lane order exactly */
+  for (int64_t hw = 1; hw <= 70; hw += 3) {
+    int64_t xs[4] = {1, 3, 1, hw}, os[4] = {1, 3, 1, 1};
+    Tensor *x = rnd(F32, 4, xs, (uint32_t)(300 + hw)), *wa = kt_new(F32, 4, os), *wm = kt_new(F32, 4, os);
+    const float *xv = x->data;
+    for (int c = 0; c < 3; c++) {
+      ((float *)wa->data)[c] = lane16_mean(xv + c * hw, hw);
+      float m = -FLT_MAX;
+      for (int64_t i = 0; i < hw; i++) m = xv[c * hw + i] > m ? xv[c * hw + i] : m;
+      ((float *)wm->data)[c] = m;
+    }
+    check_op(OP_NN_GLOBAL_AVG_POOL2D, "", x, wa, 0);
+    check_op(OP_NN_GLOBAL_MAX_POOL2D, "", x, wm, 0);
+    Tensor *all[] = {x, wa, wm};
+    for (int i = 0; i < 3; i++) tensor_release(all[i]);
+  }
+  /* flat max/avg sweeps whose swept length is 16, 32 + 16 and 64 + 16 floats */
+  const int64_t planes[][2] = {{3, 3}, {5, 9}, {9, 9}, {10, 16}, {13, 6}};
+  for (int pi = 0; pi < 5; pi++)
+    for (int mx = 0; mx < 2; mx++) {
+      int64_t xs[4] = {1, 2, planes[pi][0], planes[pi][1]};
+      PoolSpec p = {.nsp = 2, .max = mx, .k = {3, 2}, .s = {1, 1}, .d = {1, 1}, .lo = {1, 0}, .hi = {1, 1}};
+      pool_case(&p, xs, F32, (uint32_t)(400 + pi * 2 + mx));
+    }
+}
+END_TEST
+
 /* ---- split layouts (NCHW16c): pooled in place, spatial axes unsplit */
 
 static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
@@ -517,6 +570,7 @@ static Suite *pool_suite(void) {
   tcase_add_test(tc, pool_nhwc);
   tcase_add_test(tc, pool_random_windows);
   tcase_add_test(tc, global_and_adaptive);
+  tcase_add_test(tc, vec8_sweeps_exact);
   tcase_add_test(tc, pool_split_layouts);
   tcase_add_test(tc, batch_norm_cases);
   tcase_add_test(tc, batch_norm_in_place_and_errors);
