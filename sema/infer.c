@@ -19,6 +19,7 @@
 
 #include "ir/equal.h"
 #include "ir/print.h"
+#include "ir/ptrmap.h"
 #include "ops/registry.h"
 #include "sema/typing.h"
 
@@ -734,6 +735,7 @@ typedef struct Judge {
   uint8_t *vstate; /* 1 stable, 2 cleared */
   uint32_t nv;
   InferIncStats *st;
+  VEC(GlobalDef *) kept_refs; /* the globals whose type a kept node holds (a use, or a call) */
 } Judge;
 
 static JSlot *judge_slot(Judge *J, uint32_t k) { return &J->blocks.data[k / JUDGE_BLOCK][k % JUDGE_BLOCK]; }
@@ -911,6 +913,8 @@ static bool judge_tree(Judge *J, Expr *root) {
     judge_slot(J, f->node)->node = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
     if (ok) {
       J->st->nodes_kept++;
+      if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
+      else if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->call.fn->global.def);
     } else {
       J->st->nodes_retyped++;
       e->type = NULL;
@@ -1008,6 +1012,8 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
   for (size_t b = 0; b < J.blocks.len; b++) mem_free(J.blocks.data[b]);
   vec_free(J.blocks);
   vec_free(J.stack);
+  GlobalDef **kept_refs = J.kept_refs.data;
+  size_t nkept_refs = J.kept_refs.len;
   mem_free(J.vowner);
   mem_free(J.vstate);
 
@@ -1038,13 +1044,22 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
       any = any || sig_changed[i];
     }
     if (any) {
+      /* in the globals re-checked, only a kept node can hold the old
+       * signature (the rest was inferred against the new one); the globals
+       * not visited are scanned */
       GlobalRefScan s = {sig_changed, m, false};
+      PtrMap chg = {0};
+      for (uint32_t i = 0; i < n; i++)
+        if (sig_changed[i]) ptrmap_put(&chg, m->defs[i], 1);
+      for (size_t k = 0; k < nkept_refs && !s.found; k++) s.found = ptrmap_find(&chg, kept_refs[k]) != NULL;
+      ptrmap_free(&chg);
       for (uint32_t i = 0; i < n && !s.found; i++)
-        if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, scan_global_ref, &s);
+        if (m->defs[i]->fn && !redo[i]) walk_post_order(m->defs[i]->fn->body, true, scan_global_ref, &s);
       if (s.found) res = INFER_INC_NEED_FULL;
     }
     mem_free(sig_changed);
   }
+  mem_free(kept_refs);
   mem_free(redo);
   return res;
 }

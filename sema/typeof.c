@@ -13,6 +13,9 @@
  */
 #include "sema/typeof.h"
 
+#include <string.h>
+
+#include "ir/attrs.h"
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
@@ -42,7 +45,6 @@ bool typeof_ground(const Type *t) {
   }
 }
 
-Type *typeof_unit(Module *m) { return type_new(m, TYPE_TUPLE, (Span){0, 0}); }
 
 static bool same(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
 
@@ -70,13 +72,162 @@ static Type *same_as_input(const OpDef *op, const Expr *e) {
   return NULL;
 }
 
+/* ------------------------------------------------ operator call types, remembered */
+
+struct TypeofMemo {
+  int32_t op;
+  uint32_t nargs;
+  uint64_t hash;
+  const Attrs *attrs;
+  Type **args;   /* the argument types of the first call */
+  Type *fn_type; /* its callee's type */
+  Type *ret;     /* its type */
+  int32_t next;  /* next entry in the bucket, -1 at the end */
+};
+
+static uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+/* A hash of a type the memo takes (tensors with known or `?` extents, tuples
+ * of them); false for any other. */
+static bool type_key(const Type *t, uint64_t *h, int depth) {
+  if (!t || depth > 8) return false;
+  if (t->kind == TYPE_TENSOR) {
+    *h = mix(*h, 1 + ((uint64_t)t->tensor.dtype.code << 8) + ((uint64_t)t->tensor.dtype.bits << 16) +
+                     ((uint64_t)t->tensor.dtype.lanes << 32));
+    *h = mix(*h, t->tensor.ndim);
+    for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+      const Dim *d = &t->tensor.dims[i];
+      if (d->kind == DIM_SYM) return false;
+      *h = mix(*h, d->kind == DIM_ANY ? UINT64_MAX : (uint64_t)d->value);
+    }
+    return true;
+  }
+  if (t->kind == TYPE_TUPLE) {
+    *h = mix(*h, 2 + ((uint64_t)t->tuple.n << 8));
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!type_key(t->tuple.fields[i], h, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+/* Attribute values equal exactly (a relation may round a float attribute). */
+static bool av_exact(const AttrValue *a, const AttrValue *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  switch (a->kind) {
+  case AV_INT: return a->i.value == b->i.value && dtype_eq(a->i.dtype, b->i.dtype);
+  case AV_FLOAT: return memcmp(&a->f.value, &b->f.value, sizeof a->f.value) == 0 && dtype_eq(a->f.dtype, b->f.dtype);
+  case AV_BOOL: return a->b == b->b;
+  case AV_STRING: return a->s.len == b->s.len && memcmp(a->s.chars, b->s.chars, a->s.len) == 0;
+  case AV_NONE:
+  case AV_ANY: return true;
+  case AV_ARRAY:
+    if (a->arr.n != b->arr.n) return false;
+    for (uint32_t i = 0; i < a->arr.n; i++)
+      if (!av_exact(a->arr.items[i], b->arr.items[i])) return false;
+    return true;
+  case AV_META: return a->meta.index == b->meta.index && strcmp(a->meta.key, b->meta.key) == 0;
+  default: return false; /* expressions: only the same value (a == b above) */
+  }
+}
+
+static bool attrs_exact(const Attrs *a, const Attrs *b) {
+  if (a == b) return true;
+  if (!a || !b || a->n != b->n || a->meta_index != b->meta_index) return false;
+  if ((a->meta_key == NULL) != (b->meta_key == NULL) || (a->meta_key && strcmp(a->meta_key, b->meta_key) != 0))
+    return false;
+  for (uint32_t i = 0; i < a->n; i++) {
+    const Attr *x = &a->items[i], *y = &b->items[i];
+    if (x->is_default != y->is_default || strcmp(x->key, y->key) != 0 || !av_exact(x->value, y->value)) return false;
+  }
+  return true;
+}
+
+/* The memo key of an operator call with typed arguments; false when it is
+ * not one the memo takes (a constant argument: relations may read its value). */
+static bool call_key(const Expr *e, uint64_t *h) {
+  *h = mix((uint64_t)(uint32_t)e->call.fn->op.id, e->call.nargs);
+  for (uint32_t i = 0; i < e->call.nargs; i++) {
+    const Expr *a = e->call.args[i];
+    if (a->kind == EXPR_CONST || !type_key(a->type, h, 0)) return false;
+  }
+  const Attrs *at = e->call.attrs;
+  *h = mix(*h, at ? at->n : 0xa77e);
+  for (uint32_t i = 0; at && i < at->n; i++) {
+    const AttrValue *v = at->items[i].value;
+    *h = mix(*h, (uint64_t)(v ? v->kind : 99));
+    if (v && v->kind == AV_INT) *h = mix(*h, (uint64_t)v->i.value);
+  }
+  return true;
+}
+
+static TypeofMemo *memo_find(TypeofCx *t, const Expr *e, uint64_t h) {
+  if (!t->nheads) return NULL;
+  for (int32_t i = t->heads[h & (t->nheads - 1)]; i >= 0; i = t->memo[i].next) {
+    TypeofMemo *k = &t->memo[i];
+    if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_exact(k->attrs, e->call.attrs))
+      continue;
+    bool eq = true;
+    for (uint32_t j = 0; j < k->nargs && eq; j++) eq = same(k->args[j], e->call.args[j]->type);
+    if (eq) return k;
+  }
+  return NULL;
+}
+
+static void memo_add(TypeofCx *t, const Expr *e, uint64_t h) {
+  if (2 * (t->nmemo + 1) > t->nheads) {
+    size_t n = t->nheads ? 2 * t->nheads : 256;
+    mem_free(t->heads);
+    t->heads = mem_malloc(n * sizeof *t->heads);
+    t->nheads = n;
+    for (size_t i = 0; i < n; i++) t->heads[i] = -1;
+    for (size_t i = 0; i < t->nmemo; i++) {
+      size_t b = t->memo[i].hash & (n - 1);
+      t->memo[i].next = t->heads[b];
+      t->heads[b] = (int32_t)i;
+    }
+  }
+  if (t->nmemo == t->capmemo) {
+    t->capmemo = t->capmemo ? 2 * t->capmemo : 64;
+    t->memo = mem_realloc(t->memo, t->capmemo * sizeof *t->memo);
+  }
+  uint32_t n = e->call.nargs;
+  Type **args = arena_alloc(t->m->arena, (n ? n : 1) * sizeof *args);
+  for (uint32_t i = 0; i < n; i++) args[i] = e->call.args[i]->type;
+  size_t b = h & (t->nheads - 1);
+  t->memo[t->nmemo] = (TypeofMemo){e->call.fn->op.id, n, h, e->call.attrs, args, e->call.fn->type, e->type, t->heads[b]};
+  t->heads[b] = (int32_t)t->nmemo++;
+}
+
+void typeof_init(TypeofCx *t, Module *m) {
+  memset(t, 0, sizeof *t);
+  t->m = m;
+  t->unit = type_new(m, TYPE_TUPLE, (Span){0, 0});
+}
+
+void typeof_fini(TypeofCx *t) {
+  mem_free(t->memo);
+  mem_free(t->heads);
+  memset(t, 0, sizeof *t);
+}
+
 /* An operator call with typed arguments: its relation, through the inference
  * of the call alone (quietly: a failure leaves the call untyped). */
-static Type *op_call_type(Module *m, Expr *e) {
+static Type *op_call_type(TypeofCx *t, Expr *e) {
+  Module *m = t->m;
+  Expr *callee = e->call.fn;
+  if (callee->op.id < 0) return NULL;
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (!typeof_ground(e->call.args[i]->type)) return NULL;
-  Expr *callee = e->call.fn;
-  Type *fast = callee->op.id >= 0 ? same_as_input(op_get(callee->op.id), e) : NULL;
+  uint64_t h = 0;
+  bool keyed = call_key(e, &h);
+  TypeofMemo *k = keyed ? memo_find(t, e, h) : NULL;
+  if (k) {
+    callee->type = k->fn_type;
+    return k->ret;
+  }
+  Type *fast = same_as_input(op_get(callee->op.id), e);
   if (fast) { /* what infer_op_call records: the callee's type too */
     uint32_t n = e->call.nargs;
     Type *ft = type_new(m, TYPE_FUNC, (Span){0, 0});
@@ -85,16 +236,21 @@ static Type *op_call_type(Module *m, Expr *e) {
     ft->func.nargs = n;
     ft->func.ret = fast;
     callee->type = ft;
+    e->type = fast;
+    if (keyed) memo_add(t, e, h);
+    e->type = NULL; /* typeof_set sets it */
     return fast;
   }
   Diag quiet;
   diag_init_silent(&quiet, NULL);
-  Expr *f = e->call.fn;
-  Type *saved = f->type;
-  f->type = NULL;
-  if (infer_untyped(m, e, &quiet) && typeof_ground(e->type)) return e->type;
+  Type *saved = callee->type;
+  callee->type = NULL;
+  if (infer_untyped(m, e, &quiet) && typeof_ground(e->type)) {
+    if (keyed && callee->type) memo_add(t, e, h);
+    return e->type;
+  }
   e->type = NULL;
-  f->type = saved;
+  callee->type = saved;
   return NULL;
 }
 
@@ -114,7 +270,8 @@ static Type *fn_type(Module *m, Function *f) {
   return typeof_ground(t) ? t : NULL;
 }
 
-static Type *node_type(Module *m, Expr *e) {
+static Type *node_type(TypeofCx *tc, Expr *e) {
+  Module *m = tc->m;
   switch (e->kind) {
   case EXPR_VAR: {
     Type *t = e->var.var ? e->var.var->type : NULL;
@@ -152,7 +309,7 @@ static Type *node_type(Module *m, Expr *e) {
   case EXPR_REF_WRITE: {
     const Type *t = e->ref_write.ref->type;
     if (!t || t->kind != TYPE_REF || !same(t->ref.inner, e->ref_write.value->type)) return NULL;
-    return typeof_unit(m);
+    return tc->unit;
   }
   case EXPR_LET: {
     const Var *v = e->let.var;
@@ -169,8 +326,8 @@ static Type *node_type(Module *m, Expr *e) {
   case EXPR_FN: return fn_type(m, e->fn);
   case EXPR_CALL: {
     Expr *f = e->call.fn;
-    if (f->kind == EXPR_OP) return op_call_type(m, e);
-    if (f->kind == EXPR_GLOBAL) typeof_set(m, f);
+    if (f->kind == EXPR_OP) return op_call_type(tc, e);
+    if (f->kind == EXPR_GLOBAL) typeof_set(tc, f);
     const Type *ft = f->type;
     if (!ft || ft->kind != TYPE_FUNC || ft->func.ntparams || ft->func.nargs != e->call.nargs) return NULL;
     for (uint32_t i = 0; i < e->call.nargs; i++)
@@ -181,9 +338,9 @@ static Type *node_type(Module *m, Expr *e) {
   }
 }
 
-Expr *typeof_set(Module *m, Expr *e) {
+Expr *typeof_set(TypeofCx *tc, Expr *e) {
   if (e->type) return e;
-  Type *t = node_type(m, e);
+  Type *t = node_type(tc, e);
   if (!t) return e;
   e->type = t;
   if (e->kind == EXPR_FN) e->fn->type = t;
@@ -229,7 +386,7 @@ static Expr *call_child(Expr *e, uint32_t i) {
   return i < e->call.nargs ? e->call.args[i] : NULL;
 }
 
-bool typeof_tree(Module *m, Expr *root) {
+bool typeof_tree(TypeofCx *tc, Expr *root) {
   if (root->type) return true;
   VEC(Frame) st = {0};
   vec_push(st, ((Frame){root, 0}));
@@ -242,7 +399,7 @@ bool typeof_tree(Module *m, Expr *root) {
       if (!c->type) vec_push(st, ((Frame){c, 0}));
       continue;
     }
-    typeof_set(m, e);
+    typeof_set(tc, e);
     st.len--;
   }
   vec_free(st);

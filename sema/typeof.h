@@ -6,16 +6,23 @@
  * those nodes instead of inferring the whole output again. The type follows
  * from the children alone — no unification, no context:
  *
- *     Expr *t = typeof_set(m, build_tuple(m, fs, 2, sp));   // (T1, T2) when fs are typed
+ *     TypeofCx tc;
+ *     typeof_init(&tc, m);
+ *     Expr *t = typeof_set(&tc, build_tuple(m, fs, 2, sp)); // (T1, T2) when fs are typed
  *     Var *v = build_fresh_var(m, "x", NULL, sp);
  *     v->type = t->type;                                    // a let binder: its value's type
+ *     typeof_fini(&tc);
  *
  * Every type set is ground (no unification variable, `_` or type parameter):
  * where a child is untyped or not ground, or the node's type would come from
  * its context (a polymorphic callee, a constructor, a match), the node is left
  * untyped and the re-typing infers it. Operator calls are typed through their
  * type relation (sema infer_untyped on the call alone, errors not reported:
- * a call that does not type-check stays untyped, and the re-typing reports it).
+ * a call that does not type-check stays untyped, and the re-typing reports it),
+ * remembered by (operator, attributes, argument types) in the TypeofCx: a pass
+ * builds the same few calls over and over (the result and callee types are
+ * then shared: types are immutable once solved). Identity relations and
+ * Broadcast of equal types take the first argument's type directly.
  */
 #ifndef RELAYC_SEMA_TYPEOF_H
 #define RELAYC_SEMA_TYPEOF_H
@@ -24,20 +31,33 @@
 
 #include "ir/ast.h"
 
+typedef struct TypeofMemo TypeofMemo;
+
+/* One per pass run over one module. */
+typedef struct TypeofCx {
+  Module *m;
+  Type *unit;          /* `()`, shared by every node of that type */
+  TypeofMemo *memo;    /* operator call types computed so far */
+  size_t nmemo, capmemo;
+  int32_t *heads;      /* hash buckets into memo (-1 = empty) */
+  size_t nheads;
+} TypeofCx;
+
+void typeof_init(TypeofCx *t, Module *m);
+void typeof_fini(TypeofCx *t);
+
 /* Sets e->type (and a function literal's Function.type) when it follows from
  * the children's types; leaves it NULL otherwise. Returns e. A node typed
  * already is left as it is. */
-Expr *typeof_set(Module *m, Expr *e);
+Expr *typeof_set(TypeofCx *t, Expr *e);
 
 /* typeof_set on every untyped node under e, children first, binders before
  * their uses (a let variable without a type gets its value's). No recursion.
  * True when e ends up typed. */
-bool typeof_tree(Module *m, Expr *e);
+bool typeof_tree(TypeofCx *t, Expr *e);
 
 /* No unification variable, `_`, unresolved name or type parameter. */
 bool typeof_ground(const Type *t);
 
-/* The unit type `()` (a new node). */
-Type *typeof_unit(Module *m);
 
 #endif

@@ -211,41 +211,24 @@ Type *grad_result_annotation(Module *m, const Function *f) {
   return res;
 }
 
+Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span sp) {
+  Module *m = tc->m;
+  Expr *e;
+  if (op->id < 0) {
+    e = op_call(m, op->name, args, nargs, NULL, sp);
+    op->id = e->call.fn->op.id;
+    op->attrs = e->call.attrs;
+  } else {
+    Expr *callee = expr_new(m, EXPR_OP, sp);
+    callee->op.name = op_get(op->id)->name;
+    callee->op.id = op->id;
+    e = expr_call(m, callee, args, nargs, op->attrs, sp);
+  }
+  return typeof_set(tc, e);
+}
+
 /* ============================================================= higher-order mode */
 
-/* ------------------------------------------------------------ typed builders
- *
- * The ir/build.h constructors, each giving the new node the type inference
- * would give it from its children's (sema/typeof.h), so the runner's re-typing
- * keeps the output instead of inferring it all again; a node whose type is
- * not determined that way (polymorphic code, constructors, match) stays
- * untyped and is inferred. */
-
-static Expr *ty_var(Module *m, Var *v, Span sp) { return typeof_set(m, build_var(m, v, sp)); }
-static Expr *ty_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
-  return typeof_set(m, build_let(m, v, value, body, sp));
-}
-static Expr *ty_tuple(Module *m, Expr **fs, uint32_t n, Span sp) { return typeof_set(m, build_tuple(m, fs, n, sp)); }
-static Expr *ty_proj(Module *m, Expr *t, uint32_t i, Span sp) { return typeof_set(m, build_proj(m, t, i, sp)); }
-static Expr *ty_if(Module *m, Expr *c, Expr *t, Expr *f, Span sp) { return typeof_set(m, build_if(m, c, t, f, sp)); }
-static Expr *ty_call(Module *m, Expr *f, Expr **args, uint32_t n, Span sp) {
-  return typeof_set(m, build_call(m, f, args, n, sp));
-}
-static Expr *ty_expr_call(Module *m, Expr *f, Expr **args, uint32_t n, Attrs *attrs, Span sp) {
-  return typeof_set(m, expr_call(m, f, args, n, attrs, sp));
-}
-static Expr *ty_op_call(Module *m, const char *name, Expr **args, uint32_t n, const char *attrs, Span sp) {
-  return typeof_set(m, op_call(m, name, args, n, attrs, sp));
-}
-static Expr *ty_global(Module *m, GlobalDef *g, Span sp) { return typeof_set(m, build_global(m, g, sp)); }
-static Expr *ty_ctor(Module *m, Ctor *c, Span sp) { return typeof_set(m, build_ctor(m, c, sp)); }
-static Expr *ty_ref_new(Module *m, Expr *x, Span sp) { return typeof_set(m, build_ref_new(m, x, sp)); }
-static Expr *ty_ref_read(Module *m, Expr *r, Span sp) { return typeof_set(m, build_ref_read(m, r, sp)); }
-static Expr *ty_ref_write(Module *m, Expr *r, Expr *v, Span sp) { return typeof_set(m, build_ref_write(m, r, v, sp)); }
-static Expr *ty_match(Module *m, Expr *s, Clause *cs, uint32_t n, bool partial, Span sp) {
-  return typeof_set(m, build_match(m, s, cs, n, partial, sp));
-}
-static Expr *ty_fn(Module *m, Function *f, Span sp) { return typeof_set(m, build_fn(m, f, sp)); }
 
 
 typedef struct Bind {
@@ -277,13 +260,46 @@ typedef struct AD {
   FnHomes homes;      /* nodes shared across function literals (ir/walk.h) */
   bool failed;
   bool in_dataflow_first; /* tr_dataflow_first is running (tr() does not start another) */
+  GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
+  TypeofCx tc;        /* types of the nodes built (sema/typeof.h) */
 } AD;
+
+/* ------------------------------------------------------------ typed builders
+ *
+ * The ir/build.h constructors, each giving the new node the type inference
+ * would give it from its children's (sema/typeof.h), so the runner's re-typing
+ * keeps the output instead of inferring it all again; a node whose type is
+ * not determined that way (polymorphic code, constructors, match) stays
+ * untyped and is inferred. */
+
+static Expr *ty_var(AD *a, Var *v, Span sp) { return typeof_set(&a->tc, build_var(a->m, v, sp)); }
+static Expr *ty_let(AD *a, Var *v, Expr *value, Expr *body, Span sp) {
+  return typeof_set(&a->tc, build_let(a->m, v, value, body, sp));
+}
+static Expr *ty_tuple(AD *a, Expr **fs, uint32_t n, Span sp) { return typeof_set(&a->tc, build_tuple(a->m, fs, n, sp)); }
+static Expr *ty_proj(AD *a, Expr *t, uint32_t i, Span sp) { return typeof_set(&a->tc, build_proj(a->m, t, i, sp)); }
+static Expr *ty_if(AD *a, Expr *c, Expr *t, Expr *f, Span sp) { return typeof_set(&a->tc, build_if(a->m, c, t, f, sp)); }
+static Expr *ty_call(AD *a, Expr *f, Expr **args, uint32_t n, Span sp) {
+  return typeof_set(&a->tc, build_call(a->m, f, args, n, sp));
+}
+static Expr *ty_expr_call(AD *a, Expr *f, Expr **args, uint32_t n, Attrs *attrs, Span sp) {
+  return typeof_set(&a->tc, expr_call(a->m, f, args, n, attrs, sp));
+}
+static Expr *ty_global(AD *a, GlobalDef *g, Span sp) { return typeof_set(&a->tc, build_global(a->m, g, sp)); }
+static Expr *ty_ctor(AD *a, Ctor *c, Span sp) { return typeof_set(&a->tc, build_ctor(a->m, c, sp)); }
+static Expr *ty_ref_new(AD *a, Expr *x, Span sp) { return typeof_set(&a->tc, build_ref_new(a->m, x, sp)); }
+static Expr *ty_ref_read(AD *a, Expr *r, Span sp) { return typeof_set(&a->tc, build_ref_read(a->m, r, sp)); }
+static Expr *ty_ref_write(AD *a, Expr *r, Expr *v, Span sp) { return typeof_set(&a->tc, build_ref_write(a->m, r, v, sp)); }
+static Expr *ty_match(AD *a, Expr *s, Clause *cs, uint32_t n, bool partial, Span sp) {
+  return typeof_set(&a->tc, build_match(a->m, s, cs, n, partial, sp));
+}
+static Expr *ty_fn(AD *a, Function *f, Span sp) { return typeof_set(&a->tc, build_fn(a->m, f, sp)); }
 
 static Span SP0 = {0, 0};
 
 /* ------------------------------------------------------------ let lists */
 
-static Expr *use(AD *a, Var *v, Span sp) { return ty_var(a->m, v, sp); }
+static Expr *use(AD *a, Var *v, Span sp) { return ty_var(a, v, sp); }
 
 /* A binder without a type gets its value's (its annotation's when they agree). */
 static Var *push_var(AD *a, Var *v, Expr *e) {
@@ -310,7 +326,7 @@ static Expr *atomize(AD *a, const char *prefix, Expr *e) { return is_atom(e) ? e
 
 /* let b1; ...; let bn; body — built from the end, no recursion. Frees the list. */
 static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
-  for (size_t i = bv->len; i-- > 0;) body = ty_let(a->m, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
+  for (size_t i = bv->len; i-- > 0;) body = ty_let(a, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
   vec_free(*bv);
   return body;
 }
@@ -513,15 +529,15 @@ static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a->m, x, i, sp));
+      Expr *f = push(a, "x", ty_proj(a, x, i, sp));
       fs[i] = atomize(a, "p", pair_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  Expr *z = ty_op_call(a->m, "zeros_like", &x, 1, NULL, sp);
-  return ty_tuple(a->m, (Expr *[]){x, ty_ref_new(a->m, z, sp)}, 2, sp);
+  Expr *z = grad_op_call(&a->tc, &a->zeros_like, &x, 1, sp);
+  return ty_tuple(a, (Expr *[]){x, ty_ref_new(a, z, sp)}, 2, sp);
 }
 
 /* val(p): the forward value of a translated value p of source type t */
@@ -530,14 +546,14 @@ static Expr *value_of(AD *a, Expr *p, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a->m, p, i, sp));
+      Expr *f = push(a, "x", ty_proj(a, p, i, sp));
       fs[i] = atomize(a, "v", value_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  return ty_proj(a->m, p, 0, sp);
+  return ty_proj(a, p, 0, sp);
 }
 
 /* grad(p): the current contents of p's gradient cells */
@@ -546,14 +562,14 @@ static Expr *grad_of(AD *a, Expr *p, const Type *t, Span sp) {
   if (t && t->kind == TYPE_TUPLE) {
     Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a->m, p, i, sp));
+      Expr *f = push(a, "x", ty_proj(a, p, i, sp));
       fs[i] = atomize(a, "g", grad_of(a, f, t->tuple.fields[i], sp));
     }
-    Expr *r = ty_tuple(a->m, fs, t->tuple.n, sp);
+    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  return ty_ref_read(a->m, ty_proj(a->m, p, 1, sp), sp);
+  return ty_ref_read(a, ty_proj(a, p, 1, sp), sp);
 }
 
 /* acc(p, d): add d into p's cells (d an expression of source type t) */
@@ -564,14 +580,14 @@ static void accumulate(AD *a, Expr *p, Expr *d, const Type *t, Span sp) {
     Expr *dv = atomize(a, "d", d);
     for (uint32_t i = 0; i < t->tuple.n; i++) {
       if (!grad_type_has_float(t->tuple.fields[i])) continue;
-      Expr *pi = push(a, "x", ty_proj(a->m, p, i, sp));
-      accumulate(a, pi, ty_proj(a->m, dv, i, sp), t->tuple.fields[i], sp);
+      Expr *pi = push(a, "x", ty_proj(a, p, i, sp));
+      accumulate(a, pi, ty_proj(a, dv, i, sp), t->tuple.fields[i], sp);
     }
     return;
   }
-  Expr *cur = ty_ref_read(a->m, ty_proj(a->m, p, 1, sp), sp);
-  Expr *sum = ty_op_call(a->m, "add", (Expr *[]){cur, d}, 2, NULL, sp);
-  push_unit(a, ty_ref_write(a->m, ty_proj(a->m, p, 1, sp), sum, sp));
+  Expr *cur = ty_ref_read(a, ty_proj(a, p, 1, sp), sp);
+  Expr *sum = grad_op_call(&a->tc, &a->add, (Expr *[]){cur, d}, 2, sp);
+  push_unit(a, ty_ref_write(a, ty_proj(a, p, 1, sp), sum, sp));
 }
 
 /* ------------------------------------------------------------ translation */
@@ -585,10 +601,10 @@ static bool fail(AD *a, Span sp, const char *msg) {
   return false;
 }
 
-static Expr *unit(AD *a, Span sp) { return ty_tuple(a->m, NULL, 0, sp); }
+static Expr *unit(AD *a, Span sp) { return ty_tuple(a, NULL, 0, sp); }
 
 static Expr *rule_bind(GradCtx *c, Expr *e) {
-  typeof_tree(c->m, e);
+  typeof_tree(&((AD *)c->pass)->tc, e);
   return push((AD *)c->pass, "t", e);
 }
 
@@ -625,7 +641,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   Expr *r = push(a, "r", pair_of(a, y, e->type, sp));
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {
-    Expr *prev = push(a, "prev", ty_ref_read(m, use(a, a->k, sp), sp));
+    Expr *prev = push(a, "prev", ty_ref_read(a, use(a, a->k, sp), sp));
     BindVec body = {0}, *saved = a->ll;
     a->ll = &body;
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
@@ -637,14 +653,14 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
     for (uint32_t i = 0; i < n && !a->failed; i++)
       if (dx[i] && args[i] && grad_type_has_float(types[i])) {
-        typeof_tree(m, dx[i]);
+        typeof_tree(&a->tc, dx[i]);
         accumulate(a, args[i], dx[i], types[i], sp);
       }
     mem_free(dx);
-    Expr *ret = ty_call(m, prev, NULL, 0, sp);
+    Expr *ret = ty_call(a, prev, NULL, 0, sp);
     a->ll = saved;
     Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &body, ret), NULL, sp);
-    push_unit(a, ty_ref_write(m, use(a, a->k, sp), ty_fn(m, bp, sp), sp));
+    push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   }
   mem_free(args);
   mem_free(vals);
@@ -673,11 +689,11 @@ static void transfer_grads(AD *a, Expr *from, Expr *to, const Type *t, Span sp) 
   t = rt(t);
   if (t && t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      transfer_grads(a, push(a, "x", ty_proj(a->m, from, i, sp)), push(a, "x", ty_proj(a->m, to, i, sp)),
+      transfer_grads(a, push(a, "x", ty_proj(a, from, i, sp)), push(a, "x", ty_proj(a, to, i, sp)),
                      t->tuple.fields[i], sp);
     return;
   }
-  push_unit(a, ty_ref_write(a->m, ty_proj(a->m, to, 1, sp), ty_ref_read(a->m, ty_proj(a->m, from, 1, sp), sp), sp));
+  push_unit(a, ty_ref_write(a, ty_proj(a, to, 1, sp), ty_ref_read(a, ty_proj(a, from, 1, sp), sp), sp));
 }
 
 static Expr *tr_op_call(AD *a, Expr *e);
@@ -716,23 +732,23 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   ptrmap_free(&cc.free);
   Expr *y = push(a, "y", fwd);
   Expr *r = push(a, "r", pair_of(a, y, call->type, sp));
-  Expr *prev = push(a, "prev", ty_ref_read(m, use(a, a->k, sp), sp));
+  Expr *prev = push(a, "prev", ty_ref_read(a, use(a, a->k, sp), sp));
   BindVec cb = {0}, *saved_ll = a->ll;
   Var *saved_k = a->k;
   a->ll = &cb;
   uint32_t prev_scope = scope_open(a);
   Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(a, sp), NULL, sp);
-  Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), ty_ref_new(m, ty_fn(m, empty, sp), sp));
+  Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), ty_ref_new(a, ty_fn(a, empty, sp), sp));
   a->k = lk;
   Expr *dup = tr(a, body);
   a->k = saved_k;
   transfer_grads(a, r, dup, call->type, sp);
-  push_unit(a, ty_call(m, ty_ref_read(m, use(a, lk, sp), sp), NULL, 0, sp));
-  Expr *ret = ty_call(m, prev, NULL, 0, sp);
+  push_unit(a, ty_call(a, ty_ref_read(a, use(a, lk, sp), sp), NULL, 0, sp));
+  Expr *ret = ty_call(a, prev, NULL, 0, sp);
   scope_close(a, prev_scope);
   a->ll = saved_ll;
   Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &cb, ret), NULL, sp);
-  push_unit(a, ty_ref_write(m, use(a, a->k, sp), ty_fn(m, bp, sp), sp));
+  push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   return r;
 }
 
@@ -975,7 +991,7 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
       tr_captured_nodes(a, val);
       Var *nx = new_binder(a, x, false);
       Function *nf = tr_function(a, val->fn, val->span);
-      push_var(a, nx, ty_fn(a->m, nf, val->span));
+      push_var(a, nx, ty_fn(a, nf, val->span));
       memo_put(a, val, nx);
     } else {
       Expr *tv = got ? got : tr_value(a, val);
@@ -1020,7 +1036,6 @@ static Function *eta_expand(AD *a, Expr *e) {
 
 /* The translation of e as an expression (bindings for its parts pushed). */
 static Expr *tr_value(AD *a, Expr *e) {
-  Module *m = a->m;
   Span sp = e->span;
   if (a->failed) return unit(a, sp);
   if (stack_exhausted()) {
@@ -1042,12 +1057,12 @@ static Expr *tr_value(AD *a, Expr *e) {
       fail(a, sp, "cannot differentiate a call of an external global");
       return unit(a, sp);
     }
-    return ty_global(m, grad_global(a, e->global.def), sp);
+    return ty_global(a, grad_global(a, e->global.def), sp);
   case EXPR_OP:
   case EXPR_CTOR: {
-    if (e->kind == EXPR_CTOR && e->ctor.ctor->nfields == 0) return ty_ctor(m, map_ctor(a, e->ctor.ctor), sp);
+    if (e->kind == EXPR_CTOR && e->ctor.ctor->nfields == 0) return ty_ctor(a, map_ctor(a, e->ctor.ctor), sp);
     Function *f = eta_expand(a, e);
-    if (f) return ty_fn(m, tr_function(a, f, sp), sp);
+    if (f) return ty_fn(a, tr_function(a, f, sp), sp);
     fail(a, sp, e->kind == EXPR_OP ? "cannot differentiate an operator used as a value whose type is not known: wrap it in a function, e.g. fn (%x) { op(%x) }"
                                    : "cannot differentiate a constructor used as a value whose type is not known: wrap it in a function");
     return unit(a, sp);
@@ -1061,12 +1076,12 @@ static Expr *tr_value(AD *a, Expr *e) {
     Expr *r;
     if (fn->kind == EXPR_CTOR) {
       for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
-      r = ty_expr_call(m, ty_ctor(m, map_ctor(a, fn->ctor.ctor), fn->span), args, n, NULL, sp);
+      r = ty_expr_call(a, ty_ctor(a, map_ctor(a, fn->ctor.ctor), fn->span), args, n, NULL, sp);
     } else {
       Expr *f = tr(a, fn);
       for (uint32_t i = 0; i < n; i++) args[i] = tr(a, e->call.args[i]);
       args[n] = use(a, a->k, sp);
-      r = ty_call(m, f, args, n + 1, sp);
+      r = ty_call(a, f, args, n + 1, sp);
     }
     mem_free(args);
     return r;
@@ -1074,21 +1089,21 @@ static Expr *tr_value(AD *a, Expr *e) {
   case EXPR_TUPLE: {
     Expr **fs = mem_calloc(e->tuple.n + 1, sizeof *fs);
     for (uint32_t i = 0; i < e->tuple.n; i++) fs[i] = tr(a, e->tuple.fields[i]);
-    Expr *r = ty_tuple(m, fs, e->tuple.n, sp);
+    Expr *r = ty_tuple(a, fs, e->tuple.n, sp);
     mem_free(fs);
     return r;
   }
-  case EXPR_PROJ: return ty_proj(m, tr(a, e->proj.tuple), e->proj.index, sp);
+  case EXPR_PROJ: return ty_proj(a, tr(a, e->proj.tuple), e->proj.index, sp);
   case EXPR_FN:
     tr_captured_nodes(a, e);
-    return ty_fn(m, tr_function(a, e->fn, sp), sp);
+    return ty_fn(a, tr_function(a, e->fn, sp), sp);
   case EXPR_LET: return tr_let_chain(a, e);
   case EXPR_IF: {
     Expr *c = tr(a, e->if_.cond);
-    Expr *cv = push(a, "cond", ty_proj(m, c, 0, sp));
+    Expr *cv = push(a, "cond", ty_proj(a, c, 0, sp));
     Expr *t = tr_block(a, e->if_.then_);
     Expr *f = tr_block(a, e->if_.else_);
-    return ty_if(m, cv, t, f, sp);
+    return ty_if(a, cv, t, f, sp);
   }
   case EXPR_MATCH: {
     Expr *s = tr(a, e->match.scrut);
@@ -1098,15 +1113,15 @@ static Expr *tr_value(AD *a, Expr *e) {
       cs[i].pattern = tr_pattern(a, e->match.clauses[i].pattern);
       cs[i].body = tr_block(a, e->match.clauses[i].body);
     }
-    Expr *r = ty_match(m, s, cs, e->match.nclauses, e->match.partial, sp);
+    Expr *r = ty_match(a, s, cs, e->match.nclauses, e->match.partial, sp);
     mem_free(cs);
     return r;
   }
-  case EXPR_REF_NEW: return ty_ref_new(m, tr(a, e->ref.arg), sp);
-  case EXPR_REF_READ: return ty_ref_read(m, tr(a, e->ref.arg), sp);
+  case EXPR_REF_NEW: return ty_ref_new(a, tr(a, e->ref.arg), sp);
+  case EXPR_REF_READ: return ty_ref_read(a, tr(a, e->ref.arg), sp);
   case EXPR_REF_WRITE: {
     Expr *r = tr(a, e->ref_write.ref);
-    return ty_ref_write(m, r, tr(a, e->ref_write.value), sp);
+    return ty_ref_write(a, r, tr(a, e->ref_write.value), sp);
   }
   default:
     fail(a, sp, "unexpected expression in a resolved module");
@@ -1125,13 +1140,16 @@ static void ad_free(AD *a) {
   vec_free(a->memo_vals);
   vec_free(a->open);
   fn_homes_free(&a->homes);
+  typeof_fini(&a->tc);
 }
 
 /* The top level (§1.4): pair the parameters, run the translated body on a
  * fresh tape, seed the first leaf of the result, run the tape, return
  * (value, (gradient of each parameter)). */
 static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
-  AD a = {.m = m, .d = d};
+  AD a = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
+          .add = {"add", -1, NULL}};
+  typeof_init(&a.tc, m);
   fn_homes_add(&a.homes, f);
   uint8_t one = 1;
   vec_push(a.open, one);
@@ -1141,7 +1159,7 @@ static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
   Span sp = f->span;
   Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(&a, sp), NULL, sp);
   Var *tape = build_fresh_var(m, "tape", NULL, sp);
-  push_var(&a, tape, ty_ref_new(m, ty_fn(m, empty, sp), sp));
+  push_var(&a, tape, ty_ref_new(&a, ty_fn(&a, empty, sp), sp));
   a.k = tape;
   Expr **qs = mem_calloc(f->nparams + 1, sizeof *qs);
   for (uint32_t i = 0; i < f->nparams; i++) {
@@ -1156,20 +1174,20 @@ static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
     const Type *t = rt(f->body->type);
     Expr *leaf = res;
     while (t->kind == TYPE_TUPLE) {
-      leaf = push(&a, "x", ty_proj(m, leaf, 0, sp));
+      leaf = push(&a, "x", ty_proj(&a, leaf, 0, sp));
       t = rt(t->tuple.fields[0]);
     }
-    Expr *ones = ty_op_call(m, "ones_like", (Expr *[]){ty_proj(m, leaf, 0, sp)}, 1, NULL, sp);
-    push_unit(&a, ty_ref_write(m, ty_proj(m, leaf, 1, sp), ones, sp));
-    push_unit(&a, ty_call(m, ty_ref_read(m, use(&a, tape, sp), sp), NULL, 0, sp));
+    Expr *ones = grad_op_call(&a.tc, &a.ones_like, (Expr *[]){ty_proj(&a, leaf, 0, sp)}, 1, sp);
+    push_unit(&a, ty_ref_write(&a, ty_proj(&a, leaf, 1, sp), ones, sp));
+    push_unit(&a, ty_call(&a, ty_ref_read(&a, use(&a, tape, sp), sp), NULL, 0, sp));
     Expr *value = atomize(&a, "v", value_of(&a, res, f->body->type, sp));
     Expr **gs = mem_calloc(f->nparams + 1, sizeof *gs);
     for (uint32_t i = 0; i < f->nparams; i++) gs[i] = grad_of(&a, qs[i], f->params[i]->type, sp);
-    Expr *grads = ty_tuple(m, gs, f->nparams, sp);
+    Expr *grads = ty_tuple(&a, gs, f->nparams, sp);
     mem_free(gs);
-    Expr *body = wrap(&a, &top, ty_tuple(m, (Expr *[]){value, grads}, 2, sp));
+    Expr *body = wrap(&a, &top, ty_tuple(&a, (Expr *[]){value, grads}, 2, sp));
     Function *nf = build_function(m, f->params, f->nparams, grad_result_annotation(m, f), body, f->attrs, sp);
-    out = ty_fn(m, nf, sp);
+    out = ty_fn(&a, nf, sp);
   } else {
     vec_free(top);
   }

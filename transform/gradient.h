@@ -19,8 +19,10 @@
  * nothing about any particular operator. Before building anything every
  * operator call reachable from f (through called globals too) that needs a
  * rule and has none is reported, all in one diagnostic (error + one note per
- * use). New nodes are untyped: re-run inference on the module afterwards
- * (the pass runner does). Returns NULL after reporting errors.
+ * use). New nodes are typed where their type follows from their children's
+ * (sema/typeof.h); the rest (polymorphic code, constructors, match) is left to
+ * the re-typing the pass runner does afterwards. Returns NULL after reporting
+ * errors.
  *
  *     Expr *g = gradient_of_function(m, main->fn, GRAD_HIGHER_ORDER, d);
  *     if (g) main->fn = g->fn;            // then infer_clear + infer_module
@@ -31,6 +33,7 @@
 #include <stdbool.h>
 
 #include "ir/ast.h"
+#include "sema/typeof.h"
 
 typedef enum {
   GRAD_HIGHER_ORDER, /* TVM's gradient(expr, mod, "higher_order") */
@@ -54,5 +57,16 @@ bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d);
  * were annotated, else NULL (§1.3). */
 Type *grad_result_annotation(Module *m, const Function *f);
 Expr *gradient_first_order(Module *m, Function *f, Diag *d);
+
+/* Calls of one operator with its default attributes, the name looked up and
+ * the attributes normalised once (op_call parses and normalises at every
+ * call; the transforms build millions of zeros_like / add calls). The
+ * calls share the one normalised Attrs. Typed like typeof_set. */
+typedef struct GradOp {
+  const char *name;
+  int32_t id;   /* -1 until the first call */
+  Attrs *attrs;
+} GradOp;
+Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span sp);
 
 #endif

@@ -80,6 +80,8 @@ typedef struct FO {
   VEC(PtrMap) memo; /* a stack: one map per inlined function body */
   PtrMap env;       /* Var* -> FoVal* */
   bool failed;
+  GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
+  TypeofCx tc;      /* types of the nodes built (sema/typeof.h) */
 } FO;
 
 static const Type *rt(const Type *t) {
@@ -89,10 +91,10 @@ static const Type *rt(const Type *t) {
 
 static Expr *push(FO *f, const char *prefix, Expr *e) {
   Var *v = build_fresh_var(f->m, prefix, NULL, e->span);
-  v->type = typeof_set(f->m, e)->type;
+  v->type = typeof_set(&f->tc, e)->type;
   Bind b = {v, e};
   vec_push(f->ll, b);
-  return typeof_set(f->m, build_var(f->m, v, e->span));
+  return typeof_set(&f->tc, build_var(f->m, v, e->span));
 }
 
 static Acc *acc_new(FO *f, const Type *t) {
@@ -132,7 +134,7 @@ static void acc_add_acc(FO *f, Acc *dst, const Acc *src, Span sp) {
     return;
   }
   if (!src->e) return;
-  dst->e = dst->e ? push(f, "d", op_call(f->m, "add", (Expr *[]){dst->e, src->e}, 2, NULL, sp)) : src->e;
+  dst->e = dst->e ? push(f, "d", grad_op_call(&f->tc, &f->add, (Expr *[]){dst->e, src->e}, 2, sp)) : src->e;
 }
 
 /* dst += d, an expression of type t */
@@ -142,22 +144,22 @@ static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
   Expr *dv = d->kind == EXPR_VAR || d->kind == EXPR_CONST ? d : push(f, "d", d);
   if (t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      acc_add_expr(f, dst->kids[i], typeof_set(f->m, build_proj(f->m, dv, i, sp)), t->tuple.fields[i], sp);
+      acc_add_expr(f, dst->kids[i], typeof_set(&f->tc, build_proj(f->m, dv, i, sp)), t->tuple.fields[i], sp);
     return;
   }
-  dst->e = dst->e ? push(f, "d", op_call(f->m, "add", (Expr *[]){dst->e, dv}, 2, NULL, sp)) : dv;
+  dst->e = dst->e ? push(f, "d", grad_op_call(&f->tc, &f->add, (Expr *[]){dst->e, dv}, 2, sp)) : dv;
 }
 
 /* The accumulated adjoint as an expression (zeros where nothing arrived). */
 static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
   t = rt(t);
-  if (!a->tuple) return a->e ? a->e : typeof_set(f->m, op_call(f->m, "zeros_like", &fwd, 1, NULL, sp));
+  if (!a->tuple) return a->e ? a->e : grad_op_call(&f->tc, &f->zeros_like, &fwd, 1, sp);
   Expr **fs = mem_calloc(a->n + 1, sizeof *fs);
   for (uint32_t i = 0; i < a->n; i++) {
     Expr *fi = push(f, "x", build_proj(f->m, fwd, i, sp));
     fs[i] = acc_value(f, a->kids[i], fi, t->tuple.fields[i], sp);
   }
-  Expr *r = typeof_set(f->m, build_tuple(f->m, fs, a->n, sp));
+  Expr *r = typeof_set(&f->tc, build_tuple(f->m, fs, a->n, sp));
   mem_free(fs);
   return r;
 }
@@ -166,7 +168,7 @@ static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
 static void acc_seed(FO *f, Acc *a, Expr *fwd, const Type *t, Span sp) {
   t = rt(t);
   if (!a->tuple) {
-    a->e = push(f, "seed", op_call(f->m, "ones_like", &fwd, 1, NULL, sp));
+    a->e = push(f, "seed", grad_op_call(&f->tc, &f->ones_like, &fwd, 1, sp));
     return;
   }
   for (uint32_t i = 0; i < a->n; i++)
@@ -343,7 +345,7 @@ static FoVal *fo(FO *f, Expr *e) {
 }
 
 static Expr *rule_bind(GradCtx *c, Expr *e) {
-  typeof_tree(c->m, e);
+  typeof_tree(&((FO *)c->pass)->tc, e);
   return push((FO *)c->pass, "t", e);
 }
 
@@ -377,7 +379,7 @@ static void backward(FO *f, Action *a) {
   if (!op->grad(&gc) || f->d->nerrors > before) f->failed = true;
   for (uint32_t i = 0; i < n && !f->failed; i++)
     if (dx[i] && !a->args[i]->constant) {
-      typeof_tree(f->m, dx[i]);
+      typeof_tree(&f->tc, dx[i]);
       acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
     }
   mem_free(xs);
@@ -390,14 +392,16 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   walk_post_order(fn->body, true, feat_node, &fs);
   if (!feat_report(&fs, d)) return NULL;
   if (!grad_check_rules(m, fn, false, d)) return NULL;
-  FO f = {.m = m, .d = d};
+  FO f = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
+          .add = {"add", -1, NULL}};
+  typeof_init(&f.tc, m);
   PtrMap top = {0};
   vec_push(f.memo, top);
   Span sp = fn->span;
   FoVal **ps = mem_calloc(fn->nparams + 1, sizeof *ps);
   for (uint32_t i = 0; i < fn->nparams; i++) {
     Var *p = fn->params[i];
-    ps[i] = val_new(&f, typeof_set(m, build_var(m, p, p->span)), p->type);
+    ps[i] = val_new(&f, typeof_set(&f.tc, build_var(m, p, p->span)), p->type);
     ptrmap_put(&f.env, p, (int64_t)(intptr_t)ps[i]);
   }
   FoVal *res = fo(&f, fn->body);
@@ -409,11 +413,11 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   if (res && !f.failed) {
     Expr **gs = mem_calloc(fn->nparams + 1, sizeof *gs);
     for (uint32_t i = 0; i < fn->nparams; i++) gs[i] = acc_value(&f, ps[i]->acc, ps[i]->fwd, ps[i]->t, sp);
-    Expr *grads = typeof_set(m, build_tuple(m, gs, fn->nparams, sp));
-    Expr *body = typeof_set(m, build_tuple(m, (Expr *[]){res->fwd, grads}, 2, sp));
+    Expr *grads = typeof_set(&f.tc, build_tuple(m, gs, fn->nparams, sp));
+    Expr *body = typeof_set(&f.tc, build_tuple(m, (Expr *[]){res->fwd, grads}, 2, sp));
     mem_free(gs);
     for (size_t i = f.ll.len; i-- > 0;)
-      body = typeof_set(m, build_let(m, f.ll.data[i].v, f.ll.data[i].e, body, f.ll.data[i].e->span));
+      body = typeof_set(&f.tc, build_let(m, f.ll.data[i].v, f.ll.data[i].e, body, f.ll.data[i].e->span));
     Function *nf = build_function(m, fn->params, fn->nparams, grad_result_annotation(m, fn), body, fn->attrs, sp);
     out = build_fn(m, nf, sp);
   }
@@ -423,5 +427,6 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   vec_free(f.ll);
   vec_free(f.acts);
   ptrmap_free(&f.env);
+  typeof_fini(&f.tc);
   return out;
 }

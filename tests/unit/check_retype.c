@@ -254,6 +254,30 @@ END_TEST
 
 /* A global whose parameters carry no annotation is typed by its callers: it
  * is visited even when unchanged. */
+/* The same when the caller is re-checked too: its call of @f is kept (its
+ * type is @f's old result), so the module still needs a full re-typing; a
+ * caller whose nodes are all inferred again does not. */
+START_TEST(signature_change_kept_call_in_checked_global) {
+  for (int redo_call = 0; redo_call < 2; redo_call++) {
+    Prog p;
+    load(&p, "def @f(%x: Tensor[(3), float32]) { negative(%x) }\n"
+             "def @main(%a: Tensor[(3), float32]) { exp(@f(%a)) }\n");
+    GlobalDef *f = global(p.m, "f"), *mn = global(p.m, "main");
+    Type *old_f = f->fn->type;
+    f->fn->body = op_call(p.m, "cast", (Expr *[]){f->fn->body}, 1, "dtype=\"float16\"", f->fn->body->span);
+    if (redo_call) { /* a new call node: inferred against the new signature */
+      Expr *call = mn->fn->body->call.args[0];
+      mn->fn->body = op_call(p.m, "exp", (Expr *[]){build_copy(p.m, call)}, 1, NULL, mn->fn->body->span);
+    }
+    bool changed[2] = {true, true};
+    Type *old_sig[2] = {old_f, mn->fn->type};
+    ck_assert_int_eq(retype(&p, changed, old_sig, NULL), redo_call ? INFER_INC_OK : INFER_INC_NEED_FULL);
+    if (redo_call) ck_assert(infer_verify_module(p.m, &p.d, "test"));
+    unload(&p);
+  }
+}
+END_TEST
+
 START_TEST(caller_typed_global_visited) {
   Prog p;
   load(&p, "def @id(%x) { %x }\n"
@@ -453,6 +477,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, polymorphic_context_changes);
   tcase_add_test(tc, polymorphic_function_body);
   tcase_add_test(tc, signature_change_needs_full);
+  tcase_add_test(tc, signature_change_kept_call_in_checked_global);
   tcase_add_test(tc, caller_typed_global_visited);
   tcase_add_test(tc, verify_catches_stale_type);
   tcase_add_test(tc, runner_verify_o3);
