@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""bench/passes/pass_ab.py — two relayc binaries on the same passes and inputs, runs interleaved.
+
+    python3 bench/passes/pass_ab.py before=OLD/relayc,after=build/relayc [--runs 5]
+                                    [--cases Gradient:chain,Gradient:letchain,FirstOrderGradient:chain]
+
+Each run is `relayc --pass=P --time-passes $TMPDIR/relayc-bench/IN.relay` (the inputs
+bench/passes/run.py caches); the binaries alternate run by run so load changes hit both.
+Prints the medians of the pass's CPU ms and of the re-typing after it, wall next to them.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("bins", help="name=path,name=path")
+ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--cases", default="Gradient:chain,Gradient:letchain,FirstOrderGradient:chain")
+a = ap.parse_args()
+bins = dict(b.split("=", 1) for b in a.bins.split(","))
+cases = [c.split(":", 1) for c in a.cases.split(",")]
+root = os.path.join(os.environ.get("TMPDIR", tempfile.gettempdir()), "relayc-bench")
+res = {}
+for _ in range(a.runs):
+    for p, inp in cases:
+        for name, b in bins.items():
+            out = subprocess.run([b, f"--pass={p}", "--time-passes", os.path.join(root, inp + ".relay")],
+                                 capture_output=True, text=True, check=True)
+            row = [l for l in out.stderr.splitlines() if l.startswith(p)][0].split()
+            ms, cpu, rms, rcpu = map(float, row[1:5])
+            res.setdefault((p, inp, name), []).append((cpu, rcpu, ms, rms))
+for (p, inp, name), v in res.items():
+    med = lambda k: statistics.median(x[k] for x in v)
+    print(f"{p:20s} {inp:9s} {name:8s} pass cpu {med(0):7.0f}  retype cpu {med(1):7.0f}  | wall {med(2):7.0f} + {med(3):7.0f}")
