@@ -4,6 +4,7 @@
  * TVM's polynomials for float32 — fast_erf also for float16 — and the exact
  * function otherwise, spec §11.3). Level 4: in no -O pipeline.
  */
+#include "ir/build.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "transform/dagscan.h"
@@ -11,7 +12,6 @@
 #include "transform/rewrite.h"
 
 static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
-  (void)old;
   const char *to;
   switch (op_call_id(e)) {
   case OP_EXP: to = "fast_exp"; break;
@@ -20,7 +20,10 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   case OP_NN_SOFTMAX: to = "nn.fast_softmax"; break;
   default: return e;
   }
-  return op_call_attrs(rw->m, to, e->call.args, e->call.nargs, e->call.attrs, e->span);
+  /* the fast forms have the types of the originals (same relation), as do
+   * the rewriter's copies above them (keep_types): nothing to infer again */
+  return build_typed(op_call_attrs(rw->m, to, e->call.args, e->call.nargs, e->call.attrs, e->span),
+                     rw_rebuilt_type(old, e));
 }
 
 static bool fast_global(PassCtx *c, GlobalDef *g) {
@@ -31,6 +34,7 @@ static bool fast_global(PassCtx *c, GlobalDef *g) {
   rw_init(&rw, c->m, c->d);
   rw.post = post;
   rw.mark_memo = true; /* the hook builds calls only: nothing writes Expr.mark */
+  rw.keep_types = true;
   bool ok = rw_function(&rw, g->fn);
   rw_fini(&rw);
   return ok;

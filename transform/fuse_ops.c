@@ -168,13 +168,9 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     /* e is the rewriter's fresh copy when a child changed: ours to change */
     Expr *call = e == old ? build_copy(rw->m, e) : e;
     call->call.args = args;
-    call->type = old->type;
-    if (args != e->call.args && op_type_reads_consts(id))
-      for (uint32_t i = 0; i < e->call.nargs; i++)
-        if (old->call.args[i]->kind == EXPR_CONST && args[i]->kind != EXPR_CONST) {
-          call->type = NULL; /* its type may change: inference types it (and the group) again */
-          fu->groups[g].untyped = true;
-        }
+    /* NULL when its type may change (arange's constant stop became a
+     * parameter): inference types it and its group again */
+    if (!(call->type = rw_rebuilt_type(old, call))) fu->groups[g].untyped = true;
     if (g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return make_function(rw, fu, g, old->type, call, old->span);
     return call;
   }
@@ -185,7 +181,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     if (fields == e->tuple.fields) return e;
     Expr *t = e == old ? build_copy(rw->m, e) : e;
     t->tuple.fields = fields;
-    t->type = old->type;
+    if (!(t->type = rw_rebuilt_type(old, t))) fu->groups[g].untyped = true;
     return t;
   }
   case EXPR_PROJ: {
@@ -194,7 +190,8 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     bool root = g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old));
     if (root && fuse_group_of(&fu->fp, old->proj.tuple, rw_prior_mark(rw, old->proj.tuple)) != g) return e; /* isolated */
     Expr **tup = new_arguments(rw, fu, g, &old->proj.tuple, &e->proj.tuple, 1);
-    Expr *p = build_typed(build_proj(rw->m, tup[0], old->proj.index, old->span), old->type);
+    Expr *p = build_proj(rw->m, tup[0], old->proj.index, old->span);
+    if (!(p->type = rw_rebuilt_type(old, p))) fu->groups[g].untyped = true;
     if (root) return make_function(rw, fu, g, old->type, p, old->span);
     return p;
   }

@@ -31,6 +31,10 @@
  *     on_device (variables, globals, operators, constructors and function
  *     literals never are; a function literal's body has no device), no `let`
  *     is made for the annotation itself, and its result is on_device(result).
+ *     Every node built is typed (the forms keep every expression's type): a
+ *     rebuilt node has its original's type, a new binder and its uses the
+ *     type of the value bound, a let the type of its body; the runner's
+ *     incremental re-typing then keeps them (sema/infer.c).
  *
  * Linear time: nodes are found through Expr.mark (validated by a back
  * pointer), variables and operators through tables indexed by their ids,
@@ -486,6 +490,10 @@ static Expr *scope_get(Nf *nf, Scope *s, Expr *body) {
   s->head = s->tail = NULL;
   if (!prev) return body;
   prev->let.body = body;
+  for (Expr *l = first;; l = l->let.body) {
+    l->type = body->type; /* a let has its body's type */
+    if (l == prev) break;
+  }
   return first;
 }
 
@@ -494,13 +502,16 @@ static DgNode *node(Nf *nf, Expr *e) {
   return &nf->nodes.data[i];
 }
 
+/* A use of v, with v's type. */
+static Expr *typed_use(Nf *nf, Var *v, Span sp) { return build_typed(build_var(nf->m, v, sp), v->type); }
+
 /* The converted form of a done node, for its occurrence `e`: a variable
  * result is a fresh use node (leaves are not shared), an atom that stands
  * for itself is e. */
 static Expr *result_for(Nf *nf, DgNode *n, Expr *e) {
   if (n->self) return e;
   Expr *r = n->result;
-  if (r->kind == EXPR_VAR) return build_var(nf->m, r->var.var, e->span);
+  if (r->kind == EXPR_VAR) return typed_use(nf, r->var.var, e->span);
   return r;
 }
 
@@ -575,8 +586,9 @@ static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
     n->result = now;
     return now;
   }
+  if (!v) var->type = now->type; /* a fresh binder has its value's type */
   scope_push(nf, n->scope, var, now, orig->span);
-  n->result = build_var(nf->m, var, orig->span);
+  n->result = typed_use(nf, var, orig->span);
   return n->result; /* this first use may be the memo's node; later uses copy it */
 }
 
@@ -584,6 +596,15 @@ static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
 static Expr *child(Nf *nf, Expr *e) { return fill(nf, e, NULL); }
 
 /* Rebuilds a dataflow node from its (already converted) children. */
+static Expr *rebuild_dataflow(Nf *nf, Expr *x);
+
+/* The rebuilt form of x, with x's type (each child keeps its type). */
+static Expr *rebuild_typed(Nf *nf, Expr *x) {
+  Expr *c = rebuild_dataflow(nf, x);
+  if (c != x) c->type = rw_rebuilt_type(x, c);
+  return c;
+}
+
 static Expr *rebuild_dataflow(Nf *nf, Expr *x) {
   Expr *c;
   switch (x->kind) {
@@ -687,7 +708,7 @@ static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
       continue;
     }
     st.len--;
-    Expr *now = rebuild_dataflow(nf, x);
+    Expr *now = rebuild_typed(nf, x);
     Expr *r = compound(nf, node(nf, x), x, now, x == e ? v : NULL);
     if (x == e) out = r;
   }
@@ -735,8 +756,10 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
       scope_push(nf, s, b->let.var, b->let.value, b->span);
       b = b->let.body;
     }
-    scope_push(nf, s, var, on_lexical_device(nf, b), x->span);
-    n->result = build_var(nf->m, var, x->span);
+    Expr *val = on_lexical_device(nf, b);
+    if (!bind) var->type = val->type;
+    scope_push(nf, s, var, val, x->span);
+    n->result = typed_use(nf, var, x->span);
     body = n->result;
   }
   vec_free(chain);
@@ -754,9 +777,9 @@ static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
   Function *nfn = arena_alloc(nf->m->arena, sizeof *nfn);
   *nfn = *f;
   nfn->body = body;
-  nfn->type = NULL;
   Expr *c = build_copy(nf->m, e);
   c->fn = nfn;
+  nfn->type = c->type = rw_rebuilt_type(e, c);
   return c;
 }
 
@@ -781,7 +804,7 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
       return e;
     }
     scope_push(nf, n->scope, v, e, e->span);
-    n->result = build_var(nf->m, v, e->span);
+    n->result = typed_use(nf, v, e->span);
     return n->result;
   case EXPR_CONST: return compound(nf, n, e, e, v);
   case EXPR_CALL:
@@ -797,7 +820,9 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
     Expr *f = scope_get(nf, nf->nodes.data[n->sub + 1].scope, fill(nf, e->if_.else_, NULL));
     n = node(nf, e);
     Expr *now = e;
-    if (c != e->if_.cond || t != e->if_.then_ || f != e->if_.else_) now = build_if(nf->m, c, t, f, e->span);
+    if (c != e->if_.cond || t != e->if_.then_ || f != e->if_.else_)
+      now = build_if(nf->m, c, t, f, e->span);
+    if (now != e) now->type = rw_rebuilt_type(e, now);
     return compound(nf, n, e, now, v);
   }
   case EXPR_FN: {
@@ -820,6 +845,7 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
       now = build_copy(nf->m, e);
       now->match.scrut = s;
       if (cl) now->match.clauses = cl;
+      now->type = rw_rebuilt_type(e, now);
     }
     return compound(nf, node(nf, e), e, now, v);
   }
@@ -919,7 +945,20 @@ static Expr *gnf_remember(Gnf *g, Expr *e, Expr *r) {
 static Expr *gnf(Gnf *g, Expr *e);
 
 /* e rebuilt from its (already rewritten) children; e itself when none changed. */
+static Expr *gnf_rebuild_untyped(Gnf *g, Expr *e);
+
+/* e rebuilt, with e's type (the children keep theirs; a let-bound value in
+ * place of its variable has the variable's type). */
 static Expr *gnf_rebuild(Gnf *g, Expr *e) {
+  Expr *c = gnf_rebuild_untyped(g, e);
+  if (c != e) {
+    c->type = rw_rebuilt_type(e, c);
+    if (c->kind == EXPR_FN) c->fn->type = c->type;
+  }
+  return c;
+}
+
+static Expr *gnf_rebuild_untyped(Gnf *g, Expr *e) {
   Expr *c;
   switch (e->kind) {
   case EXPR_CALL: {
@@ -1085,7 +1124,8 @@ static Expr *gnf_let(Gnf *g, Expr *e) {
       vec_push(kept, build_let(g->m, v, val, NULL, cur->span));
     } else {
       if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
-        val = build_let(g->m, v, val, build_var(g->m, v, cur->span), cur->span);
+        val = build_typed(build_let(g->m, v, val, build_typed(build_var(g->m, v, cur->span), v->type), cur->span),
+                          v->type);
       ptrmap_put(&g->subst, v, (int64_t)(intptr_t)val);
     }
     cur = cur->let.body;
@@ -1096,6 +1136,7 @@ static Expr *gnf_let(Gnf *g, Expr *e) {
     r = kept.data[--kept.len]->let.value;
   for (size_t i = kept.len; i-- > 0;) {
     kept.data[i]->let.body = r;
+    kept.data[i]->type = r->type;
     r = kept.data[i];
   }
   vec_free(kept);
@@ -1114,7 +1155,7 @@ static Expr *gnf(Gnf *g, Expr *e) {
      * `@id` node in two places would get ONE instance of its polymorphic
      * type, where the printed text (atoms are never shared) gets two */
     if (val->kind == EXPR_VAR || val->kind == EXPR_GLOBAL || val->kind == EXPR_CTOR || val->kind == EXPR_OP) {
-      return build_copy(g->m, val);
+      return build_typed(build_copy(g->m, val), val->type);
     }
     return val;
   }

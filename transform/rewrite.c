@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ir/build.h"
+#include "ir/equal.h"
 #include "ir/mem.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
@@ -181,7 +182,6 @@ static Expr *rewrite_fn(Rewriter *rw, Expr *e) {
   nf->type = NULL;
   Expr *c = build_copy(rw->m, e);
   c->fn = nf;
-  if (rw->keep_types) nf->type = c->type = e->type;
   return c;
 }
 
@@ -209,7 +209,10 @@ static Expr *children(Rewriter *rw, Expr *e);
 
 Expr *rw_children(Rewriter *rw, Expr *e) {
   Expr *c = children(rw, e);
-  if (c != e && rw->keep_types && !c->type) c->type = e->type;
+  if (c != e && rw->keep_types) {
+    c->type = rw_rebuilt_type(e, c);
+    if (c->kind == EXPR_FN) c->fn->type = c->type;
+  }
   return c;
 }
 
@@ -307,10 +310,10 @@ static Expr *rewrite_let_chain(Rewriter *rw, Expr *e) {
     Expr *old = chain.data[i], *r = old;
     if (values.data[i] != old->let.value || body != old->let.body || binders.data[i] != old->let.var) {
       r = build_copy(rw->m, old);
-      if (rw->keep_types) r->type = old->type;
       r->let.var = binders.data[i];
       r->let.value = values.data[i];
       r->let.body = body;
+      if (rw->keep_types) r->type = rw_rebuilt_type(old, r);
     }
     if (rw->post) r = rw->post(rw, old, r);
     memo_put(rw, old, r);
@@ -442,6 +445,75 @@ Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *co
   Expr *r = rw_expr(&rw, e);
   rw_fini(&rw);
   return r;
+}
+
+/* ------------------------------------------------------------ typed copies */
+
+static bool same_ty(const Type *a, const Type *b) { return a && b && (a == b || type_equal(a, b)); }
+
+/* Does the new child n stand where o stood with o's type? */
+static bool child_kept(const Expr *o, const Expr *n) {
+  if (o == n) return true;
+  if (o->kind == EXPR_OP || n->kind == EXPR_OP) /* operator callees: typed per call */
+    return o->kind == n->kind && o->op.id == n->op.id;
+  return same_ty(o->type, n->type);
+}
+
+static bool children_kept(Expr *const *os, Expr *const *ns, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!child_kept(os[i], ns[i])) return false;
+  return true;
+}
+
+Type *rw_rebuilt_type(const Expr *old, const Expr *now) {
+  if (!old->type || old->kind != now->kind) return NULL;
+  bool ok;
+  switch (old->kind) {
+  case EXPR_CALL:
+    ok = old->call.nargs == now->call.nargs && child_kept(old->call.fn, now->call.fn) &&
+         children_kept(old->call.args, now->call.args, old->call.nargs);
+    if (ok && old->call.fn->kind == EXPR_OP && op_type_reads_consts(old->call.fn->op.id))
+      for (uint32_t i = 0; i < old->call.nargs; i++) ok = ok && old->call.args[i] == now->call.args[i];
+    break;
+  case EXPR_TUPLE:
+    ok = old->tuple.n == now->tuple.n && children_kept(old->tuple.fields, now->tuple.fields, old->tuple.n);
+    break;
+  case EXPR_PROJ: ok = child_kept(old->proj.tuple, now->proj.tuple); break;
+  case EXPR_LET:
+    ok = (old->let.var == now->let.var || same_ty(old->let.var->type, now->let.var->type)) &&
+         child_kept(old->let.value, now->let.value) && child_kept(old->let.body, now->let.body);
+    break;
+  case EXPR_IF:
+    ok = child_kept(old->if_.cond, now->if_.cond) && child_kept(old->if_.then_, now->if_.then_) &&
+         child_kept(old->if_.else_, now->if_.else_);
+    break;
+  case EXPR_MATCH:
+    ok = old->match.nclauses == now->match.nclauses && child_kept(old->match.scrut, now->match.scrut);
+    for (uint32_t i = 0; ok && i < old->match.nclauses; i++)
+      ok = old->match.clauses[i].pattern == now->match.clauses[i].pattern &&
+           child_kept(old->match.clauses[i].body, now->match.clauses[i].body);
+    break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: ok = child_kept(old->ref.arg, now->ref.arg); break;
+  case EXPR_REF_WRITE:
+    ok = child_kept(old->ref_write.ref, now->ref_write.ref) && child_kept(old->ref_write.value, now->ref_write.value);
+    break;
+  case EXPR_FN: {
+    const Function *a = old->fn, *b = now->fn;
+    ok = a->nparams == b->nparams && a->ntparams == b->ntparams && a->ret_annot == b->ret_annot &&
+         child_kept(a->body, b->body);
+    for (uint32_t i = 0; ok && i < a->nparams; i++)
+      ok = a->params[i] == b->params[i] || (a->params[i]->annot == b->params[i]->annot &&
+                                            same_ty(a->params[i]->type, b->params[i]->type));
+    break;
+  }
+  case EXPR_VAR: ok = old->var.var == now->var.var; break;
+  case EXPR_CONST: ok = old->constant == now->constant; break;
+  case EXPR_GLOBAL: ok = old->global.def == now->global.def; break;
+  case EXPR_CTOR: ok = old->ctor.ctor == now->ctor.ctor; break;
+  default: ok = false; break;
+  }
+  return ok ? old->type : NULL;
 }
 
 /* ------------------------------------------------------------ attributes */

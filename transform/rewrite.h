@@ -68,7 +68,7 @@ struct Rewriter {
    * takes the type of the node it replaces, a rebound binder its
    * original's Var.type, so the runner's incremental re-typing keeps them
    * (sema/infer.c) instead of inferring them again. Hooks see the typed copy. */
-  bool keep_types;
+  bool keep_types; /* (rw_rebuilt_type decides; a node it cannot type stays untyped) */
   bool failed;     /* nesting too deep: the result is partial */
   /* Opt-in, set before the first rw_expr: memoise through Expr.mark (an
    * index into `marked`, validated by a back pointer) instead of `memo`,
@@ -114,6 +114,16 @@ Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *
  * every node with an effect of its own is copied (each copy runs it). */
 Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n,
                          const PtrMap *keep);
+
+/* The type a rebuilt node `now` may take over from the node `old` it
+ * replaces (same kind, some children new): old->type when every new child
+ * has the type of the child it replaces, so inference would give `now`
+ * old's type again; NULL (inference types it) otherwise, and for a call
+ * whose type relation reads the value of a constant argument
+ * (ops/op_traits.h OPF_TYPE_READS_CONSTS: arange) with an argument changed,
+ * or a match whose patterns changed. For passes that type what they build
+ * (Rewriter.keep_types, ir/build.h build_typed). */
+Type *rw_rebuilt_type(const Expr *old, const Expr *now);
 
 /* Does a function (or global) have attribute `key` set to a nonzero int / any string? */
 bool fn_has_attr(const Function *f, const char *key);

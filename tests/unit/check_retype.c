@@ -451,6 +451,18 @@ START_TEST(gradient_output_typed) {
 }
 END_TEST
 
+/* ToANormalForm, ToGraphNormalForm, ToBasicBlockNormalForm and FastMath too
+ * (typed_lets has exp, so FastMath rewrites something there). */
+START_TEST(typed_normal_forms) {
+  const char *passes[] = {"ToANormalForm", "ToGraphNormalForm", "ToBasicBlockNormalForm",
+                          "ToANormalForm,ToGraphNormalForm", "ToANormalForm,FuseOps", "FastMath"};
+  for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
+    ck_assert_uint_eq(retyped_by(typed_graph, passes[i]), 0);
+    ck_assert_uint_eq(retyped_by(typed_lets, passes[i]), 0);
+  }
+}
+END_TEST
+
 /* Where a type is not fixed by the children (a polymorphic literal, an ADT
  * constructor), the node stays untyped and the re-typing infers it. */
 START_TEST(gradient_polymorphic_left_to_inference) {
@@ -463,6 +475,21 @@ START_TEST(gradient_polymorphic_left_to_inference) {
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret),
                    "(Tensor[(3), float32], (Tensor[(3), float32],))");
   unload(&p);
+}
+END_TEST
+
+/* Where a normal form changes a type, the node is left to inference: ANF
+ * binds arange's constants to variables (its length becomes unknown), GNF
+ * puts a constant back in place of its variable, or a value in place of a
+ * variable annotated with a less precise type. */
+START_TEST(typed_normal_forms_type_changes) {
+  ck_assert_uint_gt(retyped_by("def @main() { exp(arange(0f, 3f, 1f)) }\n", "ToANormalForm"), 0);
+  ck_assert_uint_gt(retyped_by("def @main() { let %s = 3f; exp(arange(0f, %s, 1f)) }\n", "ToGraphNormalForm"), 0);
+  ck_assert_uint_gt(retyped_by("def @main(%x: Tensor[(3), float32]) {\n"
+                               "  let %v: Tensor[(?), float32] = negative(%x);\n"
+                               "  (exp(%v), %v)\n}\n",
+                               "ToGraphNormalForm"),
+                    0);
 }
 END_TEST
 
@@ -485,6 +512,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_fuse_ops_arange);
   tcase_add_test(tc, gradient_output_typed);
   tcase_add_test(tc, gradient_polymorphic_left_to_inference);
+  tcase_add_test(tc, typed_normal_forms);
+  tcase_add_test(tc, typed_normal_forms_type_changes);
   suite_add_tcase(s, tc);
   return s;
 }
