@@ -16,6 +16,10 @@
  * continuation: the pass reports them (run ToANormalForm first) where TVM
  * aborts.
  *
+ * The operator calls it let-binds, their binders and their uses are typed
+ * (so are the renamed parameters): the runner's re-typing then infers only
+ * what has the type `answer`.
+ *
  * UnCPS wraps a CPS @main back: `fn (%params...) -> B { <cps fn>(%params...,
  * fn (%x: B) -> B { %x }) }` with `answer` instantiated to B.
  */
@@ -121,7 +125,9 @@ static Type *cps_type(Cps *c, Type *t) {
 
 static Var *cps_param(Cps *c, Var *v) {
   Type *t = v->annot ? v->annot : v->type;
-  return var_new(c->m, v->name, v->span, cps_type(c, t));
+  Var *n = var_new(c->m, v->name, v->span, cps_type(c, t));
+  n->type = n->annot; /* a parameter has its annotation's type */
+  return n;
 }
 
 /* ----------------------------------------------------------------- atoms */
@@ -192,8 +198,14 @@ static Expr *atom_of(Cps *c, Expr *e) {
 static Expr *done_primitive_call(Cps *c, Seq *s, const Kont *k) {
   Expr *call = build_copy(c->m, s->orig);
   call->call.args = s->atoms;
+  /* the call, its binder and the binder's uses typed: the runner's
+   * re-typing keeps them (and infers only the lets, of type answer) */
+  call->type = rw_rebuilt_type(s->orig, call);
   Var *x = build_fresh_var(c->m, "x", NULL, s->orig->span);
-  return build_let(c->m, x, call, apply_k(c, k, build_var(c->m, x, s->orig->span)), s->orig->span);
+  x->type = call->type;
+  Expr *l = build_let(c->m, x, call, apply_k(c, k, build_typed(build_var(c->m, x, s->orig->span), x->type)),
+                      s->orig->span);
+  return build_typed(l, c->answer); /* the rest of the program: answer */
 }
 
 static Expr *done_call(Cps *c, Seq *s, const Kont *k) {
@@ -274,7 +286,7 @@ typedef struct LetK {
 static Expr *done_let(Cps *c, Expr *atom, const Kont *k) {
   LetK *l = k->data;
   Expr *e = l->orig;
-  l->made = build_let(c->m, e->let.var, atom, NULL, e->span);
+  l->made = build_typed(build_let(c->m, e->let.var, atom, NULL, e->span), c->answer);
   return l->made;
 }
 
@@ -344,7 +356,10 @@ static Expr *cps(Cps *c, Expr *e, const Kont *k) {
   switch (e->kind) {
   case EXPR_VAR: {
     int64_t v;
-    if (ptrmap_get(&c->rename, e->var.var, &v)) return apply_k(c, k, build_var(c->m, (Var *)(intptr_t)v, e->span));
+    if (ptrmap_get(&c->rename, e->var.var, &v)) {
+      Var *r = (Var *)(intptr_t)v;
+      return apply_k(c, k, build_typed(build_var(c->m, r, e->span), r->type));
+    }
     return apply_k(c, k, e);
   }
   case EXPR_OP:

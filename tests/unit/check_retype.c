@@ -493,6 +493,17 @@ START_TEST(typed_normal_forms_type_changes) {
 }
 END_TEST
 
+/* ToCPS types the operator calls it let-binds, their binders and uses and
+ * the renamed parameters: only what has the type `answer` is inferred again
+ * (the three lets, the use of %k and its call; 14 nodes before). */
+START_TEST(typed_to_cps) {
+  ck_assert_uint_eq(retyped_by("def @main(%x: Tensor[(2, 3), float32]) {\n"
+                               "  %0 = add(%x, %x);\n  %1 = nn.relu(%0);\n  multiply(%1, %x)\n}\n",
+                               "ToCPS"),
+                    5);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -514,6 +525,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, gradient_polymorphic_left_to_inference);
   tcase_add_test(tc, typed_normal_forms);
   tcase_add_test(tc, typed_normal_forms_type_changes);
+  tcase_add_test(tc, typed_to_cps);
   suite_add_tcase(s, tc);
   return s;
 }
