@@ -1,8 +1,10 @@
 /* ops/gradients/grad_nn.c — rules of dense algebra, softmax and the losses (spec/gradient.md §4.5).
  *
  * For C = op(A)·op(B) (op = identity or transpose): d op(A) = G·op(B)ᵀ and
- * d op(B) = op(A)ᵀ·G, then op undone; every case is one more matmul with
- * the right transpose flags, so no transpose is materialised. nn.dense and nn.matmul
+ * d op(B) = op(A)ᵀ·G, then op undone; every nn.matmul case is one more matmul with
+ * the right transpose flags, so no transpose is materialised. nn.dense's rule is
+ * written in TVM's form (dense of transposes) instead, which `--run` rewrites into
+ * the same transpose-free matmuls (transform/dense_transpose.c). nn.dense and nn.matmul
  * accept data of any rank (leading axes flattened into matrix rows, a transposed
  * nn.matmul operand swapped back once); an out_dtype other
  * than the inputs' is cast back (§4.6 item 4).
@@ -16,8 +18,12 @@ static Expr *g_as_input(GradCtx *c, uint32_t i) {
   return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? G : gr_cast_like(c, G, c->x[i]);
 }
 
-/* nn.dense(x (.., K), w (N, K)) = x·wᵀ:  dx = g·w,  dw = gᵀ·x (leading axes flattened);
- * nn.matmul's transpose flags avoid materialising any transpose */
+/* nn.dense(x (.., K), w (N, K)) = x·wᵀ:  dx = g·w,  dw = gᵀ·x (leading axes flattened),
+ * written in TVM's form so the printed gradient is TVM's:
+ *     dx = collapse_sum_like(nn.dense(g, transpose(w), units=K), x)
+ *     dw = collapse_sum_like(nn.dense(transpose(g), transpose(x), units=K), w)
+ * `relayc --run` turns each dense of transposes into one transpose-free nn.matmul
+ * and drops the identity collapses (transform/dense_transpose.c, FuseDenseTranspose). */
 GRAD_RULE(NN_DENSE) {
   int64_t wd[GRAD_MAX_RANK];
   if (!gr_shape(c, 1, wd)) return false;
@@ -28,9 +34,12 @@ GRAD_RULE(NN_DENSE) {
     x = GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)wd[1]), X0);
   }
   g = gr_let(c, g);
-  Expr *dx = GR_OP(c, "nn.matmul", NULL, g, X1);
-  c->dx[0] = flat ? gr_reshape_like(c, dx, X0) : dx;
-  c->dx[1] = GR_OP(c, "nn.matmul", "transpose_a=True", g, x);
+  const char *units = gr_fmt(c, "units=%lld", (long long)wd[1]);
+  Expr *dx = GR_OP(c, "nn.dense", units, g, GR_OP(c, "transpose", NULL, X1));
+  if (flat) dx = gr_reshape_like(c, dx, X0);
+  c->dx[0] = GR_OP(c, "collapse_sum_like", NULL, dx, X0);
+  Expr *dw = GR_OP(c, "nn.dense", units, GR_OP(c, "transpose", NULL, g), GR_OP(c, "transpose", NULL, x));
+  c->dx[1] = GR_OP(c, "collapse_sum_like", NULL, dw, X1);
   return true;
 }
 
