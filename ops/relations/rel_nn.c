@@ -10,6 +10,9 @@
  * Relations that fix parameter shapes (dense with `units`, conv with
  * `channels` + `kernel_size`, bias_add, batch_norm, ...) assign them by
  * unification, which is how un-annotated weights get their types (§1.4).
+ * A computed convolution/pooling extent keeps the integer dtype of the input
+ * extent it comes from (TVM promotes its int32 attributes to an int64 extent:
+ * `16i64` in, `16i64` out); constants from attributes stay int32.
  */
 #include "ops/layout.h"
 #include "ops/relations/rel_util.h"
@@ -74,6 +77,15 @@ static int padding_attr(TypeRelCtx *c, int n, int64_t *before, int64_t *after) {
 
 /* (k - 1) * dil + 1, the extent a window of k taps spaced by dil covers
  * (k, dil >= 1); false on overflow. */
+/* An extent computed from `of` (window arithmetic on it with int32 attributes):
+ * TVM's index arithmetic promotes to the wider integer type, so the result
+ * keeps of's dtype (an int64 input extent gives an int64 output extent). */
+static Dim dim_as(int64_t v, Dim of) {
+  Dim d = dim_int(v);
+  if (of.dtype.code == DT_INT && of.dtype.bits > d.dtype.bits) d.dtype = of.dtype;
+  return d;
+}
+
 static bool window_extent(int64_t k, int64_t dil, int64_t *out) {
   return !__builtin_mul_overflow(k - 1, dil, out) && !__builtin_add_overflow(*out, 1, out);
 }
@@ -205,7 +217,7 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
     Dim wc[2 + MAXSP];
     if (!transpose) {
       wc[0] = dim_int(channels);
-      wc[1] = dim_known(C) ? dim_int(C.value / G) : dim_any();
+      wc[1] = dim_known(C) ? dim_as(C.value / G, C) : dim_any(); /* TVM: indexdiv(C, groups), C's dtype */
     } else {
       wc[0] = dim_int(channels / G); /* O of the canonical IOHW weight */
       wc[1] = C;
@@ -287,7 +299,7 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
         return rel_fail(c, "the output extent on spatial axis %d is out of range", i);
       if (v <= 0) return rel_fail(c, "the output extent on spatial axis %d would be %lld", i, (long long)v);
     }
-    out[2 + i] = dim_int(v);
+    out[2 + i] = dim_as(v, S[i]); /* int64 when the input extent is (TVM's index arithmetic promotes) */
   }
   DType odt = ci.data->tensor.dtype;
   rel_attr_dtype(c, "out_dtype", &odt);
@@ -441,7 +453,7 @@ static int pool_shape(TypeRelCtx *c, const Type *a, int nsp, bool empty_dilation
                       (long long)padded, spatial_letters(nsp)[i]);
     /* (padded - dk [+ st - 1]) / st + 1, with padded - dk >= 0 */
     int64_t num = padded - dk;
-    o->tensor.dims[pos[i]] = dim_int(num / st[i] + (ceil_mode && num % st[i] != 0) + 1);
+    o->tensor.dims[pos[i]] = dim_as(num / st[i] + (ceil_mode && num % st[i] != 0) + 1, d); /* d's dtype, as TVM */
   }
   *out = o;
   return REL_DONE;
