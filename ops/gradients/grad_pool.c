@@ -677,7 +677,11 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL3D) {
 
 /* avg_pool2d_grad(dy, x): linear in dy, whose adjoint is the forward average pool */
 GRAD_RULE(NN_AVG_POOL2D_GRAD) {
-  c->dx[0] = gr_op_like(c, "nn.avg_pool2d", NULL, (Expr *[]){G}, 1);
+  /* an empty dilation (what TVM's pool-gradient builders leave) reads as 1s for the
+   * _grad operator only: the forward pool needs it spelled out */
+  const AttrValue *dil = gr_attr(c, "dilation");
+  bool empty = dil && dil->kind == AV_ARRAY && dil->arr.n == 0;
+  c->dx[0] = gr_op_like(c, "nn.avg_pool2d", empty ? "dilation=[1, 1]" : NULL, (Expr *[]){G}, 1);
   return true;
 }
 
