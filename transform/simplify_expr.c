@@ -10,8 +10,9 @@
  * rank-changing layout_transform pairs TVM mis-folds are left alone; the
  * binomial rule only reads int32/float32/float64 coefficients (TVM takes
  * others as 1) and, for integers, only when the factors are whole numbers.
- * The three QNN rules (dequantize feeding argmax/argmin/argsort) never match
- * (relayc has no QNN operators) but count as applications like in TVM.
+ * The three QNN rules (dequantize feeding argmax/argmin/argsort) fire only
+ * when dequantizing keeps the order (a positive uniform scale: TVM ignores
+ * the scale's sign and per-channel scales).
  */
 #include <float.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
+#include "runtime/tensor.h"
 #include "transform/callattr.h"
 #include "transform/fold_constant.h"
 #include "transform/pass.h"
@@ -388,11 +390,40 @@ static Expr *adjacent_multiply_or_add(DfCtx *cx, Expr *pre, Expr *post, const Df
   return call2(m, op, x, c, NULL, post->span);
 }
 
-/* ------------------------------------------------------------ 18 QNN (never matches) */
+/* ------------------------------------------------------------ 18 QNN */
 
+/* The one value of a constant whose elements are all equal (false if they
+ * differ or it is not a constant). */
+static bool uniform_const(const Expr *e, double *v) {
+  if (!e || e->kind != EXPR_CONST || e->constant->dtype.lanes != 1) return false;
+  const ConstTensor *c = e->constant;
+  size_t es = dtype_size(c->dtype);
+  if (!es || c->nbytes < es) return false;
+  *v = tensor_load_f64(c->dtype, c->data);
+  for (size_t off = es; off + es <= c->nbytes; off += es)
+    if (tensor_load_f64(c->dtype, (const char *)c->data + off) != *v) return false;
+  return true;
+}
+
+/* argmax / argmin / argsort of qnn.dequantize(x, scale, zero_point) is the
+ * same operator on x when dequantizing keeps the order of x's elements: a
+ * constant positive scale, one for every channel, within the range where
+ * the (x - zero_point) values of int8 / uint8 data stay distinct floats,
+ * and one zero point. TVM rewrites whatever the scale (a negative or
+ * per-channel scale reverses or mixes the order and changes the result);
+ * relayc declines there. */
 static Expr *dq_arg(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
-  (void)cx, (void)pre, (void)mt;
-  return post;
+  (void)pre;
+  double s, z;
+  DType xt = dtype_of(mt->pre[S_X]);
+  if (!((xt.code == DT_INT || xt.code == DT_UINT) && xt.bits == 8 && xt.lanes == 1)) return post;
+  if (!uniform_const(mt->post[S_A], &s) || !uniform_const(mt->post[S_B], &z)) return post;
+  if (!(s >= FLT_MIN * 1024.0 && s <= FLT_MAX / 1024.0)) return post;
+  int32_t id = op_call_id(post);
+  const char *name = id == OP_ARGMAX ? "argmax" : id == OP_ARGMIN ? "argmin" : id == OP_ARGSORT ? "argsort" : NULL;
+  if (!name) return post;
+  Expr *x = mt->post[S_X];
+  return op_call_attrs(cx->m, name, &x, 1, post->call.attrs, post->span);
 }
 
 /* ------------------------------------------------------------ 19-20 clip and casts */
@@ -554,7 +585,7 @@ static void build_patterns(Patterns *P) {
   }
   static const char *const dq_ops[3] = {"argmax", "argmin", "argsort"};
   for (int i = 0; i < 3; i++) {
-    DfPat *dq = dfp_call(p, -1, "qnn.dequantize", 3, dfp_wild(p, -1), dfp_wild(p, -1), dfp_wild(p, -1));
+    DfPat *dq = dfp_call(p, -1, "qnn.dequantize", 3, dfp_wild(p, S_X), dfp_wild(p, S_A), dfp_wild(p, S_B));
     P->dq[i] = (DfRewrite){dq_ops[i], dfp_call(p, -1, dq_ops[i], 1, dq), dq_arg};
   }
   {

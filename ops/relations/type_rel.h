@@ -241,4 +241,7 @@ int rel_dyn_upsampling3d(TypeRelCtx *c);
 int rel_dyn_resize2d(TypeRelCtx *c);
 int rel_dyn_sparse_to_dense(TypeRelCtx *c);
 
+/* rel_qnn.c */
+int rel_qnn_dequantize(TypeRelCtx *c);
+
 #endif
