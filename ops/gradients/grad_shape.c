@@ -67,19 +67,48 @@ GRAD_RULE(LAYOUT_TRANSFORM) {
 static int64_t norm_axis(int64_t axis, uint32_t rank) { return axis < 0 ? axis + (int64_t)rank : axis; }
 
 /* concatenate((x0..xk), axis): the tuple split(g, [e0, e0+e1, ...], axis) */
+/* concatenate's adjoint when a field is empty along the axis: split (as TVM's
+ * rule uses it) refuses a zero-width piece, so each field gets its own
+ * strided_slice of g (size mode: -1 = the whole extent on the other axes). */
+static bool concat_adjoint_by_slices(GradCtx *c, const int64_t *cuts, uint32_t k, int64_t axis, uint32_t rank) {
+  Expr **fs = arena_alloc(c->m->arena, k * sizeof *fs);
+  int64_t *begin = arena_alloc(c->m->arena, (rank ? rank : 1) * sizeof *begin);
+  int64_t *size = arena_alloc(c->m->arena, (rank ? rank : 1) * sizeof *size);
+  for (uint32_t i = 0; i < k; i++) {
+    int64_t start = i ? cuts[i - 1] : 0;
+    for (uint32_t a = 0; a < rank; a++) {
+      begin[a] = (int64_t)a == axis ? start : 0;
+      size[a] = (int64_t)a == axis ? (i + 1 < k ? cuts[i] - start : -1) : -1;
+    }
+    fs[i] = GR_OP(c, "strided_slice",
+                  gr_fmt(c, "begin=%s, end=%s, strides=[1], slice_mode=\"size\"", gr_ints_text(c, begin, rank),
+                         gr_ints_text(c, size, rank)),
+                  G);
+  }
+  c->dx[0] = gr_tuple(c, fs, k);
+  return true;
+}
+
 GRAD_RULE(CONCATENATE) {
   const Type *t = c->xt[0];
   if (!t || t->kind != TYPE_TUPLE || t->tuple.n == 0) return gr_fail(c, "the input is not a non-empty tuple");
   uint32_t k = t->tuple.n, rank = gr_rank(c, -1);
   int64_t axis = norm_axis(gr_attr_int(c, "axis", 0), rank);
   int64_t *cuts = arena_alloc(c->m->arena, (k ? k : 1) * sizeof *cuts), at = 0;
-  for (uint32_t i = 0; i + 1 < k; i++) {
+  bool empty_field = false;
+  for (uint32_t i = 0; i < k; i++) {
     const Type *f = field_type(c, 0, i);
-    if (!f || f->kind != TYPE_TENSOR || (uint32_t)axis >= f->tensor.ndim || f->tensor.dims[axis].kind != DIM_INT)
-      return gr_fail(c, "the extent of field %u along axis %lld must be known", i, (long long)axis);
+    bool known = f && f->kind == TYPE_TENSOR && (uint32_t)axis < f->tensor.ndim && f->tensor.dims[axis].kind == DIM_INT;
+    if (i + 1 == k) {
+      empty_field |= known && f->tensor.dims[axis].value == 0;
+      break;
+    }
+    if (!known) return gr_fail(c, "the extent of field %u along axis %lld must be known", i, (long long)axis);
+    empty_field |= f->tensor.dims[axis].value == 0;
     at += f->tensor.dims[axis].value;
     cuts[i] = at;
   }
+  if (empty_field) return concat_adjoint_by_slices(c, cuts, k, axis, rank);
   c->dx[0] = GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%s, axis=%lld", gr_ints_text(c, cuts, k - 1), (long long)axis), G);
   return true;
 }
