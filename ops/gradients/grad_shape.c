@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ops/gradients/grad.h"
+#include "ops/layout.h"
 
 #define G (c->g)
 
@@ -56,9 +57,33 @@ GRAD_RULE(TRANSPOSE) {
   return true;
 }
 
+/* True when the forward padded an axis: a sub-axis of dst whose factor does
+ * not divide x's extent along its primal axis in src (NCHW 6 -> NCHW4c 8). */
+static bool layout_pads(const char *src, const char *dst, const int64_t *xdims) {
+  Layout ls, ld;
+  if (!layout_parse(src, &ls) || !layout_parse(dst, &ld)) return false;
+  for (int32_t i = 0; i < ld.n; i++) {
+    if (!ld.factor[i]) continue;
+    for (int32_t j = 0; j < ls.n; j++)
+      if (!ls.factor[j] && ls.ax[j] == ld.ax[i] - 'a' + 'A' && xdims[j] % ld.factor[i]) return true;
+  }
+  return false;
+}
+
+/* layout_transform back; where the forward padded, the padding is cropped
+ * (TVM's rule stops at the transform back, whose shape is then not x's). */
 GRAD_RULE(LAYOUT_TRANSFORM) {
   const char *src = gr_attr_str(c, "src_layout", ""), *dst = gr_attr_str(c, "dst_layout", "");
-  c->dx[0] = GR_OP(c, "layout_transform", gr_fmt(c, "src_layout=\"%s\", dst_layout=\"%s\"", dst, src), G);
+  Expr *back = GR_OP(c, "layout_transform", gr_fmt(c, "src_layout=\"%s\", dst_layout=\"%s\"", dst, src), G);
+  int64_t xd[GRAD_MAX_RANK];
+  uint32_t rank = gr_rank(c, 0);
+  if (gr_shape(c, 0, xd) && layout_pads(src, dst, xd)) {
+    int64_t zeros[GRAD_MAX_RANK] = {0};
+    back = GR_OP(c, "strided_slice",
+                 gr_fmt(c, "begin=%s, end=%s, strides=[1]", gr_ints_text(c, zeros, rank), gr_ints_text(c, xd, rank)),
+                 back);
+  }
+  c->dx[0] = back;
   return true;
 }
 
@@ -66,7 +91,6 @@ GRAD_RULE(LAYOUT_TRANSFORM) {
 
 static int64_t norm_axis(int64_t axis, uint32_t rank) { return axis < 0 ? axis + (int64_t)rank : axis; }
 
-/* concatenate((x0..xk), axis): the tuple split(g, [e0, e0+e1, ...], axis) */
 /* concatenate's adjoint when a field is empty along the axis: split (as TVM's
  * rule uses it) refuses a zero-width piece, so each field gets its own
  * strided_slice of g (size mode: -1 = the whole extent on the other axes). */
@@ -89,6 +113,7 @@ static bool concat_adjoint_by_slices(GradCtx *c, const int64_t *cuts, uint32_t k
   return true;
 }
 
+/* concatenate((x0..xk), axis): the tuple split(g, [e0, e0+e1, ...], axis) */
 GRAD_RULE(CONCATENATE) {
   const Type *t = c->xt[0];
   if (!t || t->kind != TYPE_TUPLE || t->tuple.n == 0) return gr_fail(c, "the input is not a non-empty tuple");
