@@ -21,6 +21,9 @@ void attr_value_print(FILE *out, const AttrValue *v);
 AttrValue *attr_value_parse(Module *m, const char *text);
 /* Structural equality (ints compare by value, floats by value, arrays elementwise). */
 bool attr_value_equal(const AttrValue *a, const AttrValue *b);
+/* Call attributes equal exactly, key by key (default flags, floats bit for bit,
+ * literal dtypes): the key of memos of call types (sema/typeof.c, ToMixedPrecision). */
+bool attrs_equal_exact(const Attrs *a, const Attrs *b);
 
 /* %g-style text for a double that reads back as the same double (as float
  * when `as_float` is true): TVM's 6 significant digits when they suffice

@@ -111,38 +111,6 @@ static bool type_key(const Type *t, uint64_t *h, int depth) {
   return false;
 }
 
-/* Attribute values equal exactly (a relation may round a float attribute). */
-static bool av_exact(const AttrValue *a, const AttrValue *b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind) return false;
-  switch (a->kind) {
-  case AV_INT: return a->i.value == b->i.value && dtype_eq(a->i.dtype, b->i.dtype);
-  case AV_FLOAT: return memcmp(&a->f.value, &b->f.value, sizeof a->f.value) == 0 && dtype_eq(a->f.dtype, b->f.dtype);
-  case AV_BOOL: return a->b == b->b;
-  case AV_STRING: return a->s.len == b->s.len && memcmp(a->s.chars, b->s.chars, a->s.len) == 0;
-  case AV_NONE:
-  case AV_ANY: return true;
-  case AV_ARRAY:
-    if (a->arr.n != b->arr.n) return false;
-    for (uint32_t i = 0; i < a->arr.n; i++)
-      if (!av_exact(a->arr.items[i], b->arr.items[i])) return false;
-    return true;
-  case AV_META: return a->meta.index == b->meta.index && strcmp(a->meta.key, b->meta.key) == 0;
-  default: return false; /* expressions: only the same value (a == b above) */
-  }
-}
-
-static bool attrs_exact(const Attrs *a, const Attrs *b) {
-  if (a == b) return true;
-  if (!a || !b || a->n != b->n || a->meta_index != b->meta_index) return false;
-  if ((a->meta_key == NULL) != (b->meta_key == NULL) || (a->meta_key && strcmp(a->meta_key, b->meta_key) != 0))
-    return false;
-  for (uint32_t i = 0; i < a->n; i++) {
-    const Attr *x = &a->items[i], *y = &b->items[i];
-    if (x->is_default != y->is_default || strcmp(x->key, y->key) != 0 || !av_exact(x->value, y->value)) return false;
-  }
-  return true;
-}
 
 /* The memo key of an operator call with typed arguments; false when it is
  * not one the memo takes (a constant argument: relations may read its value). */
@@ -166,7 +134,7 @@ static TypeofMemo *memo_find(TypeofCx *t, const Expr *e, uint64_t h) {
   if (!t->nheads) return NULL;
   for (int32_t i = t->heads[h & (t->nheads - 1)]; i >= 0; i = t->memo[i].next) {
     TypeofMemo *k = &t->memo[i];
-    if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_exact(k->attrs, e->call.attrs))
+    if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_equal_exact(k->attrs, e->call.attrs))
       continue;
     bool eq = true;
     for (uint32_t j = 0; j < k->nargs && eq; j++) eq = same(k->args[j], e->call.args[j]->type);

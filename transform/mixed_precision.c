@@ -135,38 +135,6 @@ static bool type_key(const Type *t, uint64_t *h, int depth) {
   return false;
 }
 
-static bool av_exact(const AttrValue *a, const AttrValue *b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind) return false;
-  switch (a->kind) {
-  case AV_INT: return a->i.value == b->i.value && dtype_eq(a->i.dtype, b->i.dtype);
-  case AV_FLOAT: return memcmp(&a->f.value, &b->f.value, sizeof a->f.value) == 0 && dtype_eq(a->f.dtype, b->f.dtype);
-  case AV_BOOL: return a->b == b->b;
-  case AV_STRING: return a->s.len == b->s.len && memcmp(a->s.chars, b->s.chars, a->s.len) == 0;
-  case AV_NONE:
-  case AV_ANY: return true;
-  case AV_ARRAY:
-    if (a->arr.n != b->arr.n) return false;
-    for (uint32_t i = 0; i < a->arr.n; i++)
-      if (!av_exact(a->arr.items[i], b->arr.items[i])) return false;
-    return true;
-  case AV_META: return a->meta.index == b->meta.index && strcmp(a->meta.key, b->meta.key) == 0;
-  default: return false; /* AV_EXPR: only the same value */
-  }
-}
-
-/* Attributes equal field by field, exactly (key, default flag, value). */
-static bool attrs_exact(const Attrs *a, const Attrs *b) {
-  if (a == b) return true;
-  if (!a || !b || a->n != b->n || a->meta_index != b->meta_index) return false;
-  if ((a->meta_key == NULL) != (b->meta_key == NULL) || (a->meta_key && strcmp(a->meta_key, b->meta_key) != 0))
-    return false;
-  for (uint32_t i = 0; i < a->n; i++) {
-    const Attr *x = &a->items[i], *y = &b->items[i];
-    if (x->is_default != y->is_default || strcmp(x->key, y->key) != 0 || !av_exact(x->value, y->value)) return false;
-  }
-  return true;
-}
 
 static uint64_t attrs_key(const Attrs *a) {
   uint64_t h = a ? a->n : 0xa77e;
@@ -195,7 +163,7 @@ static TypeMemo *cache_find(TypeCache *tc, const Expr *e, uint64_t h) {
   if (!tc->nheads) return NULL;
   for (int32_t i = tc->heads[h & (tc->nheads - 1)]; i >= 0; i = tc->items.data[i].next) {
     TypeMemo *t = &tc->items.data[i];
-    if (t->hash != h || t->op != e->call.fn->op.id || t->nargs != e->call.nargs || !attrs_exact(t->attrs, e->call.attrs))
+    if (t->hash != h || t->op != e->call.fn->op.id || t->nargs != e->call.nargs || !attrs_equal_exact(t->attrs, e->call.attrs))
       continue;
     bool same = true;
     for (uint32_t k = 0; k < t->nargs && same; k++) same = type_equal(resolved(t->args[k]), resolved(e->call.args[k]->type));
