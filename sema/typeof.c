@@ -15,12 +15,12 @@
 
 #include <string.h>
 
-#include "ir/attrs.h"
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
 #include "ops/registry.h"
 #include "ops/relations/type_rel.h"
+#include "sema/call_memo.h"
 #include "sema/infer.h"
 
 bool typeof_ground(const Type *t) {
@@ -72,102 +72,6 @@ static Type *same_as_input(const OpDef *op, const Expr *e) {
   return NULL;
 }
 
-/* ------------------------------------------------ operator call types, remembered */
-
-struct TypeofMemo {
-  int32_t op;
-  uint32_t nargs;
-  uint64_t hash;
-  const Attrs *attrs;
-  Type **args;   /* the argument types of the first call */
-  Type *fn_type; /* its callee's type */
-  Type *ret;     /* its type */
-  int32_t next;  /* next entry in the bucket, -1 at the end */
-};
-
-static uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
-
-/* A hash of a type the memo takes (tensors with known or `?` extents, tuples
- * of them); false for any other. */
-static bool type_key(const Type *t, uint64_t *h, int depth) {
-  if (!t || depth > 8) return false;
-  if (t->kind == TYPE_TENSOR) {
-    *h = mix(*h, 1 + ((uint64_t)t->tensor.dtype.code << 8) + ((uint64_t)t->tensor.dtype.bits << 16) +
-                     ((uint64_t)t->tensor.dtype.lanes << 32));
-    *h = mix(*h, t->tensor.ndim);
-    for (uint32_t i = 0; i < t->tensor.ndim; i++) {
-      const Dim *d = &t->tensor.dims[i];
-      if (d->kind == DIM_SYM) return false;
-      *h = mix(*h, d->kind == DIM_ANY ? UINT64_MAX : (uint64_t)d->value);
-    }
-    return true;
-  }
-  if (t->kind == TYPE_TUPLE) {
-    *h = mix(*h, 2 + ((uint64_t)t->tuple.n << 8));
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!type_key(t->tuple.fields[i], h, depth + 1)) return false;
-    return true;
-  }
-  return false;
-}
-
-
-/* The memo key of an operator call with typed arguments; false when it is
- * not one the memo takes (a constant argument: relations may read its value). */
-static bool call_key(const Expr *e, uint64_t *h) {
-  *h = mix((uint64_t)(uint32_t)e->call.fn->op.id, e->call.nargs);
-  for (uint32_t i = 0; i < e->call.nargs; i++) {
-    const Expr *a = e->call.args[i];
-    if (a->kind == EXPR_CONST || !type_key(a->type, h, 0)) return false;
-  }
-  const Attrs *at = e->call.attrs;
-  *h = mix(*h, at ? at->n : 0xa77e);
-  for (uint32_t i = 0; at && i < at->n; i++) {
-    const AttrValue *v = at->items[i].value;
-    *h = mix(*h, (uint64_t)(v ? v->kind : 99));
-    if (v && v->kind == AV_INT) *h = mix(*h, (uint64_t)v->i.value);
-  }
-  return true;
-}
-
-static TypeofMemo *memo_find(TypeofCx *t, const Expr *e, uint64_t h) {
-  if (!t->nheads) return NULL;
-  for (int32_t i = t->heads[h & (t->nheads - 1)]; i >= 0; i = t->memo[i].next) {
-    TypeofMemo *k = &t->memo[i];
-    if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_equal_exact(k->attrs, e->call.attrs))
-      continue;
-    bool eq = true;
-    for (uint32_t j = 0; j < k->nargs && eq; j++) eq = same(k->args[j], e->call.args[j]->type);
-    if (eq) return k;
-  }
-  return NULL;
-}
-
-static void memo_add(TypeofCx *t, const Expr *e, uint64_t h) {
-  if (2 * (t->nmemo + 1) > t->nheads) {
-    size_t n = t->nheads ? 2 * t->nheads : 256;
-    mem_free(t->heads);
-    t->heads = mem_malloc(n * sizeof *t->heads);
-    t->nheads = n;
-    for (size_t i = 0; i < n; i++) t->heads[i] = -1;
-    for (size_t i = 0; i < t->nmemo; i++) {
-      size_t b = t->memo[i].hash & (n - 1);
-      t->memo[i].next = t->heads[b];
-      t->heads[b] = (int32_t)i;
-    }
-  }
-  if (t->nmemo == t->capmemo) {
-    t->capmemo = t->capmemo ? 2 * t->capmemo : 64;
-    t->memo = mem_realloc(t->memo, t->capmemo * sizeof *t->memo);
-  }
-  uint32_t n = e->call.nargs;
-  Type **args = arena_alloc(t->m->arena, (n ? n : 1) * sizeof *args);
-  for (uint32_t i = 0; i < n; i++) args[i] = e->call.args[i]->type;
-  size_t b = h & (t->nheads - 1);
-  t->memo[t->nmemo] = (TypeofMemo){e->call.fn->op.id, n, h, e->call.attrs, args, e->call.fn->type, e->type, t->heads[b]};
-  t->heads[b] = (int32_t)t->nmemo++;
-}
-
 void typeof_init(TypeofCx *t, Module *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
@@ -175,8 +79,7 @@ void typeof_init(TypeofCx *t, Module *m) {
 }
 
 void typeof_fini(TypeofCx *t) {
-  mem_free(t->memo);
-  mem_free(t->heads);
+  call_memo_free(&t->calls);
   memset(t, 0, sizeof *t);
 }
 
@@ -189,11 +92,11 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (!typeof_ground(e->call.args[i]->type)) return NULL;
   uint64_t h = 0;
-  bool keyed = call_key(e, &h);
-  TypeofMemo *k = keyed ? memo_find(t, e, h) : NULL;
-  if (k) {
-    callee->type = k->fn_type;
-    return k->ret;
+  bool keyed = call_memo_key(e, &h);
+  if (keyed && call_memo_apply(&t->calls, e, h)) {
+    Type *r = e->type;
+    e->type = NULL; /* typeof_set sets it */
+    return r;
   }
   Type *fast = same_as_input(op_get(callee->op.id), e);
   if (fast) { /* what infer_op_call records: the callee's type too */
@@ -205,7 +108,7 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
     ft->func.ret = fast;
     callee->type = ft;
     e->type = fast;
-    if (keyed) memo_add(t, e, h);
+    if (keyed) call_memo_add(&t->calls, m, e, h);
     e->type = NULL; /* typeof_set sets it */
     return fast;
   }
@@ -214,7 +117,7 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   Type *saved = callee->type;
   callee->type = NULL;
   if (infer_untyped(m, e, &quiet) && typeof_ground(e->type)) {
-    if (keyed && callee->type) memo_add(t, e, h);
+    if (keyed && callee->type) call_memo_add(&t->calls, m, e, h);
     return e->type;
   }
   e->type = NULL;

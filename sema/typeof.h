@@ -19,10 +19,11 @@
  * untyped and the re-typing infers it. Operator calls are typed through their
  * type relation (sema infer_untyped on the call alone, errors not reported:
  * a call that does not type-check stays untyped, and the re-typing reports it),
- * remembered by (operator, attributes, argument types) in the TypeofCx: a pass
- * builds the same few calls over and over (the result and callee types are
- * then shared: types are immutable once solved). Identity relations and
- * Broadcast of equal types take the first argument's type directly.
+ * remembered by (operator, attributes, argument types) in the TypeofCx
+ * (sema/call_memo.h): a pass builds the same few calls over and over (the
+ * result and callee types are then shared: types are immutable once
+ * solved). Identity relations and Broadcast of equal types take the first
+ * argument's type directly.
  */
 #ifndef RELAYC_SEMA_TYPEOF_H
 #define RELAYC_SEMA_TYPEOF_H
@@ -30,17 +31,13 @@
 #include <stdbool.h>
 
 #include "ir/ast.h"
-
-typedef struct TypeofMemo TypeofMemo;
+#include "sema/call_memo.h"
 
 /* One per pass run over one module. */
 typedef struct TypeofCx {
   Module *m;
   Type *unit;          /* `()`, shared by every node of that type */
-  TypeofMemo *memo;    /* operator call types computed so far */
-  size_t nmemo, capmemo;
-  int32_t *heads;      /* hash buckets into memo (-1 = empty) */
-  size_t nheads;
+  CallMemo calls;      /* operator call types computed so far */
 } TypeofCx;
 
 void typeof_init(TypeofCx *t, Module *m);

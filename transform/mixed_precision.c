@@ -37,6 +37,7 @@
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
 #include "ops/registry.h"
+#include "sema/call_memo.h"
 #include "sema/infer.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -52,33 +53,6 @@ typedef struct CastCache {
   PtrMap map; /* node key → cast (or original) node of dtype dt */
 } CastCache;
 
-/* Operator call types already inferred, by (operator, attributes, argument
- * types): most calls the pass builds repeat one another (a cast of a
- * Tensor[(1, 16), float32] to float16, an add of two float16 tensors of one
- * shape), and typing each through sema's infer_untyped was most of the
- * pass's time. A hit gives the call the cached result type and its callee
- * the cached function type (both concrete, shared: types are immutable once
- * solved). Only calls whose type depends on nothing else are cached: no
- * constant argument (relations may read a constant's value) and only tensor
- * or tuple-of-tensor types with integer or `?` dimensions; attributes compare
- * exactly (a relation may round a float attribute). */
-typedef struct TypeMemo {
-  int32_t op;
-  uint32_t nargs;
-  uint64_t hash;
-  const Attrs *attrs;
-  Type **args;     /* the argument types of the first call */
-  Type *fn_type;   /* its callee's type */
-  Type *ret;       /* its type */
-  int32_t next;    /* next entry in the bucket, -1 at the end */
-} TypeMemo;
-
-typedef struct TypeCache {
-  VEC(TypeMemo) items;
-  int32_t *heads;  /* bucket -> first entry, -1 when empty */
-  size_t nheads;   /* a power of two */
-} TypeCache;
-
 typedef struct Mixed {
   Module *m;
   Diag *d;
@@ -91,7 +65,10 @@ typedef struct Mixed {
   CastCache caches[MAX_CACHES];
   uint32_t ncaches;
   uint32_t *missing;   /* by operator id: calls of operators in no list */
-  TypeCache tc;
+  CallMemo calls;      /* operator call types inferred so far (sema/call_memo.h): most
+                        * calls the pass builds repeat one another (a cast of a
+                        * Tensor[(1, 16), float32] to float16), and typing each through
+                        * infer_untyped was most of the pass's time */
   bool failed;
 } Mixed;
 
@@ -104,115 +81,14 @@ static const Type *resolved(const Type *t) {
 
 static bool is_float(DType d) { return d.code == DT_FLOAT || d.code == DT_BFLOAT; }
 
-/* ------------------------------------------------------- call type cache */
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  return h;
-}
-
-/* A hash of a cacheable type; false when t is not one (see TypeMemo). */
-static bool type_key(const Type *t, uint64_t *h, int depth) {
-  t = resolved(t);
-  if (!t || depth > 8) return false;
-  if (t->kind == TYPE_TENSOR) {
-    *h = mix(*h, 1 + ((uint64_t)t->tensor.dtype.code << 8) + ((uint64_t)t->tensor.dtype.bits << 16) +
-                     ((uint64_t)t->tensor.dtype.lanes << 32));
-    *h = mix(*h, t->tensor.ndim);
-    for (uint32_t i = 0; i < t->tensor.ndim; i++) {
-      const Dim *d = &t->tensor.dims[i];
-      if (d->kind == DIM_SYM) return false;
-      *h = mix(*h, d->kind == DIM_ANY ? UINT64_MAX : (uint64_t)d->value);
-    }
-    return true;
-  }
-  if (t->kind == TYPE_TUPLE) {
-    *h = mix(*h, 2 + ((uint64_t)t->tuple.n << 8));
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!type_key(t->tuple.fields[i], h, depth + 1)) return false;
-    return true;
-  }
-  return false;
-}
-
-
-static uint64_t attrs_key(const Attrs *a) {
-  uint64_t h = a ? a->n : 0xa77e;
-  for (uint32_t i = 0; a && i < a->n; i++) {
-    const AttrValue *v = a->items[i].value;
-    h = mix(h, (uint64_t)(v ? v->kind : 99));
-    if (v && v->kind == AV_INT) h = mix(h, (uint64_t)v->i.value);
-  }
-  return h;
-}
-
-/* The cache key of a call whose arguments are typed, or false when it is
- * not cacheable. */
-static bool call_key(const Expr *e, uint64_t *h) {
-  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP) return false;
-  *h = mix((uint64_t)(uint32_t)e->call.fn->op.id, e->call.nargs);
-  for (uint32_t i = 0; i < e->call.nargs; i++) {
-    const Expr *a = e->call.args[i];
-    if (a->kind == EXPR_CONST || !a->type || !type_key(a->type, h, 0)) return false;
-  }
-  *h = mix(*h, attrs_key(e->call.attrs));
-  return true;
-}
-
-static TypeMemo *cache_find(TypeCache *tc, const Expr *e, uint64_t h) {
-  if (!tc->nheads) return NULL;
-  for (int32_t i = tc->heads[h & (tc->nheads - 1)]; i >= 0; i = tc->items.data[i].next) {
-    TypeMemo *t = &tc->items.data[i];
-    if (t->hash != h || t->op != e->call.fn->op.id || t->nargs != e->call.nargs || !attrs_equal_exact(t->attrs, e->call.attrs))
-      continue;
-    bool same = true;
-    for (uint32_t k = 0; k < t->nargs && same; k++) same = type_equal(resolved(t->args[k]), resolved(e->call.args[k]->type));
-    if (same) return t;
-  }
-  return NULL;
-}
-
-static void cache_add(Mixed *mx, const Expr *e, uint64_t h) {
-  TypeCache *tc = &mx->tc;
-  uint64_t rh = 0;
-  if (!type_key(e->type, &rh, 0) || !type_key(e->call.fn->type ? (const Type *)e->call.fn->type->func.ret : NULL, &rh, 0))
-    return; /* a result that is not concrete: not cached */
-  if (2 * (tc->items.len + 1) > tc->nheads) {
-    size_t n = tc->nheads ? 2 * tc->nheads : 1024;
-    mem_free(tc->heads);
-    tc->heads = mem_calloc(n, sizeof *tc->heads);
-    tc->nheads = n;
-    for (size_t i = 0; i < n; i++) tc->heads[i] = -1;
-    for (size_t i = 0; i < tc->items.len; i++) {
-      size_t b = tc->items.data[i].hash & (n - 1);
-      tc->items.data[i].next = tc->heads[b];
-      tc->heads[b] = (int32_t)i;
-    }
-  }
-  uint32_t n = e->call.nargs;
-  Type **args = arena_alloc(mx->m->arena, (n ? n : 1) * sizeof *args);
-  for (uint32_t i = 0; i < n; i++) args[i] = (Type *)resolved(e->call.args[i]->type);
-  size_t b = h & (tc->nheads - 1);
-  TypeMemo t = {e->call.fn->op.id, n, h, e->call.attrs, args, e->call.fn->type, (Type *)resolved(e->type), tc->heads[b]};
-  vec_push(tc->items, t);
-  tc->heads[b] = (int32_t)tc->items.len - 1;
-}
-
 /* Gives e (built by this pass, children typed) its type. */
 static bool typed(Mixed *mx, Expr *e) {
   if (e->type) return true;
   uint64_t h;
-  bool cacheable = call_key(e, &h);
-  if (cacheable) {
-    const TypeMemo *t = cache_find(&mx->tc, e, h);
-    if (t) {
-      e->call.fn->type = t->fn_type;
-      e->type = t->ret;
-      return true;
-    }
-  }
+  bool cacheable = call_memo_key(e, &h);
+  if (cacheable && call_memo_apply(&mx->calls, e, h)) return true;
   if (infer_untyped(mx->m, e, mx->d)) {
-    if (cacheable && e->call.fn->type && e->call.fn->type->kind == TYPE_FUNC) cache_add(mx, e, h);
+    if (cacheable) call_memo_add(&mx->calls, mx->m, e, h);
     return true;
   }
   mx->failed = true;
@@ -575,8 +451,7 @@ bool pass_TO_MIXED_PRECISION(PassCtx *c) {
   }
   if (ok && any_missing && mode == 0) ok = false;
   for (uint32_t i = 0; i < mx.ncaches; i++) ptrmap_free(&mx.caches[i].map);
-  vec_free(mx.tc.items);
-  mem_free(mx.tc.heads);
+  call_memo_free(&mx.calls);
   mem_free(mx.missing);
   return ok;
 }

@@ -18,6 +18,7 @@
 #include "ir/print.h"
 #include "ops/op_call.h"
 #include "parser/parser.h"
+#include "sema/call_memo.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "transform/pass.h"
@@ -504,6 +505,34 @@ START_TEST(typed_to_cps) {
 }
 END_TEST
 
+/* sema/call_memo.h: a call with a constant argument is remembered by the
+ * constant's type (the gradients' multiply(0.5f, ..) and less(%x, 0f) were
+ * typed through their relations each time), except for an operator whose
+ * relation reads constants' values (arange: its length). */
+START_TEST(call_memo_keys_constants) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(2, 3), float32]) { (multiply(0.5f, %x), arange(0f, 3f, 1f)) }\n");
+  Expr *body = global(p.m, "main")->fn->body;
+  Expr *mul = body->tuple.fields[0], *ar = body->tuple.fields[1];
+  CallMemo cm = {0};
+  uint64_t h = 0, h2 = 0;
+  ck_assert(call_memo_key(mul, &h));
+  call_memo_add(&cm, p.m, mul, h);
+  Expr *half = build_copy(p.m, mul->call.args[0]); /* another 0.5f node, its own type object */
+  half->type = parse_ty(&p, "float32");
+  Expr *again = expr_call(p.m, build_copy(p.m, mul->call.fn), (Expr *[]){half, mul->call.args[1]}, 2,
+                          mul->call.attrs, mul->span);
+  ck_assert(call_memo_key(again, &h2));
+  ck_assert_uint_eq(h, h2);
+  ck_assert(call_memo_apply(&cm, again, h2));
+  ck_assert_ptr_eq(again->type, mul->type);
+  ck_assert_str_eq(tystr(again->call.fn->type), "fn (float32, Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32]");
+  ck_assert(!call_memo_key(ar, &h));
+  call_memo_free(&cm);
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -526,6 +555,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_normal_forms);
   tcase_add_test(tc, typed_normal_forms_type_changes);
   tcase_add_test(tc, typed_to_cps);
+  tcase_add_test(tc, call_memo_keys_constants);
   suite_add_tcase(s, tc);
   return s;
 }

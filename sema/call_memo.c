@@ -1,0 +1,142 @@
+/* sema/call_memo.c — the call-type memo (see call_memo.h).
+ *
+ * Entries live in one growing array with chained hash buckets (indices, so
+ * growing moves nothing that a bucket points at). The hash covers the
+ * operator, the argument count, each argument type's dtype and extents and
+ * the attributes' kinds and integer values; a candidate is confirmed by
+ * comparing operator, attributes (exactly) and argument types (type_equal),
+ * so a collision costs a comparison, never a wrong type. Unification
+ * variables are followed (ToMixedPrecision keys calls whose argument types
+ * were solved through links).
+ */
+#include "sema/call_memo.h"
+
+#include "ir/attrs.h"
+#include "ir/equal.h"
+#include "ir/mem.h"
+#include "ops/op_traits.h"
+
+struct CallMemoEntry {
+  int32_t op;
+  uint32_t nargs;
+  uint64_t hash;
+  const Attrs *attrs;
+  Type **args;   /* the argument types of the first call */
+  Type *fn_type; /* its callee's type */
+  Type *ret;     /* its type */
+  int32_t next;  /* next entry in the bucket, -1 at the end */
+};
+
+static const Type *resolved(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+/* A hash of a type the memo takes (tensors with integer or `?` extents,
+ * tuples of them); false for any other. */
+static bool type_key(const Type *t, uint64_t *h, int depth) {
+  t = resolved(t);
+  if (!t || depth > 8) return false;
+  if (t->kind == TYPE_TENSOR) {
+    *h = mix(*h, 1 + ((uint64_t)t->tensor.dtype.code << 8) + ((uint64_t)t->tensor.dtype.bits << 16) +
+                     ((uint64_t)t->tensor.dtype.lanes << 32));
+    *h = mix(*h, t->tensor.ndim);
+    for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+      const Dim *d = &t->tensor.dims[i];
+      if (d->kind == DIM_SYM) return false;
+      *h = mix(*h, d->kind == DIM_ANY ? UINT64_MAX : (uint64_t)d->value);
+    }
+    return true;
+  }
+  if (t->kind == TYPE_TUPLE) {
+    *h = mix(*h, 2 + ((uint64_t)t->tuple.n << 8));
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!type_key(t->tuple.fields[i], h, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+static uint64_t attrs_key(const Attrs *a) {
+  uint64_t h = a ? a->n : 0xa77e;
+  for (uint32_t i = 0; a && i < a->n; i++) {
+    const AttrValue *v = a->items[i].value;
+    h = mix(h, (uint64_t)(v ? v->kind : 99));
+    if (v && v->kind == AV_INT) h = mix(h, (uint64_t)v->i.value);
+  }
+  return h;
+}
+
+bool call_memo_key(const Expr *e, uint64_t *h) {
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || e->call.fn->op.id < 0) return false;
+  int32_t op = e->call.fn->op.id;
+  bool consts_ok = !op_type_reads_consts(op);
+  *h = mix((uint64_t)(uint32_t)op, e->call.nargs);
+  for (uint32_t i = 0; i < e->call.nargs; i++) {
+    const Expr *a = e->call.args[i];
+    if ((a->kind == EXPR_CONST && !consts_ok) || !type_key(a->type, h, 0)) return false;
+  }
+  *h = mix(*h, attrs_key(e->call.attrs));
+  return true;
+}
+
+static bool same(const Type *a, const Type *b) {
+  a = resolved(a);
+  b = resolved(b);
+  return a == b || (a && b && type_equal(a, b));
+}
+
+bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {
+  if (!cm->nheads) return false;
+  for (int32_t i = cm->heads[h & (cm->nheads - 1)]; i >= 0; i = cm->items[i].next) {
+    const CallMemoEntry *k = &cm->items[i];
+    if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_equal_exact(k->attrs, e->call.attrs))
+      continue;
+    bool eq = true;
+    for (uint32_t j = 0; j < k->nargs && eq; j++) eq = same(k->args[j], e->call.args[j]->type);
+    if (!eq) continue;
+    e->call.fn->type = k->fn_type;
+    e->type = k->ret;
+    return true;
+  }
+  return false;
+}
+
+static void rehash(CallMemo *cm, size_t n) {
+  mem_free(cm->heads);
+  cm->heads = mem_malloc(n * sizeof *cm->heads);
+  cm->nheads = n;
+  for (size_t i = 0; i < n; i++) cm->heads[i] = -1;
+  for (size_t i = 0; i < cm->n; i++) {
+    size_t b = cm->items[i].hash & (n - 1);
+    cm->items[i].next = cm->heads[b];
+    cm->heads[b] = (int32_t)i;
+  }
+}
+
+void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h) {
+  const Type *fn = resolved(e->call.fn->type);
+  uint64_t rh = 0;
+  if (!fn || fn->kind != TYPE_FUNC || !type_key(e->type, &rh, 0) || !type_key(fn->func.ret, &rh, 0))
+    return; /* a result that is not concrete: not remembered */
+  if (2 * (cm->n + 1) > cm->nheads) rehash(cm, cm->nheads ? 2 * cm->nheads : 256);
+  if (cm->n == cm->cap) {
+    cm->cap = cm->cap ? 2 * cm->cap : 64;
+    cm->items = mem_realloc(cm->items, cm->cap * sizeof *cm->items);
+  }
+  uint32_t n = e->call.nargs;
+  Type **args = arena_alloc(m->arena, (n ? n : 1) * sizeof *args);
+  for (uint32_t i = 0; i < n; i++) args[i] = (Type *)resolved(e->call.args[i]->type);
+  size_t b = h & (cm->nheads - 1);
+  cm->items[cm->n] = (CallMemoEntry){e->call.fn->op.id, n, h, e->call.attrs, args, (Type *)fn,
+                                      (Type *)resolved(e->type), cm->heads[b]};
+  cm->heads[b] = (int32_t)cm->n++;
+}
+
+void call_memo_free(CallMemo *cm) {
+  mem_free(cm->items);
+  mem_free(cm->heads);
+  *cm = (CallMemo){0};
+}
