@@ -96,10 +96,13 @@ typedef struct RuleScan {
   VEC(Function *) todo;
   PtrMap seen; /* GlobalDef* already queued */
   bool with_globals;
+  bool in_root;      /* scanning f's own body (todo[0]) */
+  bool root_has_fn;  /* f's body holds a function literal */
 } RuleScan;
 
 static void scan_node(Expr *e, void *ud) {
   RuleScan *s = ud;
+  if (e->kind == EXPR_FN && s->in_root) s->root_has_fn = true;
   if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) {
     const OpDef *op = op_get(e->call.fn->op.id);
     if (op && !op->grad && grad_call_needs_rule(e)) vec_push(s->missing, ((MissingUse){e->span, op->name}));
@@ -117,11 +120,16 @@ static int cmp_use(const void *a, const void *b) {
   return x->sp.lo < y->sp.lo ? -1 : x->sp.lo > y->sp.lo;
 }
 
-bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
-  (void)m;
+/* grad_check_rules, telling also whether f's body holds a function literal
+ * (the one walk over the input both need). */
+static bool check_rules(Function *f, bool with_globals, Diag *d, bool *root_has_fn) {
   RuleScan s = {.with_globals = with_globals};
   vec_push(s.todo, f);
-  for (size_t i = 0; i < s.todo.len; i++) walk_post_order(s.todo.data[i]->body, true, scan_node, &s);
+  for (size_t i = 0; i < s.todo.len; i++) {
+    s.in_root = i == 0;
+    walk_post_order(s.todo.data[i]->body, true, scan_node, &s);
+  }
+  if (root_has_fn) *root_has_fn = s.root_has_fn;
   bool ok = s.missing.len == 0;
   if (!ok) {
     qsort(s.missing.data, s.missing.len, sizeof *s.missing.data, cmp_use);
@@ -148,6 +156,11 @@ bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
   vec_free(s.todo);
   ptrmap_free(&s.seen);
   return ok;
+}
+
+bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
+  (void)m;
+  return check_rules(f, with_globals, d, NULL);
 }
 
 /* Tensor, or tuples of them (nested); empty tuples only when allowed. */
@@ -261,6 +274,7 @@ typedef struct AD {
   bool failed;
   bool in_dataflow_first; /* tr_dataflow_first is running (tr() does not start another) */
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
+  GradOpCache *ops;   /* the calls the rules build (ops/gradients/grad.h) */
   TypeofCx tc;        /* types of the nodes built (sema/typeof.h) */
 } AD;
 
@@ -648,7 +662,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     Expr **dx = mem_calloc(n + 1, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
                   .x = vals, .xt = types, .out = y, .out_t = rt(e->type), .g = gy, .dx = dx,
-                  .bind = rule_bind, .pass = a};
+                  .bind = rule_bind, .pass = a, .ops = a->ops};
     int before = a->d->nerrors;
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
     for (uint32_t i = 0; i < n && !a->failed; i++)
@@ -1140,17 +1154,20 @@ static void ad_free(AD *a) {
   vec_free(a->memo_vals);
   vec_free(a->open);
   fn_homes_free(&a->homes);
+  grad_op_cache_free(a->ops);
   typeof_fini(&a->tc);
 }
 
 /* The top level (§1.4): pair the parameters, run the translated body on a
  * fresh tape, seed the first leaf of the result, run the tape, return
  * (value, (gradient of each parameter)). */
-static Expr *gradient_higher_order(Module *m, Function *f, Diag *d) {
+static Expr *gradient_higher_order(Module *m, Function *f, bool has_literal, Diag *d) {
   AD a = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
-          .add = {"add", -1, NULL}};
+          .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&a.tc, m);
-  fn_homes_add(&a.homes, f);
+  /* the homes of shared nodes matter only to the literals in f (tr_captured_nodes;
+   * a called global's body is added when it is translated): none, no map of f's nodes */
+  if (has_literal) fn_homes_add(&a.homes, f);
   uint8_t one = 1;
   vec_push(a.open, one);
   a.scope = 0;
@@ -1202,8 +1219,9 @@ Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d) {
   int before = d->nerrors;
   if (!grad_check_signature(m, f, mode == GRAD_FIRST_ORDER, d)) return NULL;
   if (mode == GRAD_FIRST_ORDER) return gradient_first_order(m, f, d);
-  if (!grad_check_rules(m, f, true, d)) return NULL;
-  Expr *r = gradient_higher_order(m, f, d);
+  bool has_literal = false;
+  if (!check_rules(f, true, d, &has_literal)) return NULL;
+  Expr *r = gradient_higher_order(m, f, has_literal, d);
   return d->nerrors > before ? NULL : r;
 }
 

@@ -81,6 +81,7 @@ typedef struct FO {
   PtrMap env;       /* Var* -> FoVal* */
   bool failed;
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
+  GradOpCache *ops; /* the calls the rules build (ops/gradients/grad.h) */
   TypeofCx tc;      /* types of the nodes built (sema/typeof.h) */
 } FO;
 
@@ -374,7 +375,7 @@ static void backward(FO *f, Action *a) {
   }
   GradCtx gc = {.m = f->m, .d = f->d, .sp = sp, .op = call->call.fn->op.id, .attrs = call->call.attrs, .n = n,
                 .x = xs, .xt = ts, .out = a->res->fwd, .out_t = a->res->t, .g = g, .dx = dx,
-                .bind = rule_bind, .pass = f};
+                .bind = rule_bind, .pass = f, .ops = f->ops};
   int before = f->d->nerrors;
   if (!op->grad(&gc) || f->d->nerrors > before) f->failed = true;
   for (uint32_t i = 0; i < n && !f->failed; i++)
@@ -393,7 +394,7 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   if (!feat_report(&fs, d)) return NULL;
   if (!grad_check_rules(m, fn, false, d)) return NULL;
   FO f = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
-          .add = {"add", -1, NULL}};
+          .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&f.tc, m);
   PtrMap top = {0};
   vec_push(f.memo, top);
@@ -427,6 +428,7 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   vec_free(f.ll);
   vec_free(f.acts);
   ptrmap_free(&f.env);
+  grad_op_cache_free(f.ops);
   typeof_fini(&f.tc);
   return out;
 }

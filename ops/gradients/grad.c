@@ -15,6 +15,7 @@
 
 #include "ir/attrs.h"
 #include "ir/build.h"
+#include "ir/mem.h"
 #include "ops/op_call.h"
 
 static const char *op_name(GradCtx *c) {
@@ -46,7 +47,90 @@ static Expr *missing_op(GradCtx *c, const char *name) {
   return build_tuple(c->m, NULL, 0, c->sp);
 }
 
+/* ---- the per-pass cache of (name, attribute text) -> operator and normalised attributes */
+
+typedef struct GradOpEntry {
+  uint64_t hash;
+  char *key;    /* name, NUL, attribute text ("" for none); NULL = empty slot */
+  int32_t id;   /* registry id, -1 when the operator is not registered */
+  Attrs *attrs; /* normalised, shared by every call built from this entry */
+} GradOpEntry;
+
+struct GradOpCache {
+  GradOpEntry *slots;
+  size_t cap, n; /* cap a power of two */
+};
+
+GradOpCache *grad_op_cache_new(void) { return mem_calloc(1, sizeof(GradOpCache)); }
+
+void grad_op_cache_free(GradOpCache *cache) {
+  if (!cache) return;
+  for (size_t i = 0; i < cache->cap; i++) mem_free(cache->slots[i].key);
+  mem_free(cache->slots);
+  mem_free(cache);
+}
+
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return (h ^ 0xff) * 0x100000001b3ULL; /* the terminator: "a" + "bc" differs from "ab" + "c" */
+}
+
+static bool key_is(const GradOpEntry *k, const char *name, const char *text) {
+  size_t n = strlen(name);
+  return memcmp(k->key, name, n) == 0 && k->key[n] == 0 && strcmp(k->key + n + 1, text) == 0;
+}
+
+static GradOpEntry *cache_slot(GradOpCache *cache, uint64_t h, const char *name, const char *text) {
+  for (size_t i = h & (cache->cap - 1);; i = (i + 1) & (cache->cap - 1)) {
+    GradOpEntry *k = &cache->slots[i];
+    if (!k->key || (k->hash == h && key_is(k, name, text))) return k;
+  }
+}
+
+static void cache_grow(GradOpCache *cache) {
+  GradOpEntry *old = cache->slots;
+  size_t oldcap = cache->cap;
+  cache->cap = oldcap ? 2 * oldcap : 64;
+  cache->slots = mem_calloc(cache->cap, sizeof *cache->slots);
+  for (size_t i = 0; i < oldcap; i++) {
+    if (!old[i].key) continue;
+    size_t j = old[i].hash & (cache->cap - 1);
+    while (cache->slots[j].key) j = (j + 1) & (cache->cap - 1);
+    cache->slots[j] = old[i];
+  }
+  mem_free(old);
+}
+
+/* A call of `name` with attributes from `text` through the cache: the first
+ * call of a (name, text) is built by op_call, the rest share its attributes. */
+static Expr *cached_call(GradCtx *c, const char *name, const char *text, Expr **args, uint32_t nargs) {
+  GradOpCache *cache = c->ops;
+  if (!text) text = "";
+  if (2 * (cache->n + 1) > cache->cap) cache_grow(cache);
+  uint64_t h = fnv(fnv(0xcbf29ce484222325ULL, name), text);
+  GradOpEntry *k = cache_slot(cache, h, name, text);
+  if (!k->key) {
+    size_t nl = strlen(name), tl = strlen(text);
+    k->key = mem_malloc(nl + tl + 2);
+    memcpy(k->key, name, nl + 1);
+    memcpy(k->key + nl + 1, text, tl + 1);
+    k->hash = h;
+    cache->n++;
+    k->id = op_lookup(name);
+    if (k->id < 0) return missing_op(c, name);
+    Expr *e = op_call(c->m, name, args, nargs, text, c->sp);
+    k->attrs = e->call.attrs;
+    return e;
+  }
+  if (k->id < 0) return missing_op(c, name);
+  Expr *callee = expr_new(c->m, EXPR_OP, c->sp);
+  callee->op.name = op_get(k->id)->name;
+  callee->op.id = k->id;
+  return expr_call(c->m, callee, args, nargs, k->attrs, c->sp);
+}
+
 Expr *gr_op(GradCtx *c, const char *name, const char *attrs, Expr **args, uint32_t nargs) {
+  if (c->ops) return cached_call(c, name, attrs, args, nargs);
   if (op_lookup(name) < 0) return missing_op(c, name);
   return op_call(c->m, name, args, nargs, attrs, c->sp);
 }

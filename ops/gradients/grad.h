@@ -43,6 +43,15 @@
 
 #define GRAD_MAX_RANK 16
 
+/* Operator calls a rule builds by name and attribute text, looked up and
+ * normalised once per pass (op_call parses and normalises at every call, and
+ * a pass applies the same few rules to millions of calls). The calls of one
+ * (name, text) share one normalised Attrs. Owned by the pass applying the
+ * rules; see GradCtx.ops. */
+typedef struct GradOpCache GradOpCache;
+GradOpCache *grad_op_cache_new(void);
+void grad_op_cache_free(GradOpCache *cache);
+
 struct GradCtx {
   Module *m;
   Diag *d;
@@ -59,6 +68,7 @@ struct GradCtx {
   /* set by the pass: binds e to a fresh variable in the backward code */
   Expr *(*bind)(GradCtx *c, Expr *e);
   void *pass;              /* the pass's state, for bind */
+  GradOpCache *ops;        /* set by the pass, or NULL: gr_op parses the attribute text each call */
 };
 
 /* Defines the rule of operator ID (a row of ops/op_table.def):

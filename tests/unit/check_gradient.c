@@ -14,6 +14,7 @@
 
 #include "eval/lower.h"
 #include "eval/vm.h"
+#include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ops/gradients/grad.h"
@@ -228,6 +229,40 @@ START_TEST(column_rules_present) {
 }
 END_TEST
 
+/* A pass's GradOpCache: the calls of one (operator, attribute text) share the
+ * attributes normalised at the first (equal to what op_call builds), each
+ * with its own callee node; an unregistered operator is reported each time. */
+START_TEST(column_op_cache) {
+  Module *m = module_new(NULL);
+  Span sp = {0, 0};
+  Expr *x = build_var(m, build_fresh_var(m, "x", NULL, sp), sp);
+  char *err = NULL;
+  size_t len = 0;
+  FILE *ef = open_memstream(&err, &len);
+  Diag d;
+  diag_init(&d, ef, NULL);
+  GradCtx c = {.m = m, .d = &d, .sp = sp, .op = OP_SUM, .ops = grad_op_cache_new()};
+  Expr *a = GR_OP(&c, "sum", "axis=[1], keepdims=True", x);
+  char text[] = "axis=[1], keepdims=True"; /* same text, another pointer */
+  Expr *b = GR_OP(&c, "sum", text, x);
+  Expr *plain = op_call(m, "sum", &x, 1, "axis=[1], keepdims=True", sp);
+  ck_assert(op_call_id(a) == OP_SUM && op_call_id(b) == OP_SUM);
+  ck_assert_ptr_eq(a->call.attrs, b->call.attrs);
+  ck_assert_ptr_ne(a->call.fn, b->call.fn);
+  ck_assert(attrs_equal_exact(b->call.attrs, plain->call.attrs));
+  Expr *k = GR_OP(&c, "sum", "axis=[0], keepdims=True", x);
+  ck_assert(!attrs_equal_exact(k->call.attrs, a->call.attrs));
+  ck_assert_int_eq(d.nerrors, 0);
+  GR_OP(&c, "no.such_op", NULL, x);
+  GR_OP(&c, "no.such_op", NULL, x);
+  ck_assert_int_eq(d.nerrors, 2);
+  grad_op_cache_free(c.ops);
+  fclose(ef);
+  free(err);
+  module_free(m);
+}
+END_TEST
+
 static Suite *gradient_suite(void) {
   Suite *s = suite_create("gradient");
   TCase *tc = tcase_create("api");
@@ -238,6 +273,7 @@ static Suite *gradient_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("column");
   tcase_add_test(tc, column_rules_present);
+  tcase_add_test(tc, column_op_cache);
   suite_add_tcase(s, tc);
   return s;
 }
