@@ -17,10 +17,26 @@ Expr *build_var(Module *m, Var *v, Span sp) {
   return e;
 }
 
+/* "prefix_N" into the arena, cut to 95 characters as it always was (passes
+ * make millions of these: no printf). */
+static char *fresh_name(Module *m, const char *prefix, uint32_t n) {
+  char buf[96 + 12];
+  size_t np = strnlen(prefix, 95);
+  memcpy(buf, prefix, np);
+  size_t len = np;
+  buf[len++] = '_';
+  char digits[10];
+  size_t nd = 0;
+  do digits[nd++] = (char)('0' + n % 10); while ((n /= 10) != 0);
+  while (nd) buf[len++] = digits[--nd];
+  if (len > 95) len = 95;
+  char *s = arena_alloc_aligned(m->arena, len + 1, 1);
+  memcpy(s, buf, len); /* the arena's memory is zeroed: s[len] = 0 */
+  return s;
+}
+
 Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
-  char buf[96];
-  snprintf(buf, sizeof buf, "%s_%u", prefix, m->next_fresh++);
-  return var_new(m, arena_strdup(m->arena, buf), sp, annot);
+  return var_new(m, fresh_name(m, prefix, m->next_fresh++), sp, annot);
 }
 
 Var *build_var_like(Module *m, const Var *v) {

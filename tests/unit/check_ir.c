@@ -1,10 +1,12 @@
 /* tests/unit/check_ir.c — the ir/ core: arena, mem hook, diagnostics, dtypes, AST helpers. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/arena.h"
 #include "ir/ast.h"
+#include "ir/build.h"
 #include "ir/diag.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
@@ -209,6 +211,27 @@ START_TEST(scope_tree_lca_matches_parent_walks) {
 }
 END_TEST
 
+/* Fresh names are prefix_N from the module's counter, cut at 95 characters. */
+START_TEST(fresh_var_names) {
+  Module *m = module_new(NULL);
+  m->next_fresh = 4294967295u;
+  ck_assert_str_eq(build_fresh_var(m, "x", NULL, (Span){0, 0})->name, "x_4294967295");
+  ck_assert_str_eq(build_fresh_var(m, "", NULL, (Span){0, 0})->name, "_0");
+  char prefix[120], want[160];
+  memset(prefix, 'p', sizeof prefix - 1);
+  prefix[sizeof prefix - 1] = 0;
+  for (uint32_t n = 90; n < 100; n++) { /* the cut falls inside the prefix, at the '_', in the digits */
+    prefix[n] = 0;
+    m->next_fresh = 12345;
+    snprintf(want, sizeof want, "%s_%u", prefix, 12345u);
+    want[95] = 0; /* what snprintf into the old 96-byte buffer kept */
+    ck_assert_str_eq(build_fresh_var(m, prefix, NULL, (Span){0, 0})->name, want);
+    prefix[n] = 'p';
+  }
+  module_free(m);
+}
+END_TEST
+
 START_TEST(edit_distances) {
   ck_assert_uint_eq(edit_distance("add", "add", 3), 0);
   ck_assert_uint_eq(edit_distance("nn.conv", "nn.conv2d", 3), 2);
@@ -228,6 +251,7 @@ int main(void) {
   tcase_add_test(tc, error_cap);
   tcase_add_test(tc, warnings_reported_once);
   tcase_add_test(tc, edit_distances);
+  tcase_add_test(tc, fresh_var_names);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
