@@ -48,14 +48,221 @@ bool typeof_ground(const Type *t) {
 
 static bool same(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
 
-/* What infer.c's const_type gives: int32 extents. */
-static Type *const_type(Module *m, const ConstTensor *c) {
-  Type *t = type_new(m, TYPE_TENSOR, (Span){0, 0});
-  t->tensor.dtype = c->dtype;
-  t->tensor.ndim = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
-  t->tensor.dims = arena_alloc(m->arena, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof(Dim));
-  for (uint32_t i = 0; i < t->tensor.ndim; i++) t->tensor.dims[i] = (Dim){DIM_INT, DTYPE(DT_INT, 32), c->shape[i]};
+/* ------------------------------------------------------------ shared types
+ *
+ * One object per distinct type the TypeofCx builds: a pass gives millions of
+ * nodes a handful of types (the Gradient's pair `(Tensor[(1, 16), float32],
+ * ref(Tensor[(1, 16), float32]))`, its backpropagators' `fn () -> ()`), and a
+ * fresh object each was a fifth of its allocations. Tensors (integer or `?`
+ * extents) are shared by value; tuples, refs and monomorphic function types
+ * by the identity of their (shared) parts. Open addressing over one array
+ * of Type pointers; a type's hash is computed from its parts. */
+
+static uint64_t tmix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL + (h >> 29); }
+
+static bool shareable_tensor(const Type *t) {
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    if (t->tensor.dims[i].kind == DIM_SYM) return false;
+  return true;
+}
+
+static uint64_t tensor_hash(const Type *t) {
+  uint64_t h = tmix(0xcbf29ce484222325ULL, TYPE_TENSOR);
+  h = tmix(h, (uint64_t)t->tensor.dtype.code | (uint64_t)t->tensor.dtype.bits << 8 | (uint64_t)t->tensor.dtype.lanes << 16);
+  h = tmix(h, t->tensor.ndim);
+  for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+    const Dim *d = &t->tensor.dims[i];
+    h = tmix(h, d->kind == DIM_ANY ? UINT64_MAX : (uint64_t)d->value ^ (uint64_t)d->dtype.bits << 56);
+  }
+  return h;
+}
+
+/* type_equal on two shareable tensors (ir/equal.c dim_eq: `?` matches `?`
+ * only here, since both are shared by value). */
+static bool tensor_same(const Type *a, const Type *b) {
+  if (!dtype_eq(a->tensor.dtype, b->tensor.dtype) || a->tensor.ndim != b->tensor.ndim) return false;
+  for (uint32_t i = 0; i < a->tensor.ndim; i++) {
+    const Dim *x = &a->tensor.dims[i], *y = &b->tensor.dims[i];
+    if (x->kind != y->kind || (x->kind == DIM_INT && (x->value != y->value || !dtype_eq(x->dtype, y->dtype))))
+      return false;
+  }
+  return true;
+}
+
+/* A composite type's key: its kind and parts (a function type's arguments, then its result). */
+typedef struct Parts {
+  TypeKind kind;
+  Type *const *p;
+  uint32_t n;
+} Parts;
+
+static uint64_t parts_hash(const Parts *k) {
+  uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, k->kind), k->n);
+  for (uint32_t i = 0; i < k->n; i++) h = tmix(h, (uint64_t)(uintptr_t)k->p[i]);
+  return h;
+}
+
+static bool parts_of(const Type *t, const Parts *k) {
+  if (t->kind != k->kind) return false;
+  switch (t->kind) {
+  case TYPE_TUPLE:
+    if (t->tuple.n != k->n) return false;
+    for (uint32_t i = 0; i < k->n; i++)
+      if (t->tuple.fields[i] != k->p[i]) return false;
+    return true;
+  case TYPE_REF: return k->n == 1 && t->ref.inner == k->p[0];
+  case TYPE_FUNC:
+    if (t->func.ntparams || t->func.nargs + 1 != k->n || t->func.ret != k->p[k->n - 1]) return false;
+    for (uint32_t i = 0; i + 1 < k->n; i++)
+      if (t->func.args[i] != k->p[i]) return false;
+    return true;
+  default: return false;
+  }
+}
+
+static uint64_t shared_hash(const Type *t) {
+  if (t->kind == TYPE_TENSOR) return tensor_hash(t);
+  Parts k = {t->kind, NULL, 0};
+  Type *one[1];
+  switch (t->kind) {
+  case TYPE_TUPLE: k.p = t->tuple.fields, k.n = t->tuple.n; break;
+  case TYPE_REF: one[0] = t->ref.inner, k.p = one, k.n = 1; break;
+  default: { /* TYPE_FUNC: hash as parts_hash over args + ret, without copying */
+    uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, TYPE_FUNC), t->func.nargs + 1);
+    for (uint32_t i = 0; i < t->func.nargs; i++) h = tmix(h, (uint64_t)(uintptr_t)t->func.args[i]);
+    return tmix(h, (uint64_t)(uintptr_t)t->func.ret);
+  }
+  }
+  return parts_hash(&k);
+}
+
+static void shared_grow(TypeofCx *tc) {
+  Type **old = tc->shared;
+  size_t oldcap = tc->capshared;
+  tc->capshared = oldcap ? 2 * oldcap : 256;
+  tc->shared = mem_calloc(tc->capshared, sizeof *tc->shared);
+  for (size_t i = 0; i < oldcap; i++) {
+    if (!old[i]) continue;
+    size_t j = shared_hash(old[i]) & (tc->capshared - 1);
+    while (tc->shared[j]) j = (j + 1) & (tc->capshared - 1);
+    tc->shared[j] = old[i];
+  }
+  mem_free(old);
+}
+
+/* The slot of the shared type equal to the tensor t or with parts k (one of
+ * them NULL), or the empty slot where it goes. */
+static Type **shared_slot(TypeofCx *tc, const Type *tensor, const Parts *k, uint64_t h) {
+  if (2 * (tc->nshared + 1) > tc->capshared) shared_grow(tc);
+  for (size_t i = h & (tc->capshared - 1);; i = (i + 1) & (tc->capshared - 1)) {
+    Type *t = tc->shared[i];
+    if (!t) return &tc->shared[i];
+    if (tensor ? t->kind == TYPE_TENSOR && tensor_same(t, tensor) : parts_of(t, k)) return &tc->shared[i];
+  }
+}
+
+static Type *share(TypeofCx *tc, Type **slot, Type *t) {
+  if (!*slot) {
+    *slot = t;
+    tc->nshared++;
+  }
+  return *slot;
+}
+
+static Type *canon(TypeofCx *tc, Type *t, int depth);
+
+/* The shared type with parts k (canonical already), built from k when new. */
+static Type *shared_parts(TypeofCx *tc, const Parts *k) {
+  Type **slot = shared_slot(tc, NULL, k, parts_hash(k));
+  if (*slot) return *slot;
+  Module *m = tc->m;
+  Type *t = type_new(m, k->kind, (Span){0, 0});
+  Type **copy = arena_alloc(m->arena, (k->n ? k->n : 1) * sizeof *copy);
+  for (uint32_t i = 0; i < k->n; i++) copy[i] = k->p[i];
+  switch (k->kind) {
+  case TYPE_TUPLE: t->tuple.fields = copy, t->tuple.n = k->n; break;
+  case TYPE_REF: t->ref.inner = copy[0]; break;
+  default: t->func.args = copy, t->func.nargs = k->n - 1, t->func.ret = copy[k->n - 1]; break;
+  }
+  return share(tc, slot, t);
+}
+
+/* The shared type with parts ps[0..n) canonicalised (a tuple's fields, a
+ * ref's inner type, a function type's arguments then result); NULL when a
+ * part is missing. */
+static Type *shared_of(TypeofCx *tc, TypeKind kind, Type *const *ps, uint32_t n) {
+  Type *small[8];
+  Type **cs = n <= 8 ? small : mem_malloc(n * sizeof *cs);
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) ok = (cs[i] = canon(tc, ps[i], 0)) != NULL;
+  Parts k = {kind, cs, n};
+  Type *t = ok ? shared_parts(tc, &k) : NULL;
+  if (cs != small) mem_free(cs);
   return t;
+}
+
+/* The shared type equal to t (t itself when it is the first of its kind);
+ * t as it is when it is not one the table takes. */
+static Type *canon(TypeofCx *tc, Type *t, int depth) {
+  if (!t) return NULL;
+  if (depth > 16) return t;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+    return shareable_tensor(t) ? share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t) : t;
+  case TYPE_TUPLE: case TYPE_REF: case TYPE_FUNC: {
+    if (t->kind == TYPE_FUNC && t->func.ntparams) return t;
+    uint32_t n = t->kind == TYPE_TUPLE ? t->tuple.n : t->kind == TYPE_REF ? 1 : t->func.nargs + 1;
+    Type *small[8];
+    Type **cs = n <= 8 ? small : mem_malloc(n * sizeof *cs);
+    bool own = true; /* t's parts are the canonical ones: t itself can be shared */
+    for (uint32_t i = 0; i < n; i++) {
+      Type *p = t->kind == TYPE_TUPLE ? t->tuple.fields[i] : t->kind == TYPE_REF ? t->ref.inner
+                : i < t->func.nargs ? t->func.args[i] : t->func.ret;
+      cs[i] = canon(tc, p, depth + 1);
+      own = own && cs[i] == p;
+    }
+    Parts k = {t->kind, cs, n};
+    Type *r = own ? share(tc, shared_slot(tc, NULL, &k, parts_hash(&k)), t) : shared_parts(tc, &k);
+    if (cs != small) mem_free(cs);
+    return r;
+  }
+  default: return t;
+  }
+}
+
+Type *typeof_tuple_type(TypeofCx *tc, Type *const *fields, uint32_t n) {
+  return n ? shared_of(tc, TYPE_TUPLE, fields, n) : tc->unit;
+}
+
+Type *typeof_ref_type(TypeofCx *tc, Type *inner) { return shared_of(tc, TYPE_REF, &inner, 1); }
+
+Type *typeof_fn_type(TypeofCx *tc, Type *const *args, uint32_t n, Type *ret) {
+  Type *small[8];
+  Type **ps = n + 1 <= 8 ? small : mem_malloc((n + 1) * sizeof *ps);
+  for (uint32_t i = 0; i < n; i++) ps[i] = args[i];
+  ps[n] = ret;
+  Type *t = shared_of(tc, TYPE_FUNC, ps, n + 1);
+  if (ps != small) mem_free(ps);
+  return t;
+}
+
+/* What infer.c's const_type gives (int32 extents), shared. */
+static Type *const_type(TypeofCx *tc, const ConstTensor *c) {
+  uint32_t nd = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
+  Dim small[8];
+  Dim *dims = nd <= 8 ? small : mem_malloc(nd * sizeof *dims);
+  for (uint32_t i = 0; i < nd; i++) dims[i] = (Dim){DIM_INT, DTYPE(DT_INT, 32), c->shape[i]};
+  Type probe = {.kind = TYPE_TENSOR, .tensor = {c->dtype, nd, dims}};
+  Type **slot = shared_slot(tc, &probe, NULL, tensor_hash(&probe));
+  if (!*slot) {
+    Type *t = type_new(tc->m, TYPE_TENSOR, (Span){0, 0});
+    t->tensor = probe.tensor;
+    t->tensor.dims = arena_alloc(tc->m->arena, (nd ? nd : 1) * sizeof(Dim));
+    memcpy(t->tensor.dims, dims, nd * sizeof(Dim));
+    share(tc, slot, t);
+  }
+  if (dims != small) mem_free(dims);
+  return *slot;
 }
 
 /* The result of the two relations most calls a pass builds use, when it is
@@ -76,10 +283,12 @@ void typeof_init(TypeofCx *t, Module *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
   t->unit = type_new(m, TYPE_TUPLE, (Span){0, 0});
+  share(t, shared_slot(t, NULL, &(Parts){TYPE_TUPLE, NULL, 0}, parts_hash(&(Parts){TYPE_TUPLE, NULL, 0})), t->unit);
 }
 
 void typeof_fini(TypeofCx *t) {
   call_memo_free(&t->calls);
+  mem_free(t->shared);
   memset(t, 0, sizeof *t);
 }
 
@@ -101,12 +310,11 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   Type *fast = same_as_input(op_get(callee->op.id), e);
   if (fast) { /* what infer_op_call records: the callee's type too */
     uint32_t n = e->call.nargs;
-    Type *ft = type_new(m, TYPE_FUNC, (Span){0, 0});
-    ft->func.args = arena_alloc(m->arena, n * sizeof(Type *));
-    for (uint32_t i = 0; i < n; i++) ft->func.args[i] = e->call.args[i]->type;
-    ft->func.nargs = n;
-    ft->func.ret = fast;
-    callee->type = ft;
+    Type *small[8];
+    Type **as = n <= 8 ? small : mem_malloc(n * sizeof *as);
+    for (uint32_t i = 0; i < n; i++) as[i] = e->call.args[i]->type;
+    callee->type = typeof_fn_type(t, as, n, fast);
+    if (as != small) mem_free(as);
     e->type = fast;
     if (keyed) call_memo_add(&t->calls, m, e, h);
     e->type = NULL; /* typeof_set sets it */
@@ -125,54 +333,52 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   return NULL;
 }
 
-static Type *fn_type(Module *m, Function *f) {
+static Type *fn_type(TypeofCx *tc, Function *f) {
   if (f->ntparams || !f->body->type) return NULL;
   Type *ret = f->body->type;
   if (f->ret_annot && !same(f->ret_annot, ret)) return NULL;
-  Type *t = type_new(m, TYPE_FUNC, (Span){0, 0});
-  t->func.nargs = f->nparams;
-  t->func.args = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof(Type *));
-  for (uint32_t i = 0; i < f->nparams; i++) {
+  if (!typeof_ground(ret)) return NULL;
+  uint32_t n = f->nparams;
+  Type *small[8];
+  Type **as = n <= 8 ? small : mem_malloc(n * sizeof *as);
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) {
     const Var *p = f->params[i];
-    if (!p->type || (p->annot && !same(p->annot, p->type))) return NULL;
-    t->func.args[i] = p->type;
+    ok = p->type && (!p->annot || same(p->annot, p->type)) && typeof_ground(p->type);
+    as[i] = p->type;
   }
-  t->func.ret = ret;
-  return typeof_ground(t) ? t : NULL;
+  Type *t = ok ? typeof_fn_type(tc, as, n, ret) : NULL;
+  if (as != small) mem_free(as);
+  return t;
 }
 
 static Type *node_type(TypeofCx *tc, Expr *e) {
-  Module *m = tc->m;
   switch (e->kind) {
   case EXPR_VAR: {
     Type *t = e->var.var ? e->var.var->type : NULL;
     return typeof_ground(t) ? t : NULL;
   }
-  case EXPR_CONST: return const_type(m, e->constant);
+  case EXPR_CONST: return const_type(tc, e->constant);
   case EXPR_GLOBAL: {
     GlobalDef *g = e->global.def;
     Type *t = g && g->fn ? g->fn->type : NULL;
     return t && t->kind == TYPE_FUNC && typeof_ground(t) ? t : NULL;
   }
   case EXPR_TUPLE: {
-    Type **fs = arena_alloc(m->arena, (e->tuple.n ? e->tuple.n : 1) * sizeof *fs);
-    for (uint32_t i = 0; i < e->tuple.n; i++)
-      if (!(fs[i] = e->tuple.fields[i]->type)) return NULL;
-    Type *t = type_new(m, TYPE_TUPLE, (Span){0, 0});
-    t->tuple.fields = fs;
-    t->tuple.n = e->tuple.n;
+    uint32_t n = e->tuple.n;
+    Type *small[8];
+    Type **fs = n <= 8 ? small : mem_malloc(n * sizeof *fs);
+    bool ok = true;
+    for (uint32_t i = 0; i < n && ok; i++) ok = (fs[i] = e->tuple.fields[i]->type) != NULL;
+    Type *t = ok ? typeof_tuple_type(tc, fs, n) : NULL;
+    if (fs != small) mem_free(fs);
     return t;
   }
   case EXPR_PROJ: {
     const Type *t = e->proj.tuple->type;
     return t && t->kind == TYPE_TUPLE && e->proj.index < t->tuple.n ? t->tuple.fields[e->proj.index] : NULL;
   }
-  case EXPR_REF_NEW: {
-    if (!e->ref.arg->type) return NULL;
-    Type *t = type_new(m, TYPE_REF, (Span){0, 0});
-    t->ref.inner = e->ref.arg->type;
-    return t;
-  }
+  case EXPR_REF_NEW: return e->ref.arg->type ? typeof_ref_type(tc, e->ref.arg->type) : NULL;
   case EXPR_REF_READ: {
     const Type *t = e->ref.arg->type;
     return t && t->kind == TYPE_REF ? t->ref.inner : NULL;
@@ -194,7 +400,7 @@ static Type *node_type(TypeofCx *tc, Expr *e) {
     if (!c || c->kind != TYPE_TENSOR || c->tensor.ndim != 0 || !t || !same(t, e->if_.else_->type)) return NULL;
     return t;
   }
-  case EXPR_FN: return fn_type(m, e->fn);
+  case EXPR_FN: return fn_type(tc, e->fn);
   case EXPR_CALL: {
     Expr *f = e->call.fn;
     if (f->kind == EXPR_OP) return op_call_type(tc, e);

@@ -23,7 +23,7 @@
  * (sema/call_memo.h): a pass builds the same few calls over and over (the
  * result and callee types are then shared: types are immutable once
  * solved). Identity relations and Broadcast of equal types take the first
- * argument's type directly.
+ * argument's type directly. The types it sets are shared (typeof_*_type below).
  */
 #ifndef RELAYC_SEMA_TYPEOF_H
 #define RELAYC_SEMA_TYPEOF_H
@@ -38,6 +38,8 @@ typedef struct TypeofCx {
   Module *m;
   Type *unit;          /* `()`, shared by every node of that type */
   CallMemo calls;      /* operator call types computed so far */
+  Type **shared;       /* the shared types (open addressing, NULL = empty) */
+  size_t nshared, capshared;
 } TypeofCx;
 
 void typeof_init(TypeofCx *t, Module *m);
@@ -52,6 +54,14 @@ Expr *typeof_set(TypeofCx *t, Expr *e);
  * their uses (a let variable without a type gets its value's). No recursion.
  * True when e ends up typed. */
 bool typeof_tree(TypeofCx *t, Expr *e);
+
+/* Shared types: one object per distinct tuple, ref, monomorphic function or
+ * tensor type (integer or `?` extents) built through t, equal (type_equal)
+ * to a fresh one. The parts may be any types; they are shared first. A pass
+ * building millions of nodes of a few types allocates each type once. */
+Type *typeof_tuple_type(TypeofCx *t, Type *const *fields, uint32_t n);
+Type *typeof_ref_type(TypeofCx *t, Type *inner);
+Type *typeof_fn_type(TypeofCx *t, Type *const *args, uint32_t n, Type *ret);
 
 /* No unification variable, `_`, unresolved name or type parameter. */
 bool typeof_ground(const Type *t);

@@ -309,7 +309,6 @@ static Expr *ty_match(AD *a, Expr *s, Clause *cs, uint32_t n, bool partial, Span
 }
 static Expr *ty_fn(AD *a, Function *f, Span sp) { return typeof_set(&a->tc, build_fn(a->m, f, sp)); }
 
-static Span SP0 = {0, 0};
 
 /* ------------------------------------------------------------ let lists */
 
@@ -360,14 +359,8 @@ static void scope_close(AD *a, uint32_t prev) {
 
 /* ------------------------------------------------------------- types */
 
-static Type *bp_type(AD *a) {
-  Type *unit = type_new(a->m, TYPE_TUPLE, SP0);
-  Type *fn = type_new(a->m, TYPE_FUNC, SP0);
-  fn->func.ret = unit;
-  Type *r = type_new(a->m, TYPE_REF, SP0);
-  r->ref.inner = fn;
-  return r;
-}
+/* ref(fn () -> ()), the tape's type (shared, sema/typeof.h) */
+static Type *bp_type(AD *a) { return typeof_ref_type(&a->tc, typeof_fn_type(&a->tc, NULL, 0, a->tc.unit)); }
 
 static bool adt_needs_shadow(AD *a, TypeDef *def);
 
@@ -413,22 +406,14 @@ static Type *tr_type(AD *a, const Type *t) {
   t = rt(t);
   if (!t) return NULL;
   switch (t->kind) {
-  case TYPE_TENSOR: {
-    Type *r = type_new(a->m, TYPE_REF, t->span);
-    r->ref.inner = (Type *)t;
-    Type *p = type_new(a->m, TYPE_TUPLE, t->span);
-    p->tuple.fields = arena_alloc(a->m->arena, 2 * sizeof(Type *));
-    p->tuple.fields[0] = (Type *)t;
-    p->tuple.fields[1] = r;
-    p->tuple.n = 2;
-    return p;
-  }
+  case TYPE_TENSOR: /* (t, ref(t)), shared */
+    return typeof_tuple_type(&a->tc, (Type *[]){(Type *)t, typeof_ref_type(&a->tc, (Type *)t)}, 2);
   case TYPE_TUPLE: {
-    Type *p = type_new(a->m, TYPE_TUPLE, t->span);
-    p->tuple.n = t->tuple.n;
-    p->tuple.fields = arena_alloc(a->m->arena, (t->tuple.n ? t->tuple.n : 1) * sizeof(Type *));
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!(p->tuple.fields[i] = tr_type(a, t->tuple.fields[i]))) return NULL;
+    Type **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
+    bool ok = true;
+    for (uint32_t i = 0; i < t->tuple.n && ok; i++) ok = (fs[i] = tr_type(a, t->tuple.fields[i])) != NULL;
+    Type *p = ok ? typeof_tuple_type(&a->tc, fs, t->tuple.n) : NULL;
+    mem_free(fs);
     return p;
   }
   case TYPE_FUNC: {
@@ -444,9 +429,8 @@ static Type *tr_type(AD *a, const Type *t) {
     return f;
   }
   case TYPE_REF: {
-    Type *r = type_new(a->m, TYPE_REF, t->span);
-    if (!(r->ref.inner = tr_type(a, t->ref.inner))) return NULL;
-    return r;
+    Type *in = tr_type(a, t->ref.inner);
+    return in ? typeof_ref_type(&a->tc, in) : NULL;
   }
   case TYPE_ADT: {
     Type *r = type_new(a->m, TYPE_ADT, t->span);
@@ -673,7 +657,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     mem_free(dx);
     Expr *ret = ty_call(a, prev, NULL, 0, sp);
     a->ll = saved;
-    Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &body, ret), NULL, sp);
+    Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &body, ret), NULL, sp);
     push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   }
   mem_free(args);
@@ -751,7 +735,7 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   Var *saved_k = a->k;
   a->ll = &cb;
   uint32_t prev_scope = scope_open(a);
-  Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(a, sp), NULL, sp);
+  Function *empty = build_function(m, NULL, 0, a->tc.unit, unit(a, sp), NULL, sp);
   Var *lk = push_var(a, build_fresh_var(m, "tape", NULL, sp), ty_ref_new(a, ty_fn(a, empty, sp), sp));
   a->k = lk;
   Expr *dup = tr(a, body);
@@ -761,7 +745,7 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   Expr *ret = ty_call(a, prev, NULL, 0, sp);
   scope_close(a, prev_scope);
   a->ll = saved_ll;
-  Function *bp = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), wrap(a, &cb, ret), NULL, sp);
+  Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &cb, ret), NULL, sp);
   push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   return r;
 }
@@ -1174,7 +1158,7 @@ static Expr *gradient_higher_order(Module *m, Function *f, bool has_literal, Dia
   BindVec top = {0};
   a.ll = &top;
   Span sp = f->span;
-  Function *empty = build_function(m, NULL, 0, type_new(m, TYPE_TUPLE, sp), unit(&a, sp), NULL, sp);
+  Function *empty = build_function(m, NULL, 0, a.tc.unit, unit(&a, sp), NULL, sp);
   Var *tape = build_fresh_var(m, "tape", NULL, sp);
   push_var(&a, tape, ty_ref_new(&a, ty_fn(&a, empty, sp), sp));
   a.k = tape;

@@ -21,6 +21,7 @@
 #include "sema/call_memo.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "sema/typeof.h"
 #include "transform/pass.h"
 
 typedef struct Prog {
@@ -533,6 +534,35 @@ START_TEST(call_memo_keys_constants) {
 }
 END_TEST
 
+/* sema/typeof.h shared types: equal tuples, refs and function types built
+ * from equal (not identical) parts are one object, equal to the type a full
+ * inference gives; `?` extents share, unlike extents do not. */
+START_TEST(typeof_shares_types) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(2, 3), float32]) { %x }\n");
+  TypeofCx tc;
+  typeof_init(&tc, p.m);
+  Type *a = parse_ty(&p, "Tensor[(2, 3), float32]"), *b = parse_ty(&p, "Tensor[(2, 3), float32]");
+  Type *c = parse_ty(&p, "Tensor[(2, ?), float32]"), *d = parse_ty(&p, "Tensor[(2, ?), float32]");
+  Type *e = parse_ty(&p, "Tensor[(2, 3), float16]");
+  Type *pa = typeof_tuple_type(&tc, (Type *[]){a, typeof_ref_type(&tc, a)}, 2);
+  Type *pb = typeof_tuple_type(&tc, (Type *[]){b, typeof_ref_type(&tc, b)}, 2);
+  ck_assert_ptr_eq(pa, pb);
+  ck_assert_str_eq(tystr(pa), "(Tensor[(2, 3), float32], ref(Tensor[(2, 3), float32]))");
+  ck_assert_ptr_eq(typeof_tuple_type(&tc, &c, 1), typeof_tuple_type(&tc, &d, 1));
+  ck_assert_ptr_ne(typeof_tuple_type(&tc, &a, 1), typeof_tuple_type(&tc, &e, 1));
+  ck_assert_ptr_ne(typeof_tuple_type(&tc, &a, 1), typeof_tuple_type(&tc, &c, 1));
+  Type *f1 = typeof_fn_type(&tc, (Type *[]){a, pa}, 2, b), *f2 = typeof_fn_type(&tc, (Type *[]){b, pb}, 2, a);
+  ck_assert_ptr_eq(f1, f2);
+  ck_assert_ptr_ne(f1, typeof_fn_type(&tc, (Type *[]){a}, 1, b));
+  ck_assert_str_eq(tystr(f1), "fn (Tensor[(2, 3), float32], (Tensor[(2, 3), float32], ref(Tensor[(2, 3), float32]))) -> Tensor[(2, 3), float32]");
+  ck_assert_ptr_eq(typeof_tuple_type(&tc, NULL, 0), tc.unit);
+  ck_assert_ptr_eq(typeof_fn_type(&tc, NULL, 0, typeof_tuple_type(&tc, NULL, 0)), typeof_fn_type(&tc, NULL, 0, tc.unit));
+  typeof_fini(&tc);
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -556,6 +586,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_normal_forms_type_changes);
   tcase_add_test(tc, typed_to_cps);
   tcase_add_test(tc, call_memo_keys_constants);
+  tcase_add_test(tc, typeof_shares_types);
   suite_add_tcase(s, tc);
   return s;
 }
