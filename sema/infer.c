@@ -710,15 +710,23 @@ static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *ar
 /* The memo: node k (Expr.mark == k + 1, validated) is slot k of fixed-size
  * blocks (no reallocation: a module-sized array grown by doubling would be
  * copied and faulted in again and again); a slot holds the node's pointer
- * with the verdict in its low bits, and the mark the node had before. */
-#define JUDGE_BLOCK 8192u
+ * with the verdict in its low bits. The marks nodes had before (most are 0:
+ * a pass's new nodes) are kept aside only when not 0, so a slot is 8 bytes
+ * (a 5M-node output: 40 MB of fresh memory less). */
+#define JUDGE_BLOCK 16384u
 
 enum { J_BUSY = 0, J_KEEP = 1, J_REDO = 2 };
 
-typedef struct JSlot {
-  uintptr_t node; /* Expr pointer | verdict */
-  uint32_t saved; /* Expr.mark before the walk */
-} JSlot;
+typedef uintptr_t JSlot; /* Expr pointer | verdict */
+
+typedef struct JSaved {
+  Expr *e;
+  uint32_t mark; /* Expr.mark before the walk, not 0 */
+} JSaved;
+
+/* ground(t, false) of the types seen last, by address: a pass's output has
+ * millions of nodes of a few shared types */
+#define GROUND_CACHE 256u
 
 typedef struct JFrame {
   Expr *e;
@@ -730,6 +738,8 @@ typedef struct JFrame {
 typedef struct Judge {
   VEC(JSlot *) blocks;
   uint32_t nnodes;
+  VEC(JSaved) saved;
+  const Type *ground_seen[GROUND_CACHE]; /* types known ground, by address */
   VEC(JFrame) stack;
   Var **vowner;   /* by Var.id: the variable decided (ids may repeat after copies) */
   uint8_t *vstate; /* 1 stable, 2 cleared */
@@ -739,6 +749,17 @@ typedef struct Judge {
 } Judge;
 
 static JSlot *judge_slot(Judge *J, uint32_t k) { return &J->blocks.data[k / JUDGE_BLOCK][k % JUDGE_BLOCK]; }
+
+/* ground(t, false), remembered for the last type seen at each cache slot. */
+static bool judge_ground(Judge *J, const Type *t) {
+  if (!t) return false;
+  if (t->kind == TYPE_TENSOR) return true;
+  const Type **c = &J->ground_seen[((uintptr_t)t >> 4) % GROUND_CACHE];
+  if (*c == t) return true;
+  if (!ground(t, false)) return false;
+  *c = t;
+  return true;
+}
 
 static void var_decide(Judge *J, Var *v, bool stable) {
   if (v->id < J->nv) {
@@ -779,7 +800,7 @@ static void decide_pattern(Judge *J, Pattern *p, bool keep) {
 
 /* The checks of a node itself, its children judged (ok = all of them keep). */
 static bool judge_self(Judge *J, Expr *e, bool ok) {
-  if (!ok || !e->type || !ground(e->type, false)) return false;
+  if (!ok || !judge_ground(J, e->type)) return false;
   switch (e->kind) {
   case EXPR_CONST:
     return true;
@@ -856,7 +877,7 @@ static Expr *judge_next(Judge *J, JFrame *f) {
       Var *v = e->let.var;
       Expr *val = e->let.value;
       if (v->annot && ground(v->annot, true)) decide_annotated(J, v);
-      else var_decide(J, v, f->ok && e->type && v->type && val->type && ground(v->type, false) && same_type(v->type, val->type));
+      else var_decide(J, v, f->ok && e->type && v->type && val->type && judge_ground(J, v->type) && same_type(v->type, val->type));
       if (!var_is_stable(J, v)) f->ok = false;
       return e->let.body;
     }
@@ -878,7 +899,8 @@ static Expr *judge_next(Judge *J, JFrame *f) {
 static void judge_push(Judge *J, Expr *e) {
   uint32_t k = J->nnodes++;
   if (k / JUDGE_BLOCK == J->blocks.len) vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
-  *judge_slot(J, k) = (JSlot){(uintptr_t)e | J_BUSY, e->mark};
+  *judge_slot(J, k) = (uintptr_t)e | J_BUSY;
+  if (e->mark) vec_push(J->saved, ((JSaved){e, e->mark}));
   e->mark = k + 1;
   JFrame fr = {e, k, 0, true};
   vec_push(J->stack, fr);
@@ -888,7 +910,7 @@ static void judge_push(Judge *J, Expr *e) {
 static int judge_memo(Judge *J, const Expr *e) {
   uint32_t k = e->mark;
   if (k == 0 || k > J->nnodes) return -1;
-  uintptr_t v = judge_slot(J, k - 1)->node;
+  uintptr_t v = *judge_slot(J, k - 1);
   return (v & ~(uintptr_t)3) == (uintptr_t)e ? (int)(v & 3) : -1;
 }
 
@@ -910,7 +932,7 @@ static bool judge_tree(Judge *J, Expr *root) {
     }
     Expr *e = f->e;
     bool ok = judge_self(J, e, f->ok);
-    judge_slot(J, f->node)->node = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
+    *judge_slot(J, f->node) = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
     if (ok) {
       J->st->nodes_kept++;
       if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
@@ -1005,12 +1027,11 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     for (uint32_t k = 0; k < fn->nparams; k++) decide_annotated(&J, fn->params[k]);
     judge_tree(&J, fn->body);
   }
-  for (uint32_t k = J.nnodes; k-- > 0;) {
-    JSlot *sl = judge_slot(&J, k);
-    ((Expr *)(sl->node & ~(uintptr_t)3))->mark = sl->saved;
-  }
+  for (uint32_t k = 0; k < J.nnodes; k++) ((Expr *)(*judge_slot(&J, k) & ~(uintptr_t)3))->mark = 0;
+  for (size_t k = 0; k < J.saved.len; k++) J.saved.data[k].e->mark = J.saved.data[k].mark;
   for (size_t b = 0; b < J.blocks.len; b++) mem_free(J.blocks.data[b]);
   vec_free(J.blocks);
+  vec_free(J.saved);
   vec_free(J.stack);
   GlobalDef **kept_refs = J.kept_refs.data;
   size_t nkept_refs = J.kept_refs.len;
