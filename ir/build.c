@@ -54,7 +54,10 @@ Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
 }
 
 static Expr **dup_exprs(Module *m, Expr **xs, uint32_t n) {
-  return n ? arena_memdup(m->arena, xs, n * sizeof *xs) : NULL;
+  if (!n) return NULL;
+  Expr **c = arena_alloc_aligned(m->arena, n * sizeof *xs, _Alignof(Expr *));
+  memcpy(c, xs, n * sizeof *xs);
+  return c;
 }
 
 Expr *build_tuple(Module *m, Expr **fields, uint32_t n, Span sp) {
