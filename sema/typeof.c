@@ -45,6 +45,17 @@ bool typeof_ground(const Type *t) {
   }
 }
 
+/* typeof_ground, remembered by address for the last type seen at each slot:
+ * the variables a pass uses have a few shared types. */
+static bool ground_known(TypeofCx *tc, const Type *t) {
+  if (!t) return false;
+  if (t->kind == TYPE_TENSOR) return true;
+  const Type **c = &tc->ground_seen[((uintptr_t)t >> 4) % TYPEOF_GROUND_CACHE];
+  if (*c == t) return true;
+  if (!typeof_ground(t)) return false;
+  *c = t;
+  return true;
+}
 
 static bool same(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
 
@@ -299,7 +310,7 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   Expr *callee = e->call.fn;
   if (callee->op.id < 0) return NULL;
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (!typeof_ground(e->call.args[i]->type)) return NULL;
+    if (!ground_known(t, e->call.args[i]->type)) return NULL;
   uint64_t h = 0;
   bool keyed = call_memo_key(e, &h);
   if (keyed && call_memo_apply(&t->calls, e, h)) {
@@ -337,14 +348,14 @@ static Type *fn_type(TypeofCx *tc, Function *f) {
   if (f->ntparams || !f->body->type) return NULL;
   Type *ret = f->body->type;
   if (f->ret_annot && !same(f->ret_annot, ret)) return NULL;
-  if (!typeof_ground(ret)) return NULL;
+  if (!ground_known(tc, ret)) return NULL;
   uint32_t n = f->nparams;
   Type *small[8];
   Type **as = n <= 8 ? small : mem_malloc(n * sizeof *as);
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) {
     const Var *p = f->params[i];
-    ok = p->type && (!p->annot || same(p->annot, p->type)) && typeof_ground(p->type);
+    ok = p->type && (!p->annot || same(p->annot, p->type)) && ground_known(tc, p->type);
     as[i] = p->type;
   }
   Type *t = ok ? typeof_fn_type(tc, as, n, ret) : NULL;
@@ -356,7 +367,7 @@ static Type *node_type(TypeofCx *tc, Expr *e) {
   switch (e->kind) {
   case EXPR_VAR: {
     Type *t = e->var.var ? e->var.var->type : NULL;
-    return typeof_ground(t) ? t : NULL;
+    return ground_known(tc, t) ? t : NULL;
   }
   case EXPR_CONST: return const_type(tc, e->constant);
   case EXPR_GLOBAL: {

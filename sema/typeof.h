@@ -33,6 +33,8 @@
 #include "ir/ast.h"
 #include "sema/call_memo.h"
 
+#define TYPEOF_GROUND_CACHE 64
+
 /* One per pass run over one module. */
 typedef struct TypeofCx {
   Module *m;
@@ -40,6 +42,7 @@ typedef struct TypeofCx {
   CallMemo calls;      /* operator call types computed so far */
   Type **shared;       /* the shared types (open addressing, NULL = empty) */
   size_t nshared, capshared;
+  const Type *ground_seen[TYPEOF_GROUND_CACHE]; /* types known ground, by address */
 } TypeofCx;
 
 void typeof_init(TypeofCx *t, Module *m);
