@@ -13,6 +13,14 @@
  * operators are linear in each input, so their own rules (for second
  * derivatives) are convolutions again. out_dtype other than the inputs' dtype is
  * cast back. Every rule needs static shapes (output paddings, kernel sizes).
+ *
+ * Split layouts (issue 12): a split out_layout holds the result's channels in whole
+ * blocks (3 channels in NCHW2c as 4), so the adjoint converted back is cropped to the
+ * real channels before the canonical rule; TVM's depthwise weight (C, M, k...) with
+ * groups = C is worked as the (C·M, 1, k...) weight in the same memory. A grouped
+ * conv2d_transpose without `channels` has TVM's type (O/G channels, not what it
+ * computes) and gets a located error. tests/grad/sweep_conv_layouts.py checks every
+ * layout / groups combination.
  */
 #include <string.h>
 
@@ -114,6 +122,37 @@ static Expr *back_dtype(GradCtx *c, Expr *e, uint32_t i) {
   return dtype_eq(gr_dtype(c, -1), gr_dtype(c, (int)i)) ? e : gr_cast_like(c, e, c->x[i]);
 }
 
+/* g's first `channels` channels: a split out_layout pads the result's channels up to a
+ * multiple of its factor (NCHW2c holds 3 channels as 4); no weight made the padding, so its
+ * adjoint is dropped */
+static Expr *crop_channels(GradCtx *c, Expr *g, int64_t channels) {
+  return GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[1]", (long long)channels), g);
+}
+
+/* e (a 4-D weight or its gradient) reshaped to `shape` */
+static Expr *reshaped(GradCtx *c, Expr *e, const int64_t *shape) {
+  return GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, 4)), e);
+}
+
+/* The conv2d rule on canonical operands: g (N, O', gh, gw) with O' ≥ O channels
+ * (a split out_layout's padding), x, w (4-D, NCHW/OIHW); sets dx[0] and dx[1] in
+ * canonical terms. TVM's depthwise weight (C, M, k...) (C = groups = O, M > 1: C·M
+ * outputs) is worked as the (C·M, 1, k...) weight in the same memory. */
+static void conv2d_canonical(GradCtx *c, Expr *g, int64_t gch, Expr *x, Expr *w, Conv2 v, Expr **dx, Expr **dw) {
+  bool mult = v.groups > 1 && v.C == v.groups && v.O == v.groups && v.I != 1;
+  int64_t wcanon[4] = {v.O, v.I, v.kh, v.kw}, wflat[4] = {v.O * v.I, 1, v.kh, v.kw};
+  if (mult) {
+    w = reshaped(c, w, wflat);
+    v.O = wflat[0];
+    v.I = 1;
+  }
+  if (gch != v.O) g = crop_channels(c, g, v.O);
+  g = gr_let(c, g);
+  *dx = conv_data_grad(c, g, w, &v);
+  *dw = conv_weight_grad(c, g, x, &v);
+  if (mult) *dw = reshaped(c, *dw, wcanon);
+}
+
 GRAD_RULE(NN_CONV2D) {
   const char *dl = gr_attr_str(c, "data_layout", "NCHW"), *kl = gr_attr_str(c, "kernel_layout", "OIHW");
   const char *ol = gr_attr_str(c, "out_layout", "");
@@ -124,10 +163,11 @@ GRAD_RULE(NN_CONV2D) {
   if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
     return false;
   v.groups = gr_attr_int(c, "groups", 1);
-  Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCHW"));
-  Expr *x = to_layout(c, X0, dl, "NCHW"), *w = to_layout(c, X1, kl, "OIHW");
-  c->dx[0] = back_dtype(c, to_layout(c, conv_data_grad(c, g, w, &v), "NCHW", dl), 0);
-  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, g, x, &v), "OIHW", kl), 1);
+  Expr *dx, *dw;
+  conv2d_canonical(c, to_layout(c, g_in(c, 0), ol, "NCHW"), od[1], to_layout(c, X0, dl, "NCHW"),
+                   to_layout(c, X1, kl, "OIHW"), v, &dx, &dw);
+  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCHW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, dw, "OIHW", kl), 1);
   return true;
 }
 
@@ -143,13 +183,13 @@ GRAD_RULE(NN_CONV1D) {
   Conv2 v = {xd[0], xd[1], 1, xd[2], wd[0], wd[1], 1, wd[2], 1, od[2], {1, st}, {1, dil}, {0, pb}, {0, pa},
              gr_attr_int(c, "groups", 1)};
   const char *up = "axis=2";
-  Expr *g = gr_let(c, GR_OP(c, "expand_dims", up, to_layout(c, g_in(c, 0), ol, "NCW")));
+  Expr *g = GR_OP(c, "expand_dims", up, to_layout(c, g_in(c, 0), ol, "NCW"));
   Expr *x = GR_OP(c, "expand_dims", up, to_layout(c, X0, dl, "NCW"));
   Expr *w = GR_OP(c, "expand_dims", up, to_layout(c, X1, kl, "OIW"));
-  Expr *dx = GR_OP(c, "squeeze", "axis=[2]", conv_data_grad(c, g, w, &v));
-  Expr *dw = GR_OP(c, "squeeze", "axis=[2]", conv_weight_grad(c, g, x, &v));
-  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCW", dl), 0);
-  c->dx[1] = back_dtype(c, to_layout(c, dw, "OIW", kl), 1);
+  Expr *dx, *dw;
+  conv2d_canonical(c, g, od[1], x, w, v, &dx, &dw);
+  c->dx[0] = back_dtype(c, to_layout(c, GR_OP(c, "squeeze", "axis=[2]", dx), "NCW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, GR_OP(c, "squeeze", "axis=[2]", dw), "OIW", kl), 1);
   return true;
 }
 
@@ -166,7 +206,15 @@ GRAD_RULE(NN_CONV2D_TRANSPOSE) {
   if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
     return false;
   v.groups = gr_attr_int(c, "groups", 1);
-  Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCHW"));
+  /* the result has G·(O/G) channels when `channels` is set (the relation checks it); without
+   * it TVM's type gives O/G, not what a grouped transposed convolution makes: no gradient */
+  if (v.groups > 1 && gr_attr_int(c, "channels", -1) < 0)
+    return gr_fail(c, "groups=%lld without channels: the result type (TVM's, %lld channels) is not the %lld "
+                      "channels the grouped transposed convolution computes; set channels",
+                   (long long)v.groups, (long long)wd[1], (long long)(wd[1] * v.groups));
+  Expr *g = to_layout(c, g_in(c, 0), ol, "NCHW");
+  if (od[1] != wd[1] * v.groups) g = crop_channels(c, g, wd[1] * v.groups);
+  g = gr_let(c, g);
   Expr *x = to_layout(c, X0, dl, "NCHW"), *w = to_layout(c, X1, kl, "IOHW");
   Expr *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, &v),
                                           (long long)v.O, (long long)v.kh, (long long)v.kw), g, w);

@@ -252,8 +252,9 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
       bool depthwise = G > 1 && dim_known(C) && C.value == G && dim_known(WO) && WO.value == G &&
                        dim_known(WI) && WI.value != 1;
       if (depthwise) {
-        /* (C, multiplier, k...) depthwise weight: C * multiplier outputs */
-        O = has_ch ? dim_int(channels) : dim_mul(c, WO, WI);
+        /* (C, multiplier, k...) depthwise weight: C * multiplier outputs (TVM: channels / C
+         * must be the multiplier; the check below says so) */
+        O = dim_mul(c, WO, WI);
       } else if (dim_known(C) && dim_known(WI) && C.value / G != WI.value) {
         int64_t want;
         if (__builtin_mul_overflow(WI.value, G, &want))
@@ -268,6 +269,10 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
     } else {
       if (dim_known(C) && dim_known(WI) && C.value != WI.value)
         return rel_fail(c, "data has %lld channels but weight expects %lld", (long long)C.value, (long long)WI.value);
+      /* weight (C, O/G, k...); without channels TVM's type keeps O/G (spec/gradient.md 4.5.1 (b)) */
+      if (has_ch && dim_known(WO) && (channels % G != 0 || channels / G != WO.value))
+        return rel_fail(c, "channels=%lld but the weight gives %lld output channels per group (groups=%lld)",
+                        (long long)channels, (long long)WO.value, (long long)G);
       O = has_ch ? dim_int(channels) : WO;
     }
   }

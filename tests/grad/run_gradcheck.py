@@ -449,6 +449,23 @@ case("conv2d_nchw4c", [x((1, 2, 5, 5, 4)), P("w", (2, 2, 3, 3, 4, 4))],
      'nn.conv2d(%x, %w, padding=[1, 1], strides=[2, 1], data_layout="NCHW4c", kernel_layout="OIHW4i4o")')
 case("conv2d_nchw2c_groups", [x((1, 2, 6, 5, 2)), P("w", (4, 2, 3, 2))],
      'nn.conv2d(%x, %w, strides=[2, 2], groups=2, data_layout="NCHW2c", kernel_layout="OIHW")')
+# issue 12 (tests/grad/sweep_conv_layouts.py): groups=3 with a split out_layout whose last channel
+# block is padded (3 or 9 channels in NCHW2c), TVM's depthwise weight (C, M, k...), a split
+# transposed convolution with padded output channels, conv1d in NCW2c
+case("conv2d_nchw2c_oihw2i_groups3_pad_out", [x((1, 3, 5, 4, 2)), P("w", (3, 1, 3, 3, 2))],
+     'nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=3, channels=3, kernel_size=[3, 3], data_layout="NCHW2c", kernel_layout="OIHW2i")')
+case("conv2d_nchw2c_hwio_groups3_out9", [x((1, 3, 5, 4, 2)), P("w", (3, 3, 2, 9))],
+     'nn.conv2d(%x, %w, padding=[1, 1], groups=3, channels=9, kernel_size=[3, 3], data_layout="NCHW2c", kernel_layout="HWIO")')
+case("conv2d_nhwc_groups3_out_nchw2c", [x((1, 5, 4, 6)), P("w", (3, 3, 2, 3))],
+     'nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=3, channels=3, kernel_size=[3, 3], data_layout="NHWC", kernel_layout="HWIO", out_layout="NCHW2c")')
+case("conv2d_depthwise_multiplier_weight", [x((1, 3, 5, 4)), P("w", (3, 2, 3, 3))],
+     "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=3, channels=6, kernel_size=[3, 3])")
+case("conv2d_nchw2c_depthwise_multiplier_weight", [x((1, 2, 5, 4, 2)), P("w", (4, 1, 3, 3, 2))],
+     'nn.conv2d(%x, %w, padding=[1, 1], groups=4, channels=8, kernel_size=[3, 3], data_layout="NCHW2c", kernel_layout="OIHW2i")')
+case("conv2d_transpose_nchw2c_groups3_pad_out", [x((1, 3, 5, 4, 2)), P("w", (6, 1, 3, 3))],
+     'nn.conv2d_transpose(%x, %w, channels=3, kernel_size=[3, 3], strides=[2, 2], padding=[1, 1], groups=3, data_layout="NCHW2c")')
+case("conv1d_ncw2c_groups3_pad_out", [x((1, 3, 7, 2)), P("w", (3, 1, 3, 2))],
+     'nn.conv1d(%x, %w, strides=[2], padding=[1, 1], groups=3, channels=3, kernel_size=[3], data_layout="NCW2c", kernel_layout="OIW2i")')
 case("conv2d_f32", [x((1, 3, 5, 5), dtype="float32"), P("w", (2, 3, 3, 3), dtype="float32")], "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])")
 case("conv1d", [x((2, 3, 9)), P("w", (4, 3, 3))], "nn.conv1d(%x, %w, strides=[2], padding=[1, 2], dilation=[2])")
 case("conv1d_groups", [x((1, 4, 7)), P("w", (4, 2, 3))], "nn.conv1d(%x, %w, groups=2, padding=[1])")

@@ -420,6 +420,19 @@ static const Case cases[] = {
        "Tensor[(1, 3, 8, 8), float32]"),
     BAD("%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(6, 3, 2, 2), float32]", "nn.conv2d_transpose(%x, %w)",
         "data has 8 channels but weight expects 6"),
+    /* channels must be what the weight gives (TVM assigns the weight's type from it): TVM's
+     * depthwise weight (C, M, k...) makes C·M outputs, a transposed weight (C, O/G, k...) G·O/G
+     * (issue 12: both were accepted with any channels, and the gradient was ill-typed) */
+    OK("%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(3, 2, 3, 3), float32]",
+       "nn.conv2d(%x, %w, groups=3, channels=6, kernel_size=[3, 3])", "Tensor[(1, 6, 3, 3), float32]"),
+    BAD("%x: Tensor[(1, 6, 5, 4), float32], %w: Tensor[(6, 2, 3, 3), float32]",
+        "nn.conv2d(%x, %w, padding=[1, 1], groups=6, channels=6, kernel_size=[3, 3])",
+        "channels=6 but the weight gives 12 output channels"),
+    OK("%x: Tensor[(1, 6, 4, 4), float32], %w: Tensor[(6, 2, 3, 3), float32]",
+       "nn.conv2d_transpose(%x, %w, groups=3, channels=6, kernel_size=[3, 3])", "Tensor[(1, 6, 6, 6), float32]"),
+    BAD("%x: Tensor[(1, 6, 5, 4), float32], %w: Tensor[(6, 2, 3, 3), float32]",
+        "nn.conv2d_transpose(%x, %w, padding=[1, 1], groups=6, channels=6, kernel_size=[3, 3])",
+        "channels=6 but the weight gives 2 output channels per group (groups=6)"),
     /* ---- pooling */
     OK("%x: Tensor[(1, 64, 112, 112), float32]", "nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])",
        "Tensor[(1, 64, 56, 56), float32]"),
