@@ -37,8 +37,10 @@
  *    col2im adds each row into the block's own output planes; a 1×1, stride-1,
  *    unpadded one is the GEMM y = Wᵀ · x straight into the output. A
  *    depthwise one (float32, one input and one output channel per group)
- *    is the depthwise engine's convolution with the flipped window (a stride
- *    > 1 spreads the input onto a zeroed grid first): no K = 1 GEMMs.
+ *    is the depthwise engine's convolution with the flipped window, or, 2-D
+ *    with strides > 1 and dilation 1, one small correlation per stride phase
+ *    (ops/kernels/k_tconv_dw.c; other strided ones spread the input onto a
+ *    zeroed grid first): no K = 1 GEMMs.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -60,6 +62,7 @@
 #include "ops/kernels/k_im2col.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "ops/kernels/k_tconv_dw.h"
 #include "ops/kernels/k_vec8.h"
 #include "ops/kernels/k_winograd.h"
 #include "ops/kernels/kernel.h"
@@ -450,48 +453,6 @@ typedef struct DwJob {
   float **vout; /* per thread: sweep output, vlen16 floats */
 } DwJob;
 
-/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16):
- * 64 outputs per step in 8 independent 8-float accumulators (ops/kernels/k_vec8.h:
- * registers on AVX2 too), so FMA chains overlap. */
-static KHOT void dw_flat(float *restrict out, const float *restrict base,
-                         const int64_t *restrict toff, const float *restrict wt, int64_t ntaps,
-                         int64_t len) {
-  int64_t v = 0;
-  for (; v + 64 <= len; v += 64) {
-    kv8 a0 = kv8_splat(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    for (int64_t t = 0; t < ntaps; t++) {
-      const float *src = base + toff[t] + v;
-      kv8 w = kv8_splat(wt[t]);
-      a0 += kv8_load(src) * w;
-      a1 += kv8_load(src + 8) * w;
-      a2 += kv8_load(src + 16) * w;
-      a3 += kv8_load(src + 24) * w;
-      a4 += kv8_load(src + 32) * w;
-      a5 += kv8_load(src + 40) * w;
-      a6 += kv8_load(src + 48) * w;
-      a7 += kv8_load(src + 56) * w;
-    }
-    kv8_store(out + v, a0);
-    kv8_store(out + v + 8, a1);
-    kv8_store(out + v + 16, a2);
-    kv8_store(out + v + 24, a3);
-    kv8_store(out + v + 32, a4);
-    kv8_store(out + v + 40, a5);
-    kv8_store(out + v + 48, a6);
-    kv8_store(out + v + 56, a7);
-  }
-  for (; v < len; v += 16) {
-    kv8 a0 = kv8_splat(0), a1 = a0;
-    for (int64_t t = 0; t < ntaps; t++) {
-      kv8 w = kv8_splat(wt[t]);
-      a0 += kv8_load(base + toff[t] + v) * w;
-      a1 += kv8_load(base + toff[t] + v + 8) * w;
-    }
-    kv8_store(out + v, a0);
-    kv8_store(out + v + 8, a1);
-  }
-}
-
 static KHOT void dw_store_row(float *restrict y, const float *restrict v, const float *restrict res,
                               float b, bool relu, bool acc_in, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
@@ -505,7 +466,7 @@ static void dw_plane(const DwJob *j, int64_t n, int64_t o, float *pad, float *vo
   const KPlane *pl = &j->pl;
   int64_t ci = o / g->Og; /* channel multiplier: out channel o reads input channel o / M */
   kplane_fill(pl, j->x + (n * g->C + ci) * g->isz, pad);
-  dw_flat(vout, pad, pl->toff, j->w + o * g->ksz, pl->ntaps, pl->vlen16);
+  kplane_sweep(vout, pad, pl->toff, j->w + o * g->ksz, pl->ntaps, pl->vlen16);
   int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
   float *yp = j->y + (n * g->O + o) * g->osz;
   const Epi *e = j->epi;
@@ -901,6 +862,13 @@ static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
  * 1 (done), 0 (geometry not handled: use the GEMM engine), -1 (failed). */
 static int tconv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
   if (g->Cg != 1 || g->Og != 1 || g->G != g->C) return 0;
+  bool flat = g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->st[0] == 1 && g->plo[0] == 0;
+  if (flat && g->dil[1] == 1 && g->dil[2] == 1 && (g->st[1] > 1 || g->st[2] > 1)) {
+    /* strided 2-D: by stride phase, no zeros touched (ops/kernels/k_tconv_dw.h) */
+    KtdwGeom t = {.planes = g->N * g->C, .C = g->C, .in = {g->in[1], g->in[2]}, .out = {g->out[1], g->out[2]},
+                  .k = {g->k[1], g->k[2]}, .st = {g->st[1], g->st[2]}, .plo = {g->plo[1], g->plo[2]}};
+    if (ktdw_fits(&t)) return ktdw_run(&t, x, w, y) ? 1 : (kernel_fail(c, "%s: out of memory", c->op->name), -1);
+  }
   ConvGeom f = *g;
   bool spread = false;
   f.isz = 1;

@@ -93,6 +93,47 @@ KHOT void kplane_gather2(float *restrict dst, const float *restrict src, int64_t
   for (; i < n; i++) dst[i] = src[2 * i];
 }
 
+/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16):
+ * 64 outputs per step in 8 independent 8-float accumulators (ops/kernels/k_vec8.h:
+ * registers on AVX2 too), so FMA chains overlap. */
+KHOT void kplane_sweep(float *restrict out, const float *restrict base, const int64_t *restrict toff,
+                       const float *restrict wt, int64_t ntaps, int64_t len) {
+  int64_t v = 0;
+  for (; v + 64 <= len; v += 64) {
+    kv8 a0 = kv8_splat(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      const float *src = base + toff[t] + v;
+      kv8 w = kv8_splat(wt[t]);
+      a0 += kv8_load(src) * w;
+      a1 += kv8_load(src + 8) * w;
+      a2 += kv8_load(src + 16) * w;
+      a3 += kv8_load(src + 24) * w;
+      a4 += kv8_load(src + 32) * w;
+      a5 += kv8_load(src + 40) * w;
+      a6 += kv8_load(src + 48) * w;
+      a7 += kv8_load(src + 56) * w;
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
+    kv8_store(out + v + 16, a2);
+    kv8_store(out + v + 24, a3);
+    kv8_store(out + v + 32, a4);
+    kv8_store(out + v + 40, a5);
+    kv8_store(out + v + 48, a6);
+    kv8_store(out + v + 56, a7);
+  }
+  for (; v < len; v += 16) {
+    kv8 a0 = kv8_splat(0), a1 = a0;
+    for (int64_t t = 0; t < ntaps; t++) {
+      kv8 w = kv8_splat(wt[t]);
+      a0 += kv8_load(base + toff[t] + v) * w;
+      a1 += kv8_load(base + toff[t] + v + 8) * w;
+    }
+    kv8_store(out + v, a0);
+    kv8_store(out + v + 8, a1);
+  }
+}
+
 /* dst[i] = src[i] for i < n: short rows (7×7, 14×14 planes) as a loop, not a call. */
 static KHOT void kplane_copy(float *restrict dst, const float *restrict src, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = src[i];

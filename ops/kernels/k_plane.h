@@ -47,6 +47,11 @@ void kplane_free(KPlane *p);
 void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n);
 
 size_t kplane_buffer_floats(const KPlane *p);
+/* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16; ntaps may be 0:
+ * zeros), the taps summed in order t = 0, 1, ... per lane: the register-blocked sweep of
+ * the depthwise convolutions (reads base[toff[t] .. toff[t] + len − 1]). */
+void kplane_sweep(float *restrict out, const float *restrict base, const int64_t *restrict toff,
+                  const float *restrict wt, int64_t ntaps, int64_t len);
 /* Copies one input plane (in[0]·in[1]·in[2] floats) into the buffer's interior. */
 void kplane_fill(const KPlane *p, const float *x, float *buf);
 /* Index in the sweep of output (a, b) row start: (a·Hq + b)·Wq. */

@@ -523,6 +523,69 @@ START_TEST(conv2d_transpose_depthwise) {
 }
 END_TEST
 
+/* The strided depthwise transposed convolution by stride phase (ops/kernels/k_tconv_dw.c)
+ * against the zero-spread form it replaced: the same call with stride 1 on the input
+ * spread onto a zeroed grid (x_up[i·s] = x[i]) gives the same output extent and takes
+ * the depthwise engine with the flipped window, the old kernel's arithmetic; the phase
+ * form meets the same non-zero products in the same order, so the results are equal
+ * bit for bit. Random shapes: odd and even extents, kernels 1-5 (wider or narrower
+ * than the stride), padding, output padding, strides 2 and 3, dilation 1. */
+static Tensor *spread(const Tensor *x, int64_t sh, int64_t sw) {
+  int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  int64_t us[4] = {N, C, (H - 1) * sh + 1, (W - 1) * sw + 1};
+  Tensor *u = kt_new(F32, 4, us);
+  memset(u->data, 0, (size_t)u->numel * sizeof(float));
+  const float *xp = x->data;
+  float *up = u->data;
+  for (int64_t p = 0; p < N * C; p++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t w = 0; w < W; w++) up[(p * us[2] + h * sh) * us[3] + w * sw] = xp[(p * H + h) * W + w];
+  return u;
+}
+
+START_TEST(conv2d_transpose_depthwise_phase) {
+  uint32_t seed = 12345;
+#define PICK(n) ((seed = seed * 1103515245u + 12345u), (int64_t)((seed >> 16) % (uint32_t)(n)))
+  static const int64_t strides[][2] = {{2, 2}, {2, 2}, {2, 1}, {1, 2}, {3, 2}, {3, 3}};
+  for (int i = 0; i < 60; i++) {
+    int64_t N = 1 + PICK(2), C = 1 + PICK(5), H = 1 + PICK(9), W = 1 + PICK(9);
+    int64_t kh = 1 + PICK(5), kw = 1 + PICK(5), sh = strides[i % 6][0], sw = strides[i % 6][1];
+    int64_t pt = PICK(kh), pl = PICK(kw), pb = PICK(kh), pr = PICK(kw), oph = PICK(sh), opw = PICK(sw);
+    if (i == 0) N = 2, C = 16, H = 56, W = 56, kh = kw = 3, pt = pl = pb = pr = 1, oph = opw = 1; /* MobileNet's */
+    int64_t OH = (H - 1) * sh + kh - pt - pb + oph, OW = (W - 1) * sw + kw - pl - pr + opw;
+    if (OH < 1 || OW < 1) continue;
+    int64_t xs[4] = {N, C, H, W}, ws[4] = {C, 1, kh, kw};
+    Tensor *x = rnd(F32, 4, xs, 400 + (uint32_t)i), *w = rnd(F32, 4, ws, 500 + (uint32_t)i);
+    char attrs[320], old_attrs[320];
+    const char *fmt = "channels=%lld; strides=[%lld, %lld]; output_padding=[%lld, %lld]; padding=[%lld, %lld, %lld, %lld]; "
+                      "groups=%lld; kernel_size=[%lld, %lld]";
+    snprintf(attrs, sizeof attrs, fmt, (long long)C, (long long)sh, (long long)sw, (long long)oph, (long long)opw,
+             (long long)pt, (long long)pl, (long long)pb, (long long)pr, (long long)C, (long long)kh, (long long)kw);
+    snprintf(old_attrs, sizeof old_attrs, fmt, (long long)C, 1LL, 1LL, (long long)oph, (long long)opw, (long long)pt,
+             (long long)pl, (long long)pb, (long long)pr, (long long)C, (long long)kh, (long long)kw);
+    char err[KERNEL_ERR_SIZE] = "";
+    Tensor *u = spread(x, sh, sw);
+    Tensor *ins[2] = {x, w}, *uins[2] = {u, w};
+    Tensor *got = kt_call(OP_NN_CONV2D_TRANSPOSE, kt_attrs(M, attrs), ins, 2, err);
+    ck_assert_msg(got != NULL, "kernel failed: %s (%s)", err, attrs);
+    Tensor *old = kt_call(OP_NN_CONV2D_TRANSPOSE, kt_attrs(M, old_attrs), uins, 2, err);
+    ck_assert_msg(old != NULL, "kernel failed: %s (%s)", err, old_attrs);
+    ck_assert_int_eq(got->shape[2], OH);
+    ck_assert_int_eq(got->shape[3], OW);
+    ck_assert_msg(kt_equal(got, old), "case %d (%lldx%lld, %s): phase form differs from the spread form (%g)", i,
+                  (long long)H, (long long)W, attrs, kt_rel_err(got, old));
+    RefGeom r = {.nd = 2, .G = C, .st = {1, sh, sw}, .dil = {1, 1, 1}, .plo = {0, pt, pl}, .phi = {0, pb, pr},
+                 .opad = {0, oph, opw}};
+    Tensor *want = ref_tconv(x, w, &r, F32);
+    ck_assert_msg(kt_rel_err(got, want) <= 1e-5, "case %d: relative error %g vs the reference (%s)", i,
+                  kt_rel_err(got, want), attrs);
+    Tensor *all[] = {x, w, u, got, old, want};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) tensor_release(all[k]);
+  }
+#undef PICK
+}
+END_TEST
+
 /* relayc's fused convolution for epilogue flags 'b' (bias), 'a' (residual),
  * 'r' (relu), as transform/conv_epilogue.c emits it. */
 static int32_t fused_op(bool hb, bool ha) {
@@ -899,6 +962,7 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv1d_conv3d);
   tcase_add_test(tc, conv2d_transpose);
   tcase_add_test(tc, conv2d_transpose_depthwise);
+  tcase_add_test(tc, conv2d_transpose_depthwise_phase);
   tcase_add_test(tc, conv2d_fused_epilogue);
   tcase_add_test(tc, conv2d_fused_grouped);
   tcase_add_test(tc, conv2d_fused_depthwise);
