@@ -42,28 +42,39 @@ static void number(DagScan *s, Expr *e) {
   e->mark = ++s->n;
 }
 
-void dag_scan(DagScan *s, Expr *root) {
+void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots) {
   s->pre = NULL, s->post = NULL, s->pos = NULL, s->n = s->cap = 0;
   typedef struct { uint32_t idx, next; } Frame;
   VEC(Frame) st = {0};
   uint32_t done = 0;
-  number(s, root);
-  vec_push(st, ((Frame){0, 0}));
-  while (st.len) {
-    Frame *f = &st.data[st.len - 1];
-    Expr *c = dag_child(s->pre[f->idx], f->next++);
-    if (c) {
-      if (!seen(s, c)) {
-        number(s, c);
-        vec_push(st, ((Frame){s->n - 1, 0}));
+  for (uint32_t r = 0; r < nroots; r++) {
+    if (seen(s, roots[r])) continue;
+    number(s, roots[r]);
+    vec_push(st, ((Frame){s->n - 1, 0}));
+    while (st.len) {
+      Frame *f = &st.data[st.len - 1];
+      Expr *c = dag_child(s->pre[f->idx], f->next++);
+      if (c) {
+        if (!seen(s, c)) {
+          number(s, c);
+          vec_push(st, ((Frame){s->n - 1, 0}));
+        }
+        continue;
       }
-      continue;
+      s->pos[f->idx] = done;
+      s->post[done++] = f->idx;
+      st.len--;
     }
-    s->pos[f->idx] = done;
-    s->post[done++] = f->idx;
-    st.len--;
   }
   vec_free(st);
+}
+
+void dag_scan(DagScan *s, Expr *root) { dag_scan_roots(s, &root, 1); }
+
+bool dag_scanned(const DagScan *s, const Expr *e, uint32_t *k) {
+  if (!seen(s, e)) return false;
+  *k = e->mark - 1;
+  return true;
 }
 
 bool dag_any(Expr *root, bool (*pred)(const Expr *e, void *ud), void *ud) {

@@ -27,6 +27,12 @@ typedef struct DagScan {
 } DagScan;
 
 void dag_scan(DagScan *s, Expr *root);
+/* Several roots in one numbering (a node under two of them is listed once,
+ * under the first); the post order lists each root's new nodes in turn. */
+void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots);
+/* Whether e was scanned (its mark is still the scan's), and its discovery
+ * index k (s->pre[k] == e). */
+bool dag_scanned(const DagScan *s, const Expr *e, uint32_t *k);
 void dag_free(DagScan *s);
 /* The i-th node in post order. */
 static inline Expr *dag_node(const DagScan *s, uint32_t i) { return s->pre[s->post[i]]; }

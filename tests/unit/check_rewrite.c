@@ -5,7 +5,8 @@
  * which gives the marks back and nests),
  * walks 100,000-long let chains and graph chains on an
  * ordinary 8 MiB stack, reports deeper nesting instead of crashing),
- * ir/walk.c (each distinct node visited once, children first, no recursion)
+ * ir/walk.c (each distinct node visited once, children first, no recursion),
+ * transform/dagscan.c (the same with marks; several roots in one numbering)
  * and ir/build.c (fresh names, copies, constants, globals; built nodes
  * type-check). Trees are built by hand or parsed from text.
  */
@@ -22,6 +23,7 @@
 #include "parser/parser.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "transform/dagscan.h"
 #include "transform/rewrite.h"
 
 static const Span S0 = {0, 0};
@@ -503,6 +505,31 @@ START_TEST(build_output_type_checks) {
 }
 END_TEST
 
+/* Two roots sharing a subtree: one numbering, the shared nodes listed once
+ * (under the first root), children before parents; a node whose mark was
+ * reused since is no longer vouched for. */
+START_TEST(dag_scan_several_roots) {
+  Var *x = build_fresh_var(M, "x", NULL, S0);
+  Expr *shared = call1("exp", build_var(M, x, S0));
+  Expr *r1 = call2("add", shared, f32(1));
+  Expr *r2 = call2("multiply", shared, shared);
+  DagScan s;
+  dag_scan_roots(&s, (Expr *[]){r1, r2, r1}, 3);
+  /* r1: add, its callee, exp, exp's callee, %x, 1f; r2: multiply and its callee */
+  ck_assert_uint_eq(s.n, 8);
+  uint32_t k;
+  ck_assert(dag_scanned(&s, shared, &k));
+  ck_assert_ptr_eq(s.pre[k], shared);
+  ck_assert_uint_lt(dag_index(&s, shared), dag_index(&s, r1));
+  ck_assert_uint_lt(dag_index(&s, r1), dag_index(&s, r2)); /* each root after its new nodes */
+  ck_assert_ptr_eq(dag_node(&s, s.n - 1), r2);
+  shared->mark = 0;
+  ck_assert(!dag_scanned(&s, shared, &k));
+  ck_assert_uint_eq(dag_index(&s, shared), UINT32_MAX);
+  dag_free(&s);
+}
+END_TEST
+
 static Suite *rewrite_suite(void) {
   Suite *s = suite_create("rewrite");
   TCase *tc = tcase_create("rewriter");
@@ -527,6 +554,7 @@ static Suite *rewrite_suite(void) {
   tcase_add_test(tc, walk_function_bodies_optional);
   tcase_add_test(tc, walk_keeps_marks_and_nests);
   tcase_add_test(tc, walk_long_chains);
+  tcase_add_test(tc, dag_scan_several_roots);
   suite_add_tcase(s, tc);
   tc = tcase_create("build");
   tcase_add_checked_fixture(tc, setup, teardown);
