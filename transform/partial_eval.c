@@ -53,6 +53,7 @@
 #include "sema/infer.h"
 #include "transform/fold_constant.h"
 #include "transform/pass.h"
+#include "transform/dagscan.h"
 #include "transform/rewrite.h"
 
 #define PE_MAX_UNFOLDS 20000 /* calls unfolded in one pass before every call becomes residual */
@@ -143,7 +144,9 @@ typedef struct Pe {
   Module *m;
   Diag *d;
   Env env;               /* Var* -> PV* */
-  Scoped *memo;          /* Expr* -> PV* for the body being evaluated */
+  Scoped *memo;          /* Expr* -> PV* for the body being evaluated: shared nodes only */
+  DagScan nodes;         /* every node of the program's globals ... */
+  uint8_t *uses;         /* ... and how many edges reach it (by discovery index; 2: two or more) */
   VEC(PV *) store;       /* cell contents (NULL: unknown) */
   VEC(Frame) frames;     /* unfoldings in progress */
   PtrMap self_of;        /* Function* of a let-bound literal -> the let Var* */
@@ -154,10 +157,12 @@ typedef struct Pe {
   bool over;             /* that unfolding went over PE_ATTEMPT_UNFOLDS: it is rolled back */
   const void *residualising; /* the function whose residual form is being made */
   FvCache *fv;           /* free variables of literals */
+  bool droppable;        /* a let of something other than a call was built: drop_dead_cells has work */
   bool failed;
 } Pe;
 
 static PV *pe(Pe *p, Expr *e, LL *ll);
+static bool type_known(const Type *t);
 static void residualise(Pe *p, PV *v, Span sp, LL *ll);
 
 /* ------------------------------------------------------------- scoped maps */
@@ -173,6 +178,18 @@ static void *sc_get(Scoped *s, const void *k) {
   const int64_t *v = ptrmap_find(&s->map, k);
   return v ? (void *)(intptr_t)*v : NULL;
 }
+
+/* Only a node with two or more parents (DAG sharing) can be reached twice in
+ * one body's evaluation (each parent is evaluated at most once there, by
+ * induction from the root), so only those are memoised: most nodes skip
+ * the map. A node the scan cannot vouch for (its mark reused since) is
+ * memoised. */
+static bool shared_node(const Pe *p, const Expr *e) {
+  uint32_t k;
+  return !dag_scanned(&p->nodes, e, &k) || p->uses[k] > 1;
+}
+
+static PV *memo_get(Pe *p, const Expr *e) { return shared_node(p, e) ? sc_get(p->memo, e) : NULL; }
 
 static size_t sc_mark(Scoped *s) { return s->undo.len; }
 
@@ -192,8 +209,12 @@ static void env_reserve(Pe *p, size_t n) {
   if (n <= p->env.cap) return;
   size_t cap = p->env.cap ? p->env.cap : 1024;
   while (cap < n) cap *= 2;
-  p->env.val = mem_realloc(p->env.val, cap * sizeof *p->env.val);
-  memset(p->env.val + p->env.cap, 0, (cap - p->env.cap) * sizeof *p->env.val);
+  if (!p->env.cap) { /* the first, module-sized array: zero pages, touched where bound */
+    p->env.val = mem_calloc(cap, sizeof *p->env.val);
+  } else {
+    p->env.val = mem_realloc(p->env.val, cap * sizeof *p->env.val);
+    memset(p->env.val + p->env.cap, 0, (cap - p->env.cap) * sizeof *p->env.val);
+  }
   p->env.cap = cap;
 }
 
@@ -226,11 +247,36 @@ static PV *pv_new(Pe *p, SKind k, Expr *d) {
   return v;
 }
 
+/* Binds e to a fresh %x_N; the atom using it. A typed e gives the binder and
+ * the use its type (see `typed` below). */
 static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
+  if (e->kind != EXPR_CALL || e->call.fn->kind == EXPR_CTOR) p->droppable = true;
   Var *v = build_fresh_var(p->m, "x", NULL, e->span);
+  v->type = e->type;
   Binding b = {v, e};
   vec_push(ll->b, b);
-  return build_var(p->m, v, e->span);
+  return build_typed(build_var(p->m, v, e->span), e->type);
+}
+
+/* The residual code is built typed where that is free: a node rebuilt from a
+ * node of the program takes the program node's type when each child has
+ * the type of the child it replaces (rw_rebuilt_type; not inside an
+ * instantiated polymorphic body, whose program types name its type
+ * parameters), a binder and its uses take their value's type, a let its
+ * body's. Every typed node has typed children only, so types_quietly and
+ * the runner's re-typing infer just the rest: the nodes whose arguments
+ * became more static than the program's, and what is built around them. */
+static Expr *typed_like(Pe *p, const Expr *old, Expr *now) {
+  if (!p->inst || !p->inst->n) now->type = rw_rebuilt_type(old, now);
+  return now;
+}
+
+/* A use of a variable of the program (a parameter left unknown), typed as
+ * inference would type it. */
+static Expr *typed_use(Pe *p, Var *v, Span sp) {
+  Expr *u = build_var(p->m, v, sp);
+  if (!p->inst || !p->inst->n) u->type = type_known(v->type) ? v->type : NULL;
+  return u;
 }
 
 /* let v1 = e1; ... body. `let %x = e; %x` at the end is written `e`, so a
@@ -239,8 +285,11 @@ static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
 static Expr *ll_wrap(Pe *p, LL *ll, Expr *body) {
   if (ll->b.len && body->kind == EXPR_VAR && body->var.var == ll->b.data[ll->b.len - 1].v)
     body = ll->b.data[--ll->b.len].e;
-  for (size_t i = ll->b.len; i-- > 0;)
-    body = build_let(p->m, ll->b.data[i].v, ll->b.data[i].e, body, ll->b.data[i].e->span);
+  for (size_t i = ll->b.len; i-- > 0;) {
+    Expr *val = ll->b.data[i].e;
+    Expr *let = build_let(p->m, ll->b.data[i].v, val, body, val->span);
+    body = build_typed(let, val->type ? body->type : NULL); /* a let has its body's type */
+  }
   vec_free(ll->b);
   return body;
 }
@@ -270,7 +319,8 @@ static PV *static_const(Pe *p, Expr *c, LL *ll) {
   if (c->kind == EXPR_TUPLE) {
     PV **f = arena_alloc(p->m->arena, (c->tuple.n ? c->tuple.n : 1) * sizeof *f);
     for (uint32_t i = 0; i < c->tuple.n; i++) f[i] = static_const(p, c->tuple.fields[i], ll);
-    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, build_tuple(p->m, dyn_list(p, f, c->tuple.n), c->tuple.n, c->span)));
+    Expr *tup = build_tuple(p->m, dyn_list(p, f, c->tuple.n), c->tuple.n, c->span);
+    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, typed_like(p, c, tup)));
     v->tup.f = f;
     v->tup.n = c->tuple.n;
     return v;
@@ -520,6 +570,7 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   nf->tparams = f->tparams;
   nf->ntparams = f->ntparams;
   p->inst = saved_inst;
+  p->droppable = true;
   Binding b = {x, build_fn(m, nf, sp)};
   vec_push(ll->b, b);
 }
@@ -635,10 +686,13 @@ static PV *pe_if(Pe *p, Expr *e, LL *ll) {
 
 /* ---------------------------------------------------------------- calls */
 
-static PV **pe_list(Pe *p, Expr **xs, uint32_t n, LL *ll) {
-  PV **out = arena_alloc(p->m->arena, (n ? n : 1) * sizeof *out);
+static PV **pe_into(Pe *p, Expr **xs, uint32_t n, PV **out, LL *ll) {
   for (uint32_t i = 0; i < n; i++) out[i] = pe(p, xs[i], ll);
   return out;
+}
+
+static PV **pe_list(Pe *p, Expr **xs, uint32_t n, LL *ll) {
+  return pe_into(p, xs, n, arena_alloc(p->m->arena, (n ? n : 1) * sizeof(PV *)), ll);
 }
 
 static PV *pe_op_call(Pe *p, Expr *e, PV **args, LL *ll) {
@@ -646,7 +700,8 @@ static PV *pe_op_call(Pe *p, Expr *e, PV **args, LL *ll) {
   uint32_t n = e->call.nargs;
   int32_t id = e->call.fn->op.id;
   bool all_static = n > 0 && !op_is_stateful(id) && !op_is_noncomputational(id);
-  Expr **cargs = arena_alloc(m->arena, (n ? n : 1) * sizeof *cargs);
+  for (uint32_t i = 0; i < n && all_static; i++) all_static = args[i]->kind == S_TENSOR || args[i]->kind == S_TUPLE;
+  Expr **cargs = all_static ? arena_alloc(m->arena, n * sizeof *cargs) : NULL;
   for (uint32_t i = 0; i < n && all_static; i++) all_static = (cargs[i] = as_const(p, args[i])) != NULL;
   if (all_static) {
     Expr *call = build_copy(m, e);
@@ -657,9 +712,12 @@ static PV *pe_op_call(Pe *p, Expr *e, PV **args, LL *ll) {
     Expr *c = fold_eval_call(m, call);
     if (c) return static_const(p, c, ll);
   }
+  /* a call typed as the program's keeps the program's callee node, typed
+   * for it (infer types a shared operator callee per call anyway); one
+   * whose type is left to inference gets its own */
   Expr *call = build_copy(m, e);
-  call->call.fn = build_copy(m, e->call.fn);
   call->call.args = dyn_list(p, args, n);
+  if (!typed_like(p, e, call)->type) call->call.fn = build_copy(m, e->call.fn);
   return pv_new(p, S_NONE, ll_push(p, ll, call));
 }
 
@@ -667,7 +725,11 @@ static PV *pe_call(Pe *p, Expr *e, LL *ll) {
   Module *m = p->m;
   Expr *f = e->call.fn;
   uint32_t n = e->call.nargs;
-  if (f->kind == EXPR_OP) return pe_op_call(p, e, pe_list(p, e->call.args, n, ll), ll);
+  if (f->kind == EXPR_OP) { /* the argument values are not kept: no arena array for the usual few */
+    PV *few[8];
+    PV **args = n <= 8 ? few : arena_alloc(m->arena, n * sizeof *args);
+    return pe_op_call(p, e, pe_into(p, e->call.args, n, args, ll), ll);
+  }
   if (f->kind == EXPR_CTOR) {
     PV **args = pe_list(p, e->call.args, n, ll);
     Expr *call = build_call(m, build_ctor(m, f->ctor.ctor, f->span), dyn_list(p, args, n), n, e->span);
@@ -678,7 +740,7 @@ static PV *pe_call(Pe *p, Expr *e, LL *ll) {
     return v;
   }
   /* a literal applied on the spot cannot escape: no residual form unless the call stays */
-  PV *fv = f->kind == EXPR_FN && !fn_has_attr(f->fn, "Primitive") && !sc_get(p->memo, f) ? closure_of(p, f) : pe(p, f, ll);
+  PV *fv = f->kind == EXPR_FN && !fn_has_attr(f->fn, "Primitive") && !memo_get(p, f) ? closure_of(p, f) : pe(p, f, ll);
   if (fv->kind == S_NONE && (fv->d->kind == EXPR_OP || fv->d->kind == EXPR_CTOR)) {
     /* an operator or constructor that arrived as a value: call it directly */
     Expr *direct = build_copy(m, e);
@@ -715,7 +777,8 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_CALL: return pe_call(p, e, ll);
   case EXPR_TUPLE: {
     PV **f = pe_list(p, e->tuple.fields, e->tuple.n, ll);
-    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, build_tuple(m, dyn_list(p, f, e->tuple.n), e->tuple.n, e->span)));
+    Expr *tup = build_tuple(m, dyn_list(p, f, e->tuple.n), e->tuple.n, e->span);
+    PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, typed_like(p, e, tup)));
     v->tup.f = f;
     v->tup.n = e->tuple.n;
     return v;
@@ -723,13 +786,13 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_PROJ: {
     PV *t = pe(p, e->proj.tuple, ll);
     if (t->kind == S_TUPLE && e->proj.index < t->tup.n) return t->tup.f[e->proj.index];
-    return pv_new(p, S_NONE, ll_push(p, ll, build_proj(m, t->d, e->proj.index, e->span)));
+    return pv_new(p, S_NONE, ll_push(p, ll, typed_like(p, e, build_proj(m, t->d, e->proj.index, e->span))));
   }
   case EXPR_LET: {
     /* a chain of lets: bind each, then the body; unbind after */
     size_t mark = env_mark(p);
     Expr *cur = e;
-    while (cur->kind == EXPR_LET && !sc_get(p->memo, cur)) {
+    while (cur->kind == EXPR_LET && !memo_get(p, cur)) {
       bind(p, cur->let.var, pe(p, cur->let.value, ll));
       cur = cur->let.body;
     }
@@ -765,7 +828,8 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
 }
 
 static PV *pe(Pe *p, Expr *e, LL *ll) {
-  PV *v = sc_get(p->memo, e);
+  bool shared = shared_node(p, e);
+  PV *v = shared ? sc_get(p->memo, e) : NULL;
   if (v) return v;
   if (p->failed) return pv_new(p, S_NONE, e);
   if (stack_exhausted()) {
@@ -774,16 +838,32 @@ static PV *pe(Pe *p, Expr *e, LL *ll) {
     return pv_new(p, S_NONE, e);
   }
   v = pe_kind(p, e, ll);
-  sc_put(p->memo, e, v);
+  if (shared) sc_put(p->memo, e, v);
   return v;
 }
 
 /* ----------------------------------------------------------------- driver */
 
-static void note_self(Expr *e, void *ud) {
-  Pe *p = ud;
-  if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
-    ptrmap_put(&p->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
+/* One scan of every global's body: the parent count of each node, and the
+ * let variable each let-bound literal is bound to. */
+static void scan_program(Pe *p) {
+  Module *m = p->m;
+  Expr **roots = mem_malloc((m->ndefs ? m->ndefs : 1) * sizeof *roots);
+  uint32_t nroots = 0;
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn && m->defs[i]->fn->body) roots[nroots++] = m->defs[i]->fn->body;
+  dag_scan_roots(&p->nodes, roots, nroots);
+  mem_free(roots);
+  p->uses = mem_calloc(p->nodes.n ? p->nodes.n : 1, 1);
+  for (uint32_t k = 0; k < p->nodes.n; k++) { /* post order, as the walk that noted literals before */
+    Expr *e = dag_node(&p->nodes, k), *c;
+    for (uint32_t i = 0; (c = dag_child(e, i)); i++) {
+      uint32_t ck = c->mark - 1; /* fresh from the scan */
+      if (p->uses[ck] < 2) p->uses[ck]++;
+    }
+    if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
+      ptrmap_put(&p->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
+  }
 }
 
 /* The residual form of a global function: its body with unknown parameters. */
@@ -794,7 +874,7 @@ static Expr *residual_body(Pe *p, GlobalDef *g) {
   p->memo = &memo;
   size_t mark = env_mark(p);
   for (uint32_t i = 0; i < f->nparams; i++)
-    bind(p, f->params[i], pv_new(p, S_NONE, build_var(p->m, f->params[i], f->span)));
+    bind(p, f->params[i], pv_new(p, S_NONE, typed_use(p, f->params[i], f->span)));
   forget_store(p);
   LL ll = {0};
   PV *r = pe(p, f->body, &ll);
@@ -816,9 +896,47 @@ static Expr *residual_body(Pe *p, GlobalDef *g) {
  * effect of its own is dropped. */
 enum { CELL_USED = 1, CELL_OTHER = 2, CELL_CANDIDATE = 4, CELL_KEEP = 8 };
 
+/* The flags of a round, by Var.id (ids are dense in a module: no hash map
+ * on every variable use). owner[id] is the variable they belong to; a
+ * second variable with the same id (a copy that kept it) makes both
+ * unremovable. Allocated once per pass, cleared through `touched`. */
 typedef struct Cells {
-  PtrMap flags; /* Var* -> CELL_* bits */
+  Var **owner;
+  uint8_t *flags;
+  uint32_t n;
+  uint8_t junk;           /* the flags of a variable outside the arrays */
+  VEC(uint32_t) touched;  /* ids with flags set this round */
+  VEC(Expr *) sites;      /* lets and writes: what a round may drop */
 } Cells;
+
+enum { CELL_POISON = CELL_USED | CELL_OTHER | CELL_KEEP };
+
+static uint8_t *cell_flags(Cells *c, Var *v) {
+  uint32_t id = v->id;
+  if (id >= c->n) return c->junk = CELL_POISON, &c->junk;
+  if (!c->owner[id]) {
+    c->owner[id] = v;
+    vec_push(c->touched, id);
+  } else if (c->owner[id] != v) {
+    c->flags[id] = CELL_POISON;
+    return c->junk = CELL_POISON, &c->junk;
+  }
+  return &c->flags[id];
+}
+
+static uint8_t cell_get(const Cells *c, const Var *v) {
+  if (v->id >= c->n || (c->owner[v->id] && c->owner[v->id] != v)) return CELL_POISON;
+  return c->flags[v->id]; /* 0 when nothing set any */
+}
+
+static void cells_clear(Cells *c) {
+  for (size_t i = 0; i < c->touched.len; i++) {
+    c->owner[c->touched.data[i]] = NULL;
+    c->flags[c->touched.data[i]] = 0;
+  }
+  c->touched.len = 0;
+  c->sites.len = 0;
+}
 
 static bool is_atom_expr(const Expr *e) {
   return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
@@ -827,7 +945,7 @@ static bool is_atom_expr(const Expr *e) {
 
 static void cell_edge(Cells *c, const Expr *child, bool write_target) {
   if (child->kind != EXPR_VAR) return;
-  *ptrmap_slot(&c->flags, child->var.var) |= CELL_USED | (write_target ? 0 : CELL_OTHER);
+  *cell_flags(c, child->var.var) |= CELL_USED | (write_target ? 0 : CELL_OTHER);
 }
 
 static void cell_scan(Expr *e, void *ud) {
@@ -845,7 +963,8 @@ static void cell_scan(Expr *e, void *ud) {
     cell_edge(c, e->let.value, false);
     cell_edge(c, e->let.body, false);
     if (e->let.value->kind == EXPR_REF_NEW)
-      *ptrmap_slot(&c->flags, e->let.var) |= CELL_CANDIDATE | (is_atom_expr(e->let.value->ref.arg) ? 0 : CELL_KEEP);
+      *cell_flags(c, e->let.var) |= CELL_CANDIDATE | (is_atom_expr(e->let.value->ref.arg) ? 0 : CELL_KEEP);
+    vec_push(c->sites, e);
     break;
   case EXPR_IF:
     cell_edge(c, e->if_.cond, false);
@@ -861,19 +980,20 @@ static void cell_scan(Expr *e, void *ud) {
     cell_edge(c, e->ref_write.ref, true);
     cell_edge(c, e->ref_write.value, false);
     if (e->ref_write.ref->kind == EXPR_VAR && !is_atom_expr(e->ref_write.value))
-      *ptrmap_slot(&c->flags, e->ref_write.ref->var.var) |= CELL_KEEP;
+      *cell_flags(c, e->ref_write.ref->var.var) |= CELL_KEEP;
+    vec_push(c->sites, e);
     break;
   case EXPR_FN: cell_edge(c, e->fn->body, false); break;
   default: break;
   }
 }
 
-static bool dead_var(Cells *c, const Var *v) {
-  int64_t f;
-  return ptrmap_get(&c->flags, v, &f) && (f & CELL_CANDIDATE) && !(f & (CELL_OTHER | CELL_KEEP));
+static bool dead_var(const Cells *c, const Var *v) {
+  uint8_t f = cell_get(c, v);
+  return (f & CELL_CANDIDATE) && !(f & (CELL_OTHER | CELL_KEEP));
 }
 
-static bool dead_cell(Cells *c, const Expr *ref) { return ref->kind == EXPR_VAR && dead_var(c, ref->var.var); }
+static bool dead_cell(const Cells *c, const Expr *ref) { return ref->kind == EXPR_VAR && dead_var(c, ref->var.var); }
 
 /* A value whose evaluation has no effect and that holds cells only as
  * data: an atom, a function literal (a residual closure, e.g. a gradient's
@@ -895,42 +1015,73 @@ static bool is_plain_value(const Expr *e) {
   return false;
 }
 
-static Expr *cells_post(Rewriter *rw, Expr *old, Expr *e) {
-  Cells *c = rw->ud;
-  if (e->kind == EXPR_REF_WRITE && dead_cell(c, e->ref_write.ref)) return build_tuple(rw->m, NULL, 0, e->span);
-  if (e->kind != EXPR_LET) return e;
+/* Whether the round drops the let or write `old` (a write becomes `()`, a
+ * let its body). */
+static bool cell_drops(const Cells *c, const Expr *old) {
+  if (old->kind == EXPR_REF_WRITE) return dead_cell(c, old->ref_write.ref);
+  if (old->kind != EXPR_LET) return false;
   Expr *v = old->let.value;
-  if (v->kind == EXPR_REF_NEW && dead_var(c, old->let.var)) return e->let.body; /* only writes used it */
-  int64_t f = 0;
-  ptrmap_get(&c->flags, old->let.var, &f);
-  if (f & CELL_USED) return e;
+  if (v->kind == EXPR_REF_NEW && dead_var(c, old->let.var)) return true; /* only writes used it */
+  if (cell_get(c, old->let.var) & CELL_USED) return false;
   /* an unused write to a dead cell; an unused plain value (it may hold a
    * cell, which may then be dead in the next round; DeadCodeElimination
    * would drop it anyway) */
-  if (v->kind == EXPR_REF_WRITE ? dead_cell(c, v->ref_write.ref) : is_plain_value(v)) return e->let.body;
-  return e;
+  return v->kind == EXPR_REF_WRITE ? dead_cell(c, v->ref_write.ref) : is_plain_value(v);
+}
+
+static Expr *cells_post(Rewriter *rw, Expr *old, Expr *e) {
+  if (!cell_drops(rw->ud, old)) return e;
+  if (e->kind == EXPR_LET) return e->let.body;
+  return build_typed(build_tuple(rw->m, NULL, 0, e->span), old->type); /* a write's type is () */
 }
 
 /* Rounds of scan + rewrite until nothing changes (a cell kept alive only by
  * a tuple nobody uses dies in the next round). */
-static Expr *drop_dead_cells(Pe *p, Expr *body) {
+static bool cells_any_drop(const Cells *c) {
+  for (size_t i = 0; i < c->sites.len; i++)
+    if (cell_drops(c, c->sites.data[i])) return true;
+  return false;
+}
+
+/* Rounds of scan + rewrite until nothing changes (a cell kept alive only by
+ * a tuple nobody uses dies in the next round); no rewrite when the scan
+ * finds nothing to drop, and no scan at all of a body whose lets all bind
+ * calls (Pe.droppable: only a let of a cell, a write or a plain value can
+ * go, and every let of the residual code was built by ll_push or
+ * residualise, or sits in a literal they bound). Rebuilt nodes keep their
+ * types (a let that goes has its body's type). */
+static Expr *drop_dead_cells(Pe *p, Cells *c, Expr *body) {
+  if (!c->flags) {
+    c->n = p->m->next_id;
+    c->owner = mem_calloc(c->n ? c->n : 1, sizeof *c->owner);
+    c->flags = mem_calloc(c->n ? c->n : 1, 1);
+  }
   for (int round = 0; round < 16 && !p->failed; round++) {
-    Cells c = {0};
-    walk_post_order(body, true, cell_scan, &c);
-    Expr *nb;
-    Rewriter rw;
-    rw_init(&rw, p->m, p->d);
-    rw.post = cells_post;
-    rw.ud = &c;
-    rw.mark_memo = true; /* cells_post reads maps keyed by Var only */
-    nb = rw_expr(&rw, body);
-    if (rw.failed) p->failed = true;
-    rw_fini(&rw);
-    ptrmap_free(&c.flags);
+    walk_post_order(body, true, cell_scan, c);
+    Expr *nb = body;
+    if (cells_any_drop(c)) {
+      Rewriter rw;
+      rw_init(&rw, p->m, p->d);
+      rw.post = cells_post;
+      rw.ud = c;
+      rw.mark_memo = true; /* cells_post reads tables keyed by Var only */
+      rw.keep_types = true;
+      nb = rw_expr(&rw, body);
+      if (rw.failed) p->failed = true;
+      rw_fini(&rw);
+    }
+    cells_clear(c);
     if (nb == body) break;
     body = nb;
   }
   return body;
+}
+
+static void cells_free(Cells *c) {
+  mem_free(c->owner);
+  mem_free(c->flags);
+  vec_free(c->touched);
+  vec_free(c->sites);
 }
 
 /* True if t is a checked type with nothing left to infer (no `_`). */
@@ -987,17 +1138,22 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   p.d = c->d;
   p.fv = fv_cache_new(m);
   env_reserve(&p, m->next_id);
-  for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, note_self, &p);
+  scan_program(&p);
   /* all residual bodies from the original ones, then swap them in */
   uint32_t n = m->ndefs;
   Expr **bodies = arena_alloc(m->arena, (n ? n : 1) * sizeof *bodies);
+  bool *droppable = mem_calloc(n ? n : 1, sizeof *droppable);
   for (uint32_t i = 0; i < n && !p.failed; i++) {
     Function *f = m->defs[i]->fn;
+    p.droppable = false;
     bodies[i] = f && !fn_has_attr(f, "Primitive") && !fn_skipped_by_function_passes(f) ? residual_body(&p, m->defs[i]) : NULL;
+    droppable[i] = p.droppable;
   }
+  Cells cells = {0};
   for (uint32_t i = 0; i < n && !p.failed; i++)
-    if (bodies[i]) bodies[i] = drop_dead_cells(&p, bodies[i]);
+    if (bodies[i] && droppable[i]) bodies[i] = drop_dead_cells(&p, &cells, bodies[i]);
+  cells_free(&cells);
+  mem_free(droppable);
   for (uint32_t i = 0; i < n && !p.failed; i++)
     if (bodies[i]) {
       Function *f = m->defs[i]->fn;
@@ -1016,6 +1172,8 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   vec_free(p.store);
   vec_free(p.frames);
   ptrmap_free(&p.self_of);
+  dag_free(&p.nodes);
+  mem_free(p.uses);
   fv_cache_free(p.fv);
   return !p.failed;
 }

@@ -563,6 +563,25 @@ START_TEST(typeof_shares_types) {
 }
 END_TEST
 
+/* PartialEvaluate builds its residual code typed where the program's type
+ * carries over (each argument has the type the program's had): nothing is
+ * inferred again, and a full re-inference agrees (verify_retype). Where a
+ * value computed now makes an argument more static (arange of a folded
+ * stop: (3) where the program had (?)), the call is left to inference and
+ * gets the new type; claiming the program's would fail the verification. */
+START_TEST(typed_partial_eval) {
+  ck_assert_uint_eq(retyped_by(typed_graph, "PartialEvaluate"), 0);
+  ck_assert_uint_eq(retyped_by(typed_lets, "PartialEvaluate"), 0);
+  Prog p;
+  load(&p, "def @main(%y: Tensor[(?), float32]) {\n"
+           "  let %s = add(2f, 1f);\n  let %a = arange(0f, %s, 1f);\n  multiply(%a, %y)\n}\n");
+  ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(?), float32]");
+  run_counting_retyped(&p, "PartialEvaluate");
+  ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(3), float32]");
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -587,6 +606,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_to_cps);
   tcase_add_test(tc, call_memo_keys_constants);
   tcase_add_test(tc, typeof_shares_types);
+  tcase_add_test(tc, typed_partial_eval);
   suite_add_tcase(s, tc);
   return s;
 }
