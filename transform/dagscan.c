@@ -37,13 +37,16 @@ static void number(DagScan *s, Expr *e) {
     s->pre = mem_realloc(s->pre, s->cap * sizeof *s->pre);
     s->post = mem_realloc(s->post, s->cap * sizeof *s->post);
     s->pos = mem_realloc(s->pos, s->cap * sizeof *s->pos);
+    if (s->counting) s->uses = mem_realloc(s->uses, s->cap * sizeof *s->uses);
   }
+  if (s->counting) s->uses[s->n] = 0;
   s->pre[s->n] = e;
   e->mark = ++s->n;
 }
 
-void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots) {
-  s->pre = NULL, s->post = NULL, s->pos = NULL, s->n = s->cap = 0;
+void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots, bool count_uses) {
+  s->pre = NULL, s->post = NULL, s->pos = NULL, s->uses = NULL, s->n = s->cap = 0;
+  s->counting = count_uses;
   typedef struct { uint32_t idx, next; } Frame;
   VEC(Frame) st = {0};
   uint32_t done = 0;
@@ -59,6 +62,7 @@ void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots) {
           number(s, c);
           vec_push(st, ((Frame){s->n - 1, 0}));
         }
+        if (count_uses && s->uses[c->mark - 1] < UINT8_MAX) s->uses[c->mark - 1]++;
         continue;
       }
       s->pos[f->idx] = done;
@@ -69,7 +73,7 @@ void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots) {
   vec_free(st);
 }
 
-void dag_scan(DagScan *s, Expr *root) { dag_scan_roots(s, &root, 1); }
+void dag_scan(DagScan *s, Expr *root) { dag_scan_roots(s, &root, 1, false); }
 
 bool dag_scanned(const DagScan *s, const Expr *e, uint32_t *k) {
   if (!seen(s, e)) return false;
@@ -107,5 +111,6 @@ void dag_free(DagScan *s) {
   mem_free(s->pre);
   mem_free(s->post);
   mem_free(s->pos);
-  s->pre = NULL, s->post = NULL, s->pos = NULL, s->n = s->cap = 0;
+  mem_free(s->uses);
+  s->pre = NULL, s->post = NULL, s->pos = NULL, s->uses = NULL, s->n = s->cap = 0;
 }

@@ -23,13 +23,17 @@ typedef struct DagScan {
   Expr **pre;     /* nodes in discovery order */
   uint32_t *post; /* discovery indices in post order (children first; the root last) */
   uint32_t *pos;  /* discovery index -> post-order position */
+  uint8_t *uses;  /* discovery index -> edges into the node (saturated at 255), or NULL */
   uint32_t n, cap;
+  bool counting;  /* uses wanted */
 } DagScan;
 
 void dag_scan(DagScan *s, Expr *root);
 /* Several roots in one numbering (a node under two of them is listed once,
- * under the first); the post order lists each root's new nodes in turn. */
-void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots);
+ * under the first); the post order lists each root's new nodes in turn.
+ * With count_uses, s->uses counts the edges into each node (its parents,
+ * a parent using it twice counting twice) on the way. */
+void dag_scan_roots(DagScan *s, Expr *const *roots, uint32_t nroots, bool count_uses);
 /* Whether e was scanned (its mark is still the scan's), and its discovery
  * index k (s->pre[k] == e). */
 bool dag_scanned(const DagScan *s, const Expr *e, uint32_t *k);

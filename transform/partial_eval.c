@@ -145,11 +145,11 @@ typedef struct Pe {
   Diag *d;
   Env env;               /* Var* -> PV* */
   Scoped *memo;          /* Expr* -> PV* for the body being evaluated: shared nodes only */
-  DagScan nodes;         /* every node of the program's globals ... */
-  uint8_t *uses;         /* ... and how many edges reach it (by discovery index; 2: two or more) */
+  DagScan nodes;         /* every node of the program's globals, with its parent count */
   VEC(PV *) store;       /* cell contents (NULL: unknown) */
   VEC(Frame) frames;     /* unfoldings in progress */
-  PtrMap self_of;        /* Function* of a let-bound literal -> the let Var* */
+  PtrMap self_of;        /* Function* of a let-bound literal -> the let Var* ... */
+  bool self_noted;       /* ... filled (from `nodes`) when the first literal is met */
   const Inst *inst;      /* instantiation of the code being evaluated (NULL: none) */
   uint64_t stamp;
   uint64_t unfolds;      /* in the whole pass */
@@ -163,6 +163,7 @@ typedef struct Pe {
 
 static PV *pe(Pe *p, Expr *e, LL *ll);
 static bool type_known(const Type *t);
+static void note_let_bound_literals(Pe *p);
 static void residualise(Pe *p, PV *v, Span sp, LL *ll);
 
 /* ------------------------------------------------------------- scoped maps */
@@ -186,7 +187,7 @@ static void *sc_get(Scoped *s, const void *k) {
  * memoised. */
 static bool shared_node(const Pe *p, const Expr *e) {
   uint32_t k;
-  return !dag_scanned(&p->nodes, e, &k) || p->uses[k] > 1;
+  return !dag_scanned(&p->nodes, e, &k) || p->nodes.uses[k] > 1;
 }
 
 static PV *memo_get(Pe *p, const Expr *e) { return shared_node(p, e) ? sc_get(p->memo, e) : NULL; }
@@ -514,6 +515,7 @@ static PV *closure_of(Pe *p, Expr *e) {
   c->lit = f;
   c->inst = p->inst;
   int64_t sv;
+  if (!p->self_noted) note_let_bound_literals(p);
   if (ptrmap_get(&p->self_of, f, &sv)) c->self = (Var *)(intptr_t)sv;
   ExprVarList fvs = {0};
   fv_cache_get(p->fv, f, c->self, &fvs);
@@ -844,23 +846,24 @@ static PV *pe(Pe *p, Expr *e, LL *ll) {
 
 /* ----------------------------------------------------------------- driver */
 
-/* One scan of every global's body: the parent count of each node, and the
- * let variable each let-bound literal is bound to. */
+/* One scan of every global's body: the parent count of each node. */
 static void scan_program(Pe *p) {
   Module *m = p->m;
   Expr **roots = mem_malloc((m->ndefs ? m->ndefs : 1) * sizeof *roots);
   uint32_t nroots = 0;
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (m->defs[i]->fn && m->defs[i]->fn->body) roots[nroots++] = m->defs[i]->fn->body;
-  dag_scan_roots(&p->nodes, roots, nroots);
+  dag_scan_roots(&p->nodes, roots, nroots, true);
   mem_free(roots);
-  p->uses = mem_calloc(p->nodes.n ? p->nodes.n : 1, 1);
-  for (uint32_t k = 0; k < p->nodes.n; k++) { /* post order, as the walk that noted literals before */
-    Expr *e = dag_node(&p->nodes, k), *c;
-    for (uint32_t i = 0; (c = dag_child(e, i)); i++) {
-      uint32_t ck = c->mark - 1; /* fresh from the scan */
-      if (p->uses[ck] < 2) p->uses[ck]++;
-    }
+}
+
+/* The let variable each let-bound literal is bound to (the last such let in
+ * post order), from the scan's node list: made when the first literal is
+ * met, so programs without literals skip the loop. */
+static void note_let_bound_literals(Pe *p) {
+  p->self_noted = true;
+  for (uint32_t k = 0; k < p->nodes.n; k++) {
+    Expr *e = dag_node(&p->nodes, k);
     if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN)
       ptrmap_put(&p->self_of, e->let.value->fn, (int64_t)(intptr_t)e->let.var);
   }
@@ -1173,7 +1176,6 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   vec_free(p.frames);
   ptrmap_free(&p.self_of);
   dag_free(&p.nodes);
-  mem_free(p.uses);
   fv_cache_free(p.fv);
   return !p.failed;
 }

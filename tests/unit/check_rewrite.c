@@ -514,7 +514,7 @@ START_TEST(dag_scan_several_roots) {
   Expr *r1 = call2("add", shared, f32(1));
   Expr *r2 = call2("multiply", shared, shared);
   DagScan s;
-  dag_scan_roots(&s, (Expr *[]){r1, r2, r1}, 3);
+  dag_scan_roots(&s, (Expr *[]){r1, r2, r1}, 3, true);
   /* r1: add, its callee, exp, exp's callee, %x, 1f; r2: multiply and its callee */
   ck_assert_uint_eq(s.n, 8);
   uint32_t k;
@@ -523,6 +523,9 @@ START_TEST(dag_scan_several_roots) {
   ck_assert_uint_lt(dag_index(&s, shared), dag_index(&s, r1));
   ck_assert_uint_lt(dag_index(&s, r1), dag_index(&s, r2)); /* each root after its new nodes */
   ck_assert_ptr_eq(dag_node(&s, s.n - 1), r2);
+  ck_assert_uint_eq(s.uses[k], 3); /* once from add, twice from multiply */
+  ck_assert(dag_scanned(&s, r1, &k));
+  ck_assert_uint_eq(s.uses[k], 0); /* a root: no parent */
   shared->mark = 0;
   ck_assert(!dag_scanned(&s, shared, &k));
   ck_assert_uint_eq(dag_index(&s, shared), UINT32_MAX);
