@@ -6,7 +6,8 @@
 
 Each run is `relayc --pass=P --time-passes $TMPDIR/relayc-bench/IN.relay` (the inputs
 bench/passes/run.py caches); the binaries alternate run by run so load changes hit both.
-Prints the medians of the pass's CPU ms and of the re-typing after it, wall next to them.
+Prints the medians of the pass's CPU ms and of the re-typing after it, wall next to them,
+and of the process's peak resident set (MB, from wait4).
 """
 import argparse
 import os
@@ -26,11 +27,17 @@ res = {}
 for _ in range(a.runs):
     for p, inp in cases:
         for name, b in bins.items():
-            out = subprocess.run([b, f"--pass={p}", "--time-passes", os.path.join(root, inp + ".relay")],
-                                 capture_output=True, text=True, check=True)
-            row = [l for l in out.stderr.splitlines() if l.startswith(p)][0].split()
+            proc = subprocess.Popen([b, f"--pass={p}", "--time-passes", os.path.join(root, inp + ".relay")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            err = proc.stderr.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                raise SystemExit(f"{b} --pass={p} {inp}: exit {proc.returncode}\n{err}")
+            row = [l for l in err.splitlines() if l.startswith(p)][0].split()
             ms, cpu, rms, rcpu = map(float, row[1:5])
-            res.setdefault((p, inp, name), []).append((cpu, rcpu, ms, rms))
+            res.setdefault((p, inp, name), []).append((cpu, rcpu, ms, rms, usage.ru_maxrss / 1024))
 for (p, inp, name), v in res.items():
     med = lambda k: statistics.median(x[k] for x in v)
-    print(f"{p:20s} {inp:9s} {name:8s} pass cpu {med(0):7.0f}  retype cpu {med(1):7.0f}  | wall {med(2):7.0f} + {med(3):7.0f}")
+    print(f"{p:20s} {inp:9s} {name:8s} pass cpu {med(0):7.0f}  retype cpu {med(1):7.0f}  | wall {med(2):7.0f} + {med(3):7.0f}"
+          f"  | peak RSS {med(4):6.0f} MB")
