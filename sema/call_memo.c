@@ -82,10 +82,24 @@ bool call_memo_key(const Expr *e, uint64_t *h) {
   return true;
 }
 
+/* type_equal, without its set-up for the common case: two tensors with
+ * integer or `?` extents (as ir/equal.c dim_eq: `?` equals `?` only). */
 static bool same(const Type *a, const Type *b) {
   a = resolved(a);
   b = resolved(b);
-  return a == b || (a && b && type_equal(a, b));
+  if (a == b) return true;
+  if (!a || !b) return false;
+  if (a->kind == TYPE_TENSOR && b->kind == TYPE_TENSOR) {
+    if (!dtype_eq(a->tensor.dtype, b->tensor.dtype) || a->tensor.ndim != b->tensor.ndim) return false;
+    for (uint32_t i = 0; i < a->tensor.ndim; i++) {
+      const Dim *x = &a->tensor.dims[i], *y = &b->tensor.dims[i];
+      if (x->kind == DIM_SYM || y->kind == DIM_SYM) return type_equal(a, b);
+      if (x->kind != y->kind) return false;
+      if (x->kind == DIM_INT && (x->value != y->value || !dtype_eq(x->dtype, y->dtype))) return false;
+    }
+    return true;
+  }
+  return type_equal(a, b);
 }
 
 bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {

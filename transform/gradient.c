@@ -611,8 +611,12 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   Module *m = a->m;
   Span sp = e->span;
   uint32_t n = e->call.nargs;
-  Expr **args = mem_calloc(n + 1, sizeof *args), **vals = mem_calloc(n + 1, sizeof *vals);
-  const Type **types = mem_calloc(n + 1, sizeof *types);
+  enum { SMALL = 8 }; /* most calls: arrays on the stack, not 4 mallocs per call */
+  Expr *args_s[SMALL] = {0}, *vals_s[SMALL] = {0}, *dx_s[SMALL] = {0};
+  const Type *types_s[SMALL] = {0};
+  bool small = n <= SMALL;
+  Expr **args = small ? args_s : mem_calloc(n, sizeof *args), **vals = small ? vals_s : mem_calloc(n, sizeof *vals);
+  const Type **types = small ? types_s : mem_calloc(n, sizeof *types);
   /* a constant argument is used as it is: it has no gradient cell to fill; so is a
    * captured variable (a constant of the differentiated function: its cell would never
    * be read), so that its adjoint is not computed (gradient(fn (%w) {... %x ...}) with
@@ -630,7 +634,8 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   Expr *callee = build_copy(m, e->call.fn);
   Expr *call = expr_call(m, callee, vals, n, e->call.attrs, sp);
   bool known = typeof_ground(e->type) && e->call.fn->type;
-  for (uint32_t i = 0; i < n && known; i++) known = vals[i]->type && type_equal(vals[i]->type, types[i]);
+  for (uint32_t i = 0; i < n && known; i++)
+    known = vals[i]->type && (vals[i]->type == types[i] || type_equal(vals[i]->type, types[i]));
   if (known) {
     call->type = e->type;
     callee->type = e->call.fn->type;
@@ -643,7 +648,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     BindVec body = {0}, *saved = a->ll;
     a->ll = &body;
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
-    Expr **dx = mem_calloc(n + 1, sizeof *dx);
+    Expr **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
                   .x = vals, .xt = types, .out = y, .out_t = rt(e->type), .g = gy, .dx = dx,
                   .bind = rule_bind, .pass = a, .ops = a->ops};
@@ -654,15 +659,17 @@ static Expr *tr_op_call(AD *a, Expr *e) {
         typeof_tree(&a->tc, dx[i]);
         accumulate(a, args[i], dx[i], types[i], sp);
       }
-    mem_free(dx);
+    if (!small) mem_free(dx);
     Expr *ret = ty_call(a, prev, NULL, 0, sp);
     a->ll = saved;
     Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &body, ret), NULL, sp);
     push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   }
-  mem_free(args);
-  mem_free(vals);
-  mem_free(types);
+  if (!small) {
+    mem_free(args);
+    mem_free(vals);
+    mem_free(types);
+  }
   return r;
 }
 
