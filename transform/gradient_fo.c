@@ -251,25 +251,32 @@ static void act(FO *f, ActKind k, Expr *call, FoVal *res, FoVal **args, uint32_t
 static FoVal *fo_call(FO *f, Expr *e) {
   Module *m = f->m;
   uint32_t n = e->call.nargs;
-  FoVal **args = mem_calloc(n + 1, sizeof *args);
+  enum { SMALL = 8 }; /* most calls: arrays on the stack, not mallocs per call */
+  FoVal *args_s[SMALL] = {0};
+  Expr *vals_s[SMALL] = {0};
+  bool small = n <= SMALL;
+  FoVal **args = small ? args_s : mem_calloc(n, sizeof *args);
   FoVal *res = NULL;
   for (uint32_t i = 0; i < n && !f->failed; i++) args[i] = fo(f, e->call.args[i]);
   if (f->failed) goto done;
   Expr *fn = e->call.fn;
   if (fn->kind == EXPR_OP) {
-    Expr **vals = mem_calloc(n + 1, sizeof *vals);
+    Expr **vals = small ? vals_s : mem_calloc(n, sizeof *vals);
     for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
     /* the source call's type, its arguments having the source's types */
     Expr *callee = build_copy(m, fn);
     Expr *call = expr_call(m, callee, vals, n, e->call.attrs, e->span);
     bool known = typeof_ground(e->type) && fn->type;
-    for (uint32_t i = 0; i < n && known; i++) known = vals[i]->type && type_equal(vals[i]->type, e->call.args[i]->type);
+    for (uint32_t i = 0; i < n && known; i++) {
+      const Type *want = e->call.args[i]->type;
+      known = vals[i]->type && (vals[i]->type == want || type_equal(vals[i]->type, want));
+    }
     if (known) {
       call->type = e->type;
       callee->type = fn->type;
     }
     Expr *y = push(f, "y", call);
-    mem_free(vals);
+    if (!small) mem_free(vals);
     res = val_new(f, y, e->type);
     if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
   } else if (fn->kind == EXPR_FN) {
@@ -289,7 +296,7 @@ static FoVal *fo_call(FO *f, Expr *e) {
          "first-order gradient only supports calls of operators and of function literals applied on the spot (use --pass='Gradient(mode=higher_order)')");
   }
 done:
-  mem_free(args);
+  if (!small) mem_free(args);
   return res;
 }
 
@@ -367,8 +374,12 @@ static void backward(FO *f, Action *a) {
   Expr *g = acc_value(f, a->res->acc, a->res->fwd, a->res->t, sp);
   if (g->kind != EXPR_VAR) g = push(f, "g", g);
   uint32_t n = a->n;
-  Expr **xs = mem_calloc(n + 1, sizeof *xs), **dx = mem_calloc(n + 1, sizeof *dx);
-  const Type **ts = mem_calloc(n + 1, sizeof *ts);
+  enum { SMALL = 8 };
+  Expr *xs_s[SMALL] = {0}, *dx_s[SMALL] = {0};
+  const Type *ts_s[SMALL] = {0};
+  bool small = n <= SMALL;
+  Expr **xs = small ? xs_s : mem_calloc(n, sizeof *xs), **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
+  const Type **ts = small ? ts_s : mem_calloc(n, sizeof *ts);
   for (uint32_t i = 0; i < n; i++) {
     xs[i] = a->args[i]->fwd;
     ts[i] = a->args[i]->t;
@@ -383,9 +394,11 @@ static void backward(FO *f, Action *a) {
       typeof_tree(&f->tc, dx[i]);
       acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
     }
-  mem_free(xs);
-  mem_free(dx);
-  mem_free(ts);
+  if (!small) {
+    mem_free(xs);
+    mem_free(dx);
+    mem_free(ts);
+  }
 }
 
 Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
