@@ -37,7 +37,10 @@
  *    once the rule returns; the forward call gets the source call's type):
  *    the runner's incremental re-typing then keeps the output instead of
  *    inferring all of it (~50 nodes per source operator call). Polymorphic code,
- *    constructors and match are left untyped: inference fills them in.
+ *    constructors and match are left untyped: inference fills them in. The
+ *    types are shared objects (pairs, tapes, backpropagators: a few for the
+ *    whole output), and the rules' operator calls go through a per-pass
+ *    GradOpCache (attribute text parsed once per operator and text).
  */
 #include "transform/gradient.h"
 
