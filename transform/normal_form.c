@@ -65,6 +65,7 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
+#include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -855,8 +856,10 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
   }
 }
 
-/* One global function: graph, scopes, fill. */
-static bool normal_form_function(Nf *nf, GlobalDef *g) {
+/* One global function: graph, scopes, fill. With only_effects_lifted (BBNF),
+ * the fill runs only when the function lifts a node with an effect, and the
+ * function is otherwise left exactly as it was. */
+static bool normal_form_function(Nf *nf, GlobalDef *g, bool only_effects_lifted) {
   Function *f = g->fn;
   if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
   nf->nodes.len = nf->edges.len = nf->post.len = nf->device.len = 0;
@@ -864,6 +867,7 @@ static bool normal_form_function(Nf *nf, GlobalDef *g) {
   dg_visit(nf, root);
   if (!nf->failed) {
     calc_scopes(nf);
+    if (only_effects_lifted && !nf->bind_effects) return true;
     DgNode *rn = node(nf, root);
     rn->done = rn->self = true; /* a global function is not let-bound */
     Expr *body = fill(nf, f->body, NULL);
@@ -876,24 +880,31 @@ static bool normal_form_function(Nf *nf, GlobalDef *g) {
   return !nf->failed;
 }
 
-static bool run_normal_form(PassCtx *c, bool bbnf) {
+static void nf_free(Nf *nf) {
+  arena_free(nf->tmp);
+  vec_free(nf->by_var);
+  vec_free(nf->by_op);
+  vec_free(nf->nodes);
+  vec_free(nf->edges);
+  vec_free(nf->post);
+  vec_free(nf->device);
+  ptrmap_free(&nf->atoms);
+}
+
+/* Every global function (only_effects_lifted: see normal_form_function). */
+static bool run_normal_form(PassCtx *c, bool bbnf, bool only_effects_lifted) {
   Nf nf = {.m = c->m, .d = c->d, .bbnf = bbnf};
   nf.tmp = arena_new(); /* scopes and bindings of every function, freed at the end */
   bool ok = true;
-  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i]);
-  arena_free(nf.tmp);
-  vec_free(nf.by_var);
-  vec_free(nf.by_op);
-  vec_free(nf.nodes);
-  vec_free(nf.edges);
-  vec_free(nf.post);
-  vec_free(nf.device);
-  ptrmap_free(&nf.atoms);
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i], only_effects_lifted);
+  nf_free(&nf);
   return ok;
 }
 
-bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false); }
-bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true); }
+bool normal_form_bind_lifted_effects(PassCtx *c) { return run_normal_form(c, true, true); }
+
+bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false, false); }
+bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true, false); }
 
 /* -------------------------------------------------------------- graph form */
 

@@ -40,7 +40,10 @@
  *    run it with ignore_impurity, which also drops writes still read).
  * Binders in the output are all fresh, so unfolding a body twice never binds
  * one variable twice. Shared nodes (graph bindings) are evaluated once per
- * evaluation of their enclosing body and scope (TVM aborts on sharing).
+ * evaluation of their enclosing body and scope (TVM aborts on sharing); a
+ * shared node with an effect whose uses span several scopes (inside and
+ * outside a function literal or branch) is first let-bound where ANF puts it
+ * (transform/normal_form.h), so a closure or branch does not run it again.
  */
 #include <string.h>
 
@@ -52,6 +55,7 @@
 #include "ops/op_traits.h"
 #include "sema/infer.h"
 #include "transform/fold_constant.h"
+#include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/dagscan.h"
 #include "transform/rewrite.h"
@@ -1136,6 +1140,9 @@ static void annotate_params(Function *f) {
 
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   Module *m = c->m;
+  /* a graph-shared node with an effect used in several scopes is bound once
+   * first, in the scope ANF gives it, so it is not evaluated at every use */
+  if (!normal_form_bind_lifted_effects(c)) return false;
   Pe p = {0};
   p.m = m;
   p.d = c->d;

@@ -1,0 +1,19 @@
+/* transform/normal_form.h — what transform/normal_form.c offers other passes
+ * besides its three pass entry points. */
+#ifndef RELAYC_TRANSFORM_NORMAL_FORM_H
+#define RELAYC_TRANSFORM_NORMAL_FORM_H
+
+#include <stdbool.h>
+
+#include "transform/pass.h"
+
+/* ToBasicBlockNormalForm on each global function that lifts a node with an
+ * effect (a graph-shared call of a function, ref operation or stateful
+ * operator used in more than one scope: inside and outside a function
+ * literal or branch), so such a node is let-bound once, in the scope
+ * enclosing its uses, with every effect of the function bound in evaluation
+ * order; other functions are left untouched. PartialEvaluate's preparation
+ * (TVM's rejects graph-shared nodes outright). false: nesting too deep. */
+bool normal_form_bind_lifted_effects(PassCtx *c);
+
+#endif
