@@ -45,6 +45,9 @@ DEFAULT_PASSES = [
     # FoldScaleAxis' folding members (the sequence itself runs only FoldConstant at level 2);
     # where they fire (passes/fold_scale_axis/run_*.relay) the scales are powers of two: exact
     "BackwardFoldScaleAxis,ForwardFoldScaleAxis",
+    # its residual program must compute what the original computes (graph-shared effects
+    # under closures and branches: run/shared_closure_effect.relay)
+    "PartialEvaluate",
 ]
 TIMEOUT = 120
 OWN_PIPELINE = ("--pass", "-O0", "-O1", "-O2", "-O3", "--grad", "--check-grad", "--expr", "--emit")
