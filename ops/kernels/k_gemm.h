@@ -21,7 +21,9 @@
  * OpenBLAS for that core. All of it happens once, on the submitting thread, before the first
  * BLAS call.
  *
- * The *_serial variants make exactly one single-threaded cblas call; they
+ * The *_serial variants make exactly one single-threaded cblas call (or one
+ * call of relayc's sgemm: the float32 engine's, or, with OpenBLAS as the
+ * engine, an overwriting product with a short reduction, see k_gemm.c); they
  * are safe inside threadpool chunk bodies (kgemm_init must have run).
  */
 #ifndef RELAYC_OPS_K_GEMM_H

@@ -191,6 +191,19 @@ START_TEST(test_kgemm_epi) {
 }
 END_TEST
 
+/* kgemm_f32_serial's overwriting GEMMs with a short reduction (relayc's sgemm
+ * even where OpenBLAS is the engine): C's NaNs and padding columns must not leak. */
+START_TEST(test_kgemm_short_k) {
+  kgemm_init();
+  static const int64_t ks[] = {1, 7, 49, 64, 65};
+  for (int t = 0; t < 4; t++)
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+      sg_case(NULL, t & 1, t & 2, 37, 50, ks[i], 3, 0.0f);
+      sg_case(NULL, t & 1, t & 2, 13, 130, ks[i], 0, 1.0f);
+    }
+}
+END_TEST
+
 START_TEST(test_unknown_isa) {
   float a = 1, b = 2, c = 3;
   ck_assert(!ksgemm_f32_isa("sse9", false, false, 1, 1, 1, &a, 1, &b, 1, 0.0f, &c, 1));
@@ -234,6 +247,7 @@ static Suite *sgemm_suite(void) {
   tcase_add_loop_test(tc, test_k_zero, 0, 2);
   tcase_add_loop_test(tc, test_epilogue, 0, 2);
   tcase_add_test(tc, test_kgemm_epi);
+  tcase_add_test(tc, test_kgemm_short_k);
   tcase_add_test(tc, test_unknown_isa);
   tcase_add_test(tc, test_kgemm_path);
   suite_add_tcase(s, tc);
