@@ -13,7 +13,9 @@
  * a per-thread scratch and accumulates one single-threaded sgemm (op(B) =
  * Bᵀ) into its block of dW, so units never write the same memory. When
  * there are fewer units than 4 per thread, the reduction is also split into
- * slices that accumulate into private partial results, summed at the end.
+ * slices that accumulate into private partial results, summed at the end;
+ * slices (of at least BW_MIN_SLICE pixels) are preferred to blocks narrower
+ * than the whole weight row, whose GEMMs are only a few columns wide.
  * A 1×1, stride-1, unpadded convolution uses the data itself as cols.
  * Depthwise-style groups (one input channel per group) skip the GEMM: per
  * output channel, kh·kw dot products of the gradient plane with the tap
@@ -40,6 +42,7 @@
 #include "ops/kernels/k_vec8.h"
 #include "ops/kernels/k_util.h"
 #include "ops/layout.h"
+#include "runtime/bufpool.h"
 #include "runtime/threadpool.h"
 
 typedef struct BwGeom {
@@ -288,6 +291,9 @@ static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *da
 
 /* ---- driver ------------------------------------------------------------------------- */
 
+/* The fewest pixels a reduction slice (or chunk) gets. */
+#define BW_MIN_SLICE 256
+
 /* Computes out (O × Kg, canonical OIHW) from canonical grad / data. */
 static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *data, void *out, bool f64) {
   kgemm_init();
@@ -307,21 +313,33 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
   }
   j.direct = g->ksz == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H &&
              g->OW == g->W;
-  /* column blocks of whole channels: about 4 units per thread, at most ~1024 columns */
+  /* column blocks of whole channels, at most ~1024 columns; narrower ones until
+   * there are about 4 units per thread, unless the reduction can be sliced
+   * instead: a GEMM only a few columns wide runs at a fraction of the speed,
+   * while a slice costs a partial result and a summing pass (worth it when a
+   * slice still has BW_MIN_SLICE pixels to reduce). */
   int64_t want = 4 * (int64_t)nt, cb = g->Cg;
-  while (cb > 1 && (g->G * ((g->Cg + cb - 1) / cb) < want || cb * g->ksz > 1024)) cb = (cb + 1) / 2;
+  int64_t max_slices = g->N * g->P / BW_MIN_SLICE;
+  while (cb > 1) {
+    int64_t units = g->G * ((g->Cg + cb - 1) / cb);
+    if (cb * g->ksz <= 1024 && (units >= want || units * max_slices >= want)) break;
+    cb = (cb + 1) / 2;
+  }
   j.cb = cb;
   j.ncb = (g->Cg + cb - 1) / cb;
   int64_t kb = cb * g->ksz;
-  /* pixel chunks: a cols block of about 1 MiB */
+  int64_t units = g->G * j.ncb, slices = units >= want ? 1 : (want + units - 1) / units;
+  /* pixel chunks: a cols block of about 1 MiB, and at least one chunk per slice */
   int64_t pc = (int64_t)(1 << 20) / ((int64_t)es * kb);
-  if (pc < 256) pc = 256;
+  if (pc < BW_MIN_SLICE) pc = BW_MIN_SLICE;
+  int64_t per_image = (slices + g->N - 1) / g->N;
+  if (per_image > 1 && pc > g->P / per_image) pc = (g->P + per_image - 1) / per_image;
+  if (pc < BW_MIN_SLICE) pc = BW_MIN_SLICE;
   if (pc > g->P) pc = g->P;
   j.pc = pc;
   j.npc = (g->P + pc - 1) / pc;
-  int64_t units = g->G * j.ncb, R = g->N * j.npc;
-  j.nslice = units >= want ? 1 : (want + units - 1) / units;
-  if (j.nslice > R) j.nslice = R;
+  int64_t R = g->N * j.npc;
+  j.nslice = slices > R ? R : slices;
   if (j.nslice < 1) j.nslice = 1;
   if (!j.direct) {
     j.scratch = kscratch(0, (size_t)(kb * pc) * es + 64);
@@ -331,9 +349,9 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
   if (j.nslice > 1) {
     j.partial = mem_calloc((size_t)(j.nslice - 1), sizeof *j.partial);
     for (int64_t s = 0; s + 1 < j.nslice; s++) {
-      j.partial[s] = mem_malloc_try((size_t)osz * es + 64);
+      j.partial[s] = bufpool_alloc((size_t)osz * es);
       if (!j.partial[s]) {
-        for (int64_t q = 0; q < s; q++) mem_free(j.partial[q]);
+        for (int64_t q = 0; q < s; q++) bufpool_free(j.partial[q], (size_t)osz * es);
         mem_free(j.partial);
         return kernel_fail(c, "%s: out of memory for partial sums", c->op->name), false;
       }
@@ -343,7 +361,7 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
   if (j.nslice > 1) {
     SumJob sj = {.out = out, .partial = j.partial, .nparts = j.nslice - 1, .n = osz, .f64 = f64};
     threadpool_for(osz, 4096, bw_sum_task, &sj);
-    for (int64_t s = 0; s + 1 < j.nslice; s++) mem_free(j.partial[s]);
+    for (int64_t s = 0; s + 1 < j.nslice; s++) bufpool_free(j.partial[s], (size_t)osz * es);
     mem_free(j.partial);
   }
   return true;

@@ -121,6 +121,9 @@ static const BwCase BW[] = {
     {1, 7, 9, 9, 7, 3, 3, 3, 3, 0, 0, 2, 2, 1, 1, 7},     /* stride 3, padding after only */
     {2, 3, 19, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},    /* non-square, stride 1 */
     {1, 2, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2},     /* output 2x2 */
+    /* reduction slices chosen over narrow column blocks (P long enough) */
+    {1, 64, 32, 32, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* 1x1 direct: 2 column blocks x 4 slices */
+    {2, 16, 23, 23, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3, 2 images: slices across images */
 };
 
 START_TEST(conv_bw_matches_reference) {
@@ -144,6 +147,8 @@ START_TEST(conv_bw_thread_counts) {
     check_bw(&BW[8], F32, 1e-5);
     check_bw(&BW[9], F32, 1e-5);
     check_bw(&BW[7], F32, 1e-5);
+    check_bw(&BW[17], F32, 1e-5);
+    check_bw(&BW[18], F32, 1e-5);
   }
   threadpool_shutdown();
   unsetenv("RELAYC_NUM_THREADS");
