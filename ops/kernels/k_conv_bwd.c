@@ -291,7 +291,9 @@ static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *da
 
 /* ---- driver ------------------------------------------------------------------------- */
 
-/* The fewest pixels a reduction slice (or chunk) gets. */
+/* The narrowest column block cut while the reduction could be sliced instead,
+ * and the fewest pixels a reduction slice (or chunk) gets. */
+#define BW_MIN_COLS 128
 #define BW_MIN_SLICE 256
 
 /* Computes out (O × Kg, canonical OIHW) from canonical grad / data. */
@@ -314,15 +316,16 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
   j.direct = g->ksz == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H &&
              g->OW == g->W;
   /* column blocks of whole channels, at most ~1024 columns; narrower ones until
-   * there are about 4 units per thread, unless the reduction can be sliced
-   * instead: a GEMM only a few columns wide runs at a fraction of the speed,
-   * while a slice costs a partial result and a summing pass (worth it when a
-   * slice still has BW_MIN_SLICE pixels to reduce). */
+   * there are about 4 units per thread, but not under BW_MIN_COLS columns when
+   * the reduction can be sliced instead: a GEMM only a few columns wide runs at
+   * a fraction of the speed, while a slice costs a partial result and a
+   * summing pass (worth it when a slice still has BW_MIN_SLICE pixels). */
   int64_t want = 4 * (int64_t)nt, cb = g->Cg;
   int64_t max_slices = g->N * g->P / BW_MIN_SLICE;
   while (cb > 1) {
     int64_t units = g->G * ((g->Cg + cb - 1) / cb);
-    if (cb * g->ksz <= 1024 && (units >= want || units * max_slices >= want)) break;
+    bool narrow = (cb + 1) / 2 * g->ksz < BW_MIN_COLS;
+    if (cb * g->ksz <= 1024 && (units >= want || (narrow && units * max_slices >= want))) break;
     cb = (cb + 1) / 2;
   }
   j.cb = cb;
