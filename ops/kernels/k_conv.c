@@ -845,8 +845,8 @@ static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
                          g->isz, 0.0, cols, plen);
         col2im_f64(g, cols, p0, plen, olen, (double *)y);
       } else {
-        kgemm_f32_serial(true, false, olen * g->ksz, plen, g->Cg, (const float *)A, rowlen, (const float *)B,
-                         g->isz, 0.0f, cols, plen);
+        kgemm_f32_serial_over(true, false, olen * g->ksz, plen, g->Cg, (const float *)A, rowlen,
+                              (const float *)B, g->isz, cols, plen);
         col2im_f32(g, cols, p0, plen, olen, (float *)y);
       }
     }

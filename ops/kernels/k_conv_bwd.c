@@ -107,9 +107,12 @@ static void bw_gemm_task(void *raw, int64_t lo, int64_t hi) {
       if (j->f64)
         kgemm_f64_serial(false, true, g->Og, kb, plen, (const double *)A, g->P, (const double *)B, ldb,
                          r == r0 ? 0.0 : 1.0, (double *)C, g->Kg);
+      else if (r == r0)
+        kgemm_f32_serial_over(false, true, g->Og, kb, plen, (const float *)A, g->P, (const float *)B, ldb,
+                              (float *)C, g->Kg);
       else
-        kgemm_f32_serial(false, true, g->Og, kb, plen, (const float *)A, g->P, (const float *)B, ldb,
-                         r == r0 ? 0.0f : 1.0f, (float *)C, g->Kg);
+        kgemm_f32_serial(false, true, g->Og, kb, plen, (const float *)A, g->P, (const float *)B, ldb, 1.0f,
+                         (float *)C, g->Kg);
     }
     if (r0 == r1) { /* an empty slice (no pixels): its block holds 0 */
       for (int64_t o = 0; o < g->Og; o++) memset(C + (size_t)(o * g->Kg) * es, 0, (size_t)kb * es);

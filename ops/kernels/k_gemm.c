@@ -58,7 +58,7 @@ static void kg_load_blas(void) {
 static bool kg_ready;
 /* Use ops/kernels/k_sgemm.c for float32 GEMMs (decided once in kgemm_init). */
 static bool kg_own_sgemm;
-/* relayc's sgemm takes the short overwriting GEMMs (see kg_short_overwrite). */
+/* relayc's sgemm takes the short overwriting GEMMs (kgemm_f32_serial_over). */
 static bool kg_own_short;
 
 /* Micro-kernels used by default (RELAYC_SGEMM=openblas forces OpenBLAS,
@@ -162,19 +162,6 @@ static bool kg_fits(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, i
          ldc <= INT_MAX;
 }
 
-/* Overwriting GEMMs (beta = 0) with a reduction at most this short go to
- * relayc's sgemm even where OpenBLAS is the float32 engine (AVX2 CPUs):
- * OpenBLAS first zeroes C in a separate pass (its beta kernel), which costs
- * about as much as the product itself when K is small, while relayc's
- * micro-kernel stores its tiles over C directly. Measured on ResNet-50's
- * weight gradients at 7×7 (K = 49: 1.5-2× faster) and 1×1 data gradients
- * with K = 64 (bench/grad/README.md); at K = 128 and above OpenBLAS wins. */
-#define KG_OWN_SHORT_K 64
-
-static bool kg_short_overwrite(int64_t K, float beta) {
-  return kg_own_short && beta == 0.0f && K <= KG_OWN_SHORT_K;
-}
-
 #define KG_NAIVE(T)                                                                                \
   for (int64_t i = 0; i < M; i++)                                                                  \
     for (int64_t j = 0; j < N; j++) {                                                              \
@@ -193,8 +180,7 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  if ((kg_own_sgemm || kg_short_overwrite(K, beta)) && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
-    return;
+  if (kg_own_sgemm && ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
   if (!kg_fits(M, N, K, lda, ldb, ldc) || !kg_blas() || !blas.sgemv) {
     KG_NAIVE(float)
     return;
@@ -211,6 +197,25 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
   }
   blas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M,
               (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+/* Overwriting GEMMs with a reduction at most this short go to relayc's sgemm
+ * even where OpenBLAS is the float32 engine (AVX2 CPUs): OpenBLAS first
+ * zeroes C in a separate pass (its beta kernel), which costs about as much
+ * as the product itself when K is small, while relayc's micro-kernel stores
+ * its tiles over C directly. Measured on ResNet-50's weight gradients at 7×7
+ * (K = 49: 1.5-2× faster) and a 1×1 data gradient with K = 64
+ * (bench/grad/README.md); at K = 128 and above OpenBLAS wins. */
+#define KG_OWN_SHORT_K 64
+
+void kgemm_f32_serial_over(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                           int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  kgemm_init();
+  if (kg_own_short && K > 0 && K <= KG_OWN_SHORT_K &&
+      ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc))
+    return;
+  kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,

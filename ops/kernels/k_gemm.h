@@ -22,9 +22,8 @@
  * BLAS call.
  *
  * The *_serial variants make exactly one single-threaded cblas call (or one
- * call of relayc's sgemm: the float32 engine's, or, with OpenBLAS as the
- * engine, an overwriting product with a short reduction, see k_gemm.c); they
- * are safe inside threadpool chunk bodies (kgemm_init must have run).
+ * call of relayc's sgemm); they are safe inside threadpool chunk bodies
+ * (kgemm_init must have run).
  */
 #ifndef RELAYC_OPS_K_GEMM_H
 #define RELAYC_OPS_K_GEMM_H
@@ -58,6 +57,12 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
 void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                           int64_t ldc, const KsgemmEpi *epi);
+/* kgemm_f32_serial with beta = 0 for the convolution gradients' products, whose
+ * reduction is often short: with K <= 64 it uses relayc's sgemm even where OpenBLAS
+ * is the float32 engine (OpenBLAS's separate zeroing of C costs as much as such
+ * a product). Other callers keep kgemm_f32_serial's engine, bit for bit. */
+void kgemm_f32_serial_over(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                           int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
 void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
                       int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                       int64_t ldc);
