@@ -19,6 +19,7 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
+#include "transform/call_pass.h"
 #include "transform/callattr.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
@@ -47,20 +48,11 @@ static Expr *ops_post(Rewriter *rw, Expr *old, Expr *e) {
   return op_call(rw->m, "add", args, 2, NULL, e->span);
 }
 
-static bool ops_global(PassCtx *c, GlobalDef *g) {
-  static bool ids[OP_BUILTIN_COUNT];
-  ids[OP_NN_BIAS_ADD] = true;
-  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to rewrite */
-  Rewriter rw;
-  rw_init(&rw, c->m, c->d);
-  rw.post = ops_post;
-  bool ok = rw_function(&rw, g->fn);
-  rw_fini(&rw);
-  return ok;
-}
-
 bool pass_CANONICALIZE_OPS(PassCtx *c); /* the entry point passes.def names */
-bool pass_CANONICALIZE_OPS(PassCtx *c) { return pass_for_each_function(c, ops_global); }
+bool pass_CANONICALIZE_OPS(PassCtx *c) {
+  static const int32_t ops[] = {OP_NN_BIAS_ADD};
+  return call_pass_run(c, &(CallPass){.ops = ops, .nops = 1, .post = ops_post});
+}
 
 /* ------------------------------------------------------------ CanonicalizeCast */
 

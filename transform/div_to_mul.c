@@ -13,9 +13,7 @@
 #include "ir/build.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
-#include "transform/dagscan.h"
-#include "transform/pass.h"
-#include "transform/rewrite.h"
+#include "transform/call_pass.h"
 
 static Expr *reciprocal(Module *m, const ConstTensor *c, Span sp) {
   DType dt = c->dtype;
@@ -50,17 +48,8 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   return op_call(rw->m, "multiply", args, 2, NULL, e->span);
 }
 
-static bool div_global(PassCtx *c, GlobalDef *g) {
-  static bool ids[OP_BUILTIN_COUNT];
-  ids[OP_DIVIDE] = true;
-  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to rewrite */
-  Rewriter rw;
-  rw_init(&rw, c->m, c->d);
-  rw.post = post;
-  bool ok = rw_function(&rw, g->fn);
-  rw_fini(&rw);
-  return ok;
-}
-
 bool pass_DIV_TO_MUL(PassCtx *c); /* the entry point passes.def names */
-bool pass_DIV_TO_MUL(PassCtx *c) { return pass_for_each_function(c, div_global); }
+bool pass_DIV_TO_MUL(PassCtx *c) {
+  static const int32_t ops[] = {OP_DIVIDE};
+  return call_pass_run(c, &(CallPass){.ops = ops, .nops = 1, .post = post});
+}

@@ -7,9 +7,7 @@
 #include "ir/build.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
-#include "transform/dagscan.h"
-#include "transform/pass.h"
-#include "transform/rewrite.h"
+#include "transform/call_pass.h"
 
 static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   const char *to;
@@ -26,19 +24,9 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
                      rw_rebuilt_type(old, e));
 }
 
-static bool fast_global(PassCtx *c, GlobalDef *g) {
-  static bool ids[OP_BUILTIN_COUNT];
-  ids[OP_EXP] = ids[OP_ERF] = ids[OP_TANH] = ids[OP_NN_SOFTMAX] = true;
-  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to rewrite */
-  Rewriter rw;
-  rw_init(&rw, c->m, c->d);
-  rw.post = post;
-  rw.mark_memo = true; /* the hook builds calls only: nothing writes Expr.mark */
-  rw.keep_types = true;
-  bool ok = rw_function(&rw, g->fn);
-  rw_fini(&rw);
-  return ok;
-}
-
 bool pass_FAST_MATH(PassCtx *c); /* the entry point passes.def names */
-bool pass_FAST_MATH(PassCtx *c) { return pass_for_each_function(c, fast_global); }
+bool pass_FAST_MATH(PassCtx *c) {
+  static const int32_t ops[] = {OP_EXP, OP_ERF, OP_TANH, OP_NN_SOFTMAX};
+  /* the hook builds calls only (nothing writes Expr.mark) and types them */
+  return call_pass_run(c, &(CallPass){.ops = ops, .nops = 4, .post = post, .keep_types = true, .mark_memo = true});
+}

@@ -22,11 +22,9 @@
 #include "ir/build.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "transform/call_pass.h"
 #include "transform/callattr.h"
 #include "transform/fold_constant.h"
-#include "transform/dagscan.h"
-#include "transform/pass.h"
-#include "transform/rewrite.h"
 
 static const Type *tensor_type(const Type *t) {
   while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
@@ -179,18 +177,9 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   return r ? r : e;
 }
 
-static bool simplify_global(PassCtx *c, GlobalDef *g) {
-  static bool ids[OP_BUILTIN_COUNT];
-  ids[OP_NN_BATCH_NORM] = ids[OP_NN_DROPOUT] = ids[OP_NN_LAYER_NORM] = ids[OP_NN_GROUP_NORM] =
-      ids[OP_NN_INSTANCE_NORM] = ids[OP_NN_L2_NORMALIZE] = true;
-  if (!dag_calls_any(g->fn->body, ids, OP_BUILTIN_COUNT)) return true; /* nothing to expand */
-  Rewriter rw;
-  rw_init(&rw, c->m, c->d);
-  rw.post = post;
-  bool ok = rw_function(&rw, g->fn);
-  rw_fini(&rw);
-  return ok;
-}
-
 bool pass_SIMPLIFY_INFERENCE(PassCtx *c); /* the entry point passes.def names */
-bool pass_SIMPLIFY_INFERENCE(PassCtx *c) { return pass_for_each_function(c, simplify_global); }
+bool pass_SIMPLIFY_INFERENCE(PassCtx *c) {
+  static const int32_t ops[] = {OP_NN_BATCH_NORM,     OP_NN_DROPOUT,        OP_NN_LAYER_NORM,
+                                OP_NN_GROUP_NORM,     OP_NN_INSTANCE_NORM, OP_NN_L2_NORMALIZE};
+  return call_pass_run(c, &(CallPass){.ops = ops, .nops = 6, .post = post});
+}
