@@ -49,5 +49,11 @@ bool dag_any(Expr *root, bool (*pred)(const Expr *e, void *ud), void *ud);
 bool dag_calls_any(Expr *root, const bool *ids, uint32_t n);
 /* The i-th child of e (call: the callee then the arguments), or NULL past the last. */
 Expr *dag_child(const Expr *e, uint32_t i);
+/* What TVM's memo tables identify an atom by (every use of a name is one
+ * node there, relayc has one node per use): a variable use its Var, a
+ * global reference its GlobalDef, an operator its OpDef, a constructor its
+ * Ctor; NULL for any other node (and an unresolved atom), which a table
+ * keys by the node itself. For DeadCodeElimination and the normal forms. */
+const void *dag_atom_key(const Expr *e);
 
 #endif

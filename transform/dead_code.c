@@ -38,7 +38,7 @@
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ops/op_traits.h"
-#include "ops/registry.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -46,30 +46,9 @@
 
 /* ----------------------------------------------------------- node tables */
 
-/* What TVM memoises by: the object an atom names, else the node. */
-static const void *node_key(const Expr *e, bool *is_expr) {
-  *is_expr = false;
-  switch (e->kind) {
-  case EXPR_VAR:
-    if (e->var.var) return e->var.var;
-    break;
-  case EXPR_GLOBAL:
-    if (e->global.def) return e->global.def;
-    break;
-  case EXPR_OP:
-    if (e->op.id >= 0) return op_get(e->op.id);
-    break;
-  case EXPR_CTOR:
-    if (e->ctor.ctor) return e->ctor.ctor;
-    break;
-  default: break;
-  }
-  *is_expr = true;
-  return e;
-}
-
-/* A table key -> integer (0 when new): Expr keys through Expr.mark
- * (validated by the back pointer), others in a pointer map. */
+/* A table key -> integer (0 when new): what TVM memoises by, the object an
+ * atom names (dagscan.h dag_atom_key) in a pointer map, else the node through
+ * Expr.mark (validated by the back pointer). */
 typedef struct TEntry {
   const Expr *key;
   int64_t val;
@@ -81,9 +60,8 @@ typedef struct Table {
 } Table;
 
 static int64_t *table_slot(Table *t, const Expr *e) {
-  bool is_expr;
-  const void *key = node_key(e, &is_expr);
-  if (!is_expr) return ptrmap_slot(&t->atoms, key);
+  const void *key = dag_atom_key(e);
+  if (key) return ptrmap_slot(&t->atoms, key);
   Expr *x = (Expr *)e;
   uint32_t i = x->mark - 1;
   if (!(x->mark && i < t->exprs.len && t->exprs.data[i].key == e)) {

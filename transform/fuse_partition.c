@@ -28,6 +28,7 @@
 
 #include "ir/diag.h"
 #include "ops/op_traits.h"
+#include "transform/dagscan.h"
 #include "transform/rewrite.h"
 
 /* ---------------------------------------------------------------- graph */
@@ -206,23 +207,6 @@ static void pre_visit(FusePartition *fp, Expr *e) {
   }
 }
 
-/* The i-th child of e in TVM's visiting order, or NULL. */
-static Expr *child_at(Expr *e, uint32_t i) {
-  switch (e->kind) {
-  case EXPR_CALL: return i == 0 ? e->call.fn : i <= e->call.nargs ? e->call.args[i - 1] : NULL;
-  case EXPR_TUPLE: return i < e->tuple.n ? e->tuple.fields[i] : NULL;
-  case EXPR_PROJ: return i == 0 ? e->proj.tuple : NULL;
-  case EXPR_LET: return i == 0 ? e->let.value : i == 1 ? e->let.body : NULL;
-  case EXPR_IF: return i == 0 ? e->if_.cond : i == 1 ? e->if_.then_ : i == 2 ? e->if_.else_ : NULL;
-  case EXPR_MATCH: return i == 0 ? e->match.scrut : i <= e->match.nclauses ? e->match.clauses[i - 1].body : NULL;
-  case EXPR_REF_NEW:
-  case EXPR_REF_READ: return i == 0 ? e->ref.arg : NULL;
-  case EXPR_REF_WRITE: return i == 0 ? e->ref_write.ref : i == 1 ? e->ref_write.value : NULL;
-  case EXPR_FN: return i == 0 ? e->fn->body : NULL;
-  default: return NULL;
-  }
-}
-
 /* A function's parameters and body: extern, parameters visited at once. */
 static void enter_function(FusePartition *fp, Function *f) {
   for (uint32_t i = 0; i < f->nparams; i++) update_var(fp, f->params[i], -1);
@@ -294,7 +278,7 @@ static void build_graph(FusePartition *fp, Function *fn) {
         continue;
       }
     }
-    Expr *c = child_at(e, fr->next);
+    Expr *c = dag_child(e, fr->next); /* TVM's visiting order: a call's callee, then its arguments */
     if (c) {
       fr->next++;
       vec_push(st, ((Frame){c, 0, false}));

@@ -61,10 +61,10 @@
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
-#include "ops/registry.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
+#include "transform/dagscan.h"
 #include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -136,31 +136,6 @@ static bool nf_too_deep(Nf *nf, Span sp) {
   return true;
 }
 
-/* The graph key of an expression: atoms that TVM shares by identity
- * (variables, globals, operators, constructors) map to what they name. */
-static const void *dg_key(const Expr *e, bool *expr_key, bool *is_op) {
-  *expr_key = false;
-  *is_op = false;
-  switch (e->kind) {
-  case EXPR_VAR:
-    if (e->var.var) return e->var.var;
-    break;
-  case EXPR_GLOBAL:
-    if (e->global.def) return e->global.def;
-    break;
-  case EXPR_OP:
-    *is_op = true;
-    if (e->op.id >= 0) return op_get(e->op.id);
-    break;
-  case EXPR_CTOR:
-    if (e->ctor.ctor) return e->ctor.ctor;
-    break;
-  default: break;
-  }
-  *expr_key = true;
-  return e;
-}
-
 static uint32_t new_node(Nf *nf, const void *key) {
   DgNode n = {.key = key, .parents = NONE, .last = NONE, .sub = NONE};
   vec_push(nf->nodes, n);
@@ -182,11 +157,12 @@ static uint32_t id_node(Nf *nf, U32Vec *t, uint32_t id, const void *key, bool is
 
 static uint32_t var_node(Nf *nf, Var *v) { return id_node(nf, &nf->by_var, v->id, v, false); }
 
-/* The node of e, created when absent. */
+/* The node of e, created when absent. Its graph key: atoms that TVM shares
+ * by identity map to what they name (dagscan.h dag_atom_key), any other
+ * node is its own key. */
 static uint32_t node_of(Nf *nf, Expr *e) {
-  bool ek, op;
-  const void *key = dg_key(e, &ek, &op);
-  if (ek) {
+  const void *key = dag_atom_key(e);
+  if (!key) {
     uint32_t i = e->mark - 1;
     if (e->mark && i < nf->nodes.len && nf->nodes.data[i].key == e) return i;
     i = new_node(nf, e);
@@ -195,7 +171,7 @@ static uint32_t node_of(Nf *nf, Expr *e) {
     return i;
   }
   if (e->kind == EXPR_VAR) return var_node(nf, e->var.var);
-  if (op) return id_node(nf, &nf->by_op, (uint32_t)e->op.id, key, true);
+  if (e->kind == EXPR_OP) return id_node(nf, &nf->by_op, (uint32_t)e->op.id, key, true);
   int64_t *slot = ptrmap_slot(&nf->atoms, key);
   uint32_t i = (uint32_t)(*slot - 1);
   if (*slot && i < nf->nodes.len && nf->nodes.data[i].key == key) return i; /* else stale: an earlier function's */
@@ -345,6 +321,37 @@ static void dg_leaf(Nf *nf, Expr *e) {
   post(nf, i);
 }
 
+/* The explicit stack the dataflow walks (dg_visit, fill_dataflow) use. */
+typedef struct DfItem {
+  Expr *e;
+  bool expanded; /* its children are pushed */
+} DfItem;
+typedef VEC(DfItem) DfStack;
+
+/* Pushes x's dataflow children in reverse, so that they are popped in order:
+ * a call's callee first, then its arguments (TVM's MixedModeVisitor), or with
+ * callee_first false its arguments, then its callee (Fill's order). */
+static void push_dataflow_children(DfStack *st, Expr *x, bool callee_first) {
+  switch (x->kind) {
+  case EXPR_CALL:
+    if (!callee_first) vec_push(*st, ((DfItem){x->call.fn, false}));
+    for (uint32_t k = x->call.nargs; k-- > 0;) vec_push(*st, ((DfItem){x->call.args[k], false}));
+    if (callee_first) vec_push(*st, ((DfItem){x->call.fn, false}));
+    break;
+  case EXPR_TUPLE:
+    for (uint32_t k = x->tuple.n; k-- > 0;) vec_push(*st, ((DfItem){x->tuple.fields[k], false}));
+    break;
+  case EXPR_PROJ: vec_push(*st, ((DfItem){x->proj.tuple, false})); break;
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ: vec_push(*st, ((DfItem){x->ref.arg, false})); break;
+  case EXPR_REF_WRITE:
+    vec_push(*st, ((DfItem){x->ref_write.value, false}));
+    vec_push(*st, ((DfItem){x->ref_write.ref, false}));
+    break;
+  default: break;
+  }
+}
+
 /* TVM's MixedModeVisitor::VisitExpr: dataflow nodes children first with an
  * explicit stack (a call: the callee, then the arguments in order); any
  * other node is a leaf of that walk. */
@@ -354,14 +361,10 @@ static void dg_visit(Nf *nf, Expr *e) {
     dg_leaf(nf, e);
     return;
   }
-  typedef struct {
-    Expr *e;
-    bool expanded;
-  } Item;
-  VEC(Item) st = {0};
-  vec_push(st, ((Item){e, false}));
+  DfStack st = {0};
+  vec_push(st, ((DfItem){e, false}));
   while (st.len) {
-    Item *top = &st.data[st.len - 1];
+    DfItem *top = &st.data[st.len - 1];
     Expr *x = top->e;
     if (dg_visited(nf, x)) {
       st.len--;
@@ -373,23 +376,7 @@ static void dg_visit(Nf *nf, Expr *e) {
       continue;
     }
     top->expanded = true;
-    switch (x->kind) { /* pushed in reverse: the first child ends on top */
-    case EXPR_CALL:
-      for (uint32_t k = x->call.nargs; k-- > 0;) vec_push(st, ((Item){x->call.args[k], false}));
-      vec_push(st, ((Item){x->call.fn, false}));
-      break;
-    case EXPR_TUPLE:
-      for (uint32_t k = x->tuple.n; k-- > 0;) vec_push(st, ((Item){x->tuple.fields[k], false}));
-      break;
-    case EXPR_PROJ: vec_push(st, ((Item){x->proj.tuple, false})); break;
-    case EXPR_REF_NEW:
-    case EXPR_REF_READ: vec_push(st, ((Item){x->ref.arg, false})); break;
-    case EXPR_REF_WRITE:
-      vec_push(st, ((Item){x->ref_write.value, false}));
-      vec_push(st, ((Item){x->ref_write.ref, false}));
-      break;
-    default: break;
-    }
+    push_dataflow_children(&st, x, true);
   }
   vec_free(st);
 }
@@ -593,89 +580,122 @@ static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
   return n->result; /* this first use may be the memo's node; later uses copy it */
 }
 
-/* An occurrence of a child during a rebuild (the child is converted first). */
-static Expr *child(Nf *nf, Expr *e) { return fill(nf, e, NULL); }
+/* e rebuilt around its children mapped by `kid` (a call: the callee first,
+ * then the arguments), with e's type when inference would give it again
+ * (each new child has the type of the child it replaces: rw_rebuilt_type; a
+ * let-bound value in place of its variable has the variable's type); e itself
+ * when no child changed. Calls, tuples, projections, references, if, match
+ * and function literals; any other node is returned as it is. Shared by
+ * Fill (ToANormalForm, ToBasicBlockNormalForm) and ToGraphNormalForm. */
+typedef Expr *(*KidFn)(void *st, Expr *child);
+static Expr *rebuild_around(Module *m, Expr *e, KidFn kid, void *st);
 
-/* Rebuilds a dataflow node from its (already converted) children. */
-static Expr *rebuild_dataflow(Nf *nf, Expr *x);
-
-/* The rebuilt form of x, with x's type (each child keeps its type). */
-static Expr *rebuild_typed(Nf *nf, Expr *x) {
-  Expr *c = rebuild_dataflow(nf, x);
-  if (c != x) c->type = rw_rebuilt_type(x, c);
+static Expr *rebuild_typed(Module *m, Expr *e, KidFn kid, void *st) {
+  Expr *c = rebuild_around(m, e, kid, st);
+  if (c != e) {
+    c->type = rw_rebuilt_type(e, c);
+    if (c->kind == EXPR_FN) c->fn->type = c->type;
+  }
   return c;
 }
 
-static Expr *rebuild_dataflow(Nf *nf, Expr *x) {
+static Expr *rebuild_around(Module *m, Expr *e, KidFn kid, void *st) {
   Expr *c;
-  switch (x->kind) {
+  switch (e->kind) {
   case EXPR_CALL: {
-    Expr **args = x->call.nargs ? arena_alloc(nf->m->arena, x->call.nargs * sizeof *args) : NULL;
-    bool same = true;
-    for (uint32_t k = 0; k < x->call.nargs; k++) {
-      args[k] = child(nf, x->call.args[k]);
-      same &= args[k] == x->call.args[k];
+    Expr *fn = kid(st, e->call.fn), **args = NULL;
+    for (uint32_t k = 0; k < e->call.nargs; k++) {
+      Expr *a = kid(st, e->call.args[k]);
+      if (a != e->call.args[k] && !args) args = arena_memdup(m->arena, e->call.args, e->call.nargs * sizeof *args);
+      if (args) args[k] = a;
     }
-    Expr *fn = child(nf, x->call.fn);
-    if (same && fn == x->call.fn) return x;
-    c = build_copy(nf->m, x);
+    if (fn == e->call.fn && !args) return e;
+    c = build_copy(m, e);
     c->call.fn = fn;
-    c->call.args = args;
+    if (args) c->call.args = args;
     return c;
   }
   case EXPR_TUPLE: {
-    Expr **fs = x->tuple.n ? arena_alloc(nf->m->arena, x->tuple.n * sizeof *fs) : NULL;
-    bool same = true;
-    for (uint32_t k = 0; k < x->tuple.n; k++) {
-      fs[k] = child(nf, x->tuple.fields[k]);
-      same &= fs[k] == x->tuple.fields[k];
+    Expr **fs = NULL;
+    for (uint32_t k = 0; k < e->tuple.n; k++) {
+      Expr *f = kid(st, e->tuple.fields[k]);
+      if (f != e->tuple.fields[k] && !fs) fs = arena_memdup(m->arena, e->tuple.fields, e->tuple.n * sizeof *fs);
+      if (fs) fs[k] = f;
     }
-    if (same) return x;
-    c = build_copy(nf->m, x);
+    if (!fs) return e;
+    c = build_copy(m, e);
     c->tuple.fields = fs;
     return c;
   }
   case EXPR_PROJ: {
-    Expr *t = child(nf, x->proj.tuple);
-    if (t == x->proj.tuple) return x;
-    c = build_copy(nf->m, x);
+    Expr *t = kid(st, e->proj.tuple);
+    if (t == e->proj.tuple) return e;
+    c = build_copy(m, e);
     c->proj.tuple = t;
     return c;
   }
   case EXPR_REF_NEW:
   case EXPR_REF_READ: {
-    Expr *a = child(nf, x->ref.arg);
-    if (a == x->ref.arg) return x;
-    c = build_copy(nf->m, x);
+    Expr *a = kid(st, e->ref.arg);
+    if (a == e->ref.arg) return e;
+    c = build_copy(m, e);
     c->ref.arg = a;
     return c;
   }
   case EXPR_REF_WRITE: {
-    Expr *r = child(nf, x->ref_write.ref);
-    Expr *val = child(nf, x->ref_write.value);
-    if (r == x->ref_write.ref && val == x->ref_write.value) return x;
-    c = build_copy(nf->m, x);
+    Expr *r = kid(st, e->ref_write.ref), *v = kid(st, e->ref_write.value);
+    if (r == e->ref_write.ref && v == e->ref_write.value) return e;
+    c = build_copy(m, e);
     c->ref_write.ref = r;
-    c->ref_write.value = val;
+    c->ref_write.value = v;
     return c;
   }
-  default: UNREACHABLE();
+  case EXPR_IF: {
+    Expr *a = kid(st, e->if_.cond), *t = kid(st, e->if_.then_), *f = kid(st, e->if_.else_);
+    if (a == e->if_.cond && t == e->if_.then_ && f == e->if_.else_) return e;
+    return build_if(m, a, t, f, e->span);
+  }
+  case EXPR_FN: {
+    Expr *body = kid(st, e->fn->body);
+    if (body == e->fn->body) return e;
+    Function *nfn = arena_alloc(m->arena, sizeof *nfn);
+    *nfn = *e->fn;
+    nfn->body = body;
+    nfn->type = NULL;
+    c = build_copy(m, e);
+    c->fn = nfn;
+    return c;
+  }
+  case EXPR_MATCH: {
+    Expr *s = kid(st, e->match.scrut);
+    Clause *cl = NULL;
+    for (uint32_t k = 0; k < e->match.nclauses; k++) {
+      Expr *b = kid(st, e->match.clauses[k].body);
+      if (b != e->match.clauses[k].body && !cl) cl = arena_memdup(m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
+      if (cl) cl[k].body = b;
+    }
+    if (s == e->match.scrut && !cl) return e;
+    c = build_copy(m, e);
+    c->match.scrut = s;
+    if (cl) c->match.clauses = cl;
+    return c;
+  }
+  default: return e;
   }
 }
+
+/* A child of a dataflow node Fill rebuilds: converted already (its result). */
+static Expr *filled_child(void *nf, Expr *e) { return fill(nf, e, NULL); }
 
 /* Dataflow nodes in Fill's order (a call: arguments left to right, then the
  * callee) with an explicit stack; other nodes met on the way are filled by
  * fill (recursion bounded by real nesting). */
 static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
-  typedef struct {
-    Expr *e;
-    bool expanded;
-  } Item;
-  VEC(Item) st = {0};
-  vec_push(st, ((Item){e, false}));
+  DfStack st = {0};
+  vec_push(st, ((DfItem){e, false}));
   Expr *out = NULL;
   while (st.len) {
-    Item *top = &st.data[st.len - 1];
+    DfItem *top = &st.data[st.len - 1];
     Expr *x = top->e;
     DgNode *n = node(nf, x);
     if (n->done && x != e) {
@@ -689,27 +709,11 @@ static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
     }
     if (!top->expanded) {
       top->expanded = true;
-      switch (x->kind) { /* reverse of the visiting order: the first child ends on top */
-      case EXPR_CALL:
-        vec_push(st, ((Item){x->call.fn, false}));
-        for (uint32_t k = x->call.nargs; k-- > 0;) vec_push(st, ((Item){x->call.args[k], false}));
-        break;
-      case EXPR_TUPLE:
-        for (uint32_t k = x->tuple.n; k-- > 0;) vec_push(st, ((Item){x->tuple.fields[k], false}));
-        break;
-      case EXPR_PROJ: vec_push(st, ((Item){x->proj.tuple, false})); break;
-      case EXPR_REF_NEW:
-      case EXPR_REF_READ: vec_push(st, ((Item){x->ref.arg, false})); break;
-      case EXPR_REF_WRITE:
-        vec_push(st, ((Item){x->ref_write.value, false}));
-        vec_push(st, ((Item){x->ref_write.ref, false}));
-        break;
-      default: break;
-      }
+      push_dataflow_children(&st, x, false);
       continue;
     }
     st.len--;
-    Expr *now = rebuild_typed(nf, x);
+    Expr *now = rebuild_typed(nf->m, x, filled_child, nf);
     Expr *r = compound(nf, node(nf, x), x, now, x == e ? v : NULL);
     if (x == e) out = r;
   }
@@ -955,106 +959,10 @@ static Expr *gnf_remember(Gnf *g, Expr *e, Expr *r) {
 
 static Expr *gnf(Gnf *g, Expr *e);
 
-/* e rebuilt from its (already rewritten) children; e itself when none changed. */
-static Expr *gnf_rebuild_untyped(Gnf *g, Expr *e);
+static Expr *gnf_kid(void *g, Expr *e) { return gnf(g, e); }
 
-/* e rebuilt, with e's type (the children keep theirs; a let-bound value in
- * place of its variable has the variable's type). */
-static Expr *gnf_rebuild(Gnf *g, Expr *e) {
-  Expr *c = gnf_rebuild_untyped(g, e);
-  if (c != e) {
-    c->type = rw_rebuilt_type(e, c);
-    if (c->kind == EXPR_FN) c->fn->type = c->type;
-  }
-  return c;
-}
-
-static Expr *gnf_rebuild_untyped(Gnf *g, Expr *e) {
-  Expr *c;
-  switch (e->kind) {
-  case EXPR_CALL: {
-    Expr *fn = gnf(g, e->call.fn), **args = NULL;
-    for (uint32_t k = 0; k < e->call.nargs; k++) {
-      Expr *a = gnf(g, e->call.args[k]);
-      if (a != e->call.args[k] && !args)
-        args = arena_memdup(g->m->arena, e->call.args, e->call.nargs * sizeof *args);
-      if (args) args[k] = a;
-    }
-    if (fn == e->call.fn && !args) return e;
-    c = build_copy(g->m, e);
-    c->call.fn = fn;
-    if (args) c->call.args = args;
-    return c;
-  }
-  case EXPR_TUPLE: {
-    Expr **fs = NULL;
-    for (uint32_t k = 0; k < e->tuple.n; k++) {
-      Expr *f = gnf(g, e->tuple.fields[k]);
-      if (f != e->tuple.fields[k] && !fs) fs = arena_memdup(g->m->arena, e->tuple.fields, e->tuple.n * sizeof *fs);
-      if (fs) fs[k] = f;
-    }
-    if (!fs) return e;
-    c = build_copy(g->m, e);
-    c->tuple.fields = fs;
-    return c;
-  }
-  case EXPR_PROJ: {
-    Expr *t = gnf(g, e->proj.tuple);
-    if (t == e->proj.tuple) return e;
-    c = build_copy(g->m, e);
-    c->proj.tuple = t;
-    return c;
-  }
-  case EXPR_REF_NEW:
-  case EXPR_REF_READ: {
-    Expr *a = gnf(g, e->ref.arg);
-    if (a == e->ref.arg) return e;
-    c = build_copy(g->m, e);
-    c->ref.arg = a;
-    return c;
-  }
-  case EXPR_REF_WRITE: {
-    Expr *r = gnf(g, e->ref_write.ref), *v = gnf(g, e->ref_write.value);
-    if (r == e->ref_write.ref && v == e->ref_write.value) return e;
-    c = build_copy(g->m, e);
-    c->ref_write.ref = r;
-    c->ref_write.value = v;
-    return c;
-  }
-  case EXPR_IF: {
-    Expr *a = gnf(g, e->if_.cond), *t = gnf(g, e->if_.then_), *f = gnf(g, e->if_.else_);
-    if (a == e->if_.cond && t == e->if_.then_ && f == e->if_.else_) return e;
-    return build_if(g->m, a, t, f, e->span);
-  }
-  case EXPR_FN: {
-    Expr *body = gnf(g, e->fn->body);
-    if (body == e->fn->body) return e;
-    Function *nfn = arena_alloc(g->m->arena, sizeof *nfn);
-    *nfn = *e->fn;
-    nfn->body = body;
-    nfn->type = NULL;
-    c = build_copy(g->m, e);
-    c->fn = nfn;
-    return c;
-  }
-  case EXPR_MATCH: {
-    Expr *s = gnf(g, e->match.scrut);
-    Clause *cl = NULL;
-    for (uint32_t k = 0; k < e->match.nclauses; k++) {
-      Expr *b = gnf(g, e->match.clauses[k].body);
-      if (b != e->match.clauses[k].body && !cl)
-        cl = arena_memdup(g->m->arena, e->match.clauses, e->match.nclauses * sizeof *cl);
-      if (cl) cl[k].body = b;
-    }
-    if (s == e->match.scrut && !cl) return e;
-    c = build_copy(g->m, e);
-    c->match.scrut = s;
-    if (cl) c->match.clauses = cl;
-    return c;
-  }
-  default: return e;
-  }
-}
+/* e rebuilt around its rewritten children, typed (rebuild_typed). */
+static Expr *gnf_rebuild(Gnf *g, Expr *e) { return rebuild_typed(g->m, e, gnf_kid, g); }
 
 /* Does evaluating e (not the bodies of literals it makes) have an effect or
  * depend on when or how often it runs: a new reference (its identity), a
