@@ -21,7 +21,9 @@
  * what has the type `answer`.
  *
  * UnCPS wraps a CPS @main back: `fn (%params...) -> B { <cps fn>(%params...,
- * fn (%x: B) -> B { %x }) }` with `answer` instantiated to B.
+ * fn (%x: B) -> B { %x }) }` with `answer` instantiated to B. The copy and
+ * the wrapper are typed as they are built (each node its original's type
+ * with answer := B), so the re-typing keeps them.
  */
 #include <string.h>
 
@@ -482,24 +484,40 @@ typedef struct Inst {
   Type *with;
 } Inst;
 
-static Var *inst_var(Rewriter *rw, Var *v) {
+static Type *inst_type(Rewriter *rw, Type *t) {
   Inst *in = rw->ud;
+  return t ? build_type_subst(rw->m, t, &in->ans, &in->with, 1) : NULL;
+}
+
+/* A fresh binder, annotation and type instantiated (its uses take the type:
+ * Rewriter.keep_types). */
+static Var *inst_var(Rewriter *rw, Var *v) {
   Var *n = build_var_like(rw->m, v);
-  n->annot = build_type_subst(rw->m, v->annot, &in->ans, &in->with, 1);
+  n->annot = inst_type(rw, v->annot);
+  n->type = inst_type(rw, v->type);
   return n;
 }
 
-static Expr *inst_fn(Rewriter *rw, Expr *old, Expr *e) {
-  Inst *in = rw->ud;
-  if (e->kind != EXPR_FN || !e->fn->ret_annot) return e;
-  Type *r = build_type_subst(rw->m, e->fn->ret_annot, &in->ans, &in->with, 1);
-  if (r == e->fn->ret_annot) return e;
-  Function *nf = arena_alloc(rw->m->arena, sizeof *nf);
-  *nf = *e->fn;
-  nf->ret_annot = r;
-  Expr *c = build_copy(rw->m, e);
-  c->fn = nf;
-  return c;
+/* Every node of the copy has its original's type with answer := B, which is
+ * what inference gives it (the copy is the CPS function instantiated), so
+ * the re-typing keeps it. A node the rewriter kept (an atom: a global's or
+ * constructor's per-call instance typed with answer) is copied when its type
+ * changes. A function literal's return annotation is instantiated too. */
+static Expr *inst_node(Rewriter *rw, Expr *old, Expr *e) {
+  Type *t = inst_type(rw, old->type);
+  if (e == old && t == old->type) return e;
+  if (e == old) e = build_copy(rw->m, old);
+  if (e->kind == EXPR_FN) {
+    if (e->fn == old->fn) { /* not rebuilt by the rewriter: a Function of our own */
+      Function *nf = arena_alloc(rw->m->arena, sizeof *nf);
+      *nf = *e->fn;
+      e->fn = nf;
+    }
+    e->fn->ret_annot = inst_type(rw, e->fn->ret_annot);
+    e->fn->type = t;
+  }
+  e->type = t;
+  return e;
 }
 
 bool pass_UN_CPS(PassCtx *pc) {
@@ -521,9 +539,10 @@ bool pass_UN_CPS(PassCtx *pc) {
   Rewriter rw;
   rw_init(&rw, m, pc->d);
   rw.rebind = inst_var;
-  rw.post = inst_fn;
+  rw.post = inst_node;
   rw.ud = &in;
   rw.mark_memo = true; /* the hooks build types and binders only */
+  rw.keep_types = true;
   Function *lit = arena_alloc(m->arena, sizeof *lit);
   *lit = *f;
   lit->tparams = NULL;
@@ -531,16 +550,22 @@ bool pass_UN_CPS(PassCtx *pc) {
   lit->ret_annot = b;
   Expr *le = rw_expr(&rw, build_fn(m, lit, f->span));
   rw_fini(&rw);
+  le->type = le->fn->type = build_fn_type(m, le->fn);
+  /* the wrapper, typed: the parameters as @main's, %x and the call B */
   uint32_t n = f->nparams - 1;
   Var **ps = arena_alloc(m->arena, (n ? n : 1) * sizeof *ps);
   Expr **args = arena_alloc(m->arena, (n + 1) * sizeof *args);
   for (uint32_t i = 0; i < n; i++) {
     ps[i] = build_var_like(m, f->params[i]);
-    args[i] = build_var(m, ps[i], f->span);
+    ps[i]->type = f->params[i]->type;
+    args[i] = build_typed(build_var(m, ps[i], f->span), ps[i]->type);
   }
   Var *x = var_new(m, "x", f->span, b);
-  args[n] = build_fn(m, build_function(m, &x, 1, b, build_var(m, x, f->span), NULL, f->span), f->span);
-  Function *nf = build_function(m, ps, n, b, build_call(m, le, args, n + 1, f->span), f->attrs, f->span);
+  x->type = b;
+  Function *id = build_function(m, &x, 1, b, build_typed(build_var(m, x, f->span), b), NULL, f->span);
+  args[n] = build_fn_typed(m, id, f->span);
+  Function *nf = build_function(m, ps, n, b, build_typed(build_call(m, le, args, n + 1, f->span), b), f->attrs,
+                                f->span);
   nf->tparams = f->tparams;
   nf->ntparams = f->ntparams - 1;
   g->fn = nf;
