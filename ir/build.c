@@ -19,7 +19,7 @@ Expr *build_var(Module *m, Var *v, Span sp) {
 
 /* "prefix_N" into the arena, cut to 95 characters as it always was (passes
  * make millions of these: no printf). */
-static char *fresh_name(Module *m, const char *prefix, uint32_t n) {
+const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
   char buf[96 + 12];
   size_t np = strnlen(prefix, 95);
   memcpy(buf, prefix, np);
@@ -36,7 +36,7 @@ static char *fresh_name(Module *m, const char *prefix, uint32_t n) {
 }
 
 Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
-  return var_new(m, fresh_name(m, prefix, m->next_fresh++), sp, annot);
+  return var_new(m, build_numbered_name(m, prefix, m->next_fresh++), sp, annot);
 }
 
 Var *build_var_like(Module *m, const Var *v) {

@@ -21,6 +21,9 @@ Expr *build_var(Module *m, Var *v, Span sp);
 /* A new binder named `<prefix>_<N>`, N from a per-module counter (spec/passes.md
  * §1.2: pass-made let variables are x_N). `annot` may be NULL. */
 Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp);
+/* The name `<prefix>_<n>` in the module's arena (build_fresh_var's, for a
+ * pass that draws the number from m->next_fresh itself). */
+const char *build_numbered_name(Module *m, const char *prefix, uint32_t n);
 /* A new binder with the same name hint and annotation as `v` (for copies of
  * binders, e.g. when a function body is duplicated). */
 Var *build_var_like(Module *m, const Var *v);

@@ -508,13 +508,7 @@ static Expr *result_for(Nf *nf, DgNode *n, Expr *e) {
 static Var *gensym(Nf *nf, bool make, Span sp) {
   uint32_t n = nf->m->next_fresh++;
   if (!make) return NULL;
-  char buf[16], *p = buf + sizeof buf; /* "x_<n>", the name build_fresh_var would give */
-  *--p = 0;
-  do *--p = (char)('0' + n % 10);
-  while (n /= 10);
-  *--p = '_';
-  *--p = 'x';
-  return var_new(nf->m, arena_strndup(nf->m->arena, p, (size_t)(buf + sizeof buf - 1 - p)), sp, NULL);
+  return var_new(nf->m, build_numbered_name(nf->m, "x", n), sp, NULL);
 }
 
 /* on_device(e) fixing both its result and its body (TVM's is_fixed). */
