@@ -7,7 +7,6 @@
 #include "transform/dagscan.h"
 
 #include "ir/mem.h"
-#include "ops/registry.h"
 
 Expr *dag_child(const Expr *e, uint32_t i) {
   switch (e->kind) {
@@ -21,16 +20,6 @@ Expr *dag_child(const Expr *e, uint32_t i) {
   case EXPR_REF_NEW:
   case EXPR_REF_READ: return i == 0 ? e->ref.arg : NULL;
   case EXPR_REF_WRITE: return i == 0 ? e->ref_write.ref : i == 1 ? e->ref_write.value : NULL;
-  default: return NULL;
-  }
-}
-
-const void *dag_atom_key(const Expr *e) {
-  switch (e->kind) {
-  case EXPR_VAR: return e->var.var;
-  case EXPR_GLOBAL: return e->global.def;
-  case EXPR_OP: return e->op.id >= 0 ? op_get(e->op.id) : NULL;
-  case EXPR_CTOR: return e->ctor.ctor;
   default: return NULL;
   }
 }

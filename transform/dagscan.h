@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ir/ast.h"
+#include "ops/registry.h"
 
 typedef struct DagScan {
   Expr **pre;     /* nodes in discovery order */
@@ -54,6 +55,14 @@ Expr *dag_child(const Expr *e, uint32_t i);
  * global reference its GlobalDef, an operator its OpDef, a constructor its
  * Ctor; NULL for any other node (and an unresolved atom), which a table
  * keys by the node itself. For DeadCodeElimination and the normal forms. */
-const void *dag_atom_key(const Expr *e);
+static inline const void *dag_atom_key(const Expr *e) { /* inline: asked once per node and edge */
+  switch (e->kind) {
+  case EXPR_VAR: return e->var.var;
+  case EXPR_GLOBAL: return e->global.def;
+  case EXPR_OP: return e->op.id >= 0 ? op_get(e->op.id) : NULL;
+  case EXPR_CTOR: return e->ctor.ctor;
+  default: return NULL;
+  }
+}
 
 #endif
