@@ -76,6 +76,7 @@
 #include "runtime/tensor.h"
 #include "runtime/value.h"
 #include "sema/infer.h"
+#include "sema/typeof.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -96,6 +97,8 @@ struct Folder {
   bool in_primitive; /* inside a Primitive=1 function literal */
   Owners *own;       /* the pass's ownership counts, or NULL (no buffer is ever reused) */
   bool risky;        /* a fold may change what type checking says (see fold_constant_function) */
+  TypeofCx *tc;      /* FoldConstant on a function without dynamic types: folded constants typed,
+                        the rewriter's rebuilt nodes keep their types (keep_types), or NULL */
 };
 
 /* ------------------------------------------------------------ on_device */
@@ -541,6 +544,7 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
     if (!typed) e->type = NULL; /* to be typed with its new arguments */
     return e;
   }
+  if (f->tc && r->kind == EXPR_CONST) typeof_set(f->tc, r); /* the re-typing keeps it and its parents */
   /* r's buffer is fresh or taken from a consumed argument: the edges that
    * reach it are those of the call it replaces */
   if (f->own && r->kind == EXPR_CONST && r->constant->nbytes >= OWN_MIN_BYTES) {
@@ -688,7 +692,14 @@ static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
   bool dynamic = has_dynamic_types(body);
   Folder *f = folder_new(m, d);
   f->own = dynamic ? NULL : own;
+  TypeofCx tc;
+  if (!dynamic) { /* no fold can make a type more static: types carry over */
+    typeof_init(&tc, m);
+    f->tc = &tc;
+    f->rw.keep_types = true;
+  }
   bool ok = rw_function(&f->rw, fn);
+  if (!dynamic) typeof_fini(&tc);
   bool risky = f->risky;
   folder_free(f);
   if (ok && risky && dynamic && fn->body != body) {
