@@ -286,8 +286,9 @@ typedef struct GlobalDef {
   Function *fn;
 } GlobalDef;
 
-/* Entries of the metadata section other than constants are kept only as counts
- * per key, so `meta[K][i]` can be range-checked. */
+/* Every key of the metadata section is kept with its list length, so
+ * `meta[K][i]` can be range-checked; constants, size variables and virtual
+ * devices are kept by value too (below), other entries only as counts. */
 typedef struct MetaKey {
   const char *key;
   uint32_t count;
@@ -299,6 +300,17 @@ typedef struct MetaSizeVar {
   const char *name;
   const char *dtype;
 } MetaSizeVar;
+
+/* A meta[VirtualDevice][i] entry (on_device / device_copy attributes, a
+ * parameter's or function's `virtual_device=`), kept so the printer can
+ * write it back: device type (-1 = unconstrained), device id (-1 = unset)
+ * and memory scope ("" = none). The target is not kept (relayc does not use
+ * it): an entry is written back with a null target. */
+typedef struct MetaVirtualDevice {
+  int64_t device_type;
+  int64_t device_id;
+  const char *memory_scope;
+} MetaVirtualDevice;
 
 struct Module {
   Arena *arena;
@@ -317,6 +329,8 @@ struct Module {
   uint32_t nmeta_keys;
   MetaSizeVar *size_vars; /* meta[tir.SizeVar][i], i < nsize_vars */
   uint32_t nsize_vars;
+  MetaVirtualDevice *virtual_devices; /* meta[VirtualDevice][i], i < nvirtual_devices */
+  uint32_t nvirtual_devices;
   uint32_t next_id;     /* counter for Var/TypeParam ids */
   uint32_t next_fresh;  /* counter for pass-made names x_N (ir/build.h) */
 };

@@ -944,12 +944,27 @@ static bool defs_eq(Eq *q, const Module *a, const Module *b) {
   return ok;
 }
 
+/* meta[VirtualDevice][i] references compare by index, so the tables they
+ * index must hold the same devices (device type, id, memory scope). */
+static bool virtual_devices_eq(Eq *q, const Module *a, const Module *b) {
+  Side none = side_e(NULL);
+  if (a->nvirtual_devices != b->nvirtual_devices)
+    return eq_fail(q, none, none, "meta[VirtualDevice] has %u vs %u entries", a->nvirtual_devices,
+                   b->nvirtual_devices);
+  for (uint32_t i = 0; i < a->nvirtual_devices; i++) {
+    const MetaVirtualDevice *x = &a->virtual_devices[i], *y = &b->virtual_devices[i];
+    if (x->device_type != y->device_type || x->device_id != y->device_id || !str_eq(x->memory_scope, y->memory_scope))
+      return eq_fail(q, none, none, "meta[VirtualDevice][%u] differs", i);
+  }
+  return true;
+}
+
 bool module_equal(Module *a, Module *b, FILE *why) {
   Eq q = {0};
   q.why = why;
   q.src_a = a->src;
   q.src_b = b->src;
-  bool ok = types_eq(&q, a, b) && defs_eq(&q, a, b);
+  bool ok = virtual_devices_eq(&q, a, b) && types_eq(&q, a, b) && defs_eq(&q, a, b);
   if (ok && (a->expr || b->expr)) {
     q.where = "expression";
     ok = (a->expr && b->expr) ? expr_eq(&q, a->expr, b->expr)

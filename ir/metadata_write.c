@@ -61,18 +61,6 @@ static void mw_key_str(MwWriter *w, const char *key, const char *value) {
   fprintf(w->out, "\"%s\"", value);
 }
 
-/* `"data": [...]` of node indices first, first+1, ..., first+n-1 (omitted when empty). */
-static void mw_index_list(MwWriter *w, uint32_t first, uint32_t n) {
-  if (n == 0) return;
-  mw_key(w, "data");
-  mw_open(w, '[', n > 10);
-  for (uint32_t i = 0; i < n; i++) {
-    mw_member(w);
-    fprintf(w->out, "%" PRIu32, first + i);
-  }
-  mw_close(w, ']');
-}
-
 /* One relay.Constant node whose tensor is blob `blob`. */
 static void mw_constant_node(MwWriter *w, uint32_t blob) {
   char idx[16];
@@ -130,85 +118,137 @@ static void mw_size_var(MwWriter *w, const MetaSizeVar *v, uint32_t self) {
   mw_close(w, '}');
 }
 
-/* Node numbering is depth-first pre-order from the root map (node 1): the
- * constants' Array and its nodes, then the size variables' Array and theirs. */
-static void mw_nodes(MwWriter *w, uint32_t n, const MetaSizeVar *vars, uint32_t nvars) {
-  bool consts = n || !nvars; /* with nothing at all: the empty relay.Constant list */
-  uint32_t const_list = 2, var_list = consts ? 3 + n : 2;
+/* One VirtualDevice node (index `self`) followed by its memory scope's
+ * runtime.String node; the target is null. */
+static void mw_virtual_device(MwWriter *w, const MetaVirtualDevice *v, uint32_t self) {
+  char num[32];
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "VirtualDevice");
+  mw_key(w, "attrs");
+  mw_open(w, '{', true); /* keys in byte order */
+  snprintf(num, sizeof num, "%" PRId64, v->device_type);
+  mw_key_str(w, "device_type_int", num);
+  snprintf(num, sizeof num, "%" PRIu32, self + 1);
+  mw_key_str(w, "memory_scope", num);
+  mw_key_str(w, "target", "0");
+  snprintf(num, sizeof num, "%" PRId64, v->device_id);
+  mw_key_str(w, "virtual_device_id", num);
+  mw_close(w, '}');
+  mw_close(w, '}');
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "runtime.String");
+  if (v->memory_scope && v->memory_scope[0]) {
+    mw_key(w, "repr_str");
+    mw_string(w->out, v->memory_scope);
+  }
+  mw_close(w, '}');
+}
+
+/* One key of the root map: its name, its Array's node index, and the number
+ * of entries and of nodes per entry that follow the Array. */
+typedef struct MwList {
+  const char *key;
+  uint32_t n, per_entry, array;
+} MwList;
+
+/* The Array node of a list: its entries are at array+1, array+1+per_entry, ... */
+static void mw_list_array(MwWriter *w, const MwList *l) {
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "Array");
+  if (l->n) {
+    mw_key(w, "data");
+    mw_open(w, '[', l->n > 10);
+    for (uint32_t i = 0; i < l->n; i++) {
+      mw_member(w);
+      fprintf(w->out, "%" PRIu32, l->array + 1 + l->per_entry * i);
+    }
+    mw_close(w, ']');
+  }
+  mw_close(w, '}');
+}
+
+/* Node 1, the root map of the lists. */
+static void mw_root_map(MwWriter *w, const MwList *lists, int nlists) {
+  mw_member(w);
+  mw_open(w, '{', true);
+  mw_key_str(w, "type_key", "Map");
+  mw_key(w, "keys");
+  mw_open(w, '[', true);
+  for (int k = 0; k < nlists; k++) {
+    mw_member(w);
+    fprintf(w->out, "\"%s\"", lists[k].key);
+  }
+  mw_close(w, ']');
+  mw_key(w, "data");
+  mw_open(w, '[', nlists > 10);
+  for (int k = 0; k < nlists; k++) {
+    mw_member(w);
+    fprintf(w->out, "%" PRIu32, lists[k].array);
+  }
+  mw_close(w, ']');
+  mw_close(w, '}');
+}
+
+/* Node numbering is depth-first pre-order from the root map (node 1): each
+ * list's Array followed by its entries' nodes, the lists in the order
+ * relay.Constant, tir.SizeVar, VirtualDevice (empty ones left out, except
+ * that a section with nothing at all has the empty relay.Constant list). */
+static void mw_nodes(MwWriter *w, const MetaTables *t) {
+  MwList lists[3];
+  int nlists = 0;
+  bool consts = t->nconsts || (!t->nvars && !t->nvdevs);
+  if (consts) lists[nlists++] = (MwList){"relay.Constant", t->nconsts, 1, 0};
+  if (t->nvars) lists[nlists++] = (MwList){"tir.SizeVar", t->nvars, 2, 0};
+  if (t->nvdevs) lists[nlists++] = (MwList){"VirtualDevice", t->nvdevs, 2, 0};
+  uint32_t next = 2;
+  for (int k = 0; k < nlists; k++) {
+    lists[k].array = next;
+    next += 1 + lists[k].n * lists[k].per_entry;
+  }
   mw_key(w, "nodes");
   mw_open(w, '[', true);
   mw_member(w); /* node 0: the null object */
   mw_open(w, '{', true);
   mw_key_str(w, "type_key", "");
   mw_close(w, '}');
-  mw_member(w); /* node 1: the root map */
-  mw_open(w, '{', true);
-  mw_key_str(w, "type_key", "Map");
-  mw_key(w, "keys");
-  mw_open(w, '[', true);
-  if (consts) {
-    mw_member(w);
-    fputs("\"relay.Constant\"", w->out);
-  }
-  if (nvars) {
-    mw_member(w);
-    fputs("\"tir.SizeVar\"", w->out);
-  }
-  mw_close(w, ']');
-  mw_key(w, "data");
-  mw_open(w, '[', false);
-  if (consts) {
-    mw_member(w);
-    fprintf(w->out, "%" PRIu32, const_list);
-  }
-  if (nvars) {
-    mw_member(w);
-    fprintf(w->out, "%" PRIu32, var_list);
-  }
-  mw_close(w, ']');
-  mw_close(w, '}');
-  if (consts) {
-    mw_member(w); /* the list of constants */
-    mw_open(w, '{', true);
-    mw_key_str(w, "type_key", "Array");
-    mw_index_list(w, const_list + 1, n);
-    mw_close(w, '}');
-    for (uint32_t i = 0; i < n; i++) mw_constant_node(w, i);
-  }
-  if (nvars) {
-    mw_member(w); /* the list of size variables: each one node plus its name */
-    mw_open(w, '{', true);
-    mw_key_str(w, "type_key", "Array");
-    mw_key(w, "data");
-    mw_open(w, '[', nvars > 10);
-    for (uint32_t i = 0; i < nvars; i++) {
-      mw_member(w);
-      fprintf(w->out, "%" PRIu32, var_list + 1 + 2 * i);
+  mw_root_map(w, lists, nlists);
+  for (int k = 0; k < nlists; k++) {
+    const MwList *l = &lists[k];
+    mw_list_array(w, l);
+    for (uint32_t i = 0; i < l->n; i++) {
+      uint32_t self = l->array + 1 + l->per_entry * i;
+      if (l->key[0] == 'r') mw_constant_node(w, i);
+      else if (l->key[0] == 't') mw_size_var(w, &t->vars[i], self);
+      else mw_virtual_device(w, &t->vdevs[i], self);
     }
-    mw_close(w, ']');
-    mw_close(w, '}');
-    for (uint32_t i = 0; i < nvars; i++) mw_size_var(w, &vars[i], var_list + 1 + 2 * i);
   }
   mw_close(w, ']');
 }
 
 void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n) {
-  metadata_write_all(out, consts, n, NULL, 0);
+  metadata_write_tables(out, &(MetaTables){.consts = consts, .nconsts = n});
 }
 
 void metadata_write_all(FILE *out, ConstTensor *const *consts, uint32_t n,
                         const MetaSizeVar *vars, uint32_t nvars) {
+  metadata_write_tables(out, &(MetaTables){.consts = consts, .nconsts = n, .vars = vars, .nvars = nvars});
+}
+
+void metadata_write_tables(FILE *out, const MetaTables *t) {
   MwWriter w = {.out = out};
   mw_open(&w, '{', true);
   mw_key(&w, "root");
   fputs("1", out);
-  mw_nodes(&w, n, vars, nvars);
+  mw_nodes(&w, t);
   mw_key(&w, "b64ndarrays");
   mw_open(&w, '[', true);
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < t->nconsts; i++) {
     mw_member(&w);
     fputc('"', out);
-    tensor_blob_write_base64(out, consts[i]);
+    tensor_blob_write_base64(out, t->consts[i]);
     fputc('"', out);
   }
   mw_close(&w, ']');

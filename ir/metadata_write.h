@@ -32,4 +32,20 @@ void metadata_write(FILE *out, ConstTensor *const *consts, uint32_t n);
 void metadata_write_all(FILE *out, ConstTensor *const *consts, uint32_t n,
                         const MetaSizeVar *vars, uint32_t nvars);
 
+/* Every table the printer writes back: constants (meta[relay.Constant][i] is
+ * consts[i]), symbolic dimensions, and virtual devices: one VirtualDevice
+ * node per entry (device_type_int, virtual_device_id, a runtime.String
+ * memory_scope, null target), listed under the key "VirtualDevice" in the
+ * order given, so meta[VirtualDevice][i] keeps its index. */
+typedef struct MetaTables {
+  ConstTensor *const *consts;
+  uint32_t nconsts;
+  const MetaSizeVar *vars;
+  uint32_t nvars;
+  const MetaVirtualDevice *vdevs;
+  uint32_t nvdevs;
+} MetaTables;
+
+void metadata_write_tables(FILE *out, const MetaTables *t);
+
 #endif

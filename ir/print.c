@@ -483,6 +483,8 @@ typedef struct Printer {
   VEC(ConstTensor *) meta;
   const MetaSizeVar *size_vars; /* the module's meta[tir.SizeVar] entries, written back as is */
   uint32_t nsize_vars;
+  const MetaVirtualDevice *vdevs; /* its meta[VirtualDevice] entries, written back as is */
+  uint32_t nvdevs;
   ConstTensor *const *src_consts; /* the module's meta[relay.Constant] list (attribute references) */
   uint32_t nsrc_consts;
   VEC(WorkItem) work;
@@ -1635,9 +1637,11 @@ static void pr_finish(Printer *p, FILE *out, const Doc *d, Span root_span) {
   doc_render(d, &b, out);
   if (b.len) fwrite(b.p, 1, b.len, out);
   mem_free(b.p);
-  if (p->meta.len || p->nsize_vars) {
+  if (p->meta.len || p->nsize_vars || p->nvdevs) {
     fputs("\n#[metadata]\n", out);
-    metadata_write_all(out, p->meta.data, (uint32_t)p->meta.len, p->size_vars, p->nsize_vars);
+    metadata_write_tables(out, &(MetaTables){.consts = p->meta.data, .nconsts = (uint32_t)p->meta.len,
+                                             .vars = p->size_vars, .nvars = p->nsize_vars,
+                                             .vdevs = p->vdevs, .nvdevs = p->nvdevs});
   }
   if (p->deep) {
     Span sp = p->deep_span.hi ? p->deep_span : root_span;
@@ -1646,13 +1650,21 @@ static void pr_finish(Printer *p, FILE *out, const Doc *d, Span root_span) {
   }
 }
 
+/* The module's metadata tables: constants renumbered as printed, the
+ * other tables written back as they were read. */
+static void pr_use_module_tables(Printer *p, const Module *m) {
+  p->size_vars = m->size_vars;
+  p->nsize_vars = m->nsize_vars;
+  p->vdevs = m->virtual_devices;
+  p->nvdevs = m->nvirtual_devices;
+  p->src_consts = m->meta_consts;
+  p->nsrc_consts = m->nmeta_consts;
+}
+
 void print_module(FILE *out, Module *m, PrintOptions opts) {
   Printer p;
   pr_init(&p, opts);
-  p.size_vars = m->size_vars;
-  p.nsize_vars = m->nsize_vars;
-  p.src_consts = m->meta_consts;
-  p.nsrc_consts = m->nmeta_consts;
+  pr_use_module_tables(&p, m);
   pr_push(&p, pr_doc(&p), SCOPE_TREE_NONE);
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   pr_module_items(&p, d, m);
@@ -1663,10 +1675,7 @@ void print_module(FILE *out, Module *m, PrintOptions opts) {
 void print_expression(FILE *out, Module *m, PrintOptions opts) {
   Printer p;
   pr_init(&p, opts);
-  p.size_vars = m->size_vars;
-  p.nsize_vars = m->nsize_vars;
-  p.src_consts = m->meta_consts;
-  p.nsrc_consts = m->nmeta_consts;
+  pr_use_module_tables(&p, m);
   Doc *d = pr_text(&p, "#[version = \"0.0.5\"]\n");
   if (m->expr) {
     pr_count_uses(&p, m->expr, 0);

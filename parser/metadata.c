@@ -27,6 +27,7 @@
  */
 #include "parser/metadata.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -733,6 +734,39 @@ static void md_load_size_vars(Loader *L, json_t *list) {
   }
 }
 
+/* A decimal integer attribute of a node (TVM writes every attribute as a
+ * string); `dflt` when absent or not a number. */
+static int64_t md_int_attr(json_t *attrs, const char *field, int64_t dflt) {
+  json_t *v = attrs ? json_object_get(attrs, field) : NULL;
+  if (json_is_integer(v)) return (int64_t)json_integer_value(v);
+  if (!json_is_string(v)) return dflt;
+  const char *s = json_string_value(v);
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  return end == s || *end || errno ? dflt : (int64_t)x;
+}
+
+/* Keeps the device type, device id and memory scope of each VirtualDevice
+ * entry (m->virtual_devices) so the printer can write them back; anything
+ * unexpected inside an entry falls back to "unconstrained". */
+static void md_load_virtual_devices(Loader *L, json_t *list) {
+  Module *m = L->m;
+  size_t n = json_array_size(list);
+  if (n == 0 || n > UINT32_MAX) return;
+  m->virtual_devices = arena_alloc(m->arena, sizeof(MetaVirtualDevice) * n);
+  m->nvirtual_devices = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) {
+    json_t *ref = json_array_get(list, i);
+    json_t *node = json_is_integer(ref) ? json_array_get(L->nodes, (size_t)json_integer_value(ref)) : NULL;
+    json_t *attrs = json_is_object(node) ? json_object_get(node, "attrs") : NULL;
+    if (!json_is_object(attrs)) attrs = NULL;
+    m->virtual_devices[i].device_type = md_int_attr(attrs, "device_type_int", -1);
+    m->virtual_devices[i].device_id = md_int_attr(attrs, "virtual_device_id", -1);
+    m->virtual_devices[i].memory_scope = arena_strdup(m->arena, attrs ? md_string_attr(L, attrs, "memory_scope") : "");
+  }
+}
+
 /* Records every key with its list length and loads relay.Constant. */
 static void md_walk(Loader *L) {
   size_t map_idx;
@@ -759,6 +793,7 @@ static void md_walk(Loader *L) {
     mk->count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
     if (strcmp(key, "relay.Constant") == 0) md_load_constants(L, (size_t)idx, list);
     else if (strcmp(key, "tir.SizeVar") == 0 && json_is_array(list)) md_load_size_vars(L, list);
+    else if (strcmp(key, "VirtualDevice") == 0 && json_is_array(list)) md_load_virtual_devices(L, list);
   }
 }
 
@@ -793,6 +828,8 @@ bool metadata_load(Module *m, const char *json, size_t len, uint32_t base, Diag 
   m->nmeta_keys = 0;
   m->size_vars = NULL;
   m->nsize_vars = 0;
+  m->virtual_devices = NULL;
+  m->nvirtual_devices = 0;
   m->meta_consts = NULL;
   m->nmeta_consts = 0;
   if (md_parse(&L) && md_document(&L)) md_walk(&L);
