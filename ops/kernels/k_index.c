@@ -483,10 +483,15 @@ int kernel_ARANGE(KernelCtx *c) {
   if (ku_type(dt) == KU_OTHER) return kernel_fail(c, "arange: unsupported dtype");
   bool fl = dtype_is_float(a->dtype);
   double start = tensor_get_f64(a, 0), stop = tensor_get_f64(b, 0), step = tensor_get_f64(s, 0);
-  if (step == 0 || isnan(start) || isnan(stop) || isnan(step)) return kernel_fail(c, "arange: step must not be 0");
+  /* the relation's checks (ops/relations/rel_shape.c), here for bounds it
+   * did not see: an infinite or NaN bound is an error, not a huge tensor */
+  if (step == 0) return kernel_fail(c, "arange: step must not be 0");
   double nf = ceil((stop - start) / step);
+  if (isnan(nf))
+    return kernel_fail(c, "arange: the length of the range is not a number (start %g, stop %g, step %g)", start, stop,
+                       step);
   if (!(nf > 0)) return kernel_fail(c, "arange: the range is empty (start %g, stop %g, step %g)", start, stop, step);
-  if (nf > 9e15) return kernel_fail(c, "arange: the range is too large");
+  if (nf > 9e15) return kernel_fail(c, "arange: the range is too long (start %g, stop %g, step %g)", start, stop, step);
   int64_t n = (int64_t)nf;
   Tensor *o = kernel_output(c, dt, 1, &n);
   if (!o) return KERNEL_ERROR;

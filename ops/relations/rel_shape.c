@@ -845,11 +845,17 @@ int rel_full_like(TypeRelCtx *c) {
   return done(c, (Type *)a);
 }
 
-/* arange bound i (start, stop, step): the attribute (TVM's copy of the input,
- * printed as meta[relay.Constant][k]) or, when omitted, a constant input. */
+/* arange bound i (start, stop, step): the attribute only (TVM's copy of the
+ * input, printed as meta[relay.Constant][k] or a literal), as TVM's relation
+ * reads it. An omitted or None attribute gives `?` even when the input is a
+ * constant: the type then never depends on the value a pass propagates into
+ * an input (inlining `%f()` or a let-bound constant used to turn `?` into a
+ * length that contradicted an annotation, or into an error for an infinite
+ * or empty range, so the pass output did not type-check). Such a range is
+ * checked when it runs (ops/kernels/k_index.c). */
 static bool arange_bound(TypeRelCtx *c, uint32_t i, double *v) {
   static const char *const keys[3] = {"start", "stop", "step"};
-  return rel_attr_number(c, keys[i], v) || (rel_attr_is_none(c, keys[i]) && rel_input_number(c, i, v));
+  return rel_attr_number(c, keys[i], v);
 }
 
 int rel_arange(TypeRelCtx *c) {

@@ -362,6 +362,23 @@ START_TEST(arange_shape_of_size) {
   ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3)); /* empty */
   tensor_set_f64(s, 0, 0);
   ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3));
+  ck_assert_msg(strstr(kr_err, "step must not be 0"), "%s", kr_err);
+  /* bounds the relation did not see (only attributes are read there): an
+   * infinite, NaN or huge range is a clean error, not a huge allocation */
+  tensor_set_f64(s, 0, 1);
+  tensor_set_f64(b, 0, INFINITY);
+  ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3));
+  ck_assert_msg(strstr(kr_err, "the range is too long (start 1, stop inf, step 1)"), "%s", kr_err);
+  tensor_set_f64(b, 0, NAN);
+  ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3));
+  ck_assert_msg(strstr(kr_err, "the length of the range is not a number"), "%s", kr_err);
+  tensor_set_f64(b, 0, 1e30);
+  ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3));
+  ck_assert_msg(strstr(kr_err, "the range is too long"), "%s", kr_err);
+  tensor_set_f64(a, 0, -INFINITY);
+  tensor_set_f64(b, 0, INFINITY);
+  ck_assert(!kr_run(OP_ARANGE, "dtype=\"float32\"", ins, 3));
+  ck_assert_msg(strstr(kr_err, "not a number") || strstr(kr_err, "too long"), "%s", kr_err);
   kr_free(a, b, s, NULL);
   a = kr_scalar(DT_I64, 10);
   b = kr_scalar(DT_I64, 1);
