@@ -715,18 +715,31 @@ static const char *md_string_attr(Loader *L, json_t *attrs, const char *field) {
   return json_is_string(text) ? json_string_value(text) : "";
 }
 
+/* The "attrs" object of the node that entry i of a key's list names, or NULL
+ * (a bad index or a node without attributes: the callers fall back to defaults). */
+static json_t *md_entry_attrs(Loader *L, json_t *list, size_t i) {
+  json_t *ref = json_array_get(list, i);
+  json_t *node = json_is_integer(ref) ? json_array_get(L->nodes, (size_t)json_integer_value(ref)) : NULL;
+  json_t *attrs = json_is_object(node) ? json_object_get(node, "attrs") : NULL;
+  return json_is_object(attrs) ? attrs : NULL;
+}
+
+/* An arena array of one `elem`-byte record per entry of a key's list, its
+ * length in *count; NULL (count 0) for an empty or absurdly long list. */
+static void *md_entry_table(Loader *L, json_t *list, size_t elem, uint32_t *count) {
+  size_t n = json_array_size(list);
+  *count = n == 0 || n > UINT32_MAX ? 0 : (uint32_t)n;
+  return *count ? arena_alloc(L->m->arena, elem * n) : NULL;
+}
+
 /* Keeps the name and dtype of each tir.SizeVar entry (m->size_vars) so the
  * printer can write them back. Entries are range-checked when used (meta[K][i]
  * in a type); anything unexpected inside an entry falls back to defaults. */
 static void md_load_size_vars(Loader *L, json_t *list) {
   Module *m = L->m;
-  size_t n = json_array_size(list);
-  if (n == 0 || n > UINT32_MAX) return;
-  m->size_vars = arena_alloc(m->arena, sizeof(MetaSizeVar) * n);
-  m->nsize_vars = (uint32_t)n;
-  for (size_t i = 0; i < n; i++) {
-    json_t *node = json_array_get(L->nodes, (size_t)json_integer_value(json_array_get(list, i)));
-    json_t *attrs = json_is_object(node) ? json_object_get(node, "attrs") : NULL;
+  m->size_vars = md_entry_table(L, list, sizeof(MetaSizeVar), &m->nsize_vars);
+  for (size_t i = 0; i < m->nsize_vars; i++) {
+    json_t *attrs = md_entry_attrs(L, list, i);
     json_t *dt = attrs ? json_object_get(attrs, "dtype") : NULL;
     const char *name = attrs ? md_string_attr(L, attrs, "name") : "";
     m->size_vars[i].name = arena_strdup(m->arena, name);
@@ -752,15 +765,9 @@ static int64_t md_int_attr(json_t *attrs, const char *field, int64_t dflt) {
  * unexpected inside an entry falls back to "unconstrained". */
 static void md_load_virtual_devices(Loader *L, json_t *list) {
   Module *m = L->m;
-  size_t n = json_array_size(list);
-  if (n == 0 || n > UINT32_MAX) return;
-  m->virtual_devices = arena_alloc(m->arena, sizeof(MetaVirtualDevice) * n);
-  m->nvirtual_devices = (uint32_t)n;
-  for (size_t i = 0; i < n; i++) {
-    json_t *ref = json_array_get(list, i);
-    json_t *node = json_is_integer(ref) ? json_array_get(L->nodes, (size_t)json_integer_value(ref)) : NULL;
-    json_t *attrs = json_is_object(node) ? json_object_get(node, "attrs") : NULL;
-    if (!json_is_object(attrs)) attrs = NULL;
+  m->virtual_devices = md_entry_table(L, list, sizeof(MetaVirtualDevice), &m->nvirtual_devices);
+  for (size_t i = 0; i < m->nvirtual_devices; i++) {
+    json_t *attrs = md_entry_attrs(L, list, i);
     m->virtual_devices[i].device_type = md_int_attr(attrs, "device_type_int", -1);
     m->virtual_devices[i].device_id = md_int_attr(attrs, "virtual_device_id", -1);
     m->virtual_devices[i].memory_scope = arena_strdup(m->arena, attrs ? md_string_attr(L, attrs, "memory_scope") : "");
