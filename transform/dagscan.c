@@ -2,11 +2,14 @@
  * map (dagscan.h). An explicit stack of (node, next child) frames; a node is
  * numbered when first reached and listed in post order when its children are
  * done. The DAG has no cycles, so a numbered node met again is finished or an
- * ancestor on the stack only through a cycle, which cannot happen.
+ * ancestor on the stack only through a cycle, which cannot happen. Also the
+ * effect test the passes that move or drop code share (dag_has_effects).
  */
 #include "transform/dagscan.h"
 
 #include "ir/mem.h"
+#include "ops/op_call.h"
+#include "ops/op_traits.h"
 
 Expr *dag_child(const Expr *e, uint32_t i) {
   switch (e->kind) {
@@ -113,4 +116,112 @@ void dag_free(DagScan *s) {
   mem_free(s->pos);
   mem_free(s->uses);
   s->pre = NULL, s->post = NULL, s->pos = NULL, s->uses = NULL, s->n = s->cap = 0;
+}
+
+/* ------------------------------------------------------------ effects */
+
+/* Does evaluating e itself (not its children, not the bodies of literals it
+ * makes) have an effect or depend on when it runs: a reference operation, a
+ * call of anything but an operator or constructor, a stateful operator? */
+bool dag_own_effect(const Expr *e) {
+  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
+  if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    return id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
+  }
+  return false;
+}
+
+/* Whether evaluating e has an effect anywhere below it (literal bodies not
+ * entered). Memoised per node in *memo (1 none, 2 effect) for the whole
+ * function: every fused call asks about its arguments, which in a chain are
+ * the whole program above it — without the memo a 100,000-node chain is
+ * quadratic. Iterative (explicit stack). */
+bool dag_has_effects(PtrMap *memo, Expr *root) {
+  const int64_t *v = ptrmap_find(memo, root);
+  if (v) return *v == 2;
+  typedef struct {
+    Expr *e;
+    uint32_t next;
+    bool eff;
+  } Frame;
+  VEC(Frame) st = {0};
+  vec_push(st, ((Frame){root, 0, dag_own_effect(root)}));
+  bool result = false;
+  while (st.len) {
+    Frame *f = &st.data[st.len - 1];
+    Expr *c = f->e->kind == EXPR_FN ? NULL : dag_child(f->e, f->next++);
+    if (c) {
+      const int64_t *cv = ptrmap_find(memo, c);
+      if (cv) f->eff |= *cv == 2;
+      else vec_push(st, ((Frame){c, 0, dag_own_effect(c)}));
+      continue;
+    }
+    bool eff = f->eff;
+    ptrmap_put(memo, f->e, eff ? 2 : 1);
+    st.len--;
+    if (st.len) st.data[st.len - 1].eff |= eff;
+    else result = eff;
+  }
+  vec_free(st);
+  return result;
+}
+
+/* Whether the branch `b` of a node reaches (function literals not entered)
+ * a node flagged in `hot` (by post-order position); `stamp` marks this
+ * walk's visits in `visit`. */
+static bool branch_reaches(const DagScan *s, Expr *b, const bool *hot, uint32_t *visit, uint32_t stamp,
+                           Expr ***stack, size_t *cap) {
+  size_t n = 0;
+  (*stack)[n++] = b;
+  while (n) {
+    Expr *e = (*stack)[--n];
+    uint32_t i = dag_index(s, e);
+    if (i == UINT32_MAX || visit[i] == stamp) continue;
+    visit[i] = stamp;
+    if (hot[i]) return true;
+    if (e->kind == EXPR_FN) continue;
+    for (uint32_t k = 0; dag_child(e, k); k++) {
+      if (n == *cap) *stack = mem_realloc(*stack, (*cap *= 2) * sizeof **stack);
+      (*stack)[n++] = dag_child(e, k);
+    }
+  }
+  return false;
+}
+
+bool dag_branch_shares_effect(Expr *root) {
+  DagScan s;
+  dag_scan(&s, root);
+  uint32_t *parents = mem_calloc(s.n ? s.n : 1, sizeof *parents);
+  bool *hot = mem_calloc(s.n ? s.n : 1, sizeof *hot); /* first: has an effect below */
+  for (uint32_t i = 0; i < s.n; i++) {
+    Expr *e = dag_node(&s, i);
+    bool eff = dag_own_effect(e);
+    for (uint32_t k = 0; dag_child(e, k); k++) {
+      uint32_t c = dag_index(&s, dag_child(e, k));
+      parents[c]++;
+      if (e->kind != EXPR_FN) eff = eff || hot[c];
+    }
+    hot[i] = eff;
+  }
+  bool any = false; /* then: has an effect and two parents */
+  for (uint32_t i = 0; i < s.n; i++) any |= hot[i] = hot[i] && parents[i] >= 2;
+  bool found = false;
+  if (any) {
+    uint32_t *visit = mem_calloc(s.n, sizeof *visit), stamp = 0;
+    size_t cap = 64;
+    Expr **stack = mem_malloc(cap * sizeof *stack);
+    for (uint32_t i = 0; i < s.n && !found; i++) {
+      Expr *e = dag_node(&s, i);
+      if (e->kind != EXPR_IF && e->kind != EXPR_MATCH) continue;
+      for (uint32_t k = 1; dag_child(e, k) && !found; k++) /* child 0: the condition / scrutinee */
+        found = branch_reaches(&s, dag_child(e, k), hot, visit, ++stamp, &stack, &cap);
+    }
+    mem_free(stack);
+    mem_free(visit);
+  }
+  mem_free(parents);
+  mem_free(hot);
+  dag_free(&s);
+  return found;
 }

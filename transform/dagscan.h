@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ir/ast.h"
+#include "ir/ptrmap.h"
 #include "ops/registry.h"
 
 typedef struct DagScan {
@@ -64,5 +65,21 @@ static inline const void *dag_atom_key(const Expr *e) { /* inline: asked once pe
   default: return NULL;
   }
 }
+
+/* Does evaluating e itself (not its children, not the bodies of literals it
+ * makes) have an effect or depend on when it runs: a reference operation, a
+ * call of anything but an operator or constructor, a stateful operator? */
+bool dag_own_effect(const Expr *e);
+/* Whether evaluating root has an effect anywhere below it (function literal
+ * bodies not entered), memoised per node in *memo (1 none, 2 effect) for as
+ * long as the nodes live; iterative. */
+bool dag_has_effects(PtrMap *memo, Expr *root);
+/* Whether a branch of an `if` / `match` under root reaches a node that has
+ * an effect below it and two or more parents (so possibly used after the
+ * branch too): A-normal form runs such a node before the branches
+ * (eval/lower.c hoist_scan), a pass that evaluates or moves branches must
+ * keep that order. Conservative (two uses inside one branch count too);
+ * the branch walks run only when such a node exists at all. Uses marks. */
+bool dag_branch_shares_effect(Expr *root);
 
 #endif

@@ -27,53 +27,6 @@
 
 bool pass_DEFUSE_OPS(PassCtx *c);
 
-/* Does evaluating e itself (not its children, not the bodies of literals it
- * makes) have an effect or depend on when it runs: a reference operation, a
- * call of anything but an operator or constructor, a stateful operator? */
-static bool effect_here(const Expr *e) {
-  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
-  if (e->kind == EXPR_CALL) {
-    int32_t id = op_call_id(e);
-    return id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
-  }
-  return false;
-}
-
-/* Whether evaluating e has an effect anywhere below it (literal bodies not
- * entered). Memoised per node in *memo (1 none, 2 effect) for the whole
- * function: every fused call asks about its arguments, which in a chain are
- * the whole program above it — without the memo a 100,000-node chain is
- * quadratic. Iterative (explicit stack). */
-static bool has_effects(PtrMap *memo, Expr *root) {
-  const int64_t *v = ptrmap_find(memo, root);
-  if (v) return *v == 2;
-  typedef struct {
-    Expr *e;
-    uint32_t next;
-    bool eff;
-  } Frame;
-  VEC(Frame) st = {0};
-  vec_push(st, ((Frame){root, 0, effect_here(root)}));
-  bool result = false;
-  while (st.len) {
-    Frame *f = &st.data[st.len - 1];
-    Expr *c = f->e->kind == EXPR_FN ? NULL : dag_child(f->e, f->next++);
-    if (c) {
-      const int64_t *cv = ptrmap_find(memo, c);
-      if (cv) f->eff |= *cv == 2;
-      else vec_push(st, ((Frame){c, 0, effect_here(c)}));
-      continue;
-    }
-    bool eff = f->eff;
-    ptrmap_put(memo, f->e, eff ? 2 : 1);
-    st.len--;
-    if (st.len) st.data[st.len - 1].eff |= eff;
-    else result = eff;
-  }
-  vec_free(st);
-  return result;
-}
-
 typedef struct Defuse {
   PtrMap effects;   /* has_effects' memo */
   Function *fn;     /* the global being rewritten */
@@ -82,7 +35,7 @@ typedef struct Defuse {
 } Defuse;
 
 static void note_effect(Expr *e, void *ud) {
-  if (effect_here(e)) *(bool *)ud = true;
+  if (dag_own_effect(e)) *(bool *)ud = true;
 }
 
 /* The nodes with an effect that the literal `lit` (the original node) uses
@@ -129,7 +82,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * vanish with an unused parameter: such a call stays a call (TVM inlines
    * it anyway, changing what the program computes) */
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (has_effects(&st->effects, e->call.args[i])) return e;
+    if (dag_has_effects(&st->effects, e->call.args[i])) return e;
   /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
    * inlined twice, and the same let binder twice in one function printed as
    * one name and re-parsed as two (print -> parse -> print differed) */

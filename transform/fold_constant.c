@@ -12,8 +12,10 @@
  *  - shape_of(e) / ndarray_size(e) with a fully static input type become the
  *    constant the kernel would compute (relayc's kernels: a scalar's shape_of
  *    is the scalar 0 like TVM, but its ndarray_size is 1 where TVM says 0);
- *  - `if` on a constant condition (first byte decides) → the branch;
- *    `(a, b).1` on an explicit tuple → `b` (an on_device wrapper is kept);
+ *  - `if` on a constant condition (first byte decides) → the branch, unless
+ *    a branch has an effect (a shared node with one runs before the `if`,
+ *    eval/lower.c); `(a, b).1` on an explicit tuple → `b` unless `a` has an
+ *    effect (an on_device wrapper is kept);
  *  - `let %v = <constant>; body` → body with the constant for %v;
  *  - inside a Primitive=1 function every call is kept exactly as written.
  * Calls of functions, globals and constructors are never evaluated; refs
@@ -99,6 +101,7 @@ struct Folder {
   bool risky;        /* a fold may change what type checking says (see fold_constant_function) */
   TypeofCx *tc;      /* FoldConstant on a function without dynamic types: folded constants typed,
                         the rewriter's rebuilt nodes keep their types (keep_types), or NULL */
+  PtrMap effects;    /* dag_has_effects' memo */
 };
 
 /* ------------------------------------------------------------ on_device */
@@ -563,6 +566,10 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   case EXPR_IF: {
     const Expr *c = strip_on_device(e->if_.cond);
     if (c->kind != EXPR_CONST || c->constant->nbytes == 0) return e;
+    /* a node with an effect in a branch may be shared with code after the
+     * `if`: it runs where A-normal form binds it, before the branches
+     * (eval/lower.c hoist_scan), which the folded code would not do */
+    if (dag_has_effects(&f->effects, e->if_.then_) || dag_has_effects(&f->effects, e->if_.else_)) return e;
     if (type_is_dynamic(old->type)) f->risky = true; /* a branch may be more static */
     Expr *branch = ((const uint8_t *)c->constant->data)[0] ? e->if_.then_ : e->if_.else_;
     own_share(f, branch); /* it takes the `if`'s parents */
@@ -572,6 +579,8 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
     Expr *t = e->proj.tuple;
     const Expr *bare = strip_on_device(t);
     if (bare->kind != EXPR_TUPLE || e->proj.index >= bare->tuple.n) return e;
+    for (uint32_t i = 0; i < bare->tuple.n; i++) /* the other fields' effects would be dropped */
+      if (i != e->proj.index && dag_has_effects(&f->effects, bare->tuple.fields[i])) return e;
     Expr *field = bare->tuple.fields[e->proj.index];
     own_share(f, field); /* the tuple may keep it too */
     if (bare == t) return field;
@@ -622,6 +631,7 @@ Folder *folder_new(Module *m, Diag *d) {
 void folder_free(Folder *f) {
   if (!f) return;
   rw_fini(&f->rw);
+  ptrmap_free(&f->effects);
   free(f);
 }
 
