@@ -63,7 +63,7 @@ APPROX = {"FastMath", "ToMixedPrecision"}
 # and round once: values agree to a few ulps, checked at a relative 1e-5
 CLOSE = {"SimplifyInference", "-O1", "-O2", "-O3"}
 # refusals a pass may legitimately give on some programs (exit 1 with this text)
-REFUSALS = ("needs every non-atomic expression to be used once", "Defunctionalization:",
+REFUSALS = ("needs every non-atomic expression to be used once", "Defunctionalization:", "LambdaLift:",
             "first-order", "cannot differentiate", "has no gradient", "must not", "not implemented",
             "expects @main", "Gradient", "gradient")
 

@@ -7,6 +7,8 @@
  */
 #include "transform/dagscan.h"
 
+#include <string.h>
+
 #include "ir/mem.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
@@ -167,6 +169,24 @@ bool dag_has_effects(PtrMap *memo, Expr *root) {
   return result;
 }
 
+/* A reference operation or a stateful operator call: an effect of the node
+ * itself. Calls of functions are not counted here (dag_own_effect counts
+ * them): a shared call of a pure function may run twice harmlessly, and
+ * counting every call would refuse most closures. */
+static bool direct_effect(const Expr *e) {
+  if (e->kind == EXPR_CALL) {
+    int32_t id = op_call_id(e);
+    return id >= 0 && op_is_stateful(id);
+  }
+  return dag_own_effect(e);
+}
+
+static bool fn_is_primitive(const Function *f) {
+  for (uint32_t i = 0; f->attrs && i < f->attrs->n; i++)
+    if (strcmp(f->attrs->items[i].key, "Primitive") == 0) return true;
+  return false;
+}
+
 /* Whether the branch `b` of a node reaches (function literals not entered)
  * a node flagged in `hot` (by post-order position); `stamp` marks this
  * walk's visits in `visit`. */
@@ -189,14 +209,14 @@ static bool branch_reaches(const DagScan *s, Expr *b, const bool *hot, uint32_t 
   return false;
 }
 
-bool dag_branch_shares_effect(Expr *root) {
+bool dag_scope_shares_effect(Expr *root, bool branches, bool literals) {
   DagScan s;
   dag_scan(&s, root);
   uint32_t *parents = mem_calloc(s.n ? s.n : 1, sizeof *parents);
   bool *hot = mem_calloc(s.n ? s.n : 1, sizeof *hot); /* first: has an effect below */
   for (uint32_t i = 0; i < s.n; i++) {
     Expr *e = dag_node(&s, i);
-    bool eff = dag_own_effect(e);
+    bool eff = direct_effect(e);
     for (uint32_t k = 0; dag_child(e, k); k++) {
       uint32_t c = dag_index(&s, dag_child(e, k));
       parents[c]++;
@@ -213,8 +233,10 @@ bool dag_branch_shares_effect(Expr *root) {
     Expr **stack = mem_malloc(cap * sizeof *stack);
     for (uint32_t i = 0; i < s.n && !found; i++) {
       Expr *e = dag_node(&s, i);
+      if (e->kind == EXPR_FN && literals && !fn_is_primitive(e->fn))
+        found = branch_reaches(&s, e->fn->body, hot, visit, ++stamp, &stack, &cap);
       if (e->kind != EXPR_IF && e->kind != EXPR_MATCH) continue;
-      for (uint32_t k = 1; dag_child(e, k) && !found; k++) /* child 0: the condition / scrutinee */
+      for (uint32_t k = 1; dag_child(e, k) && !found && branches; k++) /* child 0: the condition / scrutinee */
         found = branch_reaches(&s, dag_child(e, k), hot, visit, ++stamp, &stack, &cap);
     }
     mem_free(stack);

@@ -33,6 +33,7 @@
 #include "ir/build.h"
 #include "ir/equal.h"
 #include "ir/walk.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -667,6 +668,11 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
     if (has_fn(f->params[i]->type))
       return fail(&df, f->params[i]->span, "@main must not take functions as parameters");
   if (has_fn(f->type->func.ret)) return fail(&df, main->span, "@main must not return a function");
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn && dag_scope_shares_effect(m->defs[i]->fn->body, false, true))
+      return fail(&df, m->defs[i]->span, "a function literal uses a node with an effect that the enclosing code "
+                                         "shares: it runs once, where the literal is made, but would run on every "
+                                         "call of the literal's apply clause");
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, note_self, &df);
   Inst *root = arena_alloc(m->arena, sizeof *root);

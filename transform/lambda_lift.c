@@ -18,13 +18,16 @@
  * cannot reproduce; relayc numbers them in visiting order (lifted_name1,
  * lifted_name2, ... skipping names in use), which is deterministic.
  * After the pass the only function values in the module are globals (and
- * Primitive literals).
+ * Primitive literals). Refused: a literal that uses a graph-shared node with
+ * an effect from the enclosing code (dag_scope_shares_effect): relayc runs
+ * it once, where the literal is made; the lifted body would run it per call.
  */
 #include <string.h>
 
 #include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/walk.h"
+#include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -282,6 +285,13 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
     st.has_literal = false;
     walk_post_order(g->fn->body, true, note_self, &st);
     if (!st.has_literal) continue; /* nothing to lift: no rewrite of a 100,000-node body */
+    if (dag_scope_shares_effect(g->fn->body, false, true)) {
+      diag_error(c->d, g->span, "LambdaLift: in @%s a function literal uses a node with an effect that the "
+                                "enclosing code shares: it runs once, where the literal is made, but lifted it "
+                                "would run on every call", g->name);
+      ok = false;
+      break;
+    }
     Rewriter rw;
     rw_init(&rw, m, c->d);
     rw.post = post;

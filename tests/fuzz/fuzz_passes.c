@@ -204,7 +204,7 @@ static bool is_budget(const char *msg) {
 
 /* The documented refusals of passes (tests/run_sweep_all_passes.py's list). */
 static bool is_refusal(const char *msg) {
-  static const char *const r[] = {"needs every non-atomic expression to be used once", "Defunctionalization:",
+  static const char *const r[] = {"needs every non-atomic expression to be used once", "Defunctionalization:", "LambdaLift:",
                                   "first-order", "cannot differentiate", "has no gradient", "must not",
                                   "not implemented", "expects @main", "Gradient", "gradient",
                                   /* TVM's pattern rewriter limit, kept on purpose (transform/pattern.c) */
