@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
 
@@ -181,10 +182,38 @@ static bool direct_effect(const Expr *e) {
   return dag_own_effect(e);
 }
 
-static bool fn_is_primitive(const Function *f) {
-  for (uint32_t i = 0; f->attrs && i < f->attrs->n; i++)
-    if (strcmp(f->attrs->items[i].key, "Primitive") == 0) return true;
-  return false;
+/* Per node of s (post-order position): whether a direct effect is below it
+ * (function literal bodies not entered); parents[i] counts its parents when
+ * `parents` is not NULL. The caller frees the result. */
+static bool *effects_below(const DagScan *s, uint32_t *parents) {
+  bool *eff = mem_calloc(s->n ? s->n : 1, sizeof *eff);
+  for (uint32_t i = 0; i < s->n; i++) {
+    Expr *e = dag_node(s, i);
+    bool x = direct_effect(e);
+    for (uint32_t k = 0; dag_child(e, k); k++) {
+      uint32_t c = dag_index(s, dag_child(e, k));
+      if (parents) parents[c]++;
+      if (e->kind != EXPR_FN) x = x || eff[c];
+    }
+    eff[i] = x;
+  }
+  return eff;
+}
+
+bool dag_literal_captures_effect(Function *root) {
+  FnHomes h = {0};
+  fn_homes_add(&h, root);
+  bool found = false;
+  if (h.cross.len) {
+    DagScan s;
+    dag_scan(&s, root->body);
+    bool *eff = effects_below(&s, NULL);
+    for (uint32_t i = 0; i < s.n && !found; i++) found = eff[i] && ptrmap_find(&h.cross, dag_node(&s, i));
+    mem_free(eff);
+    dag_free(&s);
+  }
+  fn_homes_free(&h);
+  return found;
 }
 
 /* Whether the branch `b` of a node reaches (function literals not entered)
@@ -209,21 +238,11 @@ static bool branch_reaches(const DagScan *s, Expr *b, const bool *hot, uint32_t 
   return false;
 }
 
-bool dag_scope_shares_effect(Expr *root, bool branches, bool literals) {
+bool dag_branch_shares_effect(Expr *root) {
   DagScan s;
   dag_scan(&s, root);
   uint32_t *parents = mem_calloc(s.n ? s.n : 1, sizeof *parents);
-  bool *hot = mem_calloc(s.n ? s.n : 1, sizeof *hot); /* first: has an effect below */
-  for (uint32_t i = 0; i < s.n; i++) {
-    Expr *e = dag_node(&s, i);
-    bool eff = direct_effect(e);
-    for (uint32_t k = 0; dag_child(e, k); k++) {
-      uint32_t c = dag_index(&s, dag_child(e, k));
-      parents[c]++;
-      if (e->kind != EXPR_FN) eff = eff || hot[c];
-    }
-    hot[i] = eff;
-  }
+  bool *hot = effects_below(&s, parents); /* first: has an effect below */
   bool any = false; /* then: has an effect and two parents */
   for (uint32_t i = 0; i < s.n; i++) any |= hot[i] = hot[i] && parents[i] >= 2;
   bool found = false;
@@ -233,10 +252,8 @@ bool dag_scope_shares_effect(Expr *root, bool branches, bool literals) {
     Expr **stack = mem_malloc(cap * sizeof *stack);
     for (uint32_t i = 0; i < s.n && !found; i++) {
       Expr *e = dag_node(&s, i);
-      if (e->kind == EXPR_FN && literals && !fn_is_primitive(e->fn))
-        found = branch_reaches(&s, e->fn->body, hot, visit, ++stamp, &stack, &cap);
       if (e->kind != EXPR_IF && e->kind != EXPR_MATCH) continue;
-      for (uint32_t k = 1; dag_child(e, k) && !found && branches; k++) /* child 0: the condition / scrutinee */
+      for (uint32_t k = 1; dag_child(e, k) && !found; k++) /* child 0: the condition / scrutinee */
         found = branch_reaches(&s, dag_child(e, k), hot, visit, ++stamp, &stack, &cap);
     }
     mem_free(stack);

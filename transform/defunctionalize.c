@@ -669,7 +669,7 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
       return fail(&df, f->params[i]->span, "@main must not take functions as parameters");
   if (has_fn(f->type->func.ret)) return fail(&df, main->span, "@main must not return a function");
   for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn && dag_scope_shares_effect(m->defs[i]->fn->body, false, true))
+    if (m->defs[i]->fn && dag_literal_captures_effect(m->defs[i]->fn))
       return fail(&df, m->defs[i]->span, "a function literal uses a node with an effect that the enclosing code "
                                          "shares: it runs once, where the literal is made, but would run on every "
                                          "call of the literal's apply clause");

@@ -19,7 +19,7 @@
  * lifted_name2, ... skipping names in use), which is deterministic.
  * After the pass the only function values in the module are globals (and
  * Primitive literals). Refused: a literal that uses a graph-shared node with
- * an effect from the enclosing code (dag_scope_shares_effect): relayc runs
+ * an effect from the enclosing code (dag_literal_captures_effect): relayc runs
  * it once, where the literal is made; the lifted body would run it per call.
  */
 #include <string.h>
@@ -285,7 +285,7 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
     st.has_literal = false;
     walk_post_order(g->fn->body, true, note_self, &st);
     if (!st.has_literal) continue; /* nothing to lift: no rewrite of a 100,000-node body */
-    if (dag_scope_shares_effect(g->fn->body, false, true)) {
+    if (dag_literal_captures_effect(g->fn)) {
       diag_error(c->d, g->span, "LambdaLift: in @%s a function literal uses a node with an effect that the "
                                 "enclosing code shares: it runs once, where the literal is made, but lifted it "
                                 "would run on every call", g->name);

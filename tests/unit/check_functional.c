@@ -265,7 +265,9 @@ static int run_golden_file(const char *path, const char *spec, Module **out, Sou
     return -1;
   }
   Source *src = source_new(path, text, len);
-  FILE *null = fopen("/dev/null", "w");
+  char *msgs = NULL;
+  size_t msgs_len = 0;
+  FILE *null = open_memstream(&msgs, &msgs_len);
   Diag d;
   diag_init(&d, null, src);
   Module *m = parse_module(src, &d), *pre = NULL;
@@ -281,6 +283,9 @@ static int run_golden_file(const char *path, const char *spec, Module **out, Sou
     pass_pipeline_fini(&pl);
   }
   fclose(null);
+  /* a documented refusal (tests/run_sweep_all_passes.py REFUSALS): skipped */
+  if (status == 0 && msgs && (strstr(msgs, "LambdaLift:") || strstr(msgs, "Defunctionalization:"))) status = -1;
+  free(msgs);
   *out = m;
   *src_out = src;
   *pre_out = pre;
