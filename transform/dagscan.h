@@ -74,15 +74,6 @@ bool dag_own_effect(const Expr *e);
  * bodies not entered), memoised per node in *memo (1 none, 2 effect) for as
  * long as the nodes live; iterative. */
 bool dag_has_effects(PtrMap *memo, Expr *root);
-/* Whether a branch of an `if` / `match` under root reaches a node that has
- * a direct effect below it (a reference operation or a stateful operator;
- * calls of functions are assumed pure here, unlike dag_has_effects) and two
- * or more parents, so possibly used after the branch too: A-normal form, the
- * order relayc runs, evaluates such a node before the branches (eval/lower.c
- * hoist_scan); a pass that evaluates or moves branches must keep that.
- * Conservative (two uses inside one branch count too); the branch walks run
- * only when such a node exists at all. Uses marks. */
-bool dag_branch_shares_effect(Expr *root);
 /* Whether a function literal in root uses a node of an enclosing function
  * (ir/walk.h FnHomes: a cross node) with a direct effect below it: relayc
  * evaluates it once, where A-normal form binds it, and the literal captures
