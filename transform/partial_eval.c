@@ -1143,6 +1143,16 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   /* a graph-shared node with an effect used in several scopes is bound once
    * first, in the scope ANF gives it, so it is not evaluated at every use */
   if (!normal_form_bind_lifted_effects(c)) return false;
+  /* what that leaves: a literal using a node of an enclosing function with a
+   * direct effect (a `ref(1)` also bound by a let, fuzz seed 5 input 4) would
+   * be run on each call of the literal: the module is left as it was */
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn && dag_literal_captures_effect(m->defs[i]->fn)) {
+      diag_warning(c->d, m->defs[i]->fn->span, "PartialEvaluate left the module as it was: in @%s a function literal "
+                                               "uses a node with an effect that the enclosing code shares",
+                   m->defs[i]->name);
+      return true;
+    }
   Pe p = {0};
   p.m = m;
   p.d = c->d;
