@@ -16,7 +16,7 @@ python3 tests/odd_attrs.py --seeds $out/seeds
 # the front end only: kernels (ops/kernels/*.c) and the interpreter are not reached from here
 srcs="$(find ir lexer parser sema ops runtime -name '*.c' ! -name 'k_*.c' | sort) build/gen/lexer.c build/gen/relay.tab.c"
 clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -Ibuild/gen \
-  $(pkg-config --cflags jansson libffi openblas) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \
-  $(pkg-config --libs jansson libffi openblas) -lm -lpthread -ldl
+  $(pkg-config --cflags jansson libffi openblas zlib) -o $out/fuzz_frontend tests/fuzz/fuzz_frontend.c $srcs \
+  $(pkg-config --libs jansson libffi openblas zlib) -lm -lpthread -ldl
 $out/fuzz_frontend -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix=tests/fuzz/ tests/fuzz/corpus-out $out/seeds $(find tests/golden -type d) samples
