@@ -278,13 +278,15 @@ static void uv_dispatch(Uv *u, Expr *e) {
       (*table_slot(&u->visits, cur))++;
       Var *v = cur->let.var;
       int64_t *s = ptrmap_slot(&u->lets, v);
+      /* a let chain reached again through sharing keeps the uses counted
+       * so far: its inner nodes may not be inspected again (at most twice),
+       * so starting from 0 lost uses and deleted a binding still used */
       if (!*s) {
         vec_push(u->infos, ((LetInfo){0}));
         *s = (int64_t)u->infos.len;
       }
       LetInfo *li = &u->infos.data[*s - 1];
       li->value = cur->let.value;
-      li->uses = 0;
       li->level = u->level;
       if (!var_pure(u->purity, u->default_pure, v)) uv_expr(u, cur->let.value); /* must run: visit now */
       cur = cur->let.body;
