@@ -100,7 +100,7 @@ static Type *parse_ty(Prog *p, const char *text) {
   *c = *t;
   if (t->kind == TYPE_TENSOR) {
     c->tensor.dims = arena_alloc(p->m->arena, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof(Dim));
-    memcpy(c->tensor.dims, t->tensor.dims, t->tensor.ndim * sizeof(Dim));
+    if (t->tensor.ndim) memcpy(c->tensor.dims, t->tensor.dims, t->tensor.ndim * sizeof(Dim));
   }
   unload(&q);
   return c;
