@@ -524,19 +524,26 @@ static Var *new_binder(AD *a, Var *v, bool annotate) {
 
 /* ------------------------------------------------- lifted pair helpers */
 
+/* One of the structural helpers below, applied to an atom x of source type t. */
+typedef Expr *PerLeaf(AD *a, Expr *x, const Type *t, Span sp);
+
+/* The tuple of leaf(field i of x) for a tuple type t: each field projected into a
+ * let named "x", each result atomized under the name hint. */
+static Expr *per_field(AD *a, Expr *x, const Type *t, Span sp, const char *hint, PerLeaf *leaf) {
+  Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
+  for (uint32_t i = 0; i < t->tuple.n; i++) {
+    Expr *f = push(a, "x", ty_proj(a, x, i, sp));
+    fs[i] = atomize(a, hint, leaf(a, f, t->tuple.fields[i], sp));
+  }
+  Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
+  mem_free(fs);
+  return r;
+}
+
 /* pair(x) = (x, ref(zeros_like(x))), structurally over tuples (x an atom of type t) */
 static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
   t = rt(t);
-  if (t && t->kind == TYPE_TUPLE) {
-    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
-    for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a, x, i, sp));
-      fs[i] = atomize(a, "p", pair_of(a, f, t->tuple.fields[i], sp));
-    }
-    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
-    mem_free(fs);
-    return r;
-  }
+  if (t && t->kind == TYPE_TUPLE) return per_field(a, x, t, sp, "p", pair_of);
   Expr *z = grad_op_call(&a->tc, &a->zeros_like, &x, 1, sp);
   return ty_tuple(a, (Expr *[]){x, ty_ref_new(a, z, sp)}, 2, sp);
 }
@@ -544,32 +551,14 @@ static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
 /* val(p): the forward value of a translated value p of source type t */
 static Expr *value_of(AD *a, Expr *p, const Type *t, Span sp) {
   t = rt(t);
-  if (t && t->kind == TYPE_TUPLE) {
-    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
-    for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a, p, i, sp));
-      fs[i] = atomize(a, "v", value_of(a, f, t->tuple.fields[i], sp));
-    }
-    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
-    mem_free(fs);
-    return r;
-  }
+  if (t && t->kind == TYPE_TUPLE) return per_field(a, p, t, sp, "v", value_of);
   return ty_proj(a, p, 0, sp);
 }
 
 /* grad(p): the current contents of p's gradient cells */
 static Expr *grad_of(AD *a, Expr *p, const Type *t, Span sp) {
   t = rt(t);
-  if (t && t->kind == TYPE_TUPLE) {
-    Expr **fs = mem_calloc(t->tuple.n + 1, sizeof *fs);
-    for (uint32_t i = 0; i < t->tuple.n; i++) {
-      Expr *f = push(a, "x", ty_proj(a, p, i, sp));
-      fs[i] = atomize(a, "g", grad_of(a, f, t->tuple.fields[i], sp));
-    }
-    Expr *r = ty_tuple(a, fs, t->tuple.n, sp);
-    mem_free(fs);
-    return r;
-  }
+  if (t && t->kind == TYPE_TUPLE) return per_field(a, p, t, sp, "g", grad_of);
   return ty_ref_read(a, ty_proj(a, p, 1, sp), sp);
 }
 
