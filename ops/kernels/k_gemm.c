@@ -11,7 +11,13 @@
  * the splitting); a panel is a contiguous range of C's columns (or rows when
  * C is tall and narrow), aligned to the micro-kernel tile, computed by one
  * serial GEMM call; panels
- * never overlap, so chunk bodies write disjoint memory.
+ * never overlap, so chunk bodies write disjoint memory. A product whose K
+ * dwarfs both sides of C is cut along K instead (pieces into C and a
+ * partial-sum buffer, summed after the join). The K cut and the engine
+ * depend on the shape alone, never on the thread count (column panels do
+ * not change any element's sum), so a result is the same at any
+ * RELAYC_NUM_THREADS; overwriting panels of products big enough to thread
+ * with K <= 64 run on relayc's sgemm (kgemm_f32_serial_over).
  */
 #include "ops/kernels/k_gemm.h"
 
@@ -268,11 +274,22 @@ void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const d
 
 typedef struct {
   bool ta, tb, f64, by_rows;
+  bool over; /* beta = 0 and big enough to thread: panels take kgemm_f32_serial_over */
   int64_t M, N, K, lda, ldb, ldc, step, npanels;
   const void *A, *B;
   void *C;
   double beta;
 } KgJob;
+
+/* A product cut along K: unit u = (piece, panel) runs piece u / npanels of
+ * the reduction over column panel u % npanels of `part`; piece 0 writes C,
+ * piece p > 0 the dense M × N block p − 1 of `partial`, added to C after the
+ * join. */
+typedef struct {
+  KgJob part;
+  int64_t pieces, klen;
+  void *partial;
+} KgSplitJob;
 
 static void kg_panel(void *raw, int64_t lo, int64_t hi) {
   const KgJob *j = raw;
@@ -289,6 +306,9 @@ static void kg_panel(void *raw, int64_t lo, int64_t hi) {
     if (j->f64)
       kgemm_f64_serial(j->ta, j->tb, M, N, j->K, (const double *)j->A + offA, j->lda,
                        (const double *)j->B + offB, j->ldb, j->beta, (double *)j->C + offC, j->ldc);
+    else if (j->over) /* short K goes to relayc's sgemm */
+      kgemm_f32_serial_over(j->ta, j->tb, M, N, j->K, (const float *)j->A + offA, j->lda,
+                            (const float *)j->B + offB, j->ldb, (float *)j->C + offC, j->ldc);
     else
       kgemm_f32_serial(j->ta, j->tb, M, N, j->K, (const float *)j->A + offA, j->lda,
                        (const float *)j->B + offB, j->ldb, (float)j->beta, (float *)j->C + offC,
@@ -299,18 +319,10 @@ static void kg_panel(void *raw, int64_t lo, int64_t hi) {
 /* Minimum work (multiply-adds) worth a second thread. */
 #define KG_PAR_MIN_MACS (1 << 18)
 
-static void kg_run(KgJob *j) {
-  kgemm_init();
-  int nt = threadpool_size();
-  double macs = (double)j->M * (double)j->N * (double)j->K;
-  if (nt <= 1 || macs < KG_PAR_MIN_MACS || (j->M < 32 && j->N < 32)) {
-    j->by_rows = false;
-    j->step = j->N;
-    kg_panel(j, 0, 1);
-    return;
-  }
-  /* panels aligned to the micro-kernel tile (own sgemm: 12 rows × 32
-   * columns; OpenBLAS: 16); rows when C is too narrow for whole column tiles */
+/* Cuts the panels of j for `nt` threads (sets by_rows, step, npanels):
+ * aligned to the micro-kernel tile (own sgemm: 12 rows × 32 columns;
+ * OpenBLAS: 16); rows when C is too narrow for whole column tiles. */
+static void kg_cut_panels(KgJob *j, int nt) {
   bool own = kg_own_sgemm && !j->f64;
   int64_t colw = own ? 32 : 16, rowh = own ? 12 : 16;
   j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt);
@@ -319,6 +331,92 @@ static void kg_run(KgJob *j) {
   step = (step + align - 1) / align * align;
   j->step = step;
   j->npanels = (ext + step - 1) / step;
+}
+
+/* Products with a reduction this long and at least twice as long as either
+ * side of C are cut along K into KG_KSPLIT_PIECES pieces (by the shape only,
+ * so the rounding does not depend on the thread count). Cutting such a C
+ * into panels makes every panel repack the whole operand on the uncut side
+ * (the MNIST MLP's forward nn.dense, 64×128 with K = 784: +10-25% CPU, paid
+ * in full when the second thread joins late); K pieces pack disjoint halves
+ * of both operands and cost one M×N sum. Vector products (M or N = 1) pack
+ * nothing and keep their panels. */
+#define KG_KSPLIT_MIN_K 512
+#define KG_KSPLIT_PIECES 2
+
+static bool kg_wants_ksplit(const KgJob *j) {
+  return j->K >= KG_KSPLIT_MIN_K && j->K >= 2 * j->M && j->K >= 2 * j->N && j->M > 1 && j->N > 1;
+}
+
+static void kg_split_unit(void *raw, int64_t lo, int64_t hi) {
+  const KgSplitJob *s = raw;
+  size_t es = s->part.f64 ? sizeof(double) : sizeof(float);
+  for (int64_t u = lo; u < hi; u++) {
+    int64_t piece = u / s->part.npanels, panel = u % s->part.npanels;
+    int64_t k0 = piece * s->klen, klen = piece == s->pieces - 1 ? s->part.K - k0 : s->klen;
+    KgJob j = s->part;
+    j.K = klen;
+    /* op(A) columns k0.. are A's rows when transposed; op(B) rows k0.. likewise */
+    j.A = (const char *)j.A + (size_t)(j.ta ? k0 * j.lda : k0) * es;
+    j.B = (const char *)j.B + (size_t)(j.tb ? k0 : k0 * j.ldb) * es;
+    if (piece > 0) {
+      j.C = (char *)s->partial + (size_t)((piece - 1) * j.M * j.N) * es;
+      j.ldc = j.N;
+      j.beta = 0;
+    }
+    kg_panel(&j, panel, panel + 1);
+  }
+}
+
+/* C += the partial sums of pieces 1.. (row by row, in piece order). */
+static void kg_split_sum(const KgSplitJob *s) {
+  const KgJob *j = &s->part;
+  for (int64_t p = 1; p < s->pieces; p++)
+    for (int64_t i = 0; i < j->M; i++) {
+      int64_t off = ((p - 1) * j->M + i) * j->N;
+      if (j->f64) {
+        double *c = (double *)j->C + i * j->ldc;
+        const double *t = (const double *)s->partial + off;
+        for (int64_t n = 0; n < j->N; n++) c[n] += t[n];
+      } else {
+        float *c = (float *)j->C + i * j->ldc;
+        const float *t = (const float *)s->partial + off;
+        for (int64_t n = 0; n < j->N; n++) c[n] += t[n];
+      }
+    }
+}
+
+/* Runs j cut along K; false (nothing written) when the partial sums cannot
+ * be allocated. Threads take (piece, panel) units; with two threads each
+ * takes one whole piece. */
+static bool kg_run_ksplit(KgJob *j, int nt) {
+  KgSplitJob s = {.part = *j, .pieces = KG_KSPLIT_PIECES, .klen = j->K / KG_KSPLIT_PIECES};
+  size_t bytes = (size_t)((KG_KSPLIT_PIECES - 1) * j->M * j->N) * (j->f64 ? 8 : 4);
+  s.partial = bufpool_alloc(bytes);
+  if (!s.partial) return false;
+  int per_piece = (nt + KG_KSPLIT_PIECES - 1) / KG_KSPLIT_PIECES;
+  kg_cut_panels(&s.part, per_piece);
+  threadpool_for(s.pieces * s.part.npanels, 1, kg_split_unit, &s);
+  kg_split_sum(&s);
+  bufpool_free(s.partial, bytes);
+  return true;
+}
+
+static void kg_run(KgJob *j) {
+  kgemm_init();
+  int nt = threadpool_size();
+  double macs = (double)j->M * (double)j->N * (double)j->K;
+  /* by the shape, not the thread count, so results do not depend on it; smaller
+   * products keep kgemm_f32_serial's engine bit for bit (exact-print goldens) */
+  j->over = j->beta == 0 && macs >= KG_PAR_MIN_MACS;
+  if (macs >= KG_PAR_MIN_MACS && kg_wants_ksplit(j) && kg_run_ksplit(j, nt)) return;
+  if (nt <= 1 || macs < KG_PAR_MIN_MACS || (j->M < 32 && j->N < 32)) {
+    j->by_rows = false;
+    j->step = j->N;
+    kg_panel(j, 0, 1);
+    return;
+  }
+  kg_cut_panels(j, nt);
   threadpool_for(j->npanels, 1, kg_panel, j);
 }
 

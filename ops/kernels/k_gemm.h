@@ -43,7 +43,10 @@ const char *kgemm_sgemm_engine(void);
 
 /* C[M×N] = op(A)[M×K] · op(B)[K×N] + beta·C. lda/ldb/ldc are row strides
  * of A, B, C as stored. Threaded over the pool (call from the submitting
- * thread). Dimensions beyond INT32_MAX fall back to a plain loop. */
+ * thread). Dimensions beyond INT32_MAX fall back to a plain loop. Products
+ * of at least 2^18 multiply-adds are cut by shape (column/row panels, or two
+ * K pieces when K >= 512 dwarfs M and N); with beta = 0 and K <= 64 their
+ * float32 panels use relayc's sgemm, as kgemm_f32_serial_over does. */
 void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,

@@ -191,6 +191,19 @@ typedef struct ChanJob {
   do {                                                                                         \
     const T *restrict x = (const T *)j->x, *restrict v = (const T *)j->v;                      \
     T *y = (T *)j->y;                                                                          \
+    if (j->inner == 1) { /* channels innermost (dense's bias): runs of whole rows, vectorised */ \
+      for (int64_t r = lo, len; r < hi; r += len) {                                            \
+        int64_t c0 = r % j->n;                                                                 \
+        len = j->n - c0 < hi - r ? j->n - c0 : hi - r;           \
+        const T *xs = x + r, *vs = v + c0;                                                     \
+        T *ys = y + r;                                                                         \
+        if (j->op == OP_NN_BIAS_ADD)                                                           \
+          for (int64_t i = 0; i < len; i++) ys[i] = (T)((U)xs[i] + (U)vs[i]);                  \
+        else                                                                                   \
+          for (int64_t i = 0; i < len; i++) ys[i] = xs[i] > (T)0 ? xs[i] : (T)((U)xs[i] * (U)vs[i]); \
+      }                                                                                        \
+      break;                                                                                   \
+    }                                                                                          \
     for (int64_t r = lo; r < hi; r++) { /* r = outer * n + channel */                          \
       T b = v[r % j->n];                                                                       \
       const T *xs = x + r * j->inner;                                                          \

@@ -184,6 +184,34 @@ START_TEST(matmul_transposes) {
 }
 END_TEST
 
+/* Products cut along K (ops/kernels/k_gemm.c: K >= 512 and >= twice M and N), every
+ * transpose, float32 and float64, and a short-K overwriting product threaded on
+ * relayc's sgemm (the MLP's weight gradient: K = the batch). */
+START_TEST(matmul_ksplit_and_short_k) {
+  const int64_t shapes[3][3] = {{40, 50, 600}, {64, 128, 784}, {128, 300, 64}}; /* M, N, K */
+  for (int s = 0; s < 3; s++)
+    for (int ta = 0; ta < 2; ta++)
+      for (int tb = 0; tb < 2; tb++)
+        for (int f = 0; f < 2; f++) {
+          int64_t Mv = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+          if (f && s == 1) continue;
+          DType dt = f ? F64 : F32;
+          int64_t as[2] = {ta ? K : Mv, ta ? Mv : K}, bs[2] = {tb ? N : K, tb ? K : N};
+          Tensor *a = rnd(dt, 2, as, 70 + (uint32_t)(4 * s + 2 * ta + tb));
+          Tensor *b = rnd(dt, 2, bs, 80 + (uint32_t)s);
+          int64_t os[2] = {Mv, N};
+          Tensor *want = ref_mm(a, b, 1, 1, Mv, N, K, ta, tb, dt, 2, os);
+          char attrs[96];
+          snprintf(attrs, sizeof attrs, "transpose_a=%s; transpose_b=%s", ta ? "True" : "False",
+                   tb ? "True" : "False");
+          check_op(OP_NN_MATMUL, attrs, a, b, want, f ? 1e-12 : 1e-5);
+          tensor_release(a);
+          tensor_release(b);
+          tensor_release(want);
+        }
+}
+END_TEST
+
 static void bmm_case(int64_t B1, int64_t B2, int64_t Mv, int64_t N, int64_t K, bool ta, bool tb,
                      DType dt, DType odt, uint32_t seed) {
   int64_t as[3] = {B1, ta ? K : Mv, ta ? Mv : K}, bs[3] = {B2, tb ? N : K, tb ? K : N};
@@ -242,6 +270,7 @@ static Suite *dense_suite(void) {
   tcase_add_test(tc, dense_int);
   tcase_add_test(tc, dense_empty_and_nan);
   tcase_add_test(tc, matmul_transposes);
+  tcase_add_test(tc, matmul_ksplit_and_short_k);
   tcase_add_test(tc, batch_matmul_cases);
   tcase_add_test(tc, batch_matmul_errors);
   suite_add_tcase(s, tc);

@@ -113,6 +113,23 @@ START_TEST(bias_add_and_prelu) {
     tensor_release(o);
   }
   ck_assert(!kr_run(OP_NN_BIAS_ADD, "axis=-1", ins, 2)); /* bias length 3 ≠ 2 */
+  { /* channels innermost (dense's bias): runs of rows, chunks split mid-row */
+    Tensor *xr = kr_iota(DT_F32, 2, (int64_t[]){901, 37}), *br = kr_iota(DT_F32, 1, (int64_t[]){37});
+    kt_fill(xr, 5, -2, 2);
+    kt_fill(br, 6, -1, 1);
+    Tensor *rins[2] = {xr, br};
+    for (int op = 0; op < 2; op++) {
+      Tensor *o = kr_run(op ? OP_NN_PRELU : OP_NN_BIAS_ADD, "axis=-1", rins, 2);
+      ck_assert_msg(o, "%s", kr_err);
+      for (int64_t e = 0; e < xr->numel; e++) {
+        double v = tensor_get_f64(xr, e), bb = tensor_get_f64(br, e % 37);
+        double want = op ? (v > 0 ? v : (double)((float)v * (float)bb)) : (double)((float)v + (float)bb);
+        ck_assert_double_eq_tol(tensor_get_f64(o, e), want, 1e-6);
+      }
+      tensor_release(o);
+    }
+    kr_free(xr, br, NULL, NULL);
+  }
   ck_assert(!kr_run(OP_NN_BIAS_ADD, "axis=4", ins, 2));
   Tensor *bi = kr_make(DT_I32, 1, (int64_t[]){3}, (double[]){1, 2, 3});
   ins[1] = bi;
