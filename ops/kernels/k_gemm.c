@@ -320,10 +320,11 @@ static void kg_panel(void *raw, int64_t lo, int64_t hi) {
 #define KG_PAR_MIN_MACS (1 << 18)
 
 /* Cuts the panels of j for `nt` threads (sets by_rows, step, npanels):
- * aligned to the micro-kernel tile (own sgemm: 12 rows × 32 columns;
- * OpenBLAS: 16); rows when C is too narrow for whole column tiles. */
+ * aligned to the micro-kernel tile of the engine its panels use (own sgemm:
+ * 12 rows × 32 columns, a multiple of the AVX2 6 × 16; OpenBLAS: 16); rows
+ * when C is too narrow for whole column tiles. */
 static void kg_cut_panels(KgJob *j, int nt) {
-  bool own = kg_own_sgemm && !j->f64;
+  bool own = !j->f64 && (kg_own_sgemm || (j->over && kg_own_short && j->K <= KG_OWN_SHORT_K));
   int64_t colw = own ? 32 : 16, rowh = own ? 12 : 16;
   j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt);
   int64_t ext = j->by_rows ? j->M : j->N, align = j->by_rows ? rowh : colw;
