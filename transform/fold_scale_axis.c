@@ -8,7 +8,9 @@
  * that understands scales gets no "message".
  *
  * Messages: a set of channel axes (ascending) plus "the scale must be >= 0"
- * (set when a relu / leaky_relu is crossed). Operators and their role, as in
+ * (set when a relu / leaky_relu is crossed) and, forward only, "the scale
+ * divides": set by add/subtract, whose other operand becomes b / s — exact
+ * only for a float constant scale with no zero, infinite or NaN element. Operators and their role, as in
  * TVM's per-operator attributes (kept here, not in the registry: the roles
  * are this pass's own vocabulary): relu-like (nn.relu, nn.leaky_relu),
  * add-like (add, subtract), the producer `multiply`, consumers nn.conv2d /
@@ -40,8 +42,16 @@
  *    extent (TVM repeats every axis by the first axis's extent);
  *  - backward add of two offers requires a non-negative scale if either side
  *    does (TVM looks at the left side only);
- *  - a conv's blocked channel sub-axis must follow its primal axis.
+ *  - a conv's blocked channel sub-axis must follow its primal axis;
+ *  - a constant scale with an infinite or NaN element is never moved;
+ *  - forward add/subtract needs a float constant scale with every element
+ *    finite and non-zero (TVM divides by any scale: a 0 gives inf * 0 = NaN,
+ *    an integer scale truncates the quotient);
+ *  - a conv/dense takes part only when its output dtype is its operands'
+ *    (with out_dtype the kernel converts the operands first, so a scale moved
+ *    across the conversion is rounded differently, or overflows in int8).
  */
+#include <math.h>
 #include <string.h>
 
 #include "ir/build.h"
@@ -63,6 +73,7 @@ enum { MSG_MAX_AXES = 4 };
 typedef struct Msg {
   bool def;      /* false: no scaling possible (TVM's null message) */
   bool positive; /* the scale must be a constant >= 0 */
+  bool divides;  /* the scale must be a float constant, finite, no zero */
   uint8_t n;
   int32_t ax[MSG_MAX_AXES]; /* ascending */
 } Msg;
@@ -83,7 +94,7 @@ static bool axes_eq(const Msg *a, const Msg *b) {
 static Msg msg_meet(Msg a, Msg b) {
   if (!a.def) return a;
   if (!b.def) return b;
-  Msg r = {.def = true, .positive = a.positive || b.positive};
+  Msg r = {.def = true, .positive = a.positive || b.positive, .divides = a.divides || b.divides};
   for (int i = 0, j = 0; i < a.n && j < b.n;) {
     if (a.ax[i] < b.ax[j]) i++;
     else if (a.ax[i] > b.ax[j]) j++;
@@ -209,21 +220,65 @@ static bool match_axes(Module *m, const Type *tl, const Type *tr, const Msg *msg
   return true;
 }
 
+/* The constant under expand_dims, reshape, transpose, squeeze, repeat (the
+ * operators that only move a scale's elements), or NULL. */
+static const ConstTensor *peeled_const(const Expr *e) {
+  for (;;) {
+    int32_t id = op_call_id(e);
+    if (id == OP_EXPAND_DIMS || id == OP_RESHAPE || id == OP_TRANSPOSE || id == OP_SQUEEZE || id == OP_REPEAT) {
+      if (e->call.nargs < 1) return NULL;
+      e = e->call.args[0];
+      continue;
+    }
+    return e->kind == EXPR_CONST ? e->constant : NULL;
+  }
+}
+
+/* Is `bad` true of some element of a float32/64 constant? (false for other
+ * dtypes) */
+static bool float_const_any(const ConstTensor *c, bool (*bad)(double)) {
+  if (c->dtype.code != DT_FLOAT || c->dtype.lanes != 1 || (c->dtype.bits != 32 && c->dtype.bits != 64)) return false;
+  uint64_t n = c->nbytes / (c->dtype.bits / 8);
+  for (uint64_t i = 0; i < n; i++)
+    if (bad(c->dtype.bits == 32 ? ((const float *)c->data)[i] : ((const double *)c->data)[i])) return true;
+  return false;
+}
+
+static bool not_finite(double v) { return !isfinite(v); }
+static bool zero_or_not_finite(double v) { return v == 0 || !isfinite(v); }
+
+/* A scale another operand may be divided by: a float32/64 constant (seen as
+ * peeled_const does) with every element finite and non-zero. */
+static bool invertible_const(const Expr *e) {
+  const ConstTensor *c = peeled_const(e);
+  return c && c->dtype.code == DT_FLOAT && (c->dtype.bits == 32 || c->dtype.bits == 64) &&
+         !float_const_any(c, zero_or_not_finite);
+}
+
+static bool all_nonnegative_const(const Expr *e);
+
+/* May `sc` be moved as a scale under message `m`? An infinite or NaN element
+ * of a constant never (inf * 0 and inf - inf make NaN on one side only);
+ * across a relu a constant >= 0; across an add/subtract (forward) an
+ * invertible constant. */
+static bool scale_allowed(const Expr *sc, const Msg *m) {
+  const ConstTensor *c = peeled_const(sc);
+  if (c && float_const_any(c, not_finite)) return false;
+  return (!m->positive || all_nonnegative_const(sc)) && (!m->divides || invertible_const(sc));
+}
+
+/* A conv/dense whose result has its operands' dtype (no out_dtype conversion). */
+static bool same_dtypes(const Expr *call) {
+  const Type *o = ttype(call->type), *x = ttype(call->call.args[0]->type), *w = ttype(call->call.args[1]->type);
+  return o && x && w && dtype_eq(o->tensor.dtype, x->tensor.dtype) && dtype_eq(o->tensor.dtype, w->tensor.dtype);
+}
+
 /* TVM's IsAllPositiveConstant: a constant (seen through expand_dims, reshape,
  * transpose, squeeze, repeat) of float32/64, int8/32, uint8/32 with every
  * element >= 0 (NaN passes, as in TVM). */
 static bool all_nonnegative_const(const Expr *e) {
-  for (;;) {
-    int32_t id = op_call_id(e);
-    if (id == OP_EXPAND_DIMS || id == OP_RESHAPE || id == OP_TRANSPOSE || id == OP_SQUEEZE || id == OP_REPEAT) {
-      if (e->call.nargs < 1) return false;
-      e = e->call.args[0];
-      continue;
-    }
-    break;
-  }
-  if (e->kind != EXPR_CONST) return false;
-  const ConstTensor *c = e->constant;
+  const ConstTensor *c = peeled_const(e);
+  if (!c) return false;
   DType dt = c->dtype;
   if (dt.lanes != 1) return false;
   uint64_t n = dt.bits ? c->nbytes / (dt.bits / 8) : 0;
@@ -390,22 +445,23 @@ static void forward_prep(const Expr *call, Msg out, Msg *in) {
   in[0] = in[1] = NO_MSG;
   switch (role_of(call)) {
   case R_RELU:
-    if (out.def) in[0] = msg_make(out.ax, out.n, true);
+    if (out.def) in[0] = out, in[0].positive = true;
     break;
   case R_ADDSUB:
     if (out.def) {
       const Type *tl = ttype(call->call.args[0]->type), *tr = ttype(call->call.args[1]->type);
+      out.divides = true;
       if (match_axes(NULL, tl, tr, &out, NULL)) in[0] = out;
       else if (match_axes(NULL, tr, tl, &out, NULL)) in[1] = out;
     }
     break;
   case R_CONV: {
     ConvInfo ci;
-    if (conv_info(call, false, &ci)) in[0] = conv_msg(&ci);
+    if (same_dtypes(call) && conv_info(call, false, &ci)) in[0] = conv_msg(&ci);
     break;
   }
   case R_DENSE:
-    if (dense_rank2(call, false)) in[0] = msg_make((int32_t[]){1}, 1, false);
+    if (same_dtypes(call) && dense_rank2(call, false)) in[0] = msg_make((int32_t[]){1}, 1, false);
     break;
   default: break;
   }
@@ -487,7 +543,7 @@ static Expr *forward_post(Rewriter *rw, Expr *old, Expr *e) {
     const Type *tl = ttype(old->call.args[0]->type), *tr = ttype(old->call.args[1]->type);
     for (int side = 0; side < 2; side++) {
       Expr *sc = e->call.args[1 - side];
-      if (match_axes(m, side ? tr : tl, side ? tl : tr, &want, &sc) && (!want.positive || all_nonnegative_const(sc))) {
+      if (match_axes(m, side ? tr : tl, side ? tl : tr, &want, &sc) && scale_allowed(sc, &want)) {
         set_scaled(f, old, (Scaled){e->call.args[side], sc, want});
         return e->call.args[side];
       }
@@ -576,9 +632,9 @@ static Msg backward_prep(const Bwd *b, const Expr *call) {
   }
   case R_CONV: {
     ConvInfo ci;
-    return conv_info(call, true, &ci) ? conv_msg(&ci) : NO_MSG;
+    return same_dtypes(call) && conv_info(call, true, &ci) ? conv_msg(&ci) : NO_MSG;
   }
-  case R_DENSE: return dense_rank2(call, true) ? msg_make((int32_t[]){1}, 1, false) : NO_MSG;
+  case R_DENSE: return same_dtypes(call) && dense_rank2(call, true) ? msg_make((int32_t[]){1}, 1, false) : NO_MSG;
   case R_BIAS:
     return in0.def && in0.n == 1 && cattr_int(call, "axis", 1) == in0.ax[0] ? in0 : NO_MSG;
   default: return NO_MSG;
@@ -677,14 +733,14 @@ static Expr *backward_post(Rewriter *rw, Expr *old, Expr *e) {
   /* the scale is the original operand: nothing inside it can be folded */
   if (lm.def) {
     Expr *sc = a[1];
-    if (lm.n > 0 && match_axes(rw->m, tl, tr, &lm, &sc) && (!lm.positive || all_nonnegative_const(sc))) {
+    if (lm.n > 0 && match_axes(rw->m, tl, tr, &lm, &sc) && scale_allowed(sc, &lm)) {
       Expr *r = push_scale(b, a[0], &lm, sc);
       if (!r) b->abort = true;
       return r ? r : e;
     }
   } else if (rm.def) {
     Expr *sc = a[0];
-    if (rm.n > 0 && match_axes(rw->m, tr, tl, &rm, &sc) && (!rm.positive || all_nonnegative_const(sc))) {
+    if (rm.n > 0 && match_axes(rw->m, tr, tl, &rm, &sc) && scale_allowed(sc, &rm)) {
       Expr *r = push_scale(b, a[1], &rm, sc);
       if (!r) b->abort = true;
       return r ? r : e;
