@@ -34,10 +34,11 @@ enum {
   OPF_MP_ALWAYS = 1u << 3,         /* computed in the mixed type (conv, dense, batch_matmul) */
   OPF_MP_FOLLOW = 1u << 4,         /* in the mixed type when its float inputs already are */
   OPF_MP_NEVER = 1u << 5,          /* always in float32 (exp, softmax, sums, ...) */
-  /* its type relation reads the value of a scalar constant argument (arange
-   * without start/stop/step attributes: a constant stop gives a static
-   * length), so a pass that replaces such an argument by a variable changes
-   * the call's type and must leave the call for inference to type again */
+  /* its type may depend on the values of its arguments, so a pass that
+   * changes an argument leaves the call for inference to type again. Set for
+   * arange, whose relation read constant inputs until it read only its
+   * start/stop/step attributes as TVM's does (ops/relations/rel_shape.c):
+   * kept as the conservative choice, it costs only the re-inference */
   OPF_TYPE_READS_CONSTS = 1u << 6,
 };
 

@@ -146,9 +146,17 @@ static Type *infer_call(Inf *I, Expr *e) {
   /* Likewise a global, constructor or variable callee shared by several
    * calls (a pass that inlines one literal at several places keeps the
    * `@id` of its body as one node): a polymorphic callee is instantiated
-   * afresh for each call, as TVM instantiates a GlobalVar at each call. */
+   * afresh for each call, as TVM instantiates a GlobalVar at each call.
+   * The callee then records this call's instantiation: a typed callee of an
+   * untyped call is also what a pass leaves when it rebuilds a call with new
+   * arguments (FoldConstant folding `arange(...)` in `@id(arange(...))`),
+   * and its old record would be stale (infer_untyped keeps typed nodes). */
   bool shared_atom = f->type && f->type != I->cx.err && (f->kind == EXPR_GLOBAL || f->kind == EXPR_CTOR || f->kind == EXPR_VAR);
   Type *ft = ty_instantiate(cx, shared_atom ? infer_kind(I, f) : infer(I, f));
+  if (shared_atom) {
+    f->type = ft;
+    vec_push(I->exprs, f);
+  }
   uint32_t n = e->call.nargs;
   Type **at = arena_alloc(cx->a, (n ? n : 1) * sizeof *at);
   for (uint32_t i = 0; i < n; i++) at[i] = infer(I, e->call.args[i]);

@@ -409,13 +409,6 @@ bool rel_attr_number(TypeRelCtx *c, const char *key, double *v) {
   }
 }
 
-bool rel_input_number(TypeRelCtx *c, uint32_t i, double *v) {
-  const Constraint *k = c->con;
-  if (!k->exprs || i + 1 >= k->nargs) return false;
-  const Expr *e = k->exprs[i];
-  return e && e->kind == EXPR_CONST && rel_const_value(e->constant, v);
-}
-
 bool rel_attr_is_none(TypeRelCtx *c, const char *key) {
   const AttrValue *v = rel_attr(c, key);
   return !v || v->kind == AV_NONE;

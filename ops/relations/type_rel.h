@@ -76,9 +76,6 @@ const Type *rel_type(TypeRelCtx *c, uint32_t i);
  * one-element meta[relay.Constant] / constant expression; false otherwise. */
 bool rel_attr_number(TypeRelCtx *c, const char *key, double *v);
 
-/* The value of input i when the call passes a one-element constant there.
- * A relation that uses it sets OPF_TYPE_READS_CONSTS in ops/op_traits.def. */
-bool rel_input_number(TypeRelCtx *c, uint32_t i, double *v);
 /* Slot i as a tensor type; NULL while unknown (blocks) or, after reporting
  * "<op>: argument i+1 must be a tensor" (the result: "the result must be a
  * tensor"), when it is another kind of type. */

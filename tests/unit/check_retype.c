@@ -605,6 +605,18 @@ START_TEST(typed_fold_constant) {
 }
 END_TEST
 
+/* FoldConstant folds the dynamic arange(...) (its length is read from its
+ * attributes only: `?`) under @id into a (2) constant and rebuilds the call,
+ * which keeps its typed @id callee: inference used to keep that callee's old
+ * instantiation fn (Tensor[(?)]) -> Tensor[(?)] where a full inference gives
+ * (2) (fuzz-passes-ci seed 1 input 61, from samples/polymorphism.relay). */
+START_TEST(fold_constant_polymorphic_callee) {
+  retyped_by("def @id[T](%x: T) -> T { %x }\n"
+             "def @main() { @id(arange(1f, 3f, 1f)) }\n",
+             "FoldConstant");
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -632,6 +644,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_partial_eval);
   tcase_add_test(tc, typed_un_cps);
   tcase_add_test(tc, typed_fold_constant);
+  tcase_add_test(tc, fold_constant_polymorphic_callee);
   suite_add_tcase(s, tc);
   return s;
 }
