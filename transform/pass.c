@@ -8,7 +8,8 @@
  * read). The runner re-types the module after every pass: that is both the
  * contract (passes may leave new nodes untyped) and the verifier (LLVM's
  * -verify-each): a pass whose output does not type-check is reported as an
- * internal error naming the pass.
+ * internal error naming the pass, and so is a changed global that uses a
+ * variable nothing in it binds (check_no_free_vars).
  */
 #include "transform/pass.h"
 
@@ -455,14 +456,12 @@ static bool has_inferred_params(const Module *m) {
   return false;
 }
 
-static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s, const PassRunOptions *ro) {
-  if (retype_full[p->id] || m->expr || force_full_retype() || has_inferred_params(m)) {
-    tally.full++;
-    return retype(m, d, p);
-  }
+/* Which globals (by index in m->defs) pass p may have changed, from the
+ * snapshot taken before it; with old_sigs, their signatures before it. Every
+ * global when p mutates nodes in place (PASS_RETYPE_FULL). */
+static bool *changed_globals(const Module *m, const PassDef *p, const Snapshot *s, Type **old_sigs) {
   uint32_t n = m->ndefs;
   bool *changed = mem_calloc(n + 1, sizeof *changed);
-  Type **old_sigs = mem_calloc(n + 1, sizeof *old_sigs);
   PtrMap where = {0}; /* GlobalDef -> 1 + index in the snapshot, built only if the order changed */
   bool mapped = false;
   for (uint32_t i = 0; i < n; i++) {
@@ -476,10 +475,107 @@ static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s
       int64_t k;
       if (ptrmap_get(&where, g, &k)) ds = &s->defs[k - 1];
     }
-    changed[i] = !ds || ds->key != def_key(g);
-    old_sigs[i] = ds ? ds->sig : NULL;
+    changed[i] = retype_full[p->id] || !ds || ds->key != def_key(g);
+    if (old_sigs) old_sigs[i] = ds ? ds->sig : NULL;
   }
   if (mapped) ptrmap_free(&where);
+  return changed;
+}
+
+/* A global function the pass changed uses a variable that nothing in it
+ * binds (printed `free_var %u`): the type checker would take the variable's
+ * old type as given, so it is reported here as the pass's internal error (a
+ * pass that deleted a binding still used: DeadCodeElimination on a
+ * graph-shared let chain, de984d8). One walk per changed global, flags by
+ * Var.id (ir/walk.h fn_free_vars' pointer maps cost 2x the re-typing of a
+ * 100k-binding chain); like fn_free_vars it asks "bound anywhere in the
+ * function", not "in scope at the use". */
+typedef struct Binding {
+  uint8_t *flag; /* by Var.id: BOUND | USED */
+  uint32_t cap;
+  VEC(Var *) seen; /* each variable flagged, once */
+} Binding;
+
+enum { BOUND = 1, USED = 2 };
+
+static void binding_mark(Binding *b, Var *v, uint8_t what) {
+  if (v->id >= b->cap) {
+    uint32_t cap = b->cap ? b->cap : 64;
+    while (cap <= v->id) cap *= 2;
+    b->flag = mem_realloc(b->flag, cap);
+    memset(b->flag + b->cap, 0, cap - b->cap);
+    b->cap = cap;
+  }
+  if (!b->flag[v->id]) vec_push(b->seen, v);
+  b->flag[v->id] |= what;
+}
+
+static void binding_pattern(Binding *b, Pattern *p) {
+  /* patterns nest as deep as written; the resolver bounded that */
+  if (p->kind == PAT_VAR) binding_mark(b, p->var, BOUND);
+  else if (p->kind == PAT_CTOR)
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) binding_pattern(b, p->ctor.args[i]);
+  else if (p->kind == PAT_TUPLE)
+    for (uint32_t i = 0; i < p->tuple.n; i++) binding_pattern(b, p->tuple.fields[i]);
+}
+
+static void binding_visit(Expr *e, void *ud) {
+  Binding *b = ud;
+  switch (e->kind) {
+  case EXPR_VAR:
+    if (e->var.var) binding_mark(b, e->var.var, USED);
+    break;
+  case EXPR_LET: binding_mark(b, e->let.var, BOUND); break;
+  case EXPR_FN:
+    for (uint32_t i = 0; i < e->fn->nparams; i++) binding_mark(b, e->fn->params[i], BOUND);
+    break;
+  case EXPR_MATCH:
+    for (uint32_t i = 0; i < e->match.nclauses; i++) binding_pattern(b, e->match.clauses[i].pattern);
+    break;
+  default: break;
+  }
+}
+
+/* The first variable f uses and does not bind, or NULL. */
+static Var *unbound_var(Binding *b, Function *f) {
+  b->seen.len = 0;
+  for (uint32_t i = 0; i < f->nparams; i++) binding_mark(b, f->params[i], BOUND);
+  walk_post_order(f->body, true, binding_visit, b);
+  Var *r = NULL;
+  for (size_t i = 0; i < b->seen.len; i++) {
+    Var *v = b->seen.data[i];
+    if (b->flag[v->id] == USED && !r) r = v;
+    b->flag[v->id] = 0; /* for the next global */
+  }
+  return r;
+}
+
+static bool check_no_free_vars(Module *m, Diag *d, const PassDef *p, const Snapshot *s) {
+  bool *changed = changed_globals(m, p, s, NULL);
+  Binding b = {0};
+  bool ok = true;
+  for (uint32_t i = 0; i < m->ndefs && ok; i++) {
+    GlobalDef *g = m->defs[i];
+    Var *v = changed[i] && g->fn ? unbound_var(&b, g->fn) : NULL;
+    if (!v) continue;
+    diag_error(d, v->span, "internal error: pass %s left variable %%%s unbound in @%s", p->name, v->name, g->name);
+    diag_plain(d, DIAG_NOTE, "internal error: the output of pass %s is not a valid program (a relayc bug: please report it with this input)",
+               p->name);
+    ok = false;
+  }
+  mem_free(b.flag);
+  vec_free(b.seen);
+  mem_free(changed);
+  return ok;
+}
+
+static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s, const PassRunOptions *ro) {
+  if (retype_full[p->id] || m->expr || force_full_retype() || has_inferred_params(m)) {
+    tally.full++;
+    return retype(m, d, p);
+  }
+  Type **old_sigs = mem_calloc(m->ndefs + 1, sizeof *old_sigs);
+  bool *changed = changed_globals(m, p, s, old_sigs);
   int before = d->nerrors;
   InferIncStats st;
   InferIncResult r = infer_module_incremental(m, changed, old_sigs, d, &st);
@@ -537,7 +633,7 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
   }
   double t0 = now_ms(), c0 = cpu_ms();
   if (unchanged) tally.skipped++;
-  bool typed = unchanged || retype_after(m, d, p, &snap, ro);
+  bool typed = unchanged || (check_no_free_vars(m, d, p, &snap) && retype_after(m, d, p, &snap, ro));
   snapshot_free(&snap);
   last_retype_ms = now_ms() - t0;
   last_retype_cpu = cpu_ms() - c0;
