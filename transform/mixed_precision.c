@@ -304,13 +304,41 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   return out;
 }
 
+/* Does t bind or use a type parameter (a polymorphic function literal's
+ * type)? Such a type is no annotation: its parameters are the literal's own
+ * objects, and printed and read back they become new ones (the re-parsed
+ * module was not --equal to the pass output: fuzz, from
+ * passes/lambda_lift/shared_polymorphic_literal.relay). */
+static bool mentions_tparams(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  if (!t || stack_exhausted()) return true;
+  switch (t->kind) {
+  case TYPE_VAR: return true;
+  case TYPE_FUNC:
+    if (t->func.ntparams) return true;
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (mentions_tparams(t->func.args[i])) return true;
+    return mentions_tparams(t->func.ret);
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (mentions_tparams(t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (mentions_tparams(t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF: return mentions_tparams(t->ref.inner);
+  default: return false;
+  }
+}
+
 static Expr *mp_pre(Rewriter *rw, Expr *e) {
   Mixed *mx = rw->ud;
   if (e->kind == EXPR_LET) {
     /* the value first, then the binder takes its type, then the body */
     Expr *v = rw_expr(rw, e->let.value);
     typed(mx, v);
-    e->let.var->annot = v->type;
+    if (!mentions_tparams(v->type)) e->let.var->annot = v->type;
     e->let.var->type = v->type;
   }
   return NULL;
