@@ -26,7 +26,10 @@
  * type, constructor names that are identifiers, and functions may be stored
  * in ADTs and tuples (List[fn (A) -> B] becomes List[Func0]).
  * Preconditions (reported, not aborted): @main has no type parameters and no
- * function in its parameter or result types.
+ * function in its parameter or result types. A literal that uses a
+ * graph-shared node with an effect of its enclosing code is prepared as in
+ * LambdaLift (the node let-bound first, transform/normal_form.h); what that
+ * leaves is refused (the apply clause would run the node per call).
  */
 #include <string.h>
 
@@ -34,6 +37,7 @@
 #include "ir/equal.h"
 #include "ir/walk.h"
 #include "transform/dagscan.h"
+#include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -668,6 +672,8 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
     if (has_fn(f->params[i]->type))
       return fail(&df, f->params[i]->span, "@main must not take functions as parameters");
   if (has_fn(f->type->func.ret)) return fail(&df, main->span, "@main must not return a function");
+  /* a literal using a shared node with an effect captures it let-bound */
+  if (!normal_form_bind_captured_effects(pc)) return false;
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (m->defs[i]->fn && dag_literal_captures_effect(m->defs[i]->fn))
       return fail(&df, m->defs[i]->span, "a function literal uses a node with an effect that the enclosing code "

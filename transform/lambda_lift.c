@@ -18,9 +18,13 @@
  * cannot reproduce; relayc numbers them in visiting order (lifted_name1,
  * lifted_name2, ... skipping names in use), which is deterministic.
  * After the pass the only function values in the module are globals (and
- * Primitive literals). Refused: a literal that uses a graph-shared node with
- * an effect from the enclosing code (dag_literal_captures_effect): relayc runs
- * it once, where the literal is made; the lifted body would run it per call.
+ * Primitive literals). A literal that uses a graph-shared node with an
+ * effect from the enclosing code (dag_literal_captures_effect: relayc runs it
+ * once, where the literal is made; the lifted body would run it per call) is
+ * prepared first: the node is let-bound where A-normal form puts it
+ * (transform/normal_form.h normal_form_bind_captured_effects) and the literal
+ * captures the variable. What that leaves (a node a let binds already and the
+ * literal uses directly) is refused.
  */
 #include <string.h>
 
@@ -28,6 +32,7 @@
 #include "ir/build.h"
 #include "ir/walk.h"
 #include "transform/dagscan.h"
+#include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -278,7 +283,7 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
   Lift st = {0};
   st.fv = fv_cache_new(m);
   uint32_t n = m->ndefs; /* lifted globals are appended: they are already lifted */
-  bool ok = true;
+  bool ok = normal_form_bind_captured_effects(c);
   for (uint32_t i = 0; i < n && ok; i++) {
     GlobalDef *g = m->defs[i];
     if (!g->fn || fn_has_attr(g->fn, "Compiler") || fn_has_attr(g->fn, "Primitive")) continue;

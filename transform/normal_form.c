@@ -18,7 +18,8 @@
  *     binds every non-atom (constants included) to a fresh `x_N`; BBNF binds
  *     only lifted nodes and rebuilds the rest in place with sharing intact
  *     (unlike TVM, in a function that lifts a node with an effect, every
- *     node with an effect is bound too, so effects keep their order).
+ *     node with an effect, and every if and match, is bound too, so effects
+ *     keep their order).
  *     A converted `let` flattens its bindings into the enclosing scope and
  *     binds its result to a fresh variable (so ANF is not idempotent), and
  *     after `let %y = %x` later uses of %x become %y (TVM's memo quirk).
@@ -565,7 +566,11 @@ static Expr *fill_on_device(Nf *nf, Expr *e, Var *v) {
  * or a fresh variable in orig's scope — unless BBNF does not lift it. */
 static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
   now = on_lexical_device(nf, now);
-  bool not_included = nf->bbnf && !n->lifted && !(nf->bind_effects && own_effect(orig));
+  /* with bind_effects, an if/match is bound too: its branches may hold
+   * effects, which would otherwise run after effects bound later in the
+   * fill (`(if (%d) { %f() } else { %f() }, ref_read(%r))` read %r first) */
+  bool in_order = own_effect(orig) || orig->kind == EXPR_IF || orig->kind == EXPR_MATCH;
+  bool not_included = nf->bbnf && !n->lifted && !(nf->bind_effects && in_order);
   Var *var = v ? v : gensym(nf, !not_included, orig->span);
   n->done = true;
   if (!v && not_included) {
@@ -904,6 +909,13 @@ static bool run_normal_form(PassCtx *c, bool bbnf, bool only_effects_lifted) {
 }
 
 bool normal_form_bind_lifted_effects(PassCtx *c) { return run_normal_form(c, true, true); }
+
+bool normal_form_bind_captured_effects(PassCtx *c) {
+  for (uint32_t i = 0; i < c->m->ndefs; i++)
+    if (c->m->defs[i]->fn && dag_literal_captures_effect(c->m->defs[i]->fn))
+      return normal_form_bind_lifted_effects(c) && pass_retype(c);
+  return true;
+}
 
 bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false, false); }
 bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true, false); }

@@ -16,4 +16,13 @@
  * (TVM's rejects graph-shared nodes outright). false: nesting too deep. */
 bool normal_form_bind_lifted_effects(PassCtx *c);
 
+/* The same, run only when some global function has a literal that uses such
+ * a node of its enclosing code (transform/dagscan.h
+ * dag_literal_captures_effect): LambdaLift's and Defunctionalization's
+ * preparation, so the literal captures the let-bound variable instead of
+ * running the node per call; what it cannot bind they still refuse. The
+ * module is re-typed after binding (those passes read signatures). false:
+ * nesting too deep, or (an internal error) the result does not type-check. */
+bool normal_form_bind_captured_effects(PassCtx *c);
+
 #endif
