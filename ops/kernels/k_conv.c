@@ -863,10 +863,11 @@ static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
 static int tconv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
   if (g->Cg != 1 || g->Og != 1 || g->G != g->C) return 0;
   bool flat = g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->st[0] == 1 && g->plo[0] == 0;
-  if (flat && g->dil[1] == 1 && g->dil[2] == 1 && (g->st[1] > 1 || g->st[2] > 1)) {
-    /* strided 2-D: by stride phase, no zeros touched (ops/kernels/k_tconv_dw.h) */
+  if (flat && (g->st[1] > 1 || g->st[2] > 1)) {
+    /* strided 2-D, any dilation: by stride phase, no zeros touched (ops/kernels/k_tconv_dw.h) */
     KtdwGeom t = {.planes = g->N * g->C, .C = g->C, .in = {g->in[1], g->in[2]}, .out = {g->out[1], g->out[2]},
-                  .k = {g->k[1], g->k[2]}, .st = {g->st[1], g->st[2]}, .plo = {g->plo[1], g->plo[2]}};
+                  .k = {g->k[1], g->k[2]}, .st = {g->st[1], g->st[2]}, .dil = {g->dil[1], g->dil[2]},
+                  .plo = {g->plo[1], g->plo[2]}};
     if (ktdw_fits(&t)) return ktdw_run(&t, x, w, y) ? 1 : (kernel_fail(c, "%s: out of memory", c->op->name), -1);
   }
   ConvGeom f = *g;

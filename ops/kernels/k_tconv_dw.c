@@ -1,8 +1,11 @@
 /* ops/kernels/k_tconv_dw.c — strided depthwise transposed convolution by stride phase
  * (ops/kernels/k_tconv_dw.h).
  *
- * Per axis, output phase p (oh = p + s·m) reads the taps r = r0 + j·s (j < nj,
- * r0 = (p + plo) mod s) at x[b + m − j] (b = (p + plo) div s). Each input plane is
+ * Per axis (stride s, dilation d, e = gcd(s, d)), output phase p (oh = p + s·m) reads
+ * the taps r with r·d ≡ p + plo (mod s): none unless e divides p + plo, else
+ * r = r0 + j·(s/e) (j < nj, r0 the least), at x[b + m − j·(d/e)] with
+ * b = (p + plo − r0·d) / s (exact). With d = 1: r0 = (p + plo) mod s, b = (p + plo) div s,
+ * reads x[b + m − j]. Each input plane is
  * copied once into a zero-bordered plane padded enough for every phase; then a
  * phase (py, px) is one unit-stride sweep over v = m_y·Wp + m_x of its taps, each a
  * constant offset into that plane (kplane_sweep, the depthwise engine's 8-float
@@ -27,19 +30,39 @@
 
 #define KTDW_MAX_FLOATS ((int64_t)1 << 28)
 
-/* One axis of one phase: nj taps from r0 by s, outputs m < M reading x[b + m − j]. */
+/* One axis of one phase: nj taps r0, r0 + rstep, ... of the kernel; output m < M reads
+ * tap j at x[b + m − j·xstep]. */
 typedef struct AxisPhase {
-  int64_t r0, nj, b, M;
+  int64_t r0, rstep, nj, b, xstep, M;
 } AxisPhase;
 
-static AxisPhase axis_phase(int64_t p, int64_t k, int64_t s, int64_t plo, int64_t out) {
-  AxisPhase a;
-  int64_t q = p + plo;
-  a.r0 = q % s;
-  a.b = q / s;
-  a.nj = a.r0 < k ? (k - a.r0 + s - 1) / s : 0;
-  a.M = p < out ? (out - p + s - 1) / s : 0;
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
   return a;
+}
+
+/* Phase p of an axis with kernel extent k, stride s, dilation d, padding plo before and
+ * out outputs. */
+static AxisPhase axis_phase(int64_t p, int64_t k, int64_t s, int64_t d, int64_t plo, int64_t out) {
+  AxisPhase a = {.nj = 0, .b = 0};
+  int64_t q = p + plo, e = gcd64(s, d);
+  a.rstep = s / e;
+  a.xstep = d / e;
+  a.M = p < out ? (out - p + s - 1) / s : 0;
+  a.r0 = 0;
+  while (a.r0 < a.rstep && (q - a.r0 * d) % s != 0) a.r0++;
+  if (a.r0 == a.rstep) return a; /* e does not divide q: no tap lands on this phase */
+  a.b = (q - a.r0 * d) / s;
+  a.nj = a.r0 < k ? (k - a.r0 + a.rstep - 1) / a.rstep : 0;
+  return a;
+}
+
+static AxisPhase geom_phase(const KtdwGeom *g, int ax, int64_t p) {
+  return axis_phase(p, g->k[ax], g->st[ax], g->dil[ax], g->plo[ax], g->out[ax]);
 }
 
 /* Zero rows/columns the plane needs before and after x on one axis so that every
@@ -47,9 +70,9 @@ static AxisPhase axis_phase(int64_t p, int64_t k, int64_t s, int64_t plo, int64_
 static bool axis_padding(const KtdwGeom *g, int ax, int64_t *before, int64_t *after) {
   *before = *after = 0;
   for (int64_t p = 0; p < g->st[ax]; p++) {
-    AxisPhase a = axis_phase(p, g->k[ax], g->st[ax], g->plo[ax], g->out[ax]);
+    AxisPhase a = geom_phase(g, ax, p);
     if (a.nj == 0 || a.M == 0) continue;
-    int64_t lo = a.b - (a.nj - 1), hi = a.b + a.M - 1;
+    int64_t lo = a.b - (a.nj - 1) * a.xstep, hi = a.b + a.M - 1;
     if (-lo > *before) *before = -lo;
     if (hi - (g->in[ax] - 1) > *after) *after = hi - (g->in[ax] - 1);
   }
@@ -60,7 +83,8 @@ bool ktdw_fits(const KtdwGeom *g) {
   int64_t lim = (int64_t)1 << 24;
   for (int ax = 0; ax < 2; ax++) {
     if (g->in[ax] < 1 || g->in[ax] > lim || g->out[ax] < 1 || g->out[ax] > lim || g->k[ax] < 1 ||
-        g->k[ax] > lim || g->st[ax] < 1 || g->st[ax] > 64 || g->plo[ax] < 0 || g->plo[ax] >= g->k[ax])
+        g->k[ax] > lim || g->st[ax] < 1 || g->st[ax] > 64 || g->dil[ax] < 1 || g->dil[ax] > lim ||
+        g->plo[ax] < 0 || g->plo[ax] > (g->k[ax] - 1) * g->dil[ax])
       return false;
   }
   int64_t ext[2];
@@ -98,8 +122,7 @@ static void phases_init(Job *j) {
   j->vstride = 32;
   for (int64_t py = 0; py < g->st[0]; py++)
     for (int64_t px = 0; px < g->st[1]; px++) {
-      AxisPhase ay = axis_phase(py, g->k[0], g->st[0], g->plo[0], g->out[0]);
-      AxisPhase ax = axis_phase(px, g->k[1], g->st[1], g->plo[1], g->out[1]);
+      AxisPhase ay = geom_phase(g, 0, py), ax = geom_phase(g, 1, px);
       Phase *f = &j->ph[py * g->st[1] + px];
       f->py = py;
       f->px = px;
@@ -112,8 +135,8 @@ static void phases_init(Job *j) {
       int64_t t = 0;
       for (int64_t jy = ay.nj - 1; jy >= 0; jy--) /* last kernel row and column first */
         for (int64_t jx = ax.nj - 1; jx >= 0; jx--, t++) {
-          f->toff[t] = (j->Pt + ay.b - jy) * j->Wp + j->Pl + ax.b - jx;
-          f->widx[t] = (ay.r0 + jy * g->st[0]) * kw + ax.r0 + jx * g->st[1];
+          f->toff[t] = (j->Pt + ay.b - jy * ay.xstep) * j->Wp + j->Pl + ax.b - jx * ax.xstep;
+          f->widx[t] = (ay.r0 + jy * ay.rstep) * kw + ax.r0 + jx * ax.rstep;
         }
       int64_t vlen = f->My && f->Mx ? (f->My - 1) * j->Wp + f->Mx : 0;
       f->vlen16 = (vlen + 15) / 16 * 16;

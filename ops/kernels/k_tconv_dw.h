@@ -1,16 +1,16 @@
 /* ops/kernels/k_tconv_dw.h — strided depthwise transposed convolution by stride phase.
  *
  * The data gradient of a strided depthwise convolution is a depthwise
- * conv2d_transpose with strides s > 1: y[oh] = Σ x[ih]·w[r] over ih·s + r − plo = oh
- * (per spatial axis, dilation 1). Splitting the output by phase p = oh mod s, every
- * output of one phase reads the same taps r ≡ (p + plo) (mod s), so the phase
+ * conv2d_transpose with strides s > 1: y[oh] = Σ x[ih]·w[r] over ih·s + r·d − plo = oh
+ * (per spatial axis, dilation d). Splitting the output by phase p = oh mod s, every
+ * output of one phase reads the same taps, those with r·d ≡ p + plo (mod s), so the phase
  * plane y[p::s] is a small dense stride-1 correlation of x with the sub-kernel of
  * those taps: no zeros are multiplied (a zero-spread input costs s² times the
  * multiply-adds). Float32, one input and one output channel per group, 2-D
  * (1-D as H = 1).
  *
  *   KtdwGeom g = {.planes = N * C, .C = C, .in = {H, W}, .out = {OH, OW},
- *                 .k = {kh, kw}, .st = {2, 2}, .plo = {1, 1}};
+ *                 .k = {kh, kw}, .st = {2, 2}, .dil = {1, 1}, .plo = {1, 1}};
  *   if (ktdw_fits(&g)) ok = ktdw_run(&g, x, w, y);   // w: C kernels of kh·kw floats
  */
 #ifndef RELAYC_OPS_K_TCONV_DW_H
@@ -26,7 +26,8 @@ typedef struct KtdwGeom {
   int64_t out[2]; /* (OH, OW) of y */
   int64_t k[2];   /* kernel extents */
   int64_t st[2];  /* strides (≥ 1) */
-  int64_t plo[2]; /* padding before (top, left), 0 ≤ plo < k */
+  int64_t dil[2]; /* dilations (≥ 1) */
+  int64_t plo[2]; /* padding before (top, left), 0 ≤ plo ≤ (k − 1)·dil */
 } KtdwGeom;
 
 /* True when the geometry is one this engine takes (non-empty planes, padding

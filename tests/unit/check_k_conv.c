@@ -529,7 +529,9 @@ END_TEST
  * the depthwise engine with the flipped window, the old kernel's arithmetic; the phase
  * form meets the same non-zero products in the same order, so the results are equal
  * bit for bit. Random shapes: odd and even extents, kernels 1-5 (wider or narrower
- * than the stride), padding, output padding, strides 2 and 3, dilation 1. */
+ * than the stride), padding up to the dilated window, output padding, strides 2 and 3;
+ * dilation 1 (cases 0-59), then 2 and 3 (cases 60-119, with strides sharing a factor
+ * with the dilation or not: phases without taps). */
 static Tensor *spread(const Tensor *x, int64_t sh, int64_t sw) {
   int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
   int64_t us[4] = {N, C, (H - 1) * sh + 1, (W - 1) * sw + 1};
@@ -547,22 +549,28 @@ START_TEST(conv2d_transpose_depthwise_phase) {
   uint32_t seed = 12345;
 #define PICK(n) ((seed = seed * 1103515245u + 12345u), (int64_t)((seed >> 16) % (uint32_t)(n)))
   static const int64_t strides[][2] = {{2, 2}, {2, 2}, {2, 1}, {1, 2}, {3, 2}, {3, 3}};
-  for (int i = 0; i < 60; i++) {
+  static const int64_t dilations[][2] = {{2, 2}, {3, 3}, {2, 1}, {1, 3}, {2, 3}, {3, 2}, {2, 2}};
+  for (int i = 0; i < 120; i++) {
+    int64_t dh = i < 60 ? 1 : dilations[i / 6 % 7][0], dw = i < 60 ? 1 : dilations[i / 6 % 7][1];
     int64_t N = 1 + PICK(2), C = 1 + PICK(5), H = 1 + PICK(9), W = 1 + PICK(9);
     int64_t kh = 1 + PICK(5), kw = 1 + PICK(5), sh = strides[i % 6][0], sw = strides[i % 6][1];
-    int64_t pt = PICK(kh), pl = PICK(kw), pb = PICK(kh), pr = PICK(kw), oph = PICK(sh), opw = PICK(sw);
-    if (i == 0) N = 2, C = 16, H = 56, W = 56, kh = kw = 3, pt = pl = pb = pr = 1, oph = opw = 1; /* MobileNet's */
-    int64_t OH = (H - 1) * sh + kh - pt - pb + oph, OW = (W - 1) * sw + kw - pl - pr + opw;
+    int64_t ekh = (kh - 1) * dh + 1, ekw = (kw - 1) * dw + 1; /* dilated window */
+    int64_t pt = PICK(ekh), pl = PICK(ekw), pb = PICK(ekh), pr = PICK(ekw), oph = PICK(sh), opw = PICK(sw);
+    if (i == 0 || i == 60) N = 2, C = 16, H = 56, W = 56, kh = kw = 3, oph = opw = 1, /* MobileNet's */
+      pt = pb = dh, pl = pr = dw, ekh = 2 * dh + 1, ekw = 2 * dw + 1;
+    int64_t OH = (H - 1) * sh + ekh - pt - pb + oph, OW = (W - 1) * sw + ekw - pl - pr + opw;
     if (OH < 1 || OW < 1) continue;
     int64_t xs[4] = {N, C, H, W}, ws[4] = {C, 1, kh, kw};
     Tensor *x = rnd(F32, 4, xs, 400 + (uint32_t)i), *w = rnd(F32, 4, ws, 500 + (uint32_t)i);
     char attrs[320], old_attrs[320];
     const char *fmt = "channels=%lld; strides=[%lld, %lld]; output_padding=[%lld, %lld]; padding=[%lld, %lld, %lld, %lld]; "
-                      "groups=%lld; kernel_size=[%lld, %lld]";
+                      "dilation=[%lld, %lld]; groups=%lld; kernel_size=[%lld, %lld]";
     snprintf(attrs, sizeof attrs, fmt, (long long)C, (long long)sh, (long long)sw, (long long)oph, (long long)opw,
-             (long long)pt, (long long)pl, (long long)pb, (long long)pr, (long long)C, (long long)kh, (long long)kw);
+             (long long)pt, (long long)pl, (long long)pb, (long long)pr, (long long)dh, (long long)dw, (long long)C,
+             (long long)kh, (long long)kw);
     snprintf(old_attrs, sizeof old_attrs, fmt, (long long)C, 1LL, 1LL, (long long)oph, (long long)opw, (long long)pt,
-             (long long)pl, (long long)pb, (long long)pr, (long long)C, (long long)kh, (long long)kw);
+             (long long)pl, (long long)pb, (long long)pr, (long long)dh, (long long)dw, (long long)C, (long long)kh,
+             (long long)kw);
     char err[KERNEL_ERR_SIZE] = "";
     Tensor *u = spread(x, sh, sw);
     Tensor *ins[2] = {x, w}, *uins[2] = {u, w};
@@ -574,7 +582,7 @@ START_TEST(conv2d_transpose_depthwise_phase) {
     ck_assert_int_eq(got->shape[3], OW);
     ck_assert_msg(kt_equal(got, old), "case %d (%lldx%lld, %s): phase form differs from the spread form (%g)", i,
                   (long long)H, (long long)W, attrs, kt_rel_err(got, old));
-    RefGeom r = {.nd = 2, .G = C, .st = {1, sh, sw}, .dil = {1, 1, 1}, .plo = {0, pt, pl}, .phi = {0, pb, pr},
+    RefGeom r = {.nd = 2, .G = C, .st = {1, sh, sw}, .dil = {1, dh, dw}, .plo = {0, pt, pl}, .phi = {0, pb, pr},
                  .opad = {0, oph, opw}};
     Tensor *want = ref_tconv(x, w, &r, F32);
     ck_assert_msg(kt_rel_err(got, want) <= 1e-5, "case %d: relative error %g vs the reference (%s)", i,
