@@ -292,11 +292,18 @@ int rel_batch_flatten(TypeRelCtx *c) {
 
 /* --------------------------------------------------------- joining, splitting */
 
+/* Input 0 as a non-empty tuple of known tensors (concatenate, stack): the field count, or
+ * -1 (waiting, or failed with "the input tuple is empty": rel_pending tells which). */
+static int32_t nonempty_tensor_tuple(TypeRelCtx *c, const Type ***fs) {
+  int32_t n = rel_tensor_tuple(c, 0, fs);
+  if (n == 0) rel_fail(c, "the input tuple is empty");
+  return n > 0 ? n : -1;
+}
+
 int rel_concatenate(TypeRelCtx *c) {
   const Type **fs;
-  int32_t n = rel_tensor_tuple(c, 0, &fs);
+  int32_t n = nonempty_tensor_tuple(c, &fs);
   if (n < 0) return rel_pending(c);
-  if (n == 0) return rel_fail(c, "the input tuple is empty");
   uint32_t nd = fs[0]->tensor.ndim;
   if (nd == 0) return rel_fail(c, "cannot concatenate rank-0 tensors");
   int64_t axis = rel_attr_int(c, "axis", 0);
@@ -325,9 +332,8 @@ int rel_concatenate(TypeRelCtx *c) {
 
 int rel_stack(TypeRelCtx *c) {
   const Type **fs;
-  int32_t n = rel_tensor_tuple(c, 0, &fs);
+  int32_t n = nonempty_tensor_tuple(c, &fs);
   if (n < 0) return rel_pending(c);
-  if (n == 0) return rel_fail(c, "the input tuple is empty");
   uint32_t nd = fs[0]->tensor.ndim;
   int64_t axis = rel_attr_int(c, "axis", 0);
   if (axis < -(int64_t)nd - 1 || axis > (int64_t)nd)
