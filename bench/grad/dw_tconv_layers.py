@@ -2,10 +2,11 @@
 """bench/grad/dw_tconv_layers.py — MobileNet-V2's stride-2 depthwise data gradients, per layer.
 
     /usr/bin/python3 bench/grad/dw_tconv_layers.py --new build/relayc [--old OTHER_RELAYC] [--runs 5] [--threads 2]
+        [--dilation D]
 
 Each layer is the depthwise nn.conv2d_transpose that is the data gradient of a 3x3 stride-2
-depthwise convolution (padding 1, output_padding 1, groups = channels) at batch 1, float32, as
-a one-operator program. Per binary (--old, e.g. a build of the previous kernel, and --new) and
+depthwise convolution (dilation D, default 1, padding D, output_padding 1, groups = channels)
+at batch 1, float32, as a one-operator program. Per binary (--old, e.g. a build of the previous kernel, and --new) and
 per round: `relayc --run --repeat=11` in a fresh process, the in-process median wall and CPU
 (user + system, all threads) of the 10 warm evaluations. PyTorch: aten.convolution_backward
 for the input only (what autograd calls for the depthwise convolution's data gradient) on the
@@ -28,10 +29,10 @@ import numpy as np
 LAYERS = [(96, 56), (144, 28), (192, 14), (576, 7)]  # channels, extent of the adjoint (output / 2)
 
 
-def program(C, E):
+def program(C, E, D):
     return (f'#[version = "0.0.5"]\ndef @main(%g: Tensor[(1, {C}, {E}, {E}), float32], %w: Tensor[({C}, 1, 3, 3), float32]) {{\n'
-            f'  nn.conv2d_transpose(%g, %w, channels={C}, kernel_size=[3, 3], strides=[2, 2], padding=[1, 1], '
-            f'output_padding=[1, 1], groups={C})\n}}\n')
+            f'  nn.conv2d_transpose(%g, %w, channels={C}, kernel_size=[3, 3], strides=[2, 2], padding=[{D}, {D}], '
+            f'dilation=[{D}, {D}], output_padding=[1, 1], groups={C})\n}}\n')
 
 
 def run_relayc(binary, path, g, w, threads, out=None):
@@ -44,7 +45,7 @@ def run_relayc(binary, path, g, w, threads, out=None):
     return float(m.group(1)), float(m.group(2))
 
 
-def run_torch(torch, g, w, C):
+def run_torch(torch, g, w, C, D):
     gt, wt = torch.from_numpy(g), torch.from_numpy(w)
     E = g.shape[2]
     x = torch.zeros((1, C, 2 * E, 2 * E))
@@ -53,7 +54,7 @@ def run_torch(torch, g, w, C):
         for i in range(30):
             t0, c0 = time.perf_counter(), time.process_time()
             # what autograd calls for the depthwise convolution's input gradient
-            torch.ops.aten.convolution_backward(gt, x, wt, None, [2, 2], [1, 1], [1, 1], False, [0, 0], C,
+            torch.ops.aten.convolution_backward(gt, x, wt, None, [2, 2], [D, D], [D, D], False, [0, 0], C,
                                                 [True, False, False])
             t1, c1 = time.perf_counter(), time.process_time()
             if i >= 10:
@@ -68,6 +69,7 @@ def main():
     ap.add_argument("--old")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dilation", type=int, default=1)
     a = ap.parse_args()
     try:
         import torch
@@ -77,7 +79,7 @@ def main():
     names = ["new"] + (["old"] if a.old else []) + (["torch"] if torch else [])
     rng = np.random.default_rng(0)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}, "
-          f"{a.threads} threads, medians of {a.runs} rounds (wall / CPU ms)")
+          f"{a.threads} threads, dilation {a.dilation}, medians of {a.runs} rounds (wall / CPU ms)")
     print("| layer | " + " | ".join(f"{n} wall | {n} CPU" for n in names) + " |")
     print("|---" * (1 + 2 * len(names)) + "|")
     totals = {n: [0.0, 0.0] for n in names}
@@ -85,7 +87,7 @@ def main():
         for C, E in LAYERS:
             path, gp, wp = (os.path.join(tmp, f) for f in ("l.relay", "g.npy", "w.npy"))
             with open(path, "w") as f:
-                f.write(program(C, E))
+                f.write(program(C, E, a.dilation))
             g = rng.standard_normal((1, C, E, E)).astype(np.float32)
             w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
             np.save(gp, g)
@@ -101,7 +103,7 @@ def main():
                 if a.old:
                     res["old"].append(run_relayc(a.old, path, gp, wp, a.threads))
                 if torch:
-                    res["torch"].append(run_torch(torch, g, w, C))
+                    res["torch"].append(run_torch(torch, g, w, C, a.dilation))
             cells = []
             for n in names:
                 wall = statistics.median(r[0] for r in res[n])

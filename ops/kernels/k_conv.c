@@ -488,17 +488,12 @@ static void dw_task(void *raw, int64_t lo, int64_t hi) {
 
 static bool conv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w,
                            float *y, const Epi *epi) {
-  int nt = threadpool_size();
   DwJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
   kplane_init(&j.pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
   size_t pbytes = kplane_buffer_floats(&j.pl) * sizeof(float);
   size_t vbytes = (size_t)j.pl.vlen16 * sizeof(float) + 64;
-  void **pads = kscratch(0, pbytes), **vouts = pads ? kscratch(1, vbytes) : NULL;
-  bool ok = pads && vouts;
+  bool ok = kplane_scratch(pbytes, vbytes, &j.pad, &j.vout);
   if (ok) {
-    for (int i = 0; i < nt; i++) memset(pads[i], 0, pbytes); /* borders stay 0 for every plane */
-    j.pad = (float **)pads;
-    j.vout = (float **)vouts;
     threadpool_for(g->N * g->O, 1, dw_task, &j);
   } else {
     kernel_fail(c, "%s: out of memory for the padded plane", c->op->name);
@@ -644,19 +639,14 @@ static bool grp_wanted(const ConvGeom *g) {
 
 static bool conv_grouped(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y,
                          const Epi *epi) {
-  int nt = threadpool_size();
   GrpJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi};
   kplane_init(&j.pl, g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi);
   j.cstride = j.pl.nph * j.pl.phase;
   j.nvec = j.pl.vlen16 / 16;
   size_t pbytes = ((size_t)(g->Cg * j.cstride) + 16) * sizeof(float);
   size_t vbytes = (size_t)(GRP_OB * j.pl.vlen16) * sizeof(float) + 64;
-  void **pads = kscratch(0, pbytes), **vouts = pads ? kscratch(1, vbytes) : NULL;
-  bool ok = pads && vouts;
+  bool ok = kplane_scratch(pbytes, vbytes, &j.pad, &j.vout);
   if (ok) {
-    for (int i = 0; i < nt; i++) memset(pads[i], 0, pbytes); /* borders stay 0 for every group */
-    j.pad = (float **)pads;
-    j.vout = (float **)vouts;
     threadpool_for(g->N * g->G, 1, grp_task, &j);
   } else {
     kernel_fail(c, "%s: out of memory for the padded planes", c->op->name);

@@ -277,15 +277,9 @@ static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *da
   kplane_init(&j.pl, in, os, k, st, dil, plo, phi);
   size_t pbytes = kplane_buffer_floats(&j.pl) * sizeof(float);
   size_t gbytes = (size_t)j.pl.vlen16 * sizeof(float) + 64;
-  void **pads = kscratch(0, pbytes), **gss = pads ? kscratch(1, gbytes) : NULL;
-  bool ok = pads && gss;
+  bool ok = kplane_scratch(pbytes, gbytes, &j.pad, &j.gs);
   if (ok) {
-    for (int i = 0; i < threadpool_size(); i++) {
-      memset(pads[i], 0, pbytes);
-      memset(gss[i], 0, gbytes);
-    }
-    j.pad = (float **)pads;
-    j.gs = (float **)gss;
+    for (int i = 0; i < threadpool_size(); i++) memset(j.gs[i], 0, gbytes);
     threadpool_for(g->O, 1, bw_dw_task, &j);
   }
   kplane_free(&j.pl);

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_vec8.h"
+#include "runtime/threadpool.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -80,6 +82,15 @@ void kplane_free(KPlane *p) {
 }
 
 size_t kplane_buffer_floats(const KPlane *p) { return (size_t)(p->nph * p->phase + 16); }
+
+bool kplane_scratch(size_t pad_bytes, size_t vout_bytes, float ***pad, float ***vout) {
+  void **pads = kscratch(0, pad_bytes), **vouts = pads ? kscratch(1, vout_bytes) : NULL;
+  if (!vouts) return false;
+  for (int i = 0; i < threadpool_size(); i++) memset(pads[i], 0, pad_bytes);
+  *pad = (float **)pads;
+  *vout = (float **)vouts;
+  return true;
+}
 
 /* 8-float vectors (ops/kernels/k_vec8.h): kv16's shuffle of two vectors
  * went through memory on AVX2. */

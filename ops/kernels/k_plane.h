@@ -47,6 +47,10 @@ void kplane_free(KPlane *p);
 void kplane_gather2(float *restrict dst, const float *restrict src, int64_t n);
 
 size_t kplane_buffer_floats(const KPlane *p);
+/* The per-thread buffers of a plane engine (kscratch slots 0 and 1, ops/kernels/k_gemm.h):
+ * *pad, planes of pad_bytes, zeroed (their borders then stay 0 for every plane a thread
+ * copies in); *vout, sweep buffers of vout_bytes. False when out of memory. */
+bool kplane_scratch(size_t pad_bytes, size_t vout_bytes, float ***pad, float ***vout);
 /* out[v] = Σ_t base[toff[t] + v] · wt[t] for v < len (a multiple of 16; ntaps may be 0:
  * zeros), the taps summed in order t = 0, 1, ... per lane: the register-blocked sweep of
  * the depthwise convolutions (reads base[toff[t] .. toff[t] + len − 1]). */

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_vec8.h"
@@ -223,14 +222,8 @@ bool ktdw_run(const KtdwGeom *g, const float *x, const float *w, float *y) {
     phases_init(&j);
     size_t vfloats = (size_t)(g->st[1] * j.vstride + g->k[0] * g->k[1]);
     size_t pfloats = (size_t)(j.Hp * j.Wp + 16); /* the sweep reads up to 15 past the plane */
-    void **pads = kscratch(0, pfloats * sizeof(float)), **vouts = pads ? kscratch(1, vfloats * sizeof(float)) : NULL;
-    ok = pads && vouts;
-    if (ok) {
-      for (int i = 0; i < threadpool_size(); i++) memset(pads[i], 0, pfloats * sizeof(float));
-      j.pad = (float **)pads;
-      j.vout = (float **)vouts;
-      threadpool_for(g->planes, 1, task, &j);
-    }
+    ok = kplane_scratch(pfloats * sizeof(float), vfloats * sizeof(float), &j.pad, &j.vout);
+    if (ok) threadpool_for(g->planes, 1, task, &j);
   }
   mem_free(j.ph);
   mem_free(j.taps);
