@@ -147,19 +147,9 @@ int rel_dyn_topk(TypeRelCtx *c) {
   int64_t axis = rel_attr_int(c, "axis", -1);
   if (!rel_norm_axis(&axis, a->tensor.ndim))
     return rel_fail(c, "axis %lld is out of range for rank %u", (long long)rel_attr_int(c, "axis", -1), a->tensor.ndim);
-  DType it = DTYPE(DT_INT, 32);
-  rel_attr_dtype(c, "dtype", &it);
   Type *vals = rel_retype(c, a, a->tensor.dtype);
   vals->tensor.dims[axis] = dim_any();
-  Type *idx = rel_retype(c, vals, it);
-  const char *rt = rel_attr_str(c, "ret_type", "both");
-  if (strcmp(rt, "values") == 0) return done(c, vals);
-  if (strcmp(rt, "indices") == 0) return done(c, idx);
-  if (strcmp(rt, "both") != 0) return rel_fail(c, "unknown ret_type \"%s\"", rt);
-  Type *t = rel_new_tuple(c, 2);
-  t->tuple.fields[0] = vals;
-  t->tuple.fields[1] = idx;
-  return done(c, t);
+  return rel_topk_output(c, vals);
 }
 
 int rel_dyn_strided_slice(TypeRelCtx *c) {

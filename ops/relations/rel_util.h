@@ -1,7 +1,7 @@
 /* ops/relations/rel_util.h — small helpers shared by the relation files (ops/relations/rel_*.c).
  *
  * Dim arithmetic that propagates unknown (`?`/symbolic) extents as `?`, axis
- * normalisation, and layout-letter lookup. All static inline: each relation
+ * normalisation, layout-letter lookup, and the output of the two topk relations. All static inline: each relation
  * file includes what it uses and nothing here has state.
  */
 #ifndef RELAYC_OPS_REL_UTIL_H
@@ -63,5 +63,24 @@ static inline bool rel_layout_primal(const char *layout) {
 }
 
 static inline const char *rel_dtype_str(DType t, char *buf) { return dtype_name(t, buf); }
+
+/* topk's output (static and dynamic k) given its values type: by ret_type, the values, the
+ * indices (the values' shape, dtype attribute, int32 by default) or "both", the pair. */
+static inline int rel_topk_output(TypeRelCtx *c, Type *vals) {
+  DType it = DTYPE(DT_INT, 32);
+  rel_attr_dtype(c, "dtype", &it);
+  Type *idx = rel_retype(c, vals, it), *out = vals;
+  const char *rt = rel_attr_str(c, "ret_type", "both");
+  if (strcmp(rt, "indices") == 0) {
+    out = idx;
+  } else if (strcmp(rt, "both") == 0) {
+    out = rel_new_tuple(c, 2);
+    out->tuple.fields[0] = vals;
+    out->tuple.fields[1] = idx;
+  } else if (strcmp(rt, "values") != 0) {
+    return rel_fail(c, "unknown ret_type \"%s\"", rt);
+  }
+  return rel_assign(c, rel_ninputs(c), out) ? REL_DONE : REL_FAIL;
+}
 
 #endif
