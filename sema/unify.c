@@ -193,11 +193,15 @@ bool ty_unify(TyCx *cx, Type *a, Type *b) {
 
 /* ------------------------------------------------------------- substitution */
 
-static Type **subst_list(TyCx *cx, Type **xs, uint32_t n, TypeParam **ps, Type **with,
-                         uint32_t np, bool *changed) {
+/* The function a type rewrite applies to each child type (env: the rewrite's own data). */
+typedef Type *ChildFn(TyCx *cx, Type *t, void *env);
+
+/* Applies f to each of xs; copies the list only when an element changed
+ * (setting *changed), so unchanged types stay shared. */
+static Type **map_list(TyCx *cx, Type **xs, uint32_t n, bool *changed, ChildFn *f, void *env) {
   Type **out = NULL;
   for (uint32_t i = 0; i < n; i++) {
-    Type *x = ty_subst(cx, xs[i], ps, with, np);
+    Type *x = f(cx, xs[i], env);
     if (x != xs[i] && !out) {
       out = arena_alloc(cx->a, n * sizeof *out);
       memcpy(out, xs, i * sizeof *out);
@@ -208,52 +212,73 @@ static Type **subst_list(TyCx *cx, Type **xs, uint32_t n, TypeParam **ps, Type *
   return out ? out : xs;
 }
 
-Type *ty_subst(TyCx *cx, Type *t, TypeParam **ps, Type **with, uint32_t n) {
-  Type *r = ty_find(t);
-  if (n == 0 || stack_exhausted()) return r;
+/* t with each child type x replaced by f(x) (tuple fields; function arguments, then the
+ * result; ADT arguments; a reference's contents): a new node only when a child changed,
+ * else t itself (unchanged types stay shared). Other kinds are returned as they are. */
+static Type *map_children(TyCx *cx, Type *t, ChildFn *f, void *env) {
   bool changed = false;
   Type *c;
-  switch (r->kind) {
-  case TYPE_VAR:
-    for (uint32_t i = 0; i < n; i++)
-      if (ps[i] == r->var.param) return with[i];
-    return r;
+  switch (t->kind) {
   case TYPE_TUPLE: {
-    Type **f = subst_list(cx, r->tuple.fields, r->tuple.n, ps, with, n, &changed);
-    if (!changed) return r;
-    c = type_new(cx->m, TYPE_TUPLE, r->span);
-    c->tuple.fields = f;
-    c->tuple.n = r->tuple.n;
+    Type **fs = map_list(cx, t->tuple.fields, t->tuple.n, &changed, f, env);
+    if (!changed) return t;
+    c = type_new(cx->m, TYPE_TUPLE, t->span);
+    c->tuple.fields = fs;
+    c->tuple.n = t->tuple.n;
     return c;
   }
   case TYPE_FUNC: {
-    Type **as = subst_list(cx, r->func.args, r->func.nargs, ps, with, n, &changed);
-    Type *ret = ty_subst(cx, r->func.ret, ps, with, n);
-    if (!changed && ret == r->func.ret) return r;
-    c = type_new(cx->m, TYPE_FUNC, r->span);
-    c->func = r->func;
+    Type **as = map_list(cx, t->func.args, t->func.nargs, &changed, f, env);
+    Type *ret = f(cx, t->func.ret, env);
+    if (!changed && ret == t->func.ret) return t;
+    c = type_new(cx->m, TYPE_FUNC, t->span);
+    c->func = t->func;
     c->func.args = as;
     c->func.ret = ret;
     return c;
   }
   case TYPE_ADT: {
-    Type **as = subst_list(cx, r->adt.args, r->adt.nargs, ps, with, n, &changed);
-    if (!changed) return r;
-    c = type_new(cx->m, TYPE_ADT, r->span);
-    c->adt = r->adt;
+    Type **as = map_list(cx, t->adt.args, t->adt.nargs, &changed, f, env);
+    if (!changed) return t;
+    c = type_new(cx->m, TYPE_ADT, t->span);
+    c->adt = t->adt;
     c->adt.args = as;
     return c;
   }
   case TYPE_REF: {
-    Type *in = ty_subst(cx, r->ref.inner, ps, with, n);
-    if (in == r->ref.inner) return r;
-    c = type_new(cx->m, TYPE_REF, r->span);
+    Type *in = f(cx, t->ref.inner, env);
+    if (in == t->ref.inner) return t;
+    c = type_new(cx->m, TYPE_REF, t->span);
     c->ref.inner = in;
     return c;
   }
   default:
+    return t;
+  }
+}
+
+/* ty_subst's parameters, for map_children. */
+typedef struct Subst {
+  TypeParam **ps;
+  Type **with;
+  uint32_t n;
+} Subst;
+
+static Type *subst_child(TyCx *cx, Type *t, void *env) {
+  const Subst *s = env;
+  return ty_subst(cx, t, s->ps, s->with, s->n);
+}
+
+Type *ty_subst(TyCx *cx, Type *t, TypeParam **ps, Type **with, uint32_t n) {
+  Type *r = ty_find(t);
+  if (n == 0 || stack_exhausted()) return r;
+  if (r->kind == TYPE_VAR) {
+    for (uint32_t i = 0; i < n; i++)
+      if (ps[i] == r->var.param) return with[i];
     return r;
   }
+  Subst s = {ps, with, n};
+  return map_children(cx, r, subst_child, &s);
 }
 
 Type *ty_instantiate(TyCx *cx, Type *t) {
@@ -273,69 +298,12 @@ Type *ty_instantiate(TyCx *cx, Type *t) {
 
 static Type *from_annot(TyCx *cx, Type *t);
 
-/* Applies f to each of xs; copies the list only when an element changed
- * (setting *changed), so unchanged types stay shared. */
-static Type **map_list(TyCx *cx, Type **xs, uint32_t n, bool *changed, Type *(*f)(TyCx *, Type *)) {
-  Type **out = NULL;
-  for (uint32_t i = 0; i < n; i++) {
-    Type *x = f(cx, xs[i]);
-    if (x != xs[i] && !out) {
-      out = arena_alloc(cx->a, n * sizeof *out);
-      memcpy(out, xs, i * sizeof *out);
-    }
-    if (out) out[i] = x;
-  }
-  if (out) *changed = true;
-  return out ? out : xs;
-}
-
-static Type **annot_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
-  return map_list(cx, xs, n, changed, from_annot);
-}
+static Type *annot_child(TyCx *cx, Type *t, void *env) { return from_annot(cx, t); }
 
 static Type *from_annot(TyCx *cx, Type *t) {
   if (stack_exhausted()) return cx->err;
-  bool changed = false;
-  Type *c;
-  switch (t->kind) {
-  case TYPE_INCOMPLETE:
-    return t == cx->err ? t : ty_fresh(cx);
-  case TYPE_TUPLE: {
-    Type **f = annot_list(cx, t->tuple.fields, t->tuple.n, &changed);
-    if (!changed) return t;
-    c = type_new(cx->m, TYPE_TUPLE, t->span);
-    c->tuple.fields = f;
-    c->tuple.n = t->tuple.n;
-    return c;
-  }
-  case TYPE_FUNC: {
-    Type **as = annot_list(cx, t->func.args, t->func.nargs, &changed);
-    Type *ret = from_annot(cx, t->func.ret);
-    if (!changed && ret == t->func.ret) return t;
-    c = type_new(cx->m, TYPE_FUNC, t->span);
-    c->func = t->func;
-    c->func.args = as;
-    c->func.ret = ret;
-    return c;
-  }
-  case TYPE_ADT: {
-    Type **as = annot_list(cx, t->adt.args, t->adt.nargs, &changed);
-    if (!changed) return t;
-    c = type_new(cx->m, TYPE_ADT, t->span);
-    c->adt = t->adt;
-    c->adt.args = as;
-    return c;
-  }
-  case TYPE_REF: {
-    Type *in = from_annot(cx, t->ref.inner);
-    if (in == t->ref.inner) return t;
-    c = type_new(cx->m, TYPE_REF, t->span);
-    c->ref.inner = in;
-    return c;
-  }
-  default:
-    return t;
-  }
+  if (t->kind == TYPE_INCOMPLETE) return t == cx->err ? t : ty_fresh(cx);
+  return map_children(cx, t, annot_child, NULL);
 }
 
 Type *ty_from_annot(TyCx *cx, Type *annot) {
@@ -348,59 +316,14 @@ Type *ty_from_annot(TyCx *cx, Type *annot) {
 
 static Type *zonk(TyCx *cx, Type *t);
 
-static Type **zonk_list(TyCx *cx, Type **xs, uint32_t n, bool *changed) {
-  return map_list(cx, xs, n, changed, zonk);
-}
+static Type *zonk_child(TyCx *cx, Type *t, void *env) { return zonk(cx, t); }
 
 /* Copying resolution for messages: nothing is mutated. */
 static Type *zonk(TyCx *cx, Type *t) {
   Type *r = ty_find(t);
   if (r->kind == TYPE_UVAR) return cx->unknown;
   if (stack_exhausted()) return r;
-  bool changed = false;
-  Type *c = r;
-  switch (r->kind) {
-  case TYPE_TUPLE: {
-    Type **f = zonk_list(cx, r->tuple.fields, r->tuple.n, &changed);
-    if (changed) {
-      c = type_new(cx->m, TYPE_TUPLE, r->span);
-      c->tuple.fields = f;
-      c->tuple.n = r->tuple.n;
-    }
-    break;
-  }
-  case TYPE_FUNC: {
-    Type **as = zonk_list(cx, r->func.args, r->func.nargs, &changed);
-    Type *ret = zonk(cx, r->func.ret);
-    if (changed || ret != r->func.ret) {
-      c = type_new(cx->m, TYPE_FUNC, r->span);
-      c->func = r->func;
-      c->func.args = as;
-      c->func.ret = ret;
-    }
-    break;
-  }
-  case TYPE_ADT: {
-    Type **as = zonk_list(cx, r->adt.args, r->adt.nargs, &changed);
-    if (changed) {
-      c = type_new(cx->m, TYPE_ADT, r->span);
-      c->adt = r->adt;
-      c->adt.args = as;
-    }
-    break;
-  }
-  case TYPE_REF: {
-    Type *in = zonk(cx, r->ref.inner);
-    if (in != r->ref.inner) {
-      c = type_new(cx->m, TYPE_REF, r->span);
-      c->ref.inner = in;
-    }
-    break;
-  }
-  default:
-    break;
-  }
-  return c;
+  return map_children(cx, r, zonk_child, NULL);
 }
 
 /* Final resolution, in place: every bound uvar inside a type is replaced by
