@@ -3,7 +3,8 @@
 
 Every combination of data layout (NCHW, NHWC, NCHW2c, NCHW4c), kernel layout (OIHW, HWIO,
 OIHW2i, OIHW2o, OIHW2i2o, ...; IOHW-based ones for nn.conv2d_transpose), out_layout (the data
-layout or NCHW) and channel/group shape (groups 1, 3, depthwise with multiplier 1 and 2) is
+layout or NCHW), channel/group shape (groups 1, 3, depthwise with multiplier 1 and 2) and
+geometry (stride 2 or 1 with padding 1; stride 2, dilation 2, padding 2) is
 written as a small float64 program: canonical parameters, layout_transform into the layouts,
 the convolution, its result squared and summed. A combination whose forward call does not
 type-check is not a convolution to differentiate and is counted as such. For the others:
@@ -41,7 +42,8 @@ TCONV_KERNELS = ["IOHW", "OIHW", "HWOI", "IOHW2i", "IOHW2o", "IOHW2i2o"]
 # (C, O, groups): plain, grouped with O = C and O != C, depthwise, depthwise multiplier 2 with
 # the weight (O, 1, k...) and (negative groups) TVM's depthwise form (C, O/C, k...)
 SHAPES = [(6, 6, 1), (6, 4, 1), (6, 6, 3), (6, 3, 3), (6, 9, 3), (6, 6, 6), (4, 8, 4), (4, 8, -4), (3, 3, 3)]
-GEOMS = {"s2p1": "strides=[2, 2], padding=[1, 1]", "s1p1": "padding=[1, 1]"}
+GEOMS = {"s2p1": "strides=[2, 2], padding=[1, 1]", "s1p1": "padding=[1, 1]",
+         "s2d2p2": "strides=[2, 2], padding=[2, 2], dilation=[2, 2]"}
 
 
 def combos():
