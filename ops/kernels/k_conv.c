@@ -38,9 +38,10 @@
  *    unpadded one is the GEMM y = Wᵀ · x straight into the output. A
  *    depthwise one (float32, one input and one output channel per group)
  *    is the depthwise engine's convolution with the flipped window, or, 2-D
- *    with strides > 1 and dilation 1, one small correlation per stride phase
- *    (ops/kernels/k_tconv_dw.c; other strided ones spread the input onto a
- *    zeroed grid first): no K = 1 GEMMs.
+ *    with strides > 1 (any dilation), one small correlation per stride phase
+ *    (ops/kernels/k_tconv_dw.c; strided 3-D ones spread the input onto a
+ *    zeroed grid first): no K = 1 GEMMs. Grouped ones with more channels per
+ *    group take GEMM + col2im, which multiplies no zeros either.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -847,8 +848,9 @@ static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
  * group: the data gradient of a depthwise convolution), float32, as the
  * depthwise engine's forward convolution: with stride 1 output y reads
  * x[y + plo − r·d]·w[r], i.e. a convolution of x with the flipped kernel and
- * padding d·(k−1) − plo before; a stride s > 1 first spreads x onto a zeroed
- * grid (x_up[i·s] = x[i]), after which it is the stride-1 case. Returns
+ * padding d·(k−1) − plo before; 2-D with a stride s > 1 goes by stride phase
+ * (ops/kernels/k_tconv_dw.h), 3-D first spreads x onto a zeroed grid
+ * (x_up[i·s] = x[i]), after which it is the stride-1 case. Returns
  * 1 (done), 0 (geometry not handled: use the GEMM engine), -1 (failed). */
 static int tconv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
   if (g->Cg != 1 || g->Og != 1 || g->G != g->C) return 0;
