@@ -65,8 +65,9 @@ static bool same(const Type *a, const Type *b) { return a == b || (a && b && typ
  * nodes a handful of types (the Gradient's pair `(Tensor[(1, 16), float32],
  * ref(Tensor[(1, 16), float32]))`, its backpropagators' `fn () -> ()`), and a
  * fresh object each was a fifth of its allocations. Tensors (integer or `?`
- * extents) are shared by value; tuples, refs and monomorphic function types
- * by the identity of their (shared) parts. Open addressing over one array
+ * extents) are shared by value; tuples, refs, monomorphic function types and
+ * ADT types (LazyGradientInit's `GradCell[T]`) by the identity of their
+ * (shared) parts and data type. Open addressing over one array
  * of Type pointers; a type's hash is computed from its parts. */
 
 static uint64_t tmix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL + (h >> 29); }
@@ -103,12 +104,14 @@ static bool tensor_same(const Type *a, const Type *b) {
 /* A composite type's key: its kind and parts (a function type's arguments, then its result). */
 typedef struct Parts {
   TypeKind kind;
+  TypeDef *def; /* TYPE_ADT: the data type (its arguments are the parts) */
   Type *const *p;
   uint32_t n;
 } Parts;
 
 static uint64_t parts_hash(const Parts *k) {
   uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, k->kind), k->n);
+  if (k->def) h = tmix(h, (uint64_t)(uintptr_t)k->def);
   for (uint32_t i = 0; i < k->n; i++) h = tmix(h, (uint64_t)(uintptr_t)k->p[i]);
   return h;
 }
@@ -122,6 +125,11 @@ static bool parts_of(const Type *t, const Parts *k) {
       if (t->tuple.fields[i] != k->p[i]) return false;
     return true;
   case TYPE_REF: return k->n == 1 && t->ref.inner == k->p[0];
+  case TYPE_ADT:
+    if (t->adt.def != k->def || t->adt.nargs != k->n) return false;
+    for (uint32_t i = 0; i < k->n; i++)
+      if (t->adt.args[i] != k->p[i]) return false;
+    return true;
   case TYPE_FUNC:
     if (t->func.ntparams || t->func.nargs + 1 != k->n || t->func.ret != k->p[k->n - 1]) return false;
     for (uint32_t i = 0; i + 1 < k->n; i++)
@@ -133,11 +141,12 @@ static bool parts_of(const Type *t, const Parts *k) {
 
 static uint64_t shared_hash(const Type *t) {
   if (t->kind == TYPE_TENSOR) return tensor_hash(t);
-  Parts k = {t->kind, NULL, 0};
+  Parts k = {t->kind, NULL, NULL, 0};
   Type *one[1];
   switch (t->kind) {
   case TYPE_TUPLE: k.p = t->tuple.fields, k.n = t->tuple.n; break;
   case TYPE_REF: one[0] = t->ref.inner, k.p = one, k.n = 1; break;
+  case TYPE_ADT: k.def = t->adt.def, k.p = t->adt.args, k.n = t->adt.nargs; break;
   default: { /* TYPE_FUNC: hash as parts_hash over args + ret, without copying */
     uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, TYPE_FUNC), t->func.nargs + 1);
     for (uint32_t i = 0; i < t->func.nargs; i++) h = tmix(h, (uint64_t)(uintptr_t)t->func.args[i]);
@@ -193,6 +202,7 @@ static Type *shared_parts(TypeofCx *tc, const Parts *k) {
   switch (k->kind) {
   case TYPE_TUPLE: t->tuple.fields = copy, t->tuple.n = k->n; break;
   case TYPE_REF: t->ref.inner = copy[0]; break;
+  case TYPE_ADT: t->adt.def = k->def, t->adt.args = copy, t->adt.nargs = k->n; break;
   default: t->func.args = copy, t->func.nargs = k->n - 1, t->func.ret = copy[k->n - 1]; break;
   }
   return share(tc, slot, t);
@@ -201,12 +211,12 @@ static Type *shared_parts(TypeofCx *tc, const Parts *k) {
 /* The shared type with parts ps[0..n) canonicalised (a tuple's fields, a
  * ref's inner type, a function type's arguments then result); NULL when a
  * part is missing. */
-static Type *shared_of(TypeofCx *tc, TypeKind kind, Type *const *ps, uint32_t n) {
+static Type *shared_of(TypeofCx *tc, TypeKind kind, TypeDef *def, Type *const *ps, uint32_t n) {
   Type *small[8];
   Type **cs = n <= 8 ? small : mem_malloc(n * sizeof *cs);
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) ok = (cs[i] = canon(tc, ps[i], 0)) != NULL;
-  Parts k = {kind, cs, n};
+  Parts k = {kind, def, cs, n};
   Type *t = ok ? shared_parts(tc, &k) : NULL;
   if (cs != small) mem_free(cs);
   return t;
@@ -220,19 +230,20 @@ static Type *canon(TypeofCx *tc, Type *t, int depth) {
   switch (t->kind) {
   case TYPE_TENSOR:
     return shareable_tensor(t) ? share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t) : t;
-  case TYPE_TUPLE: case TYPE_REF: case TYPE_FUNC: {
+  case TYPE_TUPLE: case TYPE_REF: case TYPE_FUNC: case TYPE_ADT: {
     if (t->kind == TYPE_FUNC && t->func.ntparams) return t;
-    uint32_t n = t->kind == TYPE_TUPLE ? t->tuple.n : t->kind == TYPE_REF ? 1 : t->func.nargs + 1;
+    uint32_t n = t->kind == TYPE_TUPLE ? t->tuple.n : t->kind == TYPE_REF ? 1
+                 : t->kind == TYPE_ADT ? t->adt.nargs : t->func.nargs + 1;
     Type *small[8];
     Type **cs = n <= 8 ? small : mem_malloc(n * sizeof *cs);
     bool own = true; /* t's parts are the canonical ones: t itself can be shared */
     for (uint32_t i = 0; i < n; i++) {
       Type *p = t->kind == TYPE_TUPLE ? t->tuple.fields[i] : t->kind == TYPE_REF ? t->ref.inner
-                : i < t->func.nargs ? t->func.args[i] : t->func.ret;
+                : t->kind == TYPE_ADT ? t->adt.args[i] : i < t->func.nargs ? t->func.args[i] : t->func.ret;
       cs[i] = canon(tc, p, depth + 1);
       own = own && cs[i] == p;
     }
-    Parts k = {t->kind, cs, n};
+    Parts k = {t->kind, t->kind == TYPE_ADT ? t->adt.def : NULL, cs, n};
     Type *r = own ? share(tc, shared_slot(tc, NULL, &k, parts_hash(&k)), t) : shared_parts(tc, &k);
     if (cs != small) mem_free(cs);
     return r;
@@ -242,17 +253,23 @@ static Type *canon(TypeofCx *tc, Type *t, int depth) {
 }
 
 Type *typeof_tuple_type(TypeofCx *tc, Type *const *fields, uint32_t n) {
-  return n ? shared_of(tc, TYPE_TUPLE, fields, n) : tc->unit;
+  return n ? shared_of(tc, TYPE_TUPLE, NULL, fields, n) : tc->unit;
 }
 
-Type *typeof_ref_type(TypeofCx *tc, Type *inner) { return shared_of(tc, TYPE_REF, &inner, 1); }
+Type *typeof_ref_type(TypeofCx *tc, Type *inner) { return shared_of(tc, TYPE_REF, NULL, &inner, 1); }
+
+Type *typeof_adt_type(TypeofCx *tc, TypeDef *def, Type *const *args, uint32_t n) {
+  return shared_of(tc, TYPE_ADT, def, args, n);
+}
+
+Type *typeof_shared(TypeofCx *tc, Type *t) { return canon(tc, t, 0); }
 
 Type *typeof_fn_type(TypeofCx *tc, Type *const *args, uint32_t n, Type *ret) {
   Type *small[8];
   Type **ps = n + 1 <= 8 ? small : mem_malloc((n + 1) * sizeof *ps);
   for (uint32_t i = 0; i < n; i++) ps[i] = args[i];
   ps[n] = ret;
-  Type *t = shared_of(tc, TYPE_FUNC, ps, n + 1);
+  Type *t = shared_of(tc, TYPE_FUNC, NULL, ps, n + 1);
   if (ps != small) mem_free(ps);
   return t;
 }
@@ -294,7 +311,7 @@ void typeof_init(TypeofCx *t, Module *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
   t->unit = type_new(m, TYPE_TUPLE, (Span){0, 0});
-  share(t, shared_slot(t, NULL, &(Parts){TYPE_TUPLE, NULL, 0}, parts_hash(&(Parts){TYPE_TUPLE, NULL, 0})), t->unit);
+  share(t, shared_slot(t, NULL, &(Parts){TYPE_TUPLE, NULL, NULL, 0}, parts_hash(&(Parts){TYPE_TUPLE, NULL, NULL, 0})), t->unit);
 }
 
 void typeof_fini(TypeofCx *t) {

@@ -58,13 +58,18 @@ Expr *typeof_set(TypeofCx *t, Expr *e);
  * True when e ends up typed. */
 bool typeof_tree(TypeofCx *t, Expr *e);
 
-/* Shared types: one object per distinct tuple, ref, monomorphic function or
- * tensor type (integer or `?` extents) built through t, equal (type_equal)
+/* Shared types: one object per distinct tuple, ref, monomorphic function, ADT
+ * or tensor type (integer or `?` extents) built through t, equal (type_equal)
  * to a fresh one. The parts may be any types; they are shared first. A pass
  * building millions of nodes of a few types allocates each type once. */
 Type *typeof_tuple_type(TypeofCx *t, Type *const *fields, uint32_t n);
 Type *typeof_ref_type(TypeofCx *t, Type *inner);
 Type *typeof_fn_type(TypeofCx *t, Type *const *args, uint32_t n, Type *ret);
+/* The ADT type def[args...], shared the same way. */
+Type *typeof_adt_type(TypeofCx *t, TypeDef *def, Type *const *args, uint32_t n);
+/* The shared type equal to ty; ty as it is when the table does not take it
+ * (type variables, polymorphic function types, symbolic extents). */
+Type *typeof_shared(TypeofCx *t, Type *ty);
 
 /* No unification variable, `_`, unresolved name or type parameter. */
 bool typeof_ground(const Type *t);

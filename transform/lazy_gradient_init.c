@@ -44,6 +44,19 @@
  * The GradCell type and its three functions are added to the module (built
  * node by node, printed like TVM's std/gradient.rly) unless it already has
  * them, e.g. when the output of an earlier run is read back.
+ *
+ * Typed output: every node the pass builds gets the type inference would
+ * give it (sema/typeof.h), so the runner's re-typing keeps the whole output
+ * instead of inferring it again (the 20 MB module: 2.5M nodes). A rewritten
+ * node of plain type T has type lz(T) (T with each tensor type made a
+ * GradCell); rebound binders take lz of their type; a rebuilt operator call
+ * keeps its original's type (its arguments are unwrapped to the original
+ * argument types) unless its relation reads constant arguments, which are
+ * cells now. The types of one tensor type's cell form, its @FromGradCell /
+ * Raw / @AddGradCell instantiations and its thunks are built once
+ * (CellTypes) and shared. Where a child is untyped or a type is not ground
+ * (polymorphic code, matches), the node stays untyped and the re-typing
+ * infers it; RELAYC_VERIFY_RETYPE=1 checks the rest.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,8 +69,35 @@
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "ops/op_traits.h"
+#include "ops/registry.h"
+#include "sema/typeof.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
+
+/* The types of one ground plain type T's cell form, built once per distinct
+ * T and shared by every node of that type the pass builds. */
+typedef struct CellTypes {
+  Type *t;       /* T (the shared object) */
+  Type *cell;    /* GradCell[T] */
+  Type *from_fn; /* fn (GradCell[T]) -> T: @FromGradCell instantiated at T */
+  Type *raw_fn;  /* fn (T) -> GradCell[T]: Raw at T */
+  Type *unop;    /* fn (T) -> T: a unary operator's callee */
+  Type *binop;   /* fn (T, T) -> T: the add/multiply fallback literal and its operator */
+  Type *cellop;  /* fn (fn (T, T) -> T, GradCell[T], GradCell[T]) -> GradCell[T]: @AddGradCell at T */
+  Type *thunk;   /* fn () -> T */
+  Type *lazy_fn; /* fn (fn () -> T) -> GradCell[T]: One / Zero at T */
+} CellTypes;
+
+#define CELL_CACHE 64 /* CellTypes by type address, direct-mapped */
+
+/* An operator the pass builds calls of (add/multiply fallbacks): its
+ * normalised attributes, made once by op_call and shared. */
+typedef struct BuiltOp {
+  int32_t id;
+  const Attrs *attrs;
+  bool made;
+} BuiltOp;
 
 typedef struct Lazy {
   Module *m;
@@ -65,9 +105,15 @@ typedef struct Lazy {
   TypeDef *cell;              /* GradCell */
   Ctor *raw, *one, *zero;     /* its constructors */
   GlobalDef *from, *add, *mul; /* @FromGradCell, @AddGradCell, @MultiplyGradCell */
-  PtrMap callees;             /* EXPR_OP / EXPR_GLOBAL nodes in callee position */
+  Expr *callee;               /* the callee of the call the rewriter entered last (see pre) */
   PtrMap tensor_adts;         /* TypeDef* -> 1 (a field holds a tensor) or 2 (not) */
+  PtrMap new_sigs;            /* GlobalDef* -> Type*: the cell-typed signature of a global rewritten in place */
   GlobalDef *entry;           /* @main: keeps its signature through a wrapper */
+  TypeofCx tc;                /* shared types, types of other nodes from their children */
+  PtrMap cell_index;          /* shared T -> index + 1 in cells */
+  VEC(CellTypes *) cells;
+  struct { const Type *key; const CellTypes *ct; } cell_cache[CELL_CACHE];
+  BuiltOp binops[2];          /* add, multiply */
   bool failed;
 } Lazy;
 
@@ -84,13 +130,15 @@ static const Type *rt(const Type *t) {
 
 static Expr *ll_push(Lazy *L, LetList *ll, Expr *value, Span sp) {
   Var *v = build_fresh_var(L->m, "x", NULL, sp);
+  v->type = value->type; /* a let binder: its value's type */
   vec_push(ll->vars, v);
   vec_push(ll->vals, value);
-  return build_var(L->m, v, sp);
+  return typeof_set(&L->tc, build_var(L->m, v, sp));
 }
 
 static Expr *ll_close(Lazy *L, LetList *ll, Expr *body, Span sp) {
-  for (size_t i = ll->vars.len; i-- > 0;) body = build_let(L->m, ll->vars.data[i], ll->vals.data[i], body, sp);
+  for (size_t i = ll->vars.len; i-- > 0;)
+    body = typeof_set(&L->tc, build_let(L->m, ll->vars.data[i], ll->vals.data[i], body, sp));
   vec_free(ll->vars);
   vec_free(ll->vals);
   return body;
@@ -210,15 +258,129 @@ static Type *lz_type(Lazy *L, Type *t) {
   }
 }
 
+/* The CellTypes of T, built on first use; NULL when T is not a ground type
+ * (then the nodes of that type stay untyped). */
+static const CellTypes *cell_types(Lazy *L, const Type *t) {
+  t = rt(t);
+  if (!t) return NULL;
+  size_t slot = ((uintptr_t)t >> 4) % CELL_CACHE;
+  if (L->cell_cache[slot].key == t) return L->cell_cache[slot].ct;
+  const CellTypes *ct = NULL;
+  if (typeof_ground(t)) {
+    TypeofCx *tc = &L->tc;
+    Type *s = typeof_shared(tc, (Type *)t);
+    int64_t at = 0;
+    if (ptrmap_get(&L->cell_index, s, &at)) {
+      ct = L->cells.data[at - 1];
+    } else {
+      CellTypes *c = arena_alloc(L->m->arena, sizeof *c);
+      c->t = s;
+      c->cell = typeof_adt_type(tc, L->cell, &s, 1);
+      c->from_fn = typeof_fn_type(tc, &c->cell, 1, s);
+      c->raw_fn = typeof_fn_type(tc, &s, 1, c->cell);
+      c->unop = typeof_fn_type(tc, &s, 1, s);
+      c->binop = typeof_fn_type(tc, (Type *[]){s, s}, 2, s);
+      c->cellop = typeof_fn_type(tc, (Type *[]){c->binop, c->cell, c->cell}, 3, c->cell);
+      c->thunk = typeof_fn_type(tc, NULL, 0, s);
+      c->lazy_fn = typeof_fn_type(tc, &c->thunk, 1, c->cell);
+      vec_push(L->cells, c);
+      ptrmap_put(&L->cell_index, s, (int64_t)L->cells.len);
+      ct = c;
+    }
+  }
+  L->cell_cache[slot].key = t;
+  L->cell_cache[slot].ct = ct;
+  return ct;
+}
+
+/* lz_type for the types of nodes and binders: shared objects; NULL when t is
+ * not ground (the node is left to the re-typing). */
+static Type *lz_ty(Lazy *L, const Type *t) {
+  t = rt(t);
+  if (!t || stack_exhausted()) return NULL;
+  TypeofCx *tc = &L->tc;
+  Type *small[8];
+  uint32_t n;
+  Type **ps;
+  Type *r = NULL;
+  switch (t->kind) {
+  case TYPE_TENSOR: {
+    const CellTypes *ct = cell_types(L, t);
+    return ct ? ct->cell : NULL;
+  }
+  case TYPE_REF: {
+    Type *in = lz_ty(L, t->ref.inner);
+    return in ? typeof_ref_type(tc, in) : NULL;
+  }
+  case TYPE_TUPLE: n = t->tuple.n; break;
+  case TYPE_ADT: n = t->adt.nargs; break;
+  case TYPE_FUNC:
+    if (t->func.ntparams) return NULL;
+    n = t->func.nargs + 1;
+    break;
+  default: return NULL;
+  }
+  ps = n <= 8 ? small : mem_malloc(n * sizeof *ps);
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) {
+    const Type *p = t->kind == TYPE_TUPLE ? t->tuple.fields[i] : t->kind == TYPE_ADT ? t->adt.args[i]
+                    : i < t->func.nargs ? t->func.args[i] : t->func.ret;
+    ok = (ps[i] = lz_ty(L, p)) != NULL;
+  }
+  if (ok && t->kind == TYPE_TUPLE) r = typeof_tuple_type(tc, ps, n);
+  else if (ok && t->kind == TYPE_ADT) r = typeof_adt_type(tc, t->adt.def, ps, n);
+  else if (ok) r = typeof_fn_type(tc, ps, n - 1, ps[n - 1]);
+  if (ps != small) mem_free(ps);
+  return r;
+}
+
 /* ------------------------------------------------------ building cells */
 
 static Expr *call1(Module *m, Expr *callee, Expr *arg, Span sp) { return build_call(m, callee, &arg, 1, sp); }
-static Expr *from_cell(Lazy *L, Expr *e, Span sp) { return call1(L->m, build_global(L->m, L->from, sp), e, sp); }
-static Expr *make_cell(Lazy *L, Ctor *c, Expr *e, Span sp) { return call1(L->m, build_ctor(L->m, c, sp), e, sp); }
+
+/* A call typed `type` of a callee typed `callee_type` (both or neither). */
+static Expr *typed_call(Expr *call, Type *type, Type *callee_type) {
+  if (type && callee_type) {
+    call->type = type;
+    call->call.fn->type = callee_type;
+  }
+  return call;
+}
+
+/* The CellTypes of the T in a value of type GradCell[T]. */
+static const CellTypes *of_cell(Lazy *L, const Type *t) {
+  t = rt(t);
+  if (!t || t->kind != TYPE_ADT || t->adt.def != L->cell || t->adt.nargs != 1) return NULL;
+  const CellTypes *ct = cell_types(L, t->adt.args[0]);
+  return ct && (ct->cell == t || type_equal(ct->cell, t)) ? ct : NULL;
+}
+
+/* @FromGradCell(e): e's tensor, typed T when e is a GradCell[T]. */
+static Expr *from_cell(Lazy *L, Expr *e, Span sp) {
+  const CellTypes *ct = of_cell(L, e->type);
+  Expr *call = call1(L->m, build_global(L->m, L->from, sp), e, sp);
+  return ct ? typed_call(call, ct->t, ct->from_fn) : call;
+}
+
+/* Raw(e) (e a tensor of type T) or One/Zero(e) (e a thunk fn () -> T),
+ * typed GradCell[T]. */
+static Expr *make_cell(Lazy *L, Ctor *c, Expr *e, Span sp) {
+  Expr *call = call1(L->m, build_ctor(L->m, c, sp), e, sp);
+  const Type *t = rt(e->type);
+  if (c != L->raw) t = t && t->kind == TYPE_FUNC && t->func.nargs == 0 ? t->func.ret : NULL;
+  const CellTypes *ct = t ? cell_types(L, t) : NULL;
+  if (!ct) return call;
+  if (c == L->raw) return typed_call(call, ct->cell, ct->raw_fn);
+  return ct->thunk == e->type || type_equal(ct->thunk, e->type) ? typed_call(call, ct->cell, ct->lazy_fn) : call;
+}
 
 /* A tuple-typed value as something cheap to project: a variable, or a new let. */
 static Expr *atom(Lazy *L, LetList *ll, Expr *e, Span sp) {
   return e->kind == EXPR_VAR ? e : ll_push(L, ll, e, sp);
+}
+
+static Expr *proj_of(Lazy *L, Expr *v, uint32_t i, Span sp) {
+  return typeof_set(&L->tc, build_proj(L->m, typeof_set(&L->tc, build_copy(L->m, v)), i, sp));
 }
 
 /* A plain value e of type t in cell form (TVM's WrapExpr). */
@@ -232,9 +394,9 @@ static Expr *wrap(Lazy *L, LetList *ll, Expr *e, const Type *t, Span sp) {
   } else {
     Expr *v = atom(L, ll, e, sp);
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      fs[i] = wrap(L, ll, ll_push(L, ll, build_proj(L->m, build_copy(L->m, v), i, sp), sp), t->tuple.fields[i], sp);
+      fs[i] = wrap(L, ll, ll_push(L, ll, proj_of(L, v, i, sp), sp), t->tuple.fields[i], sp);
   }
-  return build_tuple(L->m, fs, t->tuple.n, sp);
+  return typeof_set(&L->tc, build_tuple(L->m, fs, t->tuple.n, sp));
 }
 
 /* A cell-form value e whose plain type is t, back in plain form (TVM's UnwrapExpr). */
@@ -248,9 +410,9 @@ static Expr *unwrap(Lazy *L, LetList *ll, Expr *e, const Type *t, Span sp) {
   } else {
     Expr *v = atom(L, ll, e, sp);
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      fs[i] = unwrap(L, ll, ll_push(L, ll, build_proj(L->m, build_copy(L->m, v), i, sp), sp), t->tuple.fields[i], sp);
+      fs[i] = unwrap(L, ll, ll_push(L, ll, proj_of(L, v, i, sp), sp), t->tuple.fields[i], sp);
   }
-  return build_tuple(L->m, fs, t->tuple.n, sp);
+  return typeof_set(&L->tc, build_tuple(L->m, fs, t->tuple.n, sp));
 }
 
 static void cannot_cross(Lazy *L, Span sp, const char *what, const Type *t) {
@@ -264,16 +426,36 @@ static void cannot_cross(Lazy *L, Span sp, const char *what, const Type *t) {
 
 /* ------------------------------------------------------------- rewrite */
 
+/* What an operator call rebuilt over plain values is typed when its
+ * arguments have the types they had (op_types). */
+typedef struct OpTypes {
+  Type **args;   /* the argument types expected (shared objects) */
+  Type *call;    /* the call's */
+  Type *callee;  /* its operator's: fn (args) -> call */
+  Type *small[4];
+} OpTypes;
+
 /* callee(unwrap(args)) wrapped back, for callees that keep plain signatures:
- * operators and monomorphic globals. `arg_types`/`ret` are the plain types. */
+ * operators and monomorphic globals. `arg_types`/`ret` are the plain types;
+ * `ot` the call's types when its arguments come out as before (most
+ * operator calls); otherwise the call is typed from its children where it
+ * can be (sema/typeof.h). */
 static Expr *plain_call(Lazy *L, Expr *callee, Expr **args, Type **arg_types, uint32_t n, const Type *ret,
-                        const Attrs *attrs, Span sp) {
+                        const Attrs *attrs, const OpTypes *ot, Span sp) {
   LetList ll = {0};
-  Expr **un = arena_alloc(L->m->arena, (n ? n : 1) * sizeof *un);
-  for (uint32_t i = 0; i < n; i++) un[i] = unwrap(L, &ll, args[i], arg_types[i], sp);
+  Expr *small[4];
+  Expr **un = n <= 4 ? small : arena_alloc(L->m->arena, n * sizeof *un);
+  bool as_before = ot != NULL; /* every argument unwrapped to the type it had */
+  for (uint32_t i = 0; i < n; i++) {
+    un[i] = unwrap(L, &ll, args[i], arg_types[i], sp);
+    as_before = as_before && (un[i]->type == ot->args[i] || (un[i]->type && type_equal(un[i]->type, ot->args[i])));
+  }
   Expr *call = build_call(L->m, callee, un, n, sp);
   if (attrs) call->call.attrs = (Attrs *)attrs;
-  return ll_close(L, &ll, wrap(L, &ll, call, ret, sp), sp);
+  if (as_before) typed_call(call, ot->call, ot->callee);
+  else typeof_set(&L->tc, call);
+  Expr *r = wrap(L, &ll, call, ret, sp);
+  return ll.vars.len ? ll_close(L, &ll, r, sp) : r;
 }
 
 /* A callee used as a value, as a function over cells:
@@ -292,10 +474,55 @@ static Expr *eta(Lazy *L, Expr *callee, const Type *ft, const char *what, Span s
   Expr **uses = arena_alloc(L->m->arena, (n ? n : 1) * sizeof *uses);
   for (uint32_t i = 0; i < n; i++) {
     ps[i] = build_fresh_var(L->m, "p", lz_type(L, ft->func.args[i]), sp);
-    uses[i] = build_var(L->m, ps[i], sp);
+    ps[i]->type = lz_ty(L, ft->func.args[i]);
+    uses[i] = typeof_set(&L->tc, build_var(L->m, ps[i], sp));
   }
-  Expr *body = plain_call(L, callee, uses, ft->func.args, n, ft->func.ret, NULL, sp);
-  return build_fn(L->m, build_function(L->m, ps, n, lz_type(L, ft->func.ret), body, NULL, sp), sp);
+  Expr *body = plain_call(L, callee, uses, ft->func.args, n, ft->func.ret, NULL, NULL, sp);
+  return typeof_set(&L->tc, build_fn(L->m, build_function(L->m, ps, n, lz_type(L, ft->func.ret), body, NULL, sp), sp));
+}
+
+/* A call of add or multiply (k = 0 or 1) over args: the first one built by
+ * op_call, the rest share its normalised attributes. */
+static Expr *binop_call(Lazy *L, uint32_t k, Expr **args, Span sp) {
+  BuiltOp *b = &L->binops[k];
+  if (!b->made) {
+    Expr *e = op_call(L->m, k == 0 ? "add" : "multiply", args, 2, NULL, sp);
+    b->id = e->call.fn->op.id;
+    b->attrs = e->call.attrs;
+    b->made = true;
+    return e;
+  }
+  Expr *callee = expr_new(L->m, EXPR_OP, sp);
+  callee->op.name = op_get(b->id)->name;
+  callee->op.id = b->id;
+  return expr_call(L->m, callee, args, 2, (Attrs *)b->attrs, sp);
+}
+
+/* The types of an operator call rebuilt over unwrapped arguments when each
+ * has the type the original argument had: the original call's, and its
+ * callee's fn (arg types) -> result. False when inference might give
+ * another even then (a relation that reads constant arguments, which are
+ * cells now; an argument that unwrap leaves in cell form; a type not ground
+ * or missing). */
+static bool op_types(Lazy *L, const Expr *old, OpTypes *ot) {
+  if (op_type_reads_consts(op_call_id(old))) return false;
+  const CellTypes *r = cell_types(L, old->type);
+  Type *ret = r ? r->t : rt(old->type) && typeof_ground(rt(old->type)) ? typeof_shared(&L->tc, (Type *)rt(old->type)) : NULL;
+  if (!ret) return false;
+  uint32_t n = old->call.nargs;
+  ot->args = n <= 4 ? ot->small : arena_alloc(L->m->arena, n * sizeof *ot->args);
+  bool same = true;
+  for (uint32_t i = 0; i < n; i++) {
+    const Type *t = rt(old->call.args[i]->type);
+    const CellTypes *ct = t && t->kind == TYPE_TENSOR ? cell_types(L, t) : NULL;
+    /* an argument of another type holding tensors (a function) stays in cell form */
+    ot->args[i] = ct ? ct->t : t && typeof_ground(t) && crossable(L, t) ? typeof_shared(&L->tc, (Type *)t) : NULL;
+    if (!ot->args[i]) return false;
+    same = same && ot->args[i] == ret;
+  }
+  ot->call = ret;
+  ot->callee = same && r && n == 1 ? r->unop : same && r && n == 2 ? r->binop : typeof_fn_type(&L->tc, ot->args, n, ret);
+  return ot->callee != NULL;
 }
 
 /* An operator call: `old` the original (typed), `e` the same call over cells. */
@@ -308,24 +535,38 @@ static Expr *op_call_cells(Lazy *L, Expr *old, Expr *e) {
   if ((id == OP_ADD || id == OP_MULTIPLY) && n == 2 &&
       type_equal(rt(old->call.args[0]->type), rt(old->call.args[1]->type))) {
     Type *t = (Type *)rt(old->call.args[0]->type);
+    const CellTypes *ct = cell_types(L, t);
     Var *ps[2] = {var_new(m, "lhs", sp, t), var_new(m, "rhs", sp, t)};
-    Expr *op = op_call(m, old->call.fn->op.name, (Expr *[]){build_var(m, ps[0], sp), build_var(m, ps[1], sp)}, 2,
-                       NULL, sp);
+    Expr *uses[2] = {build_var(m, ps[0], sp), build_var(m, ps[1], sp)};
+    Expr *op = binop_call(L, id == OP_ADD ? 0 : 1, uses, sp);
     Expr *fallback = build_fn(m, build_function(m, ps, 2, t, op, NULL, sp), sp);
-    return build_call(m, build_global(m, id == OP_ADD ? L->add : L->mul, sp),
-                      (Expr *[]){fallback, args[0], args[1]}, 3, sp);
+    Expr *call = build_call(m, build_global(m, id == OP_ADD ? L->add : L->mul, sp),
+                            (Expr *[]){fallback, args[0], args[1]}, 3, sp);
+    if (!ct) return call;
+    for (uint32_t i = 0; i < 2; i++) ps[i]->type = uses[i]->type = ct->t;
+    typed_call(op, ct->t, ct->binop);
+    fallback->type = fallback->fn->type = ct->binop;
+    bool cells = true;
+    for (uint32_t i = 0; i < 2; i++) cells = cells && (args[i]->type == ct->cell || of_cell(L, args[i]->type) == ct);
+    return cells ? typed_call(call, ct->cell, ct->cellop) : call;
   }
-  Type **tys = arena_alloc(m->arena, (n ? n : 1) * sizeof *tys);
+  Type *small[4];
+  Type **tys = n <= 4 ? small : arena_alloc(m->arena, n * sizeof *tys);
   for (uint32_t i = 0; i < n; i++) tys[i] = old->call.args[i]->type;
   Expr *callee = build_copy(m, old->call.fn); /* one callee node per call */
+  OpTypes ot;
+  const OpTypes *known = op_types(L, old, &ot) ? &ot : NULL;
   Ctor *thunk = id == OP_ZEROS || id == OP_ZEROS_LIKE ? L->zero : id == OP_ONES || id == OP_ONES_LIKE ? L->one : NULL;
   if (thunk && rt(old->type) && rt(old->type)->kind == TYPE_TENSOR) {
     Type *t = (Type *)rt(old->type);
-    Expr *body = plain_call(L, callee, args, tys, n, NULL, e->call.attrs, sp); /* plain result */
+    /* plain result */
+    Expr *body = plain_call(L, callee, args, tys, n, NULL, e->call.attrs, known, sp);
     Expr *f = build_fn(m, build_function(m, NULL, 0, t, body, NULL, sp), sp);
+    const CellTypes *ct = cell_types(L, t);
+    if (ct && body->type == ct->t) f->type = f->fn->type = ct->thunk;
     return make_cell(L, thunk, f, sp);
   }
-  return plain_call(L, callee, args, tys, n, old->type, e->call.attrs, sp);
+  return plain_call(L, callee, args, tys, n, old->type, e->call.attrs, known, sp);
 }
 
 /* @main keeps its plain signature (it is the wrapper): a call of it from
@@ -335,17 +576,29 @@ static bool is_boundary_global(const Lazy *L, const Expr *g) {
   return g->kind == EXPR_GLOBAL && g->global.def && g->global.def == L->entry;
 }
 
-static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
+/* A global rewritten in place in callee or value position: a new node with
+ * its cell-typed signature (the old one keeps the plain type). */
+static Expr *converted_global(Lazy *L, Expr *old, Expr *e) {
+  int64_t sig = 0;
+  if (!old->global.def || !ptrmap_get(&L->new_sigs, old->global.def, &sig) || !sig) return e;
+  Expr *c = build_copy(L->m, e);
+  c->type = (Type *)(intptr_t)sig;
+  return c;
+}
+
+static Expr *rewrite_node(Rewriter *rw, Expr *old, Expr *e) {
   Lazy *L = rw->ud;
   Module *m = L->m;
   Span sp = old->span;
+  bool callee = old == L->callee;
   switch (old->kind) {
   case EXPR_CONST: return make_cell(L, L->raw, e, sp);
   case EXPR_OP:
-    if (ptrmap_find(&L->callees, old)) return e;
+    if (callee) return e;
     return eta(L, e, old->type, "an operator used as a value", sp);
   case EXPR_GLOBAL:
-    if (ptrmap_find(&L->callees, old) || !is_boundary_global(L, old) || !has_tensor(L, old->type)) return e;
+    if (!is_boundary_global(L, old)) return converted_global(L, old, e);
+    if (callee || !has_tensor(L, old->type)) return e;
     return eta(L, e, old->type, "a global function used as a value", sp);
   case EXPR_CTOR:
     if (adt_holds_tensor(L, old->ctor.ctor->owner)) {
@@ -371,11 +624,11 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
     }
     if (!crossable(L, old->type)) cannot_cross(L, sp, "this call's result", old->type);
     if (!any) return e;
-    return plain_call(L, e->call.fn, e->call.args, tys, n, old->type, e->call.attrs, sp);
+    return plain_call(L, e->call.fn, e->call.args, tys, n, old->type, e->call.attrs, NULL, sp);
   }
   case EXPR_IF: {
     /* TVM leaves the condition a cell (ill-typed); unwrap it */
-    Expr *c = e == old ? build_copy(m, old) : e;
+    Expr *c = build_copy(m, e);
     c->if_.cond = from_cell(L, c->if_.cond, sp);
     return c;
   }
@@ -383,7 +636,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
     Function *fn = e->fn;
     Type *r = fn->ret_annot ? lz_type(L, fn->ret_annot) : NULL;
     if (r == fn->ret_annot) return e;
-    Expr *c = e == old ? build_copy(m, old) : e;
+    Expr *c = build_copy(m, e);
     Function *nf = arena_memdup(m->arena, fn, sizeof *nf);
     nf->ret_annot = r;
     nf->type = NULL;
@@ -394,20 +647,38 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   }
 }
 
-/* Binders with a written annotation get the cell form of it. */
-static Var *rebind(Rewriter *rw, Var *v) {
+/* The rewrite of one node, typed from its children when it is new and the
+ * rule above did not type it. */
+static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   Lazy *L = rw->ud;
-  if (!v->annot) return v;
-  Type *t = lz_type(L, v->annot);
-  if (t == v->annot) return v;
-  Var *n = var_new(L->m, v->name, v->span, t);
-  n->attrs = v->attrs;
-  return n;
+  Expr *r = rewrite_node(rw, old, e);
+  if (r != old && !r->type) typeof_set(&L->tc, r);
+  return r;
 }
 
-static void note_callee(Expr *e, void *ud) {
-  if (e->kind == EXPR_CALL && (e->call.fn->kind == EXPR_OP || e->call.fn->kind == EXPR_GLOBAL))
-    ptrmap_put(ud, e->call.fn, 1);
+/* Notes the callee of a call about to be visited: the rewriter visits it
+ * right after this, before anything else (rewrite.h: pre, then the children
+ * in order, the callee first), so `post` knows an operator or global in
+ * callee position from one used as a value without a scan of the body. */
+static Expr *pre(Rewriter *rw, Expr *e) {
+  if (e->kind == EXPR_CALL) ((Lazy *)rw->ud)->callee = e->call.fn;
+  return NULL;
+}
+
+/* Binders whose type holds a tensor get the cell form: the annotation's
+ * (as written, for printing) and the type's (shared, for the re-typing).
+ * The rewriter gives a rebound binder ONE use node for all its uses, so a
+ * binder whose type is not ground (a polymorphic literal used at two types)
+ * is rebound only for its annotation, as before, and left to the re-typing. */
+static Var *rebind(Rewriter *rw, Var *v) {
+  Lazy *L = rw->ud;
+  Type *a = v->annot ? lz_type(L, v->annot) : NULL;
+  Type *t = v->type && has_tensor(L, v->type) ? lz_ty(L, v->type) : v->type;
+  if (a == v->annot && (t == v->type || !t)) return v;
+  Var *n = var_new(L->m, v->name, v->span, a);
+  n->attrs = v->attrs;
+  n->type = t;
+  return n;
 }
 
 /* ------------------------------------------------------- the library */
@@ -439,11 +710,22 @@ static Pattern *pat_pair(Module *m, Pattern *a, Pattern *b, Span sp) {
   return p;
 }
 
+/* fn[T](ps...) -> ret { body }, with the signature inference gives it (its
+ * annotations: fn[T](P1, ...) -> R), so the re-typing keeps the calls of it
+ * the pass types. */
 static Function *generic_fn(Module *m, TypeParam *tp, Var **ps, uint32_t n, Type *ret, Expr *body, Span sp) {
   Function *f = build_function(m, ps, n, ret, body, NULL, sp);
   f->tparams = arena_alloc(m->arena, sizeof *f->tparams);
   f->tparams[0] = tp;
   f->ntparams = 1;
+  Type *sig = type_new(m, TYPE_FUNC, sp);
+  sig->func.args = arena_alloc(m->arena, (n ? n : 1) * sizeof *sig->func.args);
+  for (uint32_t i = 0; i < n; i++) sig->func.args[i] = ps[i]->annot;
+  sig->func.nargs = n;
+  sig->func.ret = ret;
+  sig->func.tparams = f->tparams;
+  sig->func.ntparams = 1;
+  f->type = sig;
   return f;
 }
 
@@ -624,16 +906,19 @@ static bool lazy_global(Lazy *L, GlobalDef *g) {
   Rewriter rw;
   rw_init(&rw, m, L->d);
   rw.ud = L;
+  rw.pre = pre;
   rw.post = post;
   rw.rebind = rebind;
-  ptrmap_free(&L->callees);
-  walk_post_order(f->body, true, note_callee, &L->callees);
+  rw.keep_types = true; /* a rebuilt node whose children kept their types keeps its own */
+  rw.mark_memo = true;  /* nothing in the hooks writes marks */
+  L->callee = NULL;
   Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) {
     Var *p = f->params[i];
     ps[i] = var_new(m, p->name, p->span, lz_type(L, p->annot ? p->annot : ft->func.args[i]));
     ps[i]->attrs = p->attrs;
-    rw_subst(&rw, p, build_var(m, ps[i], p->span));
+    ps[i]->type = lz_ty(L, ft->func.args[i]);
+    rw_subst(&rw, p, typeof_set(&L->tc, build_var(m, ps[i], p->span)));
   }
   Expr *body = rw_expr(&rw, f->body);
   bool failed = rw.failed;
@@ -647,21 +932,36 @@ static bool lazy_global(Lazy *L, GlobalDef *g) {
     nf->params = ps;
     nf->ret_annot = ret;
     nf->body = body;
-    nf->type = NULL;
+    int64_t sig = 0;
+    nf->type = ptrmap_get(&L->new_sigs, g, &sig) ? (Type *)(intptr_t)sig : NULL;
     g->fn = nf;
     return true;
   }
-  Expr *lit = build_fn(m, build_function(m, ps, f->nparams, ret, body, NULL, sp), sp);
+  TypeofCx *tc = &L->tc;
+  Expr *lit = typeof_set(tc, build_fn(m, build_function(m, ps, f->nparams, ret, body, NULL, sp), sp));
   LetList ll = {0};
   Expr **args = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *args);
   for (uint32_t i = 0; i < f->nparams; i++)
-    args[i] = wrap(L, &ll, build_var(m, f->params[i], sp), ft->func.args[i], sp);
-  Expr *res = ll_push(L, &ll, build_call(m, lit, args, f->nparams, sp), sp);
+    args[i] = wrap(L, &ll, typeof_set(tc, build_var(m, f->params[i], sp)), ft->func.args[i], sp);
+  Expr *res = ll_push(L, &ll, typeof_set(tc, build_call(m, lit, args, f->nparams, sp)), sp);
   Function *w = arena_memdup(m->arena, f, sizeof *w);
   w->body = ll_close(L, &ll, unwrap(L, &ll, res, ft->func.ret, sp), sp);
-  w->type = NULL;
+  w->type = f->type; /* the same signature */
   g->fn = w;
   return true;
+}
+
+/* The globals to rewrite, and the cell-typed signature of each one rewritten
+ * in place (for the nodes that use it, typed before it is rewritten). */
+static void note_signatures(Lazy *L, GlobalDef *const *defs, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    GlobalDef *g = defs[i];
+    if (!g->fn || is_library(L, g) || fn_skipped_by_function_passes(g->fn) || g == L->entry) continue;
+    const Type *ft = rt(g->fn->type);
+    if (!ft || ft->kind != TYPE_FUNC || ft->func.nargs != g->fn->nparams || !has_tensor(L, ft)) continue;
+    Type *sig = lz_ty(L, ft);
+    if (sig) ptrmap_put(&L->new_sigs, g, (int64_t)(intptr_t)sig);
+  }
 }
 
 bool pass_LAZY_GRADIENT_INIT(PassCtx *c); /* the entry point passes.def names */
@@ -670,15 +970,20 @@ bool pass_LAZY_GRADIENT_INIT(PassCtx *c) {
   uint32_t n = c->m->ndefs; /* the globals present when the pass starts */
   GlobalDef **defs = mem_malloc((n ? n : 1) * sizeof *defs);
   if (n) memcpy(defs, c->m->defs, n * sizeof *defs);
+  typeof_init(&L.tc, c->m);
   bool ok = import_library(&L);
   L.entry = module_find_global(c->m, "main");
+  if (ok) note_signatures(&L, defs, n);
   for (uint32_t i = 0; ok && i < n; i++) {
     GlobalDef *g = defs[i];
     if (!g->fn || is_library(&L, g) || fn_skipped_by_function_passes(g->fn)) continue;
     ok = lazy_global(&L, g);
   }
   mem_free(defs);
-  ptrmap_free(&L.callees);
   ptrmap_free(&L.tensor_adts);
+  ptrmap_free(&L.new_sigs);
+  ptrmap_free(&L.cell_index);
+  vec_free(L.cells);
+  typeof_fini(&L.tc);
   return ok && !L.failed;
 }

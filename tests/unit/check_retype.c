@@ -640,6 +640,22 @@ START_TEST(free_var_left_by_pass) {
 }
 END_TEST
 
+/* LazyGradientInit types what it builds (cells, @FromGradCell/@AddGradCell
+ * calls, fallback literals, thunks, the @main wrapper, rebound binders):
+ * only the 35 nodes of the GradCell library's bodies, built polymorphic,
+ * are inferred again (109 and 78 when the output was left untyped). */
+START_TEST(typed_lazy_gradient_init) {
+  ck_assert_uint_eq(retyped_by(typed_graph, "LazyGradientInit"), 35);
+  ck_assert_uint_eq(retyped_by(typed_lets, "LazyGradientInit"), 35);
+  ck_assert_uint_eq(retyped_by("def @main(%x: Tensor[(2, 3), float32]) {\n"
+                               "  let %z: Tensor[(2, 3), float32] = zeros(shape=[2, 3], dtype=\"float32\");\n"
+                               "  let %o = ones_like(%x);\n"
+                               "  multiply(add(%z, %x), subtract(%o, 2f))\n}\n",
+                               "LazyGradientInit"),
+                    35);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -669,6 +685,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_fold_constant);
   tcase_add_test(tc, fold_constant_polymorphic_callee);
   tcase_add_test(tc, free_var_left_by_pass);
+  tcase_add_test(tc, typed_lazy_gradient_init);
   suite_add_tcase(s, tc);
   return s;
 }
