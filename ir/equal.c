@@ -417,6 +417,13 @@ static bool dim_eq(const Dim *a, const Dim *b) {
   return a->kind != DIM_INT || dtype_eq(a->dtype, b->dtype);
 }
 
+static bool tensor_eq(const Type *a, const Type *b) {
+  if (!dtype_eq(a->tensor.dtype, b->tensor.dtype) || a->tensor.ndim != b->tensor.ndim) return false;
+  for (uint32_t i = 0; i < a->tensor.ndim; i++)
+    if (!dim_eq(&a->tensor.dims[i], &b->tensor.dims[i])) return false;
+  return true;
+}
+
 static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   a = ty_follow(a);
   b = ty_follow(b);
@@ -425,11 +432,7 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   if (a->kind != b->kind) return false;
   if (stack_exhausted()) return false;
   switch (a->kind) {
-  case TYPE_TENSOR:
-    if (!dtype_eq(a->tensor.dtype, b->tensor.dtype) || a->tensor.ndim != b->tensor.ndim) return false;
-    for (uint32_t i = 0; i < a->tensor.ndim; i++)
-      if (!dim_eq(&a->tensor.dims[i], &b->tensor.dims[i])) return false;
-    return true;
+  case TYPE_TENSOR: return tensor_eq(a, b);
   case TYPE_TUPLE:
     return a->tuple.n == b->tuple.n && ty_list_eq(q, a->tuple.fields, b->tuple.fields, a->tuple.n);
   case TYPE_FUNC:
@@ -457,6 +460,13 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
 }
 
 bool type_equal(const Type *a, const Type *b) {
+  /* the common cases without the pairing tables: the same object, two
+   * tensors, two kinds apart (passes compare millions of node types) */
+  a = ty_follow(a);
+  b = ty_follow(b);
+  if (!a || !b || a == b) return a == b;
+  if (a->kind != b->kind) return false;
+  if (a->kind == TYPE_TENSOR) return tensor_eq(a, b);
   Eq q = {0};
   bool ok = ty_eq(&q, a, b);
   eq_free(&q);
