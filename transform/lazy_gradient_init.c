@@ -87,6 +87,14 @@ typedef struct CellTypes {
   Type *cellop;  /* fn (fn (T, T) -> T, GradCell[T], GradCell[T]) -> GradCell[T]: @AddGradCell at T */
   Type *thunk;   /* fn () -> T */
   Type *lazy_fn; /* fn (fn () -> T) -> GradCell[T]: One / Zero at T */
+  /* The callee nodes all calls at T share, made on first use (TVM too has
+   * one Op, GlobalVar or Constructor object for all its uses; inference
+   * instantiates a shared callee per call, the printer and structural
+   * equality take atoms by value): a third of the pass's allocations. */
+  Expr *from_node, *raw_node; /* @FromGradCell, Raw */
+  Expr *thunk_ctor[2];        /* One, Zero */
+  Expr *cellop_node[2];       /* @AddGradCell, @MultiplyGradCell */
+  Expr **unary_ops, **binary_ops; /* by operator id: callees typed unop / binop */
 } CellTypes;
 
 #define CELL_CACHE 64 /* CellTypes by type address, direct-mapped */
@@ -112,7 +120,8 @@ typedef struct Lazy {
   TypeofCx tc;                /* shared types, types of other nodes from their children */
   PtrMap cell_index;          /* shared T -> index + 1 in cells */
   VEC(CellTypes *) cells;
-  struct { const Type *key; const CellTypes *ct; } cell_cache[CELL_CACHE];
+  struct { const Type *key; CellTypes *ct; } cell_cache[CELL_CACHE];
+  CellTypes *last_tensor; /* of the tensor type looked up last */
   BuiltOp binops[2];          /* add, multiply */
   bool failed;
 } Lazy;
@@ -260,12 +269,15 @@ static Type *lz_type(Lazy *L, Type *t) {
 
 /* The CellTypes of T, built on first use; NULL when T is not a ground type
  * (then the nodes of that type stay untyped). */
-static const CellTypes *cell_types(Lazy *L, const Type *t) {
+static CellTypes *cell_types(Lazy *L, const Type *t) {
   t = rt(t);
   if (!t) return NULL;
   size_t slot = ((uintptr_t)t >> 4) % CELL_CACHE;
   if (L->cell_cache[slot].key == t) return L->cell_cache[slot].ct;
-  const CellTypes *ct = NULL;
+  /* an input's node types are objects of their own, mostly equal to the
+   * tensor type seen last: compared, not cached by address */
+  if (L->last_tensor && t->kind == TYPE_TENSOR && type_equal(t, L->last_tensor->t)) return L->last_tensor;
+  CellTypes *ct = NULL;
   if (typeof_ground(t)) {
     TypeofCx *tc = &L->tc;
     Type *s = typeof_shared(tc, (Type *)t);
@@ -290,6 +302,7 @@ static const CellTypes *cell_types(Lazy *L, const Type *t) {
   }
   L->cell_cache[slot].key = t;
   L->cell_cache[slot].ct = ct;
+  if (ct && t->kind == TYPE_TENSOR) L->last_tensor = ct;
   return ct;
 }
 
@@ -305,7 +318,7 @@ static Type *lz_ty(Lazy *L, const Type *t) {
   Type *r = NULL;
   switch (t->kind) {
   case TYPE_TENSOR: {
-    const CellTypes *ct = cell_types(L, t);
+    CellTypes *ct = cell_types(L, t);
     return ct ? ct->cell : NULL;
   }
   case TYPE_REF: {
@@ -348,30 +361,32 @@ static Expr *typed_call(Expr *call, Type *type, Type *callee_type) {
 }
 
 /* The CellTypes of the T in a value of type GradCell[T]. */
-static const CellTypes *of_cell(Lazy *L, const Type *t) {
+static CellTypes *of_cell(Lazy *L, const Type *t) {
   t = rt(t);
   if (!t || t->kind != TYPE_ADT || t->adt.def != L->cell || t->adt.nargs != 1) return NULL;
-  const CellTypes *ct = cell_types(L, t->adt.args[0]);
+  CellTypes *ct = cell_types(L, t->adt.args[0]);
   return ct && (ct->cell == t || type_equal(ct->cell, t)) ? ct : NULL;
 }
 
 /* @FromGradCell(e): e's tensor, typed T when e is a GradCell[T]. */
 static Expr *from_cell(Lazy *L, Expr *e, Span sp) {
-  const CellTypes *ct = of_cell(L, e->type);
-  Expr *call = call1(L->m, build_global(L->m, L->from, sp), e, sp);
-  return ct ? typed_call(call, ct->t, ct->from_fn) : call;
+  CellTypes *ct = of_cell(L, e->type);
+  if (!ct) return call1(L->m, build_global(L->m, L->from, sp), e, sp);
+  if (!ct->from_node) ct->from_node = build_typed(build_global(L->m, L->from, sp), ct->from_fn);
+  return build_typed(call1(L->m, ct->from_node, e, sp), ct->t);
 }
 
 /* Raw(e) (e a tensor of type T) or One/Zero(e) (e a thunk fn () -> T),
  * typed GradCell[T]. */
 static Expr *make_cell(Lazy *L, Ctor *c, Expr *e, Span sp) {
-  Expr *call = call1(L->m, build_ctor(L->m, c, sp), e, sp);
   const Type *t = rt(e->type);
   if (c != L->raw) t = t && t->kind == TYPE_FUNC && t->func.nargs == 0 ? t->func.ret : NULL;
-  const CellTypes *ct = t ? cell_types(L, t) : NULL;
-  if (!ct) return call;
-  if (c == L->raw) return typed_call(call, ct->cell, ct->raw_fn);
-  return ct->thunk == e->type || type_equal(ct->thunk, e->type) ? typed_call(call, ct->cell, ct->lazy_fn) : call;
+  CellTypes *ct = t ? cell_types(L, t) : NULL;
+  if (ct && c != L->raw && !(ct->thunk == e->type || type_equal(ct->thunk, e->type))) ct = NULL;
+  if (!ct) return call1(L->m, build_ctor(L->m, c, sp), e, sp);
+  Expr **slot = c == L->raw ? &ct->raw_node : &ct->thunk_ctor[c == L->one ? 0 : 1];
+  if (!*slot) *slot = build_typed(build_ctor(L->m, c, sp), c == L->raw ? ct->raw_fn : ct->lazy_fn);
+  return build_typed(call1(L->m, *slot, e, sp), ct->cell);
 }
 
 /* A tuple-typed value as something cheap to project: a variable, or a new let. */
@@ -429,9 +444,10 @@ static void cannot_cross(Lazy *L, Span sp, const char *what, const Type *t) {
 /* What an operator call rebuilt over plain values is typed when its
  * arguments have the types they had (op_types). */
 typedef struct OpTypes {
-  Type **args;   /* the argument types expected (shared objects) */
-  Type *call;    /* the call's */
-  Type *callee;  /* its operator's: fn (args) -> call */
+  Type **args;      /* the argument types expected (shared objects) */
+  Type *call;       /* the call's */
+  Type *callee;     /* its operator's: fn (args) -> call */
+  Expr *shared_op;  /* the callee node shared at that type, when there is one */
   Type *small[4];
 } OpTypes;
 
@@ -450,6 +466,8 @@ static Expr *plain_call(Lazy *L, Expr *callee, Expr **args, Type **arg_types, ui
     un[i] = unwrap(L, &ll, args[i], arg_types[i], sp);
     as_before = as_before && (un[i]->type == ot->args[i] || (un[i]->type && type_equal(un[i]->type, ot->args[i])));
   }
+  if (ot) /* an operator: its shared node at this type, or a node of this call's own */
+    callee = as_before && ot->shared_op ? ot->shared_op : build_copy(L->m, callee);
   Expr *call = build_call(L->m, callee, un, n, sp);
   if (attrs) call->call.attrs = (Attrs *)attrs;
   if (as_before) typed_call(call, ot->call, ot->callee);
@@ -481,20 +499,35 @@ static Expr *eta(Lazy *L, Expr *callee, const Type *ft, const char *what, Span s
   return typeof_set(&L->tc, build_fn(L->m, build_function(L->m, ps, n, lz_type(L, ft->func.ret), body, NULL, sp), sp));
 }
 
-/* A call of add or multiply (k = 0 or 1) over args: the first one built by
- * op_call, the rest share its normalised attributes. */
-static Expr *binop_call(Lazy *L, uint32_t k, Expr **args, Span sp) {
+/* The operator node `id` typed fn (T) -> T (n = 1) or fn (T, T) -> T
+ * (n = 2) that the calls at ct's T share; made from `like` (an operator
+ * node) on first use. */
+static Expr *shared_op(Lazy *L, CellTypes *ct, int32_t id, uint32_t n, const Expr *like) {
+  Expr ***table = n == 1 ? &ct->unary_ops : &ct->binary_ops;
+  if (!*table) *table = mem_calloc(op_count(), sizeof **table);
+  Expr **slot = &(*table)[id];
+  if (!*slot) *slot = build_typed(build_copy(L->m, like), n == 1 ? ct->unop : ct->binop);
+  return *slot;
+}
+
+/* A call of add or multiply (k = 0 or 1) over args, its callee the node
+ * shared at ct's T (none when ct is NULL): the first one built by op_call,
+ * the rest share its normalised attributes. */
+static Expr *binop_call(Lazy *L, uint32_t k, Expr **args, CellTypes *ct, Span sp) {
   BuiltOp *b = &L->binops[k];
+  Expr *callee;
   if (!b->made) {
     Expr *e = op_call(L->m, k == 0 ? "add" : "multiply", args, 2, NULL, sp);
     b->id = e->call.fn->op.id;
     b->attrs = e->call.attrs;
     b->made = true;
-    return e;
+    callee = e->call.fn;
+  } else {
+    callee = expr_new(L->m, EXPR_OP, sp);
+    callee->op.name = op_get(b->id)->name;
+    callee->op.id = b->id;
   }
-  Expr *callee = expr_new(L->m, EXPR_OP, sp);
-  callee->op.name = op_get(b->id)->name;
-  callee->op.id = b->id;
+  if (ct) callee = shared_op(L, ct, b->id, 2, callee);
   return expr_call(L->m, callee, args, 2, (Attrs *)b->attrs, sp);
 }
 
@@ -506,7 +539,7 @@ static Expr *binop_call(Lazy *L, uint32_t k, Expr **args, Span sp) {
  * or missing). */
 static bool op_types(Lazy *L, const Expr *old, OpTypes *ot) {
   if (op_type_reads_consts(op_call_id(old))) return false;
-  const CellTypes *r = cell_types(L, old->type);
+  CellTypes *r = cell_types(L, old->type);
   Type *ret = r ? r->t : rt(old->type) && typeof_ground(rt(old->type)) ? typeof_shared(&L->tc, (Type *)rt(old->type)) : NULL;
   if (!ret) return false;
   uint32_t n = old->call.nargs;
@@ -514,7 +547,7 @@ static bool op_types(Lazy *L, const Expr *old, OpTypes *ot) {
   bool same = true;
   for (uint32_t i = 0; i < n; i++) {
     const Type *t = rt(old->call.args[i]->type);
-    const CellTypes *ct = t && t->kind == TYPE_TENSOR ? cell_types(L, t) : NULL;
+    CellTypes *ct = t && t->kind == TYPE_TENSOR ? cell_types(L, t) : NULL;
     /* an argument of another type holding tensors (a function) stays in cell form */
     ot->args[i] = ct ? ct->t : t && typeof_ground(t) && crossable(L, t) ? typeof_shared(&L->tc, (Type *)t) : NULL;
     if (!ot->args[i]) return false;
@@ -522,6 +555,7 @@ static bool op_types(Lazy *L, const Expr *old, OpTypes *ot) {
   }
   ot->call = ret;
   ot->callee = same && r && n == 1 ? r->unop : same && r && n == 2 ? r->binop : typeof_fn_type(&L->tc, ot->args, n, ret);
+  ot->shared_op = same && r && (n == 1 || n == 2) ? shared_op(L, r, op_call_id(old), n, old->call.fn) : NULL;
   return ot->callee != NULL;
 }
 
@@ -535,25 +569,28 @@ static Expr *op_call_cells(Lazy *L, Expr *old, Expr *e) {
   if ((id == OP_ADD || id == OP_MULTIPLY) && n == 2 &&
       type_equal(rt(old->call.args[0]->type), rt(old->call.args[1]->type))) {
     Type *t = (Type *)rt(old->call.args[0]->type);
-    const CellTypes *ct = cell_types(L, t);
+    CellTypes *ct = cell_types(L, t);
+    uint32_t k = id == OP_ADD ? 0 : 1;
     Var *ps[2] = {var_new(m, "lhs", sp, t), var_new(m, "rhs", sp, t)};
     Expr *uses[2] = {build_var(m, ps[0], sp), build_var(m, ps[1], sp)};
-    Expr *op = binop_call(L, id == OP_ADD ? 0 : 1, uses, sp);
+    Expr *op = binop_call(L, k, uses, ct, sp);
     Expr *fallback = build_fn(m, build_function(m, ps, 2, t, op, NULL, sp), sp);
-    Expr *call = build_call(m, build_global(m, id == OP_ADD ? L->add : L->mul, sp),
+    bool cells = ct != NULL;
+    for (uint32_t i = 0; i < 2 && cells; i++) cells = args[i]->type == ct->cell || of_cell(L, args[i]->type) == ct;
+    if (cells && !ct->cellop_node[k])
+      ct->cellop_node[k] = build_typed(build_global(m, k == 0 ? L->add : L->mul, sp), ct->cellop);
+    Expr *call = build_call(m, cells ? ct->cellop_node[k] : build_global(m, k == 0 ? L->add : L->mul, sp),
                             (Expr *[]){fallback, args[0], args[1]}, 3, sp);
     if (!ct) return call;
     for (uint32_t i = 0; i < 2; i++) ps[i]->type = uses[i]->type = ct->t;
-    typed_call(op, ct->t, ct->binop);
+    op->type = ct->t;
     fallback->type = fallback->fn->type = ct->binop;
-    bool cells = true;
-    for (uint32_t i = 0; i < 2; i++) cells = cells && (args[i]->type == ct->cell || of_cell(L, args[i]->type) == ct);
-    return cells ? typed_call(call, ct->cell, ct->cellop) : call;
+    return cells ? build_typed(call, ct->cell) : call;
   }
   Type *small[4];
   Type **tys = n <= 4 ? small : arena_alloc(m->arena, n * sizeof *tys);
   for (uint32_t i = 0; i < n; i++) tys[i] = old->call.args[i]->type;
-  Expr *callee = build_copy(m, old->call.fn); /* one callee node per call */
+  Expr *callee = old->call.fn; /* copied or shared by plain_call */
   OpTypes ot;
   const OpTypes *known = op_types(L, old, &ot) ? &ot : NULL;
   Ctor *thunk = id == OP_ZEROS || id == OP_ZEROS_LIKE ? L->zero : id == OP_ONES || id == OP_ONES_LIKE ? L->one : NULL;
@@ -562,7 +599,7 @@ static Expr *op_call_cells(Lazy *L, Expr *old, Expr *e) {
     /* plain result */
     Expr *body = plain_call(L, callee, args, tys, n, NULL, e->call.attrs, known, sp);
     Expr *f = build_fn(m, build_function(m, NULL, 0, t, body, NULL, sp), sp);
-    const CellTypes *ct = cell_types(L, t);
+    CellTypes *ct = cell_types(L, t);
     if (ct && body->type == ct->t) f->type = f->fn->type = ct->thunk;
     return make_cell(L, thunk, f, sp);
   }
@@ -983,6 +1020,10 @@ bool pass_LAZY_GRADIENT_INIT(PassCtx *c) {
   ptrmap_free(&L.tensor_adts);
   ptrmap_free(&L.new_sigs);
   ptrmap_free(&L.cell_index);
+  for (size_t i = 0; i < L.cells.len; i++) {
+    mem_free(L.cells.data[i]->unary_ops);
+    mem_free(L.cells.data[i]->binary_ops);
+  }
   vec_free(L.cells);
   typeof_fini(&L.tc);
   return ok && !L.failed;
