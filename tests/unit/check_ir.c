@@ -30,6 +30,43 @@ START_TEST(arena_alignment_and_big_blocks) {
 }
 END_TEST
 
+/* arena_reset keeps the newest chunk (its pages are reused: the first
+ * allocation after a reset is where the kept chunk starts again) and hands
+ * it out zeroed again; the older chunks and big blocks go; used restarts. */
+START_TEST(arena_reset_reuses_zeroed_chunk) {
+  Arena *a = arena_new();
+  unsigned char *last = NULL;
+  for (int i = 0; i < 200000; i++) { /* past HUGE_CHUNK: several chunks, the newest mmap'ed */
+    last = arena_alloc(a, 48);
+    memset(last, 0xab, 48);
+  }
+  void *big = arena_alloc_big(a, 1 << 20);
+  memset(big, 1, 1 << 20);
+  size_t before = arena_used(a);
+  ck_assert_uint_ge(before, 200000u * 48);
+  arena_reset(a);
+  ck_assert_uint_eq(arena_used(a), 0);
+  for (int round = 0; round < 3; round++) {
+    unsigned char *first = arena_alloc(a, 48), *p = first;
+    for (int i = 0; i < 1000; i++, p = arena_alloc(a, 48)) {
+      for (int k = 0; k < 48; k++) ck_assert_int_eq(p[k], 0);
+      memset(p, 0xcd, 48);
+    }
+    ck_assert_uint_le(arena_used(a), 1001u * 48);
+    arena_reset(a);
+    ck_assert_ptr_eq(arena_alloc(a, 48), first); /* the same chunk again */
+    arena_reset(a);
+  }
+  char *s = arena_strndup(a, "abc", 3); /* 1-byte alignment after a reset */
+  ck_assert_str_eq(s, "abc");
+  arena_free(a);
+  Arena *empty = arena_new(); /* a reset before any allocation is a no-op */
+  arena_reset(empty);
+  ck_assert_int_eq(*(char *)arena_alloc(empty, 8), 0);
+  arena_free(empty);
+}
+END_TEST
+
 START_TEST(dtype_names) {
   DType t;
   const char *ok[] = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint64", "float16",
@@ -243,6 +280,7 @@ int main(void) {
   Suite *s = suite_create("ir");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, arena_alignment_and_big_blocks);
+  tcase_add_test(tc, arena_reset_reuses_zeroed_chunk);
   tcase_add_test(tc, dtype_names);
   tcase_add_test(tc, half_conversions);
   tcase_add_test(tc, scalar_constants_read_back_signed);
