@@ -118,7 +118,7 @@ typedef struct Nf {
   Module *m;
   Diag *d;
   bool bbnf;           /* ToBasicBlockNormalForm (else ToANormalForm) */
-  Arena *tmp;          /* scopes and bindings (the whole pass) */
+  Arena *tmp;          /* scopes and bindings of the current function (reset per function) */
   VEC(DgNode) nodes;
   VEC(Edge) edges;
   VEC(uint32_t) post;  /* post-order of the dependency graph */
@@ -422,15 +422,6 @@ static Scope *scope_lca(Scope *a, Scope *b) {
   return a;
 }
 
-/* Does evaluating the node e itself (not its operands) have an effect or
- * depend on when it runs? (References, calls of functions, stateful ops.) */
-static bool own_effect(const Expr *e) {
-  if (e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE) return true;
-  if (e->kind != EXPR_CALL) return false;
-  int32_t id = op_call_id(e);
-  return id >= 0 ? op_is_stateful(id) : e->call.fn->kind != EXPR_CTOR;
-}
-
 /* TVM's CalcScope. BBNF: a lifted node with an effect is bound where it is
  * first converted, which may be before effects that the unconverted code
  * runs first (`(@next(%r), if (c) { %0 } else { %0 })` with %0 = @next(%r)
@@ -453,7 +444,7 @@ static void calc_scopes(Nf *nf) {
       for (uint32_t j = ed->next; j != NONE; j = nf->edges.data[j].next)
         s = scope_lca(s, nf->nodes.data[nf->edges.data[j].user].scope);
       if (s != first && n->key && !n->is_op) n->lifted = true;
-      if (nf->bbnf && n->lifted && n->expr_key && own_effect((const Expr *)n->key)) nf->bind_effects = true;
+      if (nf->bbnf && n->lifted && n->expr_key && dag_own_effect((const Expr *)n->key)) nf->bind_effects = true;
     }
     n->scope = n->new_scope ? scope_new(nf, s) : s;
   }
@@ -569,7 +560,7 @@ static Expr *compound(Nf *nf, DgNode *n, Expr *orig, Expr *now, Var *v) {
   /* with bind_effects, an if/match is bound too: its branches may hold
    * effects, which would otherwise run after effects bound later in the
    * fill (`(if (%d) { %f() } else { %f() }, ref_read(%r))` read %r first) */
-  bool in_order = own_effect(orig) || orig->kind == EXPR_IF || orig->kind == EXPR_MATCH;
+  bool in_order = dag_own_effect(orig) || orig->kind == EXPR_IF || orig->kind == EXPR_MATCH;
   bool not_included = nf->bbnf && !n->lifted && !(nf->bind_effects && in_order);
   Var *var = v ? v : gensym(nf, !not_included, orig->span);
   n->done = true;
@@ -863,13 +854,20 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
   }
 }
 
+static bool has_own_effect(const Expr *e, void *ud) { return dag_own_effect(e); }
+
 /* One global function: graph, scopes, fill. With only_effects_lifted (BBNF),
  * the fill runs only when the function lifts a node with an effect, and the
  * function is otherwise left exactly as it was. */
 static bool normal_form_function(Nf *nf, GlobalDef *g, bool only_effects_lifted) {
   Function *f = g->fn;
   if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
+  /* nothing with an effect (a reference operation, a call of a global or a
+   * closure, a stateful operator): nothing to bind, and one scan of the
+   * nodes is much cheaper than the dependency graph */
+  if (only_effects_lifted && !dag_any(f->body, has_own_effect, NULL)) return true;
   nf->nodes.len = nf->edges.len = nf->post.len = nf->device.len = 0;
+  arena_reset(nf->tmp); /* the last function's scopes and bindings: the same pages again */
   Expr *root = build_fn(nf->m, f, f->span);
   dg_visit(nf, root);
   if (!nf->failed) {
@@ -901,7 +899,7 @@ static void nf_free(Nf *nf) {
 /* Every global function (only_effects_lifted: see normal_form_function). */
 static bool run_normal_form(PassCtx *c, bool bbnf, bool only_effects_lifted) {
   Nf nf = {.m = c->m, .d = c->d, .bbnf = bbnf};
-  nf.tmp = arena_new(); /* scopes and bindings of every function, freed at the end */
+  nf.tmp = arena_new();
   bool ok = true;
   for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i], only_effects_lifted);
   nf_free(&nf);
