@@ -200,7 +200,24 @@ static bool *effects_below(const DagScan *s, uint32_t *parents) {
   return eff;
 }
 
+/* What dag_literal_captures_effect needs before it builds anything: a
+ * function literal and a direct effect somewhere in the body. */
+typedef struct LiteralAndEffect {
+  bool literal, effect;
+} LiteralAndEffect;
+
+static bool literal_and_effect(const Expr *e, void *ud) {
+  LiteralAndEffect *f = ud;
+  if (e->kind == EXPR_FN) f->literal = true;
+  else if (!f->effect) f->effect = direct_effect(e);
+  return f->literal && f->effect;
+}
+
 bool dag_literal_captures_effect(Function *root) {
+  /* most functions have no literal or no effect: one scan of the nodes
+   * instead of the homes of every node (a pointer map per node) */
+  LiteralAndEffect need = {false, false};
+  if (!root->body || !dag_any(root->body, literal_and_effect, &need)) return false;
   FnHomes h = {0};
   fn_homes_add(&h, root);
   bool found = false;
