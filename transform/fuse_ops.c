@@ -49,6 +49,8 @@ typedef struct GroupInfo {
 typedef struct Fuse {
   FusePartition fp;
   GroupInfo *groups; /* by root index */
+  VEC(const char *) pnames; /* "p0", "p1", ...: one arena string each, shared by every group */
+  Attrs *fn_attrs[3];       /* Primitive=0, Primitive=1, Primitive=1 + relay.reshape_only=1: shared likewise */
   bool link_params;
   int32_t stop_fusion; /* registry id of annotation.stop_fusion, or -1 */
 } Fuse;
@@ -63,6 +65,17 @@ static bool same_input(const Expr *a, const Expr *b) {
   return a->kind == EXPR_VAR && b->kind == EXPR_VAR && a->var.var == b->var.var;
 }
 
+/* The name of a group's k-th parameter, "pk" (made once per function, not
+ * per parameter: no printf, no copy per group). */
+static const char *param_name(Module *m, Fuse *fu, size_t k) {
+  while (fu->pnames.len <= k) {
+    char name[24];
+    snprintf(name, sizeof name, "p%zu", fu->pnames.len);
+    vec_push(fu->pnames, arena_strdup(m->arena, name));
+  }
+  return fu->pnames.data[k];
+}
+
 /* The parameter standing for `arg` (the rewritten argument) in group g. */
 static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Type *type) {
   GroupInfo *gi = &fu->groups[g];
@@ -71,9 +84,7 @@ static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Typ
       Var *p = gi->params.data[i];
       return build_typed(build_var(rw->m, p, arg->span), p->type);
     }
-  char name[24];
-  snprintf(name, sizeof name, "p%zu", gi->params.len);
-  Var *p = var_new(rw->m, arena_strdup(rw->m->arena, name), arg->span, (Type *)resolved(type));
+  Var *p = var_new(rw->m, param_name(rw->m, fu, gi->params.len), arg->span, (Type *)resolved(type));
   p->type = p->annot; /* a parameter's type is its annotation */
   vec_push(gi->params, p);
   vec_push(gi->args, arg);
@@ -140,8 +151,13 @@ static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, E
   ReshapeCheck rc = {true, false};
   check_reshape(body, &rc);
   GroupInfo *gi = &fu->groups[g];
-  Attrs *attrs = attrs_with(m, NULL, "Primitive", attr_int(m, rc.has_call ? 1 : 0));
-  if (rc.has_call && rc.reshape_only) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
+  int kind = !rc.has_call ? 0 : rc.reshape_only ? 2 : 1;
+  Attrs *attrs = fu->fn_attrs[kind]; /* attributes are never edited in place: one object serves all */
+  if (!attrs) {
+    attrs = attrs_with(m, NULL, "Primitive", attr_int(m, rc.has_call ? 1 : 0));
+    if (kind == 2) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
+    fu->fn_attrs[kind] = attrs;
+  }
   Function *f = build_function(m, gi->params.data, (uint32_t)gi->params.len, (Type *)resolved(ret), body, attrs, sp);
   if (gi->untyped) return build_call(m, build_fn(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp);
   return build_typed(build_call(m, build_fn_typed(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp),
@@ -225,6 +241,7 @@ static bool fuse_function(PassCtx *c, GlobalDef *gd) {
     vec_free(fu.groups[i].args);
   }
   mem_free(fu.groups);
+  vec_free(fu.pnames);
   fuse_partition_free(&fu.fp);
   return ok;
 }
