@@ -25,10 +25,23 @@ const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
   memcpy(buf, prefix, np);
   size_t len = np;
   buf[len++] = '_';
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
   char digits[10];
-  size_t nd = 0;
-  do digits[nd++] = (char)('0' + n % 10); while ((n /= 10) != 0);
-  while (nd) buf[len++] = digits[--nd];
+  size_t nd = sizeof digits; /* filled from the end, two digits per division */
+  for (; n >= 100; n /= 100) {
+    nd -= 2;
+    memcpy(digits + nd, pairs + 2 * (n % 100), 2);
+  }
+  if (n >= 10) {
+    nd -= 2;
+    memcpy(digits + nd, pairs + 2 * n, 2);
+  } else {
+    digits[--nd] = (char)('0' + n);
+  }
+  memcpy(buf + len, digits + nd, sizeof digits - nd);
+  len += sizeof digits - nd;
   if (len > 95) len = 95;
   char *s = arena_alloc_aligned(m->arena, len + 1, 1);
   memcpy(s, buf, len); /* the arena's memory is zeroed: s[len] = 0 */

@@ -255,6 +255,11 @@ START_TEST(fresh_var_names) {
   ck_assert_str_eq(build_fresh_var(m, "x", NULL, (Span){0, 0})->name, "x_4294967295");
   ck_assert_str_eq(build_fresh_var(m, "", NULL, (Span){0, 0})->name, "_0");
   char prefix[120], want[160];
+  const uint32_t edges[] = {1, 9, 10, 11, 99, 100, 101, 999, 1000, 10009, 99999, 100000, 1234567, 4000000000u};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) { /* digits two at a time: odd and even lengths */
+    snprintf(want, sizeof want, "x_%u", edges[i]);
+    ck_assert_str_eq(build_numbered_name(m, "x", edges[i]), want);
+  }
   memset(prefix, 'p', sizeof prefix - 1);
   prefix[sizeof prefix - 1] = 0;
   for (uint32_t n = 90; n < 100; n++) { /* the cut falls inside the prefix, at the '_', in the digits */
