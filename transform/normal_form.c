@@ -92,7 +92,7 @@ typedef struct Scope {
 /* -------------------------------------------------------- dependency graph */
 
 typedef struct DgNode {
-  const void *key;     /* Expr *, or the Var, GlobalDef, OpDef or Ctor an atom names; NULL: a scope node */
+  const void *key;     /* Expr *, or the Var, GlobalDef or Ctor an atom names, an operator's id * 2 + 1; NULL: a scope node */
   Expr *result;        /* Fill's memo (when `done`): the converted form */
   Scope *scope;
   uint32_t parents;    /* first edge of the users list (NONE: no users) */
@@ -158,26 +158,41 @@ static uint32_t id_node(Nf *nf, U32Vec *t, uint32_t id, const void *key, bool is
 
 static uint32_t var_node(Nf *nf, Var *v) { return id_node(nf, &nf->by_var, v->id, v, false); }
 
-/* The node of e, created when absent. Its graph key: atoms that TVM shares
- * by identity map to what they name (dagscan.h dag_atom_key), any other
- * node is its own key. */
-static uint32_t node_of(Nf *nf, Expr *e) {
-  const void *key = dag_atom_key(e);
-  if (!key) {
-    uint32_t i = e->mark - 1;
-    if (e->mark && i < nf->nodes.len && nf->nodes.data[i].key == e) return i;
-    i = new_node(nf, e);
-    nf->nodes.data[i].expr_key = true;
-    e->mark = i + 1;
-    return i;
-  }
-  if (e->kind == EXPR_VAR) return var_node(nf, e->var.var);
-  if (e->kind == EXPR_OP) return id_node(nf, &nf->by_op, (uint32_t)e->op.id, key, true);
+/* The node of a global or constructor atom (key: what it names). */
+static uint32_t atom_node(Nf *nf, const void *key) {
   int64_t *slot = ptrmap_slot(&nf->atoms, key);
   uint32_t i = (uint32_t)(*slot - 1);
   if (*slot && i < nf->nodes.len && nf->nodes.data[i].key == key) return i; /* else stale: an earlier function's */
   i = new_node(nf, key);
   *ptrmap_slot(&nf->atoms, key) = i + 1;
+  return i;
+}
+
+/* The node of e, created when absent. Its graph key: atoms that TVM shares
+ * by identity map to what they name (dagscan.h dag_atom_key; an operator by
+ * its id as an odd value no object has, so no registry lookup per use), any
+ * other node is its own key. */
+static uint32_t node_of(Nf *nf, Expr *e) {
+  switch (e->kind) {
+  case EXPR_VAR:
+    if (e->var.var) return var_node(nf, e->var.var);
+    break;
+  case EXPR_OP:
+    if (e->op.id >= 0)
+      return id_node(nf, &nf->by_op, (uint32_t)e->op.id, (const void *)(((uintptr_t)e->op.id << 1) | 1), true);
+    break;
+  case EXPR_GLOBAL: case EXPR_CTOR: {
+    const void *key = dag_atom_key(e);
+    if (key) return atom_node(nf, key);
+    break;
+  }
+  default: break;
+  }
+  uint32_t i = e->mark - 1;
+  if (e->mark && i < nf->nodes.len && nf->nodes.data[i].key == e) return i;
+  i = new_node(nf, e);
+  nf->nodes.data[i].expr_key = true;
+  e->mark = i + 1;
   return i;
 }
 
