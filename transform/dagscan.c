@@ -200,24 +200,26 @@ static bool *effects_below(const DagScan *s, uint32_t *parents) {
   return eff;
 }
 
-/* What dag_literal_captures_effect needs before it builds anything: a
- * function literal and a direct effect somewhere in the body. */
-typedef struct LiteralAndEffect {
-  bool literal, effect;
-} LiteralAndEffect;
-
-static bool literal_and_effect(const Expr *e, void *ud) {
-  LiteralAndEffect *f = ud;
-  if (e->kind == EXPR_FN) f->literal = true;
-  else if (!f->effect) f->effect = direct_effect(e);
-  return f->literal && f->effect;
+DagEffects dag_effects(Expr *root) {
+  DagEffects fx = {false, false, false};
+  DagScan s;
+  dag_scan(&s, root);
+  for (uint32_t i = 0; i < s.n && !(fx.literal && fx.own && fx.direct); i++) {
+    const Expr *e = s.pre[i];
+    if (e->kind == EXPR_FN) fx.literal = true;
+    if (!fx.own && dag_own_effect(e)) fx.own = true;
+    if (!fx.direct && direct_effect(e)) fx.direct = true;
+  }
+  dag_free(&s);
+  return fx;
 }
 
 bool dag_literal_captures_effect(Function *root) {
   /* most functions have no literal or no effect: one scan of the nodes
    * instead of the homes of every node (a pointer map per node) */
-  LiteralAndEffect need = {false, false};
-  if (!root->body || !dag_any(root->body, literal_and_effect, &need)) return false;
+  if (!root->body) return false;
+  DagEffects fx = dag_effects(root->body);
+  if (!fx.literal || !fx.direct) return false;
   FnHomes h = {0};
   fn_homes_add(&h, root);
   bool found = false;

@@ -74,6 +74,15 @@ bool dag_own_effect(const Expr *e);
  * bodies not entered), memoised per node in *memo (1 none, 2 effect) for as
  * long as the nodes live; iterative. */
 bool dag_has_effects(PtrMap *memo, Expr *root);
+/* What one scan of root (function literal bodies entered) finds: a function
+ * literal; a node with an effect of its own (dag_own_effect); a direct
+ * effect (a reference operation or a stateful operator call: what
+ * dag_literal_captures_effect looks for). Passes use it to skip work a
+ * function without effects cannot need. */
+typedef struct DagEffects {
+  bool literal, own, direct;
+} DagEffects;
+DagEffects dag_effects(Expr *root);
 /* Whether a function literal in root uses a node of an enclosing function
  * (ir/walk.h FnHomes: a cross node) with a direct effect below it: relayc
  * evaluates it once, where A-normal form binds it, and the literal captures

@@ -869,18 +869,16 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
   }
 }
 
-static bool has_own_effect(const Expr *e, void *ud) { return dag_own_effect(e); }
-
 /* One global function: graph, scopes, fill. With only_effects_lifted (BBNF),
  * the fill runs only when the function lifts a node with an effect, and the
  * function is otherwise left exactly as it was. */
-static bool normal_form_function(Nf *nf, GlobalDef *g, bool only_effects_lifted) {
+static bool normal_form_function(Nf *nf, GlobalDef *g, bool only_effects_lifted, const bool *effectful) {
   Function *f = g->fn;
   if (!f || fn_has_attr(f, "Compiler") || fn_has_attr(f, "Primitive")) return true;
   /* nothing with an effect (a reference operation, a call of a global or a
    * closure, a stateful operator): nothing to bind, and one scan of the
    * nodes is much cheaper than the dependency graph */
-  if (only_effects_lifted && !dag_any(f->body, has_own_effect, NULL)) return true;
+  if (only_effects_lifted && !(effectful ? *effectful : dag_effects(f->body).own)) return true;
   nf->nodes.len = nf->edges.len = nf->post.len = nf->device.len = 0;
   arena_reset(nf->tmp); /* the last function's scopes and bindings: the same pages again */
   Expr *root = build_fn(nf->m, f, f->span);
@@ -912,26 +910,29 @@ static void nf_free(Nf *nf) {
 }
 
 /* Every global function (only_effects_lifted: see normal_form_function). */
-static bool run_normal_form(PassCtx *c, bool bbnf, bool only_effects_lifted) {
+static bool run_normal_form(PassCtx *c, bool bbnf, bool only_effects_lifted, const bool *effectful) {
   Nf nf = {.m = c->m, .d = c->d, .bbnf = bbnf};
   nf.tmp = arena_new();
   bool ok = true;
-  for (uint32_t i = 0; i < c->m->ndefs && ok; i++) ok = normal_form_function(&nf, c->m->defs[i], only_effects_lifted);
+  for (uint32_t i = 0; i < c->m->ndefs && ok; i++)
+    ok = normal_form_function(&nf, c->m->defs[i], only_effects_lifted, effectful ? &effectful[i] : NULL);
   nf_free(&nf);
   return ok;
 }
 
-bool normal_form_bind_lifted_effects(PassCtx *c) { return run_normal_form(c, true, true); }
+bool normal_form_bind_lifted_effects(PassCtx *c, const bool *effectful) {
+  return run_normal_form(c, true, true, effectful);
+}
 
 bool normal_form_bind_captured_effects(PassCtx *c) {
   for (uint32_t i = 0; i < c->m->ndefs; i++)
     if (c->m->defs[i]->fn && dag_literal_captures_effect(c->m->defs[i]->fn))
-      return normal_form_bind_lifted_effects(c) && pass_retype(c);
+      return normal_form_bind_lifted_effects(c, NULL) && pass_retype(c);
   return true;
 }
 
-bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false, false); }
-bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true, false); }
+bool pass_TO_ANF(PassCtx *c) { return run_normal_form(c, false, false, NULL); }
+bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true, false, NULL); }
 
 /* -------------------------------------------------------------- graph form */
 

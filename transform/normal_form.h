@@ -13,8 +13,10 @@
  * literal or branch), so such a node is let-bound once, in the scope
  * enclosing its uses, with every effect of the function bound in evaluation
  * order; other functions are left untouched. PartialEvaluate's preparation
- * (TVM's rejects graph-shared nodes outright). false: nesting too deep. */
-bool normal_form_bind_lifted_effects(PassCtx *c);
+ * (TVM's rejects graph-shared nodes outright). false: nesting too deep.
+ * effectful[i] false says def i has no node with an effect (dagscan.h
+ * dag_effects(...).own), so it is skipped; NULL: each function is scanned. */
+bool normal_form_bind_lifted_effects(PassCtx *c, const bool *effectful);
 
 /* The same, run only when some global function has a literal that uses such
  * a node of its enclosing code (transform/dagscan.h

@@ -1140,19 +1140,37 @@ static void annotate_params(Function *f) {
 
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   Module *m = c->m;
+  /* one scan per function says what the two checks below can skip: most
+   * functions have no effect at all (the dependency graph of the first and
+   * the node homes of the second cost more than the evaluation itself) */
+  uint32_t ndefs = m->ndefs;
+  DagEffects *fx = mem_calloc(ndefs ? ndefs : 1, sizeof *fx);
+  bool *effectful = mem_calloc(ndefs ? ndefs : 1, sizeof *effectful);
+  for (uint32_t i = 0; i < ndefs; i++)
+    if (m->defs[i]->fn && m->defs[i]->fn->body) {
+      fx[i] = dag_effects(m->defs[i]->fn->body);
+      effectful[i] = fx[i].own;
+    }
   /* a graph-shared node with an effect used in several scopes is bound once
    * first, in the scope ANF gives it, so it is not evaluated at every use */
-  if (!normal_form_bind_lifted_effects(c)) return false;
+  bool bound = normal_form_bind_lifted_effects(c, effectful);
+  mem_free(effectful);
+  if (!bound) {
+    mem_free(fx);
+    return false;
+  }
   /* what that leaves: a literal using a node of an enclosing function with a
    * direct effect (a `ref(1)` also bound by a let, fuzz seed 5 input 4) would
    * be run on each call of the literal: the module is left as it was */
-  for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn && dag_literal_captures_effect(m->defs[i]->fn)) {
+  for (uint32_t i = 0; i < ndefs && i < m->ndefs; i++)
+    if (fx[i].literal && fx[i].direct && dag_literal_captures_effect(m->defs[i]->fn)) {
       diag_warning(c->d, m->defs[i]->fn->span, "PartialEvaluate left the module as it was: in @%s a function literal "
                                                "uses a node with an effect that the enclosing code shares",
                    m->defs[i]->name);
+      mem_free(fx);
       return true;
     }
+  mem_free(fx);
   Pe p = {0};
   p.m = m;
   p.d = c->d;
