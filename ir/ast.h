@@ -186,7 +186,6 @@ struct Var {
   uint32_t id;       /* unique within the module, in creation order */
   bool is_free;      /* declared by `free_var` */
   Type *type;        /* inferred (sema/infer) */
-  int32_t slot;      /* run-time slot (eval/), -1 until lowered */
 };
 
 typedef enum {
