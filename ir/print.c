@@ -1231,6 +1231,12 @@ static Doc *pr_let(Printer *p, Expr *e) {
   size_t base = p->scopes.len;
   NodeInfo *ni = pr_node(p, e);
   uint32_t sid = ni->place_gen == p->gen ? ni->chain : SCOPE_TREE_NONE;
+  /* a parenthesised let is a scope of its own: the first value's hoisted
+   * lines placed there go inside the parentheses, before the first let line
+   * (they went to the doc on top of the stack, which is not that scope when
+   * the let's text is made from another one: `%3 = (let %a = f(%0); ...)`
+   * first referenced in an if branch printed `%0 = ...` in the branch) */
+  if (sid != SCOPE_TREE_NONE && sid != ni->place) pr_push(p, pr_doc(p), sid);
   Expr *cur = e;
   while (cur == e || pr_chains(p, cur)) {
     Doc *line = pr_text(p, "let ");
