@@ -42,6 +42,7 @@
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "ops/op_ids.h"
+#include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
 
@@ -946,6 +947,21 @@ static void emit_inline_call(F *f, Expr *e, uint32_t dst, bool tail) {
 
 /* The call of an operator, constructor, global or closure into dst, or as
  * a tail call when dst is UINT32_MAX. */
+/* Can a kernel take a value of type t: a tensor or a tuple of tensors
+ * (eval/vm.c flattens a tuple argument into its fields)? */
+static bool kernel_takes(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  if (!t) return true; /* untyped: as before */
+  if (t->kind == TYPE_TENSOR) return true;
+  if (t->kind != TYPE_TUPLE) return false;
+  for (uint32_t i = 0; i < t->tuple.n; i++) {
+    const Type *ft = t->tuple.fields[i];
+    while (ft && ft->kind == TYPE_UVAR && ft->uvar.link) ft = ft->uvar.link;
+    if (!ft || ft->kind != TYPE_TENSOR) return false;
+  }
+  return true;
+}
+
 static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
   Expr *callee = e->call.fn;
   uint32_t n = e->call.nargs, save = f->top, buf[8];
@@ -960,6 +976,18 @@ static void emit_call(F *f, Expr *e, uint32_t dst, bool tail) {
     return;
   }
   if (callee->kind == EXPR_OP && !tail && emit_fx(f, e, dst)) return;
+  if (callee->kind == EXPR_OP && n == 1 && (op_traits_flags(callee->op.id) & OPF_IDENTITY) &&
+      !kernel_takes(e->call.args[0]->type)) {
+    /* an annotation of a ref, closure, ADT or nested tuple (ToANormalForm
+     * wraps every value it binds under on_device in on_device): its kernel
+     * takes tensors and flat tuples only, and the result is the value */
+    uint32_t r = operand(f, e->call.args[0]);
+    op(f, I_MOVE, e->span);
+    w(f, dst);
+    w(f, r);
+    f->top = save;
+    return;
+  }
   uint32_t *regs;
   if (callee->kind == EXPR_OP && n == 2 && fast_binop(callee->op.id) != I_COUNT) {
     regs = buf;

@@ -40,6 +40,10 @@ enum {
    * start/stop/step attributes as TVM's does (ops/relations/rel_shape.c):
    * kept as the conservative choice, it costs only the re-inference */
   OPF_TYPE_READS_CONSTS = 1u << 6,
+  /* the identity on relayc's one CPU device (on_device, device_copy,
+   * annotation.stop_fusion/checkpoint): the interpreter moves a value its
+   * kernel cannot take (a ref, closure, ADT, nested tuple) straight through */
+  OPF_IDENTITY = 1u << 7,
 };
 
 OpPattern op_pattern(int32_t id);
