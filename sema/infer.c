@@ -753,6 +753,7 @@ typedef struct Judge {
   uint8_t *vstate; /* 1 stable, 2 cleared */
   uint32_t nv;
   InferIncStats *st;
+  VEC(Var *) undecided; /* variables used before any binder of theirs was met */
   VEC(GlobalDef *) kept_refs; /* the globals whose type a kept node holds (a use, or a call) */
 } Judge;
 
@@ -910,6 +911,10 @@ static void judge_push(Judge *J, Expr *e) {
   *judge_slot(J, k) = (uintptr_t)e | J_BUSY;
   if (e->mark) vec_push(J->saved, ((JSaved){e, e->mark}));
   e->mark = k + 1;
+  if (e->kind == EXPR_VAR && e->var.var) {
+    Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
+    if (v->id >= J->nv || J->vowner[v->id] != v) vec_push(J->undecided, v);
+  }
   JFrame fr = {e, k, 0, true};
   vec_push(J->stack, fr);
 }
@@ -1034,6 +1039,11 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     Function *fn = m->defs[i]->fn;
     for (uint32_t k = 0; k < fn->nparams; k++) decide_annotated(&J, fn->params[k]);
     judge_tree(&J, fn->body);
+    for (size_t k = 0; k < J.undecided.len && !st->unbound_suspect; k++) {
+      Var *v = J.undecided.data[k];
+      if (v->id >= J.nv || J.vowner[v->id] != v) st->unbound_suspect = i + 1;
+    }
+    J.undecided.len = 0;
   }
   for (uint32_t k = 0; k < J.nnodes; k++) ((Expr *)(*judge_slot(&J, k) & ~(uintptr_t)3))->mark = 0;
   for (size_t k = 0; k < J.saved.len; k++) J.saved.data[k].e->mark = J.saved.data[k].mark;
@@ -1041,6 +1051,7 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
   vec_free(J.blocks);
   vec_free(J.saved);
   vec_free(J.stack);
+  vec_free(J.undecided);
   GlobalDef **kept_refs = J.kept_refs.data;
   size_t nkept_refs = J.kept_refs.len;
   mem_free(J.vowner);

@@ -35,6 +35,10 @@ typedef struct InferIncStats {
   uint32_t globals_checked; /* visited */
   uint64_t nodes_kept;      /* visited nodes whose type was taken as it was */
   uint64_t nodes_retyped;   /* visited nodes inferred again */
+  uint32_t unbound_suspect; /* 1 + index in m->defs of the first global visited
+                             * that uses a variable none of its binders declared
+                             * (a free variable, or a Var.id shared by two
+                             * variables: the caller checks exactly); 0 none */
 } InferIncStats;
 
 typedef enum {

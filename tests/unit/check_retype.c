@@ -640,6 +640,29 @@ START_TEST(free_var_left_by_pass) {
 }
 END_TEST
 
+/* The judgement flags a global where a use comes before any binder of its
+ * variable (the runner then looks exactly, instead of walking every changed
+ * global after every pass): a recursive let's own value does not count, a
+ * let dropped by hand does. */
+START_TEST(unbound_suspect_from_judgement) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
+           "  let %f = fn (%n: Tensor[(3), float32]) -> Tensor[(3), float32] { %f(%n) };\n"
+           "  let %u = negative(%x);\n  add(%u, %x)\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  bool changed[1] = {true};
+  Type *old_sig[1] = {fn->type};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.unbound_suspect, 0);
+  ck_assert_int_eq(fn->body->let.body->kind, EXPR_LET);
+  fn->body->let.body = fn->body->let.body->let.body; /* drop the let of %u */
+  retype(&p, changed, old_sig, &st);
+  ck_assert_uint_eq(st.unbound_suspect, 1);
+  unload(&p);
+}
+END_TEST
+
 /* LazyGradientInit types what it builds (cells, @FromGradCell/@AddGradCell
  * calls, fallback literals, thunks, the @main wrapper, rebound binders):
  * only the 35 nodes of the GradCell library's bodies, built polymorphic,
@@ -685,6 +708,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typed_fold_constant);
   tcase_add_test(tc, fold_constant_polymorphic_callee);
   tcase_add_test(tc, free_var_left_by_pass);
+  tcase_add_test(tc, unbound_suspect_from_judgement);
   tcase_add_test(tc, typed_lazy_gradient_init);
   suite_add_tcase(s, tc);
   return s;
