@@ -57,6 +57,7 @@
 #include "ops/gradients/grad.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "sema/typeof.h"
 #include "transform/pass.h"
@@ -1066,6 +1067,9 @@ static Expr *tr_value(AD *a, Expr *e) {
   }
   case EXPR_CALL: {
     Expr *fn = e->call.fn;
+    if (fn->kind == EXPR_OP && e->call.nargs == 1 && (op_traits_flags(fn->op.id) & OPF_IDENTITY) &&
+        !tensors_only(e->call.args[0]->type, true))
+      return tr(a, e->call.args[0]); /* on_device etc. of a closure, ref or ADT: the value itself (the interpreter's rule) */
     if (fn->kind == EXPR_OP)
       return fn->op.id == OP_ANNOTATION_CHECKPOINT && e->call.nargs == 1 ? tr_checkpoint(a, e) : tr_op_call(a, e);
     uint32_t n = e->call.nargs;
