@@ -18,8 +18,8 @@
  *     binds every non-atom (constants included) to a fresh `x_N`; BBNF binds
  *     only lifted nodes and rebuilds the rest in place with sharing intact
  *     (unlike TVM, in a function that lifts a node with an effect, every
- *     node with an effect, and every if and match, is bound too, so effects
- *     keep their order).
+ *     node with an effect, and every if and match, is bound too, and every
+ *     let flattened, so effects keep their order).
  *     A converted `let` flattens its bindings into the enclosing scope and
  *     binds its result to a fresh variable (so ANF is not idempotent), and
  *     after `let %y = %x` later uses of %x become %y (TVM's memo quirk).
@@ -749,7 +749,10 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
     DgNode *n = node(nf, x);
     Scope *inner = nf->nodes.data[n->sub].scope;
     Var *bind = i == 0 ? v : NULL;
-    bool not_included = nf->bbnf && !n->lifted;
+    /* with bind_effects, a let is flattened too, as an if/match is bound
+     * (compound): its values may hold effects, which would otherwise run
+     * after effects bound later in the fill */
+    bool not_included = nf->bbnf && !n->lifted && !nf->bind_effects;
     Var *var = bind ? bind : gensym(nf, !not_included, x->span);
     n->done = true;
     if (!bind && not_included) {
