@@ -41,8 +41,11 @@ static void note_effect(Expr *e, void *ud) {
 /* The nodes with an effect that the literal `lit` (the original node) uses
  * from the enclosing code (their home is outside it): a copy of its body
  * keeps them shared (evaluated once, outside), every other node with an
- * effect is copied (each inlined call runs its own). */
-static void outside_effects(Defuse *st, Expr *lit, Expr *body, PtrMap *keep) {
+ * effect is copied (each inlined call runs its own). The homes are those of
+ * the original function, so the walk is over lit's original body, and each
+ * node found is kept as the rewriter made it (a `ref(%0(3))` whose inner call
+ * was inlined first is a new node: it was copied, one ref per call). */
+static void outside_effects(Defuse *st, Rewriter *rw, Expr *lit, Expr *body, PtrMap *keep) {
   bool eff = false;
   walk_post_order(body, true, note_effect, &eff);
   if (!eff) return;
@@ -53,13 +56,15 @@ static void outside_effects(Defuse *st, Expr *lit, Expr *body, PtrMap *keep) {
   if (!st->homes.cross.len) return;
   PtrMap seen = {0};
   ExprVec stack = {0};
-  vec_push(stack, body);
+  vec_push(stack, lit->fn->body);
   while (stack.len) {
     Expr *x = stack.data[--stack.len];
     if (ptrmap_find(&seen, x)) continue;
     ptrmap_put(&seen, x, 1);
     if (fn_homes_captured(&st->homes, x, lit)) {
+      int64_t now = 0;
       ptrmap_put(keep, x, 1);
+      if (ptrmap_get(&rw->memo, x, &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
       continue;
     }
     walk_push_children(x, true, &stack);
@@ -88,7 +93,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * one name and re-parsed as two (print -> parse -> print differed) */
   int before = rw->d->nerrors;
   PtrMap keep = {0};
-  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_effects(st, old->call.fn, f->body, &keep);
+  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_effects(st, rw, old->call.fn, f->body, &keep);
   Expr *body = rw_copy_fresh_keep(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams, &keep);
   ptrmap_free(&keep);
   if (rw->d->nerrors != before) rw->failed = true;
