@@ -219,16 +219,24 @@ static void rb_var(RBuf *b, const Var *v, bool with_type) {
   }
 }
 
+static const Type *fn_ret_annotation(const Function *f);
+
+/* `fn [A, B](%x: T, ...) -> R`: the return type compared (written or else
+ * inferred), so a "return type differs" report shows the two types. */
 static void rb_fn_head(RBuf *b, const Function *f) {
-  rb_puts(b, "fn (");
+  rb_puts(b, "fn ");
+  for (uint32_t i = 0; i < f->ntparams && !b->full; i++)
+    rb_printf(b, "%s%s", i ? ", " : "[", f->tparams[i]->name ? f->tparams[i]->name : "?");
+  rb_puts(b, f->ntparams ? "](" : "(");
   for (uint32_t i = 0; i < f->nparams && !b->full; i++) {
     if (i) rb_puts(b, ", ");
     rb_var(b, f->params[i], true);
   }
   rb_puts(b, ")");
-  if (f->ret_annot) {
+  const Type *ret = fn_ret_annotation(f);
+  if (ret && ret->kind != TYPE_INCOMPLETE) {
     rb_puts(b, " -> ");
-    rb_type(b, f->ret_annot);
+    rb_type(b, ret);
   }
 }
 
