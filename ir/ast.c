@@ -23,10 +23,12 @@ void module_free(Module *m) {
  * memory; every other kind gets the full union, so passes may rewrite an
  * inner node in place into any inner kind (a projection into a call) and a
  * leaf into another leaf or a unit tuple. */
-static size_t expr_payload(ExprKind kind) {
+size_t expr_payload_size(ExprKind kind) {
   switch (kind) {
   case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
   case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
+  case EXPR_TUPLE: case EXPR_PROJ: case EXPR_FN: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
+  case EXPR_FREE_VAR:
     return 16;
   default:
     return sizeof(Expr) - offsetof(Expr, constant);
@@ -37,9 +39,13 @@ Expr *expr_new(Module *m, ExprKind kind, Span sp) {
   _Static_assert(offsetof(Expr, constant) == 24, "Expr header is 24 bytes");
   _Static_assert(sizeof(((Expr *)0)->var) <= 16 && sizeof(((Expr *)0)->op) <= 16 &&
                      sizeof(((Expr *)0)->global) <= 16 && sizeof(((Expr *)0)->tuple) <= 16 &&
-                     sizeof(((Expr *)0)->meta) <= 16 && sizeof(((Expr *)0)->graph_ref) <= 16,
-                 "leaf kinds (and the unit tuple a failed leaf becomes) fit 16 bytes");
-  Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload(kind), 8);
+                     sizeof(((Expr *)0)->meta) <= 16 && sizeof(((Expr *)0)->graph_ref) <= 16 &&
+                     sizeof(((Expr *)0)->proj) <= 16 && sizeof(((Expr *)0)->fn) <= 16 &&
+                     sizeof(((Expr *)0)->ref) <= 16 && sizeof(((Expr *)0)->ref_write) <= 16 &&
+                     sizeof(((Expr *)0)->free_var) <= 16 && sizeof(((Expr *)0)->name) <= 16 &&
+                     sizeof(((Expr *)0)->ctor) <= 16 && sizeof(((Expr *)0)->constant) <= 16,
+                 "the kinds expr_payload_size gives 16 bytes (and the unit tuple a failed node becomes) fit them");
+  Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload_size(kind), 8);
   e->kind = kind;
   e->span = sp;
   return e;
@@ -140,7 +146,7 @@ Expr *expr_call(Module *m, Expr *fn, Expr **args, uint32_t nargs, Attrs *attrs, 
   e->call.fn = fn;
   if (nargs) { /* pointers: 8-byte aligned (a unary call's array takes 8 bytes, not 16) */
     e->call.args = arena_alloc_aligned(m->arena, nargs * sizeof *args, _Alignof(Expr *));
-    memcpy(e->call.args, args, nargs * sizeof *args);
+    for (uint32_t i = 0; i < nargs; i++) e->call.args[i] = args[i]; /* a few: no library call */
   }
   e->call.nargs = nargs;
   e->call.attrs = attrs;

@@ -340,6 +340,13 @@ Module *module_new(Source *src);   /* creates the arena */
 void module_free(Module *m);       /* frees the arena and everything in it */
 
 Expr *expr_new(Module *m, ExprKind kind, Span sp);
+/* Bytes of a node of that kind after its 24-byte header: 16 for the leaves
+ * and the kinds whose fields fit 16 bytes (tuple, projection, function
+ * literal, the ref forms, free_var), the whole union for the others. A node's
+ * kind never changes to one with a larger payload (sema/resolve turns names
+ * into operators or constructors and failed nodes into unit tuples), and a
+ * copy takes only this many bytes (build_copy). */
+size_t expr_payload_size(ExprKind kind);
 Type *type_new(Module *m, TypeKind kind, Span sp);
 Var *var_new(Module *m, const char *name, Span sp, Type *annot);
 TypeParam *type_param_new(Module *m, const char *name, Span sp);

@@ -17,34 +17,51 @@ Expr *build_var(Module *m, Var *v, Span sp) {
   return e;
 }
 
-/* "prefix_N" into the arena, cut to 95 characters as it always was (passes
- * make millions of these: no printf). */
-const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
-  char buf[96 + 12];
-  size_t np = strnlen(prefix, 95);
-  memcpy(buf, prefix, np);
-  size_t len = np;
-  buf[len++] = '_';
-  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                              "8081828384858687888990919293949596979899";
-  char digits[10];
-  size_t nd = sizeof digits; /* filled from the end, two digits per division */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* The decimal digits of n written backwards, two per division, ending just before `end`. */
+static void put_digits(char *end, uint32_t n) {
   for (; n >= 100; n /= 100) {
-    nd -= 2;
-    memcpy(digits + nd, pairs + 2 * (n % 100), 2);
+    end -= 2;
+    end[0] = digit_pairs[2 * (n % 100)];
+    end[1] = digit_pairs[2 * (n % 100) + 1];
   }
   if (n >= 10) {
-    nd -= 2;
-    memcpy(digits + nd, pairs + 2 * n, 2);
+    end -= 2;
+    end[0] = digit_pairs[2 * n];
+    end[1] = digit_pairs[2 * n + 1];
   } else {
-    digits[--nd] = (char)('0' + n);
+    *--end = (char)('0' + n);
   }
-  memcpy(buf + len, digits + nd, sizeof digits - nd);
-  len += sizeof digits - nd;
-  if (len > 95) len = 95;
+}
+
+static uint32_t decimal_width(uint32_t n) {
+  uint32_t w = 1;
+  for (uint64_t p = 10; w < 10 && n >= p; p *= 10) w++;
+  return w;
+}
+
+/* "prefix_N" into the arena, cut to 95 characters as it always was (passes
+ * make millions of these: no printf, no library calls; the string is written
+ * in place, the arena's zeroed memory giving the terminator). */
+const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
+  size_t np = 0;
+  while (np < 95 && prefix[np]) np++;
+  uint32_t nd = decimal_width(n);
+  size_t len = np + 1 + nd;
+  if (len > 95) { /* the cut */
+    char buf[96 + 12];
+    memcpy(buf, prefix, np);
+    buf[np] = '_';
+    put_digits(buf + len, n);
+    return arena_strndup(m->arena, buf, 95);
+  }
   char *s = arena_alloc_aligned(m->arena, len + 1, 1);
-  memcpy(s, buf, len); /* the arena's memory is zeroed: s[len] = 0 */
+  for (size_t i = 0; i < np; i++) s[i] = prefix[i];
+  s[np] = '_';
+  put_digits(s + len, n);
   return s;
 }
 
@@ -69,7 +86,7 @@ Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
 static Expr **dup_exprs(Module *m, Expr **xs, uint32_t n) {
   if (!n) return NULL;
   Expr **c = arena_alloc_aligned(m->arena, n * sizeof *xs, _Alignof(Expr *));
-  memcpy(c, xs, n * sizeof *xs);
+  for (uint32_t i = 0; i < n; i++) c[i] = xs[i]; /* a few: no library call */
   return c;
 }
 
@@ -202,21 +219,10 @@ Expr *build_const(Module *m, DType dt, uint32_t ndim, const int64_t *shape, cons
   return e;
 }
 
-static bool is_leaf(ExprKind k) {
-  switch (k) {
-  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
-  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
-    return true;
-  default:
-    return false;
-  }
-}
-
 Expr *build_copy(Module *m, const Expr *e) {
   Expr *n = expr_new(m, e->kind, e->span);
   size_t hdr = offsetof(Expr, constant);
-  size_t payload = is_leaf(e->kind) ? 16 : sizeof(Expr) - hdr;
-  memcpy((char *)n + hdr, (const char *)e + hdr, payload);
+  memcpy((char *)n + hdr, (const char *)e + hdr, expr_payload_size(e->kind));
   n->type = NULL;
   n->mark = 0;
   return n;
