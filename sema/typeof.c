@@ -18,6 +18,7 @@
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
+#include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "ops/relations/type_rel.h"
 #include "sema/call_memo.h"
@@ -181,11 +182,24 @@ static Type **shared_slot(TypeofCx *tc, const Type *tensor, const Parts *k, uint
   }
 }
 
+/* canon() remembered by address: the types a pass uses are a handful of
+ * shared objects and a few others that keep coming back (the call memo's
+ * callee types), so "which is t's shared twin?" is answered by address
+ * nearly always. */
+static size_t canon_seen_index(const Type *t) { return ((uintptr_t)t >> 4) % TYPEOF_CANON_CACHE; }
+
+static void canon_seen_put(TypeofCx *tc, const Type *t, Type *shared) {
+  size_t i = canon_seen_index(t);
+  tc->canon_seen[i].t = t;
+  tc->canon_seen[i].shared = shared;
+}
+
 static Type *share(TypeofCx *tc, Type **slot, Type *t) {
   if (!*slot) {
     *slot = t;
     tc->nshared++;
   }
+  canon_seen_put(tc, *slot, *slot);
   return *slot;
 }
 
@@ -194,7 +208,7 @@ static Type *canon(TypeofCx *tc, Type *t, int depth);
 /* The shared type with parts k (canonical already), built from k when new. */
 static Type *shared_parts(TypeofCx *tc, const Parts *k) {
   Type **slot = shared_slot(tc, NULL, k, parts_hash(k));
-  if (*slot) return *slot;
+  if (*slot) return share(tc, slot, *slot);
   Module *m = tc->m;
   Type *t = type_new(m, k->kind, (Span){0, 0});
   Type **copy = arena_alloc(m->arena, (k->n ? k->n : 1) * sizeof *copy);
@@ -216,20 +230,48 @@ static Type *shared_of(TypeofCx *tc, TypeKind kind, TypeDef *def, Type *const *p
   Type **cs = n <= 8 ? small : mem_malloc(n * sizeof *cs);
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) ok = (cs[i] = canon(tc, ps[i], 0)) != NULL;
+  TypeofPartsSeen *seen = NULL;
+  if (ok && n >= 1 && n <= 3) { /* pairs, refs, `fn () -> T`, binary operators: by address first */
+    Type *p1 = n >= 2 ? cs[1] : NULL, *p2 = n == 3 ? cs[2] : NULL;
+    uint64_t h = tmix(tmix(tmix(tmix((uint64_t)kind, (uint64_t)(uintptr_t)def), (uint64_t)(uintptr_t)cs[0]), (uint64_t)(uintptr_t)p1),
+                      (uint64_t)(uintptr_t)p2);
+    seen = &tc->parts_seen[(h ^ (h >> 23)) % TYPEOF_PARTS_CACHE];
+    if (seen->t && seen->kind == kind && seen->n == n && seen->def == def && seen->p[0] == cs[0] && seen->p[1] == p1 &&
+        seen->p[2] == p2)
+      return seen->t;
+  }
   Parts k = {kind, def, cs, n};
   Type *t = ok ? shared_parts(tc, &k) : NULL;
+  if (seen && t) *seen = (TypeofPartsSeen){kind, n, def, {cs[0], n >= 2 ? cs[1] : NULL, n == 3 ? cs[2] : NULL}, t};
   if (cs != small) mem_free(cs);
   return t;
 }
 
 /* The shared type equal to t (t itself when it is the first of its kind);
  * t as it is when it is not one the table takes. */
+static Type *canon_of(TypeofCx *tc, Type *t, int depth);
+
+/* (types are immutable once built, and shared ones never leave the table) */
 static Type *canon(TypeofCx *tc, Type *t, int depth) {
   if (!t) return NULL;
+  size_t i = canon_seen_index(t);
+  if (tc->canon_seen[i].t == t) return tc->canon_seen[i].shared;
+  Type *r = canon_of(tc, t, depth);
+  if (r != t && r) canon_seen_put(tc, t, r);
+  return r;
+}
+
+static Type *canon_of(TypeofCx *tc, Type *t, int depth) {
+  if (t->kind == TYPE_UVAR && t->uvar.link) { /* solved: its solution */
+    while (t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+    return canon(tc, t, depth);
+  }
   if (depth > 16) return t;
   switch (t->kind) {
-  case TYPE_TENSOR:
-    return shareable_tensor(t) ? share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t) : t;
+  case TYPE_TENSOR: /* a source node's own object, mostly equal to the tensor seen last */
+    if (tc->last_tensor && tensor_same(t, tc->last_tensor) && shareable_tensor(t)) return tc->last_tensor;
+    if (!shareable_tensor(t)) return t;
+    return tc->last_tensor = share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t);
   case TYPE_TUPLE: case TYPE_REF: case TYPE_FUNC: case TYPE_ADT: {
     if (t->kind == TYPE_FUNC && t->func.ntparams) return t;
     uint32_t n = t->kind == TYPE_TUPLE ? t->tuple.n : t->kind == TYPE_REF ? 1
@@ -317,7 +359,57 @@ void typeof_init(TypeofCx *t, Module *m) {
 void typeof_fini(TypeofCx *t) {
   call_memo_free(&t->calls);
   mem_free(t->shared);
+  mem_free(t->op_nodes);
   memset(t, 0, sizeof *t);
+}
+
+/* ---- calls typed before, by address (TypeofCx.call_seen)
+ *
+ * A call whose operator, attributes object and argument type objects are
+ * those of a call the memo (sema/call_memo.h) took gets that call's types
+ * without hashing its arguments' extents. Only calls the memo keys are
+ * entered, and a constant argument (keyed by its type only when the
+ * operator's relation does not read constants) is never looked up here, so
+ * a hit gives exactly what the memo would. */
+
+static bool call_seen_fits(int32_t op, Expr *const *args, uint32_t n) {
+  if (n > TYPEOF_CALL_CACHE_ARGS) return false;
+  for (uint32_t i = 0; i < n; i++)
+    if (args[i]->kind == EXPR_CONST && op_type_reads_consts(op)) return false;
+  return true;
+}
+
+static TypeofCallSeen *call_seen_slot(TypeofCx *t, int32_t op, const Attrs *attrs, Expr *const *args, uint32_t n) {
+  uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, (uint64_t)(uint32_t)op), (uint64_t)(uintptr_t)attrs);
+  for (uint32_t i = 0; i < n; i++) h = tmix(h, (uint64_t)(uintptr_t)args[i]->type);
+  return &t->call_seen[(h ^ (h >> 17)) % TYPEOF_CALL_CACHE];
+}
+
+static bool call_seen_is(const TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args, uint32_t n) {
+  if (!s->ret || s->op != op || s->nargs != n || s->attrs != attrs) return false;
+  for (uint32_t i = 0; i < n; i++)
+    if (s->args[i] != args[i]->type) return false;
+  return true;
+}
+
+/* The entry for a call like e, when e is one the table takes. */
+static TypeofCallSeen *call_seen_of(TypeofCx *t, const Expr *e) {
+  int32_t op = e->call.fn->op.id;
+  if (!call_seen_fits(op, e->call.args, e->call.nargs)) return NULL;
+  return call_seen_slot(t, op, e->call.attrs, e->call.args, e->call.nargs);
+}
+
+/* Enters e's types; the callee type as the shared object, so that the calls
+ * of one operator at one type find one callee node (typeof_op_node). */
+static void call_seen_put(TypeofCx *t, TypeofCallSeen *s, const Expr *e, Type *ret, Type *fn) {
+  if (!s || !ret || !fn || !(fn = typeof_shared(t, fn))) return;
+  s->op = e->call.fn->op.id;
+  s->nargs = e->call.nargs;
+  s->attrs = e->call.attrs;
+  for (uint32_t i = 0; i < e->call.nargs; i++) s->args[i] = e->call.args[i]->type;
+  s->ret = ret;
+  s->fn = fn;
+  s->node = NULL;
 }
 
 /* An operator call with typed arguments: its relation, through the inference
@@ -328,11 +420,18 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   if (callee->op.id < 0) return NULL;
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (!ground_known(t, e->call.args[i]->type)) return NULL;
+  TypeofCallSeen *seen = call_seen_of(t, e);
+  if (seen && call_seen_is(seen, callee->op.id, e->call.attrs, e->call.args, e->call.nargs)) {
+    callee->type = seen->fn;
+    return seen->ret;
+  }
   uint64_t h = 0;
   bool keyed = call_memo_key(e, &h);
+  if (!keyed) seen = NULL;
   if (keyed && call_memo_apply(&t->calls, e, h)) {
     Type *r = e->type;
     e->type = NULL; /* typeof_set sets it */
+    call_seen_put(t, seen, e, r, callee->type);
     return r;
   }
   Type *fast = same_as_input(op_get(callee->op.id), e);
@@ -346,6 +445,7 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
     e->type = fast;
     if (keyed) call_memo_add(&t->calls, m, e, h);
     e->type = NULL; /* typeof_set sets it */
+    call_seen_put(t, seen, e, fast, callee->type);
     return fast;
   }
   Diag quiet;
@@ -353,7 +453,13 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   Type *saved = callee->type;
   callee->type = NULL;
   if (infer_untyped(m, e, &quiet) && typeof_ground(e->type)) {
-    if (keyed && callee->type) call_memo_add(&t->calls, m, e, h);
+    if (keyed && callee->type) {
+      call_memo_add(&t->calls, m, e, h);
+      Type *r = e->type, *fn = callee->type;
+      if (call_memo_apply(&t->calls, e, h)) call_seen_put(t, seen, e, e->type, callee->type); /* the memo's entry, as a later call gets it */
+      e->type = r;
+      callee->type = fn;
+    }
     return e->type;
   }
   e->type = NULL;
@@ -449,6 +555,67 @@ Expr *typeof_set(TypeofCx *tc, Expr *e) {
   if (!t) return e;
   e->type = t;
   if (e->kind == EXPR_FN) e->fn->type = t;
+  return e;
+}
+
+/* ------------------------------------------------------------ shared callees */
+
+struct TypeofOpNode {
+  int32_t op;
+  Type *fn;   /* NULL: empty slot */
+  Expr *node;
+};
+
+static size_t op_node_hash(int32_t op, const Type *fn) {
+  uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, (uint64_t)(uint32_t)op), (uint64_t)(uintptr_t)fn);
+  return (size_t)(h ^ (h >> 31));
+}
+
+static void op_nodes_grow(TypeofCx *t) {
+  struct TypeofOpNode *old = t->op_nodes;
+  size_t oldcap = t->capop_nodes;
+  t->capop_nodes = oldcap ? 2 * oldcap : 64;
+  t->op_nodes = mem_calloc(t->capop_nodes, sizeof *t->op_nodes);
+  for (size_t i = 0; i < oldcap; i++) {
+    if (!old[i].fn) continue;
+    size_t j = op_node_hash(old[i].op, old[i].fn) & (t->capop_nodes - 1);
+    while (t->op_nodes[j].fn) j = (j + 1) & (t->capop_nodes - 1);
+    t->op_nodes[j] = old[i];
+  }
+  mem_free(old);
+}
+
+Expr *typeof_op_node(TypeofCx *t, int32_t op, Type *fn, Span sp) {
+  if (2 * (t->nop_nodes + 1) > t->capop_nodes) op_nodes_grow(t);
+  size_t i = op_node_hash(op, fn) & (t->capop_nodes - 1);
+  for (; t->op_nodes[i].fn; i = (i + 1) & (t->capop_nodes - 1))
+    if (t->op_nodes[i].op == op && t->op_nodes[i].fn == fn) return t->op_nodes[i].node;
+  Expr *n = expr_new(t->m, EXPR_OP, sp);
+  n->op.name = op_get(op)->name;
+  n->op.id = op;
+  n->type = fn;
+  t->op_nodes[i] = (struct TypeofOpNode){op, fn, n};
+  t->nop_nodes++;
+  return n;
+}
+
+Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs, Span sp) {
+  if (call_seen_fits(op, args, nargs)) {
+    TypeofCallSeen *seen = call_seen_slot(t, op, attrs, args, nargs);
+    if (call_seen_is(seen, op, attrs, args, nargs)) {
+      if (!seen->node) seen->node = typeof_op_node(t, op, seen->fn, sp);
+      Expr *e = expr_call(t->m, seen->node, args, nargs, attrs, sp);
+      e->type = seen->ret;
+      return e;
+    }
+  }
+  for (uint32_t i = 0; i < nargs; i++) /* a rule's constant (what typeof_tree would do first) */
+    if (!args[i]->type && args[i]->kind == EXPR_CONST) typeof_set(t, args[i]);
+  Expr *callee = expr_new(t->m, EXPR_OP, sp);
+  callee->op.name = op_get(op)->name;
+  callee->op.id = op;
+  Expr *e = typeof_set(t, expr_call(t->m, callee, args, nargs, attrs, sp));
+  if (e->type && callee->type) e->call.fn = typeof_op_node(t, op, typeof_shared(t, callee->type), sp);
   return e;
 }
 

@@ -22,8 +22,12 @@
  * remembered by (operator, attributes, argument types) in the TypeofCx
  * (sema/call_memo.h): a pass builds the same few calls over and over (the
  * result and callee types are then shared: types are immutable once
- * solved). Identity relations and Broadcast of equal types take the first
- * argument's type directly. The types it sets are shared (typeof_*_type below).
+ * solved). In front of that memo, which hashes the argument types' extents,
+ * a small direct-mapped table answers a call whose operator, attributes
+ * object and argument type objects are the very ones of a call typed before
+ * (the pass's shared types and attributes make that the common case).
+ * Identity relations and Broadcast of equal types take the first argument's
+ * type directly. The types it sets are shared (typeof_*_type below).
  */
 #ifndef RELAYC_SEMA_TYPEOF_H
 #define RELAYC_SEMA_TYPEOF_H
@@ -34,6 +38,30 @@
 #include "sema/call_memo.h"
 
 #define TYPEOF_GROUND_CACHE 64
+#define TYPEOF_CANON_CACHE 64
+#define TYPEOF_CALL_CACHE 256
+#define TYPEOF_CALL_CACHE_ARGS 3
+
+/* A call typed before, by the identity of its operator, attributes and
+ * argument types (see op_call_type in typeof.c). */
+typedef struct TypeofCallSeen {
+  int32_t op;          /* 0 with ret NULL: empty */
+  uint32_t nargs;
+  const Attrs *attrs;
+  const Type *args[TYPEOF_CALL_CACHE_ARGS];
+  Type *ret, *fn;      /* the call's type and its callee's */
+  struct Expr *node;   /* typeof_op_node(op, fn), once asked for */
+} TypeofCallSeen;
+
+/* A shared type of one to three (shared) parts, by the parts' addresses. */
+typedef struct TypeofPartsSeen {
+  TypeKind kind;
+  uint32_t n;
+  TypeDef *def;
+  Type *p[3];
+  Type *t;             /* NULL: empty */
+} TypeofPartsSeen;
+#define TYPEOF_PARTS_CACHE 64
 
 /* One per pass run over one module. */
 typedef struct TypeofCx {
@@ -43,6 +71,12 @@ typedef struct TypeofCx {
   Type **shared;       /* the shared types (open addressing, NULL = empty) */
   size_t nshared, capshared;
   const Type *ground_seen[TYPEOF_GROUND_CACHE]; /* types known ground, by address */
+  struct { const Type *t; Type *shared; } canon_seen[TYPEOF_CANON_CACHE]; /* type -> its shared twin (itself when shared), by address */
+  Type *last_tensor;   /* the shared tensor type canonicalised last */
+  TypeofCallSeen call_seen[TYPEOF_CALL_CACHE];  /* recent operator call types, by address */
+  TypeofPartsSeen parts_seen[TYPEOF_PARTS_CACHE]; /* recent small composite types, by their parts */
+  struct TypeofOpNode *op_nodes; /* shared callee nodes by (operator, function type); open addressing */
+  size_t nop_nodes, capop_nodes;
 } TypeofCx;
 
 void typeof_init(TypeofCx *t, Module *m);
@@ -57,6 +91,20 @@ Expr *typeof_set(TypeofCx *t, Expr *e);
  * their uses (a let variable without a type gets its value's). No recursion.
  * True when e ends up typed. */
 bool typeof_tree(TypeofCx *t, Expr *e);
+
+/* The call op(args...) with `attrs` (normalised; shared by the caller's
+ * calls as it likes), typed as typeof_set would type it. When it is typed,
+ * its callee is the one EXPR_OP node of that operator at that function type
+ * (typeof_op_node), shared with every other such call, as TVM has one Op
+ * object for all its uses (inference instantiates a callee per call;
+ * printing and structural equality take atoms by value): 40 bytes less per
+ * call. A call typed before with the same attributes object and argument
+ * type objects is built straight away, without a throwaway callee. */
+Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs, Span sp);
+/* The callee node of operator op at function type fn, made on first use and
+ * shared from then on (fn: a shared type, typeof_fn_type, or one the call
+ * memo handed out: the key is its address). Its span is its first call's. */
+Expr *typeof_op_node(TypeofCx *t, int32_t op, Type *fn, Span sp);
 
 /* Shared types: one object per distinct tuple, ref, monomorphic function, ADT
  * or tensor type (integer or `?` extents) built through t, equal (type_equal)

@@ -40,7 +40,9 @@
  *    constructors and match are left untyped: inference fills them in. The
  *    types are shared objects (pairs, tapes, backpropagators: a few for the
  *    whole output), and the rules' operator calls go through a per-pass
- *    GradOpCache (attribute text parsed once per operator and text).
+ *    GradOpCache (attribute text parsed once per operator and text) and
+ *    sema/typeof.h typeof_op_call: typed as built, the calls of one operator
+ *    at one type sharing one callee node (TVM has one Op object per operator).
  */
 #include "transform/gradient.h"
 
@@ -229,19 +231,33 @@ Type *grad_result_annotation(Module *m, const Function *f) {
 }
 
 Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span sp) {
-  Module *m = tc->m;
-  Expr *e;
-  if (op->id < 0) {
-    e = op_call(m, op->name, args, nargs, NULL, sp);
+  if (op->id < 0) { /* the first call: the operator looked up, its attributes normalised */
+    Expr *e = op_call(tc->m, op->name, args, nargs, NULL, sp);
     op->id = e->call.fn->op.id;
     op->attrs = e->call.attrs;
-  } else {
-    Expr *callee = expr_new(m, EXPR_OP, sp);
-    callee->op.name = op_get(op->id)->name;
-    callee->op.id = op->id;
-    e = expr_call(m, callee, args, nargs, op->attrs, sp);
   }
-  return typeof_set(tc, e);
+  return typeof_op_call(tc, op->id, op->attrs, args, nargs, sp);
+}
+
+Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals) {
+  Module *m = tc->m;
+  uint32_t n = e->call.nargs;
+  bool known = typeof_ground(e->type) && e->call.fn->type;
+  for (uint32_t i = 0; i < n && known; i++) {
+    const Type *want = rt(e->call.args[i]->type);
+    known = vals[i]->type && (vals[i]->type == want || type_equal(vals[i]->type, want));
+  }
+  if (!known) return expr_call(m, build_copy(m, e->call.fn), vals, n, e->call.attrs, e->span);
+  Type *ret = typeof_shared(tc, e->type); /* the shared object: later look-ups go by address */
+  Type *small[8], **ats = n <= 8 ? small : mem_calloc(n, sizeof *ats);
+  for (uint32_t i = 0; i < n; i++) ats[i] = vals[i]->type;
+  Type *fn = typeof_fn_type(tc, ats, n, ret);
+  if (ats != small) mem_free(ats);
+  Expr *callee = fn ? typeof_op_node(tc, e->call.fn->op.id, fn, e->span) : build_copy(m, e->call.fn);
+  if (!fn) callee->type = e->call.fn->type;
+  Expr *call = expr_call(m, callee, vals, n, e->call.attrs, e->span);
+  call->type = ret;
+  return call;
 }
 
 /* ============================================================= higher-order mode */
@@ -599,6 +615,12 @@ static Expr *rule_bind(GradCtx *c, Expr *e) {
   return push((AD *)c->pass, "t", e);
 }
 
+/* The rules' operator calls: typed as they are built (their arguments
+ * usually are), the callee node shared (sema/typeof.h typeof_op_call). */
+static Expr *rule_call(GradCtx *c, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs) {
+  return typeof_op_call(&((AD *)c->pass)->tc, op, attrs, args, nargs, c->sp);
+}
+
 /* An operator call (§1.4 table, row `op(e1..en)`). */
 static Expr *tr_op_call(AD *a, Expr *e) {
   Module *m = a->m;
@@ -623,17 +645,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     types[i] = rt(e->call.args[i]->type);
     vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];
   }
-  /* the forward call: the source call's type, its arguments having the source's */
-  Expr *callee = build_copy(m, e->call.fn);
-  Expr *call = expr_call(m, callee, vals, n, e->call.attrs, sp);
-  bool known = typeof_ground(e->type) && e->call.fn->type;
-  for (uint32_t i = 0; i < n && known; i++)
-    known = vals[i]->type && (vals[i]->type == types[i] || type_equal(vals[i]->type, types[i]));
-  if (known) {
-    call->type = e->type;
-    callee->type = e->call.fn->type;
-  }
-  Expr *y = push(a, "y", call);
+  Expr *y = push(a, "y", grad_forward_call(&a->tc, e, vals));
   Expr *r = push(a, "r", pair_of(a, y, e->type, sp));
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {
@@ -644,7 +656,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     Expr **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
                   .x = vals, .xt = types, .out = y, .out_t = rt(e->type), .g = gy, .dx = dx,
-                  .bind = rule_bind, .pass = a, .ops = a->ops};
+                  .bind = rule_bind, .pass = a, .ops = a->ops, .call = rule_call};
     int before = a->d->nerrors;
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
     for (uint32_t i = 0; i < n && !a->failed; i++)

@@ -68,5 +68,11 @@ typedef struct GradOp {
   Attrs *attrs;
 } GradOp;
 Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span sp);
+/* The forward copy of the source operator call e with arguments vals (atoms):
+ * when every vals[i] has the type of e's argument i, typed with e's type
+ * (the shared object) and its callee the node shared by the calls of that
+ * operator at that type (typeof_op_node); else untyped, with a copy of e's
+ * callee. */
+Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals);
 
 #endif

@@ -249,7 +249,6 @@ static void act(FO *f, ActKind k, Expr *call, FoVal *res, FoVal **args, uint32_t
 }
 
 static FoVal *fo_call(FO *f, Expr *e) {
-  Module *m = f->m;
   uint32_t n = e->call.nargs;
   enum { SMALL = 8 }; /* most calls: arrays on the stack, not mallocs per call */
   FoVal *args_s[SMALL] = {0};
@@ -263,19 +262,7 @@ static FoVal *fo_call(FO *f, Expr *e) {
   if (fn->kind == EXPR_OP) {
     Expr **vals = small ? vals_s : mem_calloc(n, sizeof *vals);
     for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
-    /* the source call's type, its arguments having the source's types */
-    Expr *callee = build_copy(m, fn);
-    Expr *call = expr_call(m, callee, vals, n, e->call.attrs, e->span);
-    bool known = typeof_ground(e->type) && fn->type;
-    for (uint32_t i = 0; i < n && known; i++) {
-      const Type *want = e->call.args[i]->type;
-      known = vals[i]->type && (vals[i]->type == want || type_equal(vals[i]->type, want));
-    }
-    if (known) {
-      call->type = e->type;
-      callee->type = fn->type;
-    }
-    Expr *y = push(f, "y", call);
+    Expr *y = push(f, "y", grad_forward_call(&f->tc, e, vals));
     if (!small) mem_free(vals);
     res = val_new(f, y, e->type);
     if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
@@ -357,6 +344,11 @@ static Expr *rule_bind(GradCtx *c, Expr *e) {
   return push((FO *)c->pass, "t", e);
 }
 
+/* The rules' operator calls, typed as built with shared callees (typeof_op_call). */
+static Expr *rule_call(GradCtx *c, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs) {
+  return typeof_op_call(&((FO *)c->pass)->tc, op, attrs, args, nargs, c->sp);
+}
+
 /* One backward action. */
 static void backward(FO *f, Action *a) {
   switch (a->kind) {
@@ -386,7 +378,7 @@ static void backward(FO *f, Action *a) {
   }
   GradCtx gc = {.m = f->m, .d = f->d, .sp = sp, .op = call->call.fn->op.id, .attrs = call->call.attrs, .n = n,
                 .x = xs, .xt = ts, .out = a->res->fwd, .out_t = a->res->t, .g = g, .dx = dx,
-                .bind = rule_bind, .pass = f, .ops = f->ops};
+                .bind = rule_bind, .pass = f, .ops = f->ops, .call = rule_call};
   int before = f->d->nerrors;
   if (!op->grad(&gc) || f->d->nerrors > before) f->failed = true;
   for (uint32_t i = 0; i < n && !f->failed; i++)

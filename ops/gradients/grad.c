@@ -56,9 +56,20 @@ typedef struct GradOpEntry {
   Attrs *attrs; /* normalised, shared by every call built from this entry */
 } GradOpEntry;
 
+/* The entry last found for a (name, text) pair of pointers: rules pass
+ * string literals, so the same two addresses come back call after call. The
+ * entry's key is still compared (a rule may format text into a buffer it
+ * reuses), but nothing is hashed. */
+typedef struct GradOpRecent {
+  const char *name, *text;
+  size_t slot; /* index in slots */
+} GradOpRecent;
+#define GRAD_OP_RECENT 64
+
 struct GradOpCache {
   GradOpEntry *slots;
   size_t cap, n; /* cap a power of two */
+  GradOpRecent recent[GRAD_OP_RECENT]; /* name NULL: empty; cleared when slots move */
 };
 
 GradOpCache *grad_op_cache_new(void) { return mem_calloc(1, sizeof(GradOpCache)); }
@@ -88,6 +99,7 @@ static GradOpEntry *cache_slot(GradOpCache *cache, uint64_t h, const char *name,
 }
 
 static void cache_grow(GradOpCache *cache) {
+  memset(cache->recent, 0, sizeof cache->recent);
   GradOpEntry *old = cache->slots;
   size_t oldcap = cache->cap;
   cache->cap = oldcap ? 2 * oldcap : 64;
@@ -107,8 +119,14 @@ static Expr *cached_call(GradCtx *c, const char *name, const char *text, Expr **
   GradOpCache *cache = c->ops;
   if (!text) text = "";
   if (2 * (cache->n + 1) > cache->cap) cache_grow(cache);
-  uint64_t h = fnv(fnv(0xcbf29ce484222325ULL, name), text);
-  GradOpEntry *k = cache_slot(cache, h, name, text);
+  GradOpRecent *r = &cache->recent[(((uintptr_t)name >> 3) ^ ((uintptr_t)text >> 1)) % GRAD_OP_RECENT];
+  GradOpEntry *k = r->name == name && r->text == text ? &cache->slots[r->slot] : NULL;
+  uint64_t h = 0;
+  if (!k || !k->key || !key_is(k, name, text)) {
+    h = fnv(fnv(0xcbf29ce484222325ULL, name), text);
+    k = cache_slot(cache, h, name, text);
+    *r = (GradOpRecent){name, text, (size_t)(k - cache->slots)};
+  }
   if (!k->key) {
     size_t nl = strlen(name), tl = strlen(text);
     k->key = mem_malloc(nl + tl + 2);
@@ -120,9 +138,10 @@ static Expr *cached_call(GradCtx *c, const char *name, const char *text, Expr **
     if (k->id < 0) return missing_op(c, name);
     Expr *e = op_call(c->m, name, args, nargs, text, c->sp);
     k->attrs = e->call.attrs;
-    return e;
+    if (!c->call) return e;
   }
   if (k->id < 0) return missing_op(c, name);
+  if (c->call) return c->call(c, k->id, k->attrs, args, nargs);
   Expr *callee = expr_new(c->m, EXPR_OP, c->sp);
   callee->op.name = op_get(k->id)->name;
   callee->op.id = k->id;

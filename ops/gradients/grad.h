@@ -27,7 +27,8 @@
  * shape_of need rules only for completeness of the registry).
  *
  * Building: every helper makes nodes at the call's span (c->sp), untyped
- * (the pass re-types). gr_let binds an expression to a fresh variable in the
+ * (the pass re-types), except the operator calls a pass builds itself
+ * through GradCtx.call (typed, sharing callee nodes). gr_let binds an expression to a fresh variable in the
  * backward code (use it for a value a rule needs twice). Operator calls take
  * attributes as canonical attribute text (ops/op_call.h), e.g.
  * GR_OP(c, "sum", "axis=[1], keepdims=True", g).
@@ -69,6 +70,10 @@ struct GradCtx {
   Expr *(*bind)(GradCtx *c, Expr *e);
   void *pass;              /* the pass's state, for bind */
   GradOpCache *ops;        /* set by the pass, or NULL: gr_op parses the attribute text each call */
+  /* set by the pass, or NULL: builds the operator call op(args, attrs) for
+   * the calls made through ops (a pass that types what it builds shares
+   * callee nodes there); its result may be typed */
+  Expr *(*call)(GradCtx *c, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs);
 };
 
 /* Defines the rule of operator ID (a row of ops/op_table.def):

@@ -16,7 +16,9 @@
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ir/print.h"
+#include "ir/walk.h"
 #include "ops/op_call.h"
+#include "ops/registry.h"
 #include "parser/parser.h"
 #include "sema/call_memo.h"
 #include "sema/infer.h"
@@ -563,6 +565,73 @@ START_TEST(typeof_shares_types) {
 }
 END_TEST
 
+/* sema/typeof.h typeof_op_call: an operator call typed as it is built, its
+ * callee the one node of that operator at that function type (equal types
+ * from other objects included); a relation that reads constants' values
+ * (arange) gets what inference gives; a call with an untyped argument stays
+ * untyped with its own callee. */
+START_TEST(typeof_op_call_shares_callees) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(3), float32]) { (%x, %w) }\n");
+  Function *f = global(p.m, "main")->fn;
+  TypeofCx tc;
+  typeof_init(&tc, p.m);
+  Span sp = f->span;
+  Expr *x1 = typeof_set(&tc, build_var(p.m, f->params[0], sp)), *x2 = typeof_set(&tc, build_var(p.m, f->params[0], sp));
+  Expr *w = typeof_set(&tc, build_var(p.m, f->params[1], sp));
+  int32_t add = op_lookup("add"), arange = op_lookup("arange");
+  Expr *c1 = typeof_op_call(&tc, add, NULL, (Expr *[]){x1, x2}, 2, sp);
+  Expr *c2 = typeof_op_call(&tc, add, NULL, (Expr *[]){x2, x1}, 2, sp);
+  Expr *c3 = typeof_op_call(&tc, add, NULL, (Expr *[]){x1, w}, 2, sp);
+  ck_assert_str_eq(tystr(c1->type), "Tensor[(2, 3), float32]");
+  ck_assert_ptr_eq(c1->call.fn, c2->call.fn);
+  ck_assert_ptr_ne(c1->call.fn, c3->call.fn);
+  ck_assert_str_eq(tystr(c3->type), "Tensor[(2, 3), float32]");
+  ck_assert_str_eq(tystr(c3->call.fn->type), "fn (Tensor[(2, 3), float32], Tensor[(3), float32]) -> Tensor[(2, 3), float32]");
+  DType f32 = DTYPE(DT_FLOAT, 32);
+  Expr *a3 = typeof_op_call(&tc, arange, NULL, (Expr *[]){expr_scalar_float(p.m, f32, 0, sp), expr_scalar_float(p.m, f32, 3, sp), expr_scalar_float(p.m, f32, 1, sp)}, 3, sp);
+  Expr *a5 = typeof_op_call(&tc, arange, NULL, (Expr *[]){expr_scalar_float(p.m, f32, 0, sp), expr_scalar_float(p.m, f32, 5, sp), expr_scalar_float(p.m, f32, 1, sp)}, 3, sp);
+  ck_assert_str_eq(tystr(a3->type), "Tensor[(?), float32]"); /* as inference has it */
+  ck_assert_str_eq(tystr(a5->type), "Tensor[(?), float32]");
+  Expr *untyped = build_proj(p.m, build_tuple(p.m, (Expr *[]){x1}, 1, sp), 0, sp);
+  Expr *c4 = typeof_op_call(&tc, add, NULL, (Expr *[]){untyped, x1}, 2, sp);
+  ck_assert_ptr_null(c4->type);
+  ck_assert_ptr_null(c4->call.fn->type);
+  ck_assert_ptr_ne(c4->call.fn, c1->call.fn);
+  typeof_fini(&tc);
+  unload(&p);
+}
+END_TEST
+
+/* After Gradient the operator calls at one type share their callee node (a
+ * few callee nodes for many calls), and the re-typing keeps the whole
+ * output: nothing inferred again, and a full re-inference agrees
+ * (verify_retype), the shared callees included. */
+static void count_op_calls(Expr *e, void *ud) {
+  size_t *n = ud;
+  if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) n[0]++;
+  if (e->kind == EXPR_OP) n[1]++;
+}
+
+START_TEST(gradient_shares_callees) {
+  static const char *const chain =
+      "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {\n"
+      "  %0 = add(%x, %y);\n  %1 = multiply(%0, %x);\n  %2 = nn.relu(%1);\n  %3 = maximum(%2, %y);\n"
+      "  %4 = add(%3, %0);\n  %5 = multiply(%4, %y);\n  %6 = nn.relu(%5);\n  %7 = maximum(%6, %x);\n"
+      "  nn.softmax(%7)\n}\n";
+  static const char *const passes[] = {"Gradient", "FirstOrderGradient", "Gradient(mode=first_order)"};
+  for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
+    Prog p;
+    load(&p, chain);
+    ck_assert_int_eq(run_counting_retyped(&p, passes[i]), 0);
+    size_t n[2] = {0, 0};
+    walk_post_order(global(p.m, "main")->fn->body, true, count_op_calls, n);
+    ck_assert_msg(n[0] > 40 && n[1] * 3 < n[0], "%s: %zu operator calls, %zu distinct callee nodes", passes[i], n[0], n[1]);
+    unload(&p);
+  }
+}
+END_TEST
+
 /* PartialEvaluate builds its residual code typed where the program's type
  * carries over (each argument has the type the program's had): nothing is
  * inferred again, and a full re-inference agrees (verify_retype). Where a
@@ -710,6 +779,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, free_var_left_by_pass);
   tcase_add_test(tc, unbound_suspect_from_judgement);
   tcase_add_test(tc, typed_lazy_gradient_init);
+  tcase_add_test(tc, typeof_op_call_shares_callees);
+  tcase_add_test(tc, gradient_shares_callees);
   suite_add_tcase(s, tc);
   return s;
 }
