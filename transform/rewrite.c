@@ -429,6 +429,11 @@ static Expr *fresh_effects(Rewriter *rw, Expr *old, Expr *e) {
   return eff ? build_copy(rw->m, e) : e;
 }
 
+/* A kept node is the enclosing code's, evaluated there: it stays as it is,
+ * with everything below it (a kept `let` rebuilt around fresh binders, or its
+ * effects copied, would be a second evaluation of the shared node). */
+static Expr *keep_whole(Rewriter *rw, Expr *e) { return ptrmap_find(rw->ud, e) ? e : NULL; }
+
 Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n) {
   return rw_copy_fresh_keep(m, d, e, from, to, n, NULL);
 }
@@ -440,6 +445,7 @@ Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *co
   rw.rebind = fresh_binder;
   rw.post = fresh_effects;
   rw.ud = (void *)keep;
+  if (keep && keep->len) rw.pre = keep_whole;
   rw.mark_memo = true; /* neither hook writes marks; an outer user gets its marks back at rw_fini */
   for (uint32_t i = 0; i < n; i++) rw_subst(&rw, from[i], to[i]);
   Expr *r = rw_expr(&rw, e);

@@ -108,9 +108,10 @@ bool rw_function(Rewriter *rw, Function *f);
  * Subtrees with no binders and no substituted variables are shared with the
  * original. Sharing inside e is kept. */
 Expr *rw_copy_fresh(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n);
-/* The same, but the nodes in `keep` (if not NULL) stay shared even when they
- * have an effect: nodes of the enclosing code that the copied body uses (its
- * home is outside, ir/walk.h FnHomes), evaluated there once. Without `keep`
+/* The same, but the nodes in `keep` (if not NULL) stay shared, with all
+ * below them, even when they have an effect or bind variables: nodes of the
+ * enclosing code that the copied body uses (its home is outside, ir/walk.h
+ * FnHomes), evaluated there once. Without `keep`
  * every node with an effect of its own is copied (each copy runs it). */
 Expr *rw_copy_fresh_keep(Module *m, Diag *d, Expr *e, Var *const *from, Expr *const *to, uint32_t n,
                          const PtrMap *keep);
