@@ -800,6 +800,23 @@ static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
   return c;
 }
 
+/* Is the atom e (a global, constructor or operator) typed anew at each use:
+ * a global or constructor with type parameters, or an operator (typed by its
+ * relation)? Then `let %v = e` must not stand for the later uses of e: %v
+ * has the one type of its first use (a let-bound variable is monomorphic),
+ * and `@id(1)` and `@id((2, 2))` cannot both become `%v(...)`. */
+static bool atom_instantiated_per_use(const Expr *e) {
+  switch (e->kind) {
+  case EXPR_GLOBAL: {
+    const Function *f = e->global.def ? e->global.def->fn : NULL;
+    return f && (f->ntparams || (f->type && f->type->kind == TYPE_FUNC && f->type->func.ntparams));
+  }
+  case EXPR_CTOR: return e->ctor.ctor && e->ctor.ctor->owner && e->ctor.ctor->owner->ntparams;
+  case EXPR_OP: return true;
+  default: return false;
+  }
+}
+
 /* TVM's Fill::VisitExpr(e, v): memoised conversion of e; with v, e's value
  * is bound to v. Returns what to use at this occurrence of e. */
 static Expr *fill(Nf *nf, Expr *e, Var *v) {
@@ -821,6 +838,7 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
       return e;
     }
     scope_push(nf, n->scope, v, e, e->span);
+    n->self = atom_instantiated_per_use(e); /* later uses stay the atom */
     n->result = typed_use(nf, v, e->span);
     return n->result;
   case EXPR_CONST: return compound(nf, n, e, e, v);
