@@ -3,7 +3,12 @@
  *
  * Binders: parameters, let and pattern variables, type parameters are paired
  * when met; a use must refer to the paired binder; free variables pair at
- * first sight (TVM's map_free_vars). A variable's "annotation" is its written
+ * first sight (TVM's map_free_vars). The type parameters of a function
+ * literal or of a function type are scoped to it: paired for its extent and
+ * then restored, so one TypeParam object bound by two literals (a literal
+ * copied by DefuseOps/Inline) or by a literal and a binder's annotation
+ * `fn [a](a) -> a` (Gradient's let-bound closures) equals the printed text,
+ * where each binder has its own. A variable's "annotation" is its written
  * type, or else its inferred one (TVM's InferType writes inferred types into
  * unannotated binders), and the same for return types.
  *
@@ -76,17 +81,25 @@ static void pairing_free(Pairing *p) {
 typedef enum {
   TK_EXPR,       /* compare two expressions */
   TK_CALL_ATTRS, /* compare the attributes of two calls (after their arguments) */
+  TK_TPARAMS_END, /* a literal's body is done: restore the type-parameter pairs its head hid */
 } TaskKind;
 
 typedef struct Task {
   const Expr *a, *b;
   TaskKind kind;
   const Expr *pa, *pb; /* the calls whose callees a and b are (for the report), or NULL */
+  uint32_t n;          /* TK_TPARAMS_END: how many saved pairs to restore */
 } Task;
+
+/* A type-parameter pair hidden by a scoped binder, put back at its end. */
+typedef struct TpSaved {
+  const void *a, *b, *old_a, *old_b; /* the binders and what they were paired with (NULL: none) */
+} TpSaved;
 
 typedef struct Eq {
   Pairing exprs, vars, tparams;
   VEC(TypeParam *) td_tparams; /* the type definitions' pairs (a0, b0, a1, b1, ...) */
+  VEC(TpSaved) tp_saved;       /* scoped type-parameter pairs in force, innermost last */
   VEC(Task) work;
   FILE *why;
   Source *src_a, *src_b; /* for positions in the report (may be NULL) */
@@ -116,6 +129,7 @@ static void eq_free(Eq *q) {
   pairing_free(&q->vars);
   pairing_free(&q->tparams);
   vec_free(q->td_tparams);
+  vec_free(q->tp_saved);
   vec_free(q->work);
 }
 
@@ -418,6 +432,25 @@ static bool tparams_pair(Eq *q, TypeParam *const *a, TypeParam *const *b, uint32
   return true;
 }
 
+/* Pairs a[i] with b[i] for a scope (a literal's body, a function type),
+ * whatever they were paired with before; tparams_unscope puts that back. */
+static void tparams_scope(Eq *q, TypeParam *const *a, TypeParam *const *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    TpSaved sv = {a[i], b[i], eqm_get(&q->tparams.fwd, a[i]), eqm_get(&q->tparams.rev, b[i])};
+    vec_push(q->tp_saved, sv);
+    eqm_put(&q->tparams.fwd, a[i], b[i]);
+    eqm_put(&q->tparams.rev, b[i], a[i]);
+  }
+}
+
+static void tparams_unscope(Eq *q, uint32_t n) {
+  for (uint32_t i = 0; i < n && q->tp_saved.len; i++) {
+    TpSaved sv = q->tp_saved.data[--q->tp_saved.len];
+    eqm_put(&q->tparams.fwd, sv.a, sv.old_a); /* NULL reads as unpaired */
+    eqm_put(&q->tparams.rev, sv.b, sv.old_b);
+  }
+}
+
 static bool dim_eq(const Dim *a, const Dim *b) {
   if (a->kind != b->kind) return false;
   if (a->kind == DIM_ANY) return true;
@@ -443,11 +476,13 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   case TYPE_TENSOR: return tensor_eq(a, b);
   case TYPE_TUPLE:
     return a->tuple.n == b->tuple.n && ty_list_eq(q, a->tuple.fields, b->tuple.fields, a->tuple.n);
-  case TYPE_FUNC:
-    return a->func.ntparams == b->func.ntparams && a->func.nargs == b->func.nargs &&
-           tparams_pair(q, a->func.tparams, b->func.tparams, a->func.ntparams) &&
-           ty_list_eq(q, a->func.args, b->func.args, a->func.nargs) &&
-           ty_eq(q, a->func.ret, b->func.ret);
+  case TYPE_FUNC: {
+    if (a->func.ntparams != b->func.ntparams || a->func.nargs != b->func.nargs) return false;
+    tparams_scope(q, a->func.tparams, b->func.tparams, a->func.ntparams);
+    bool ok = ty_list_eq(q, a->func.args, b->func.args, a->func.nargs) && ty_eq(q, a->func.ret, b->func.ret);
+    tparams_unscope(q, a->func.ntparams);
+    return ok;
+  }
   case TYPE_VAR: {
     const void *pa = eqm_get(&q->tparams.fwd, a->var.param);
     if (pa) return pa == b->var.param;
@@ -694,12 +729,15 @@ static bool const_eq(const ConstTensor *a, const ConstTensor *b) {
   return true;
 }
 
-static void push(Eq *q, const Expr *a, const Expr *b) { vec_push(q->work, ((Task){a, b, TK_EXPR, NULL, NULL})); }
+static void push(Eq *q, const Expr *a, const Expr *b) { vec_push(q->work, ((Task){a, b, TK_EXPR, NULL, NULL, 0})); }
 
-/* Signature of a function: type parameters, parameters, return type, attrs. */
-static bool func_head_eq(Eq *q, const Function *a, const Function *b) {
+/* Signature of a function: type parameters, parameters, return type, attrs.
+ * A literal's (`scoped`) type parameters are paired until its TK_TPARAMS_END. */
+static bool func_head_eq(Eq *q, const Function *a, const Function *b, bool scoped) {
   /* type parameters first: the parameters' annotations mention them */
-  if (a->ntparams != b->ntparams || !tparams_pair(q, a->tparams, b->tparams, a->ntparams))
+  if (a->ntparams != b->ntparams) return eq_fail(q, side_f(a), side_f(b), "type parameters differ");
+  if (scoped) tparams_scope(q, a->tparams, b->tparams, a->ntparams);
+  else if (!tparams_pair(q, a->tparams, b->tparams, a->ntparams))
     return eq_fail(q, side_f(a), side_f(b), "type parameters differ");
   if (a->nparams != b->nparams)
     return eq_fail(q, side_f(a), side_f(b), "parameter count differs (%u vs %u)", a->nparams, b->nparams);
@@ -764,9 +802,9 @@ static bool graph_node_eq(Eq *q, const Expr *a, const Expr *b) {
   case EXPR_CALL:
     if (a->call.nargs != b->call.nargs)
       return eq_fail(q, sa, sb, "call argument count differs (%u vs %u)", a->call.nargs, b->call.nargs);
-    vec_push(q->work, ((Task){a, b, TK_CALL_ATTRS, NULL, NULL}));
+    vec_push(q->work, ((Task){a, b, TK_CALL_ATTRS, NULL, NULL, 0}));
     for (uint32_t i = a->call.nargs; i-- > 0;) push(q, a->call.args[i], b->call.args[i]);
-    vec_push(q->work, ((Task){a->call.fn, b->call.fn, TK_EXPR, a, b}));
+    vec_push(q->work, ((Task){a->call.fn, b->call.fn, TK_EXPR, a, b, 0}));
     return true;
   case EXPR_TUPLE:
     if (a->tuple.n != b->tuple.n)
@@ -774,7 +812,9 @@ static bool graph_node_eq(Eq *q, const Expr *a, const Expr *b) {
     for (uint32_t i = a->tuple.n; i-- > 0;) push(q, a->tuple.fields[i], b->tuple.fields[i]);
     return true;
   case EXPR_FN:
-    if (!func_head_eq(q, a->fn, b->fn)) return false;
+    if (a->fn->ntparams == b->fn->ntparams && a->fn->ntparams)
+      vec_push(q->work, ((Task){a, b, TK_TPARAMS_END, NULL, NULL, a->fn->ntparams}));
+    if (!func_head_eq(q, a->fn, b->fn, true)) return false;
     push(q, a->fn->body, b->fn->body);
     return true;
   case EXPR_LET:
@@ -821,6 +861,10 @@ static bool expr_eq(Eq *q, const Expr *ra, const Expr *rb) {
   while (q->work.len > base) {
     Task t = q->work.data[--q->work.len];
     const Expr *a = t.a, *b = t.b;
+    if (t.kind == TK_TPARAMS_END) {
+      tparams_unscope(q, t.n);
+      continue;
+    }
     if (t.kind == TK_CALL_ATTRS) {
       if (!call_attrs_eq(q, a, b)) return false;
       continue;
@@ -915,6 +959,7 @@ static void tparams_reset(Eq *q) {
   memset(&q->vars, 0, sizeof q->vars);
   pairing_free(&q->tparams);
   memset(&q->tparams, 0, sizeof q->tparams);
+  q->tp_saved.len = 0;
   for (size_t i = 0; i + 1 < q->td_tparams.len; i += 2)
     pairing_add(&q->tparams, q->td_tparams.data[i], q->td_tparams.data[i + 1]);
 }
@@ -923,7 +968,7 @@ static bool def_eq(Eq *q, const GlobalDef *a, const GlobalDef *b) {
   tparams_reset(q);
   if (!a->fn || !b->fn)
     return a->fn == b->fn || eq_fail(q, side_text(a->span, a->name), side_text(b->span, b->name), "missing function");
-  if (!func_head_eq(q, a->fn, b->fn)) return false;
+  if (!func_head_eq(q, a->fn, b->fn, false)) return false;
   return expr_eq(q, a->fn->body, b->fn->body);
 }
 
