@@ -78,6 +78,11 @@ typedef struct Lower {
   PtrMap cross_head;   /* home tree index + 1 -> 1 + first index in cross_list */
   VEC(struct CrossItem { Expr *e; uint32_t next; }) cross_list;
   bool has_cross;
+  /* Captures of each function literal met (free_vars), innermost first: a
+   * literal's walk takes a nested literal's captures from here instead of
+   * walking its body again (10,000 nested literals were quadratic). */
+  PtrMap fv_memo; /* EXPR_FN node -> 1 + index in fv_list */
+  VEC(struct FvInfo { Var **vars; uint32_t n; Expr **ncaps; uint32_t nncaps; }) fv_list;
 } Lower;
 
 /* A shared node evaluated before the branches of `owner` (conversion order: ix). */
@@ -532,15 +537,21 @@ static void home_index(Lower *L) {
   }
 }
 
-/* Free variables of a function literal, in first-use order (arena array).
- * With `key` (the literal's EXPR_FN node when the global has cross nodes),
- * the shared nodes it captures go to *ncaps (their variables are not
- * captured for them: those nodes are evaluated outside). */
-static Var **free_vars(Lower *L, Function *fn, uint32_t *n, const Expr *key, Expr ***ncaps, uint32_t *nncaps) {
+/* The captures of the literal `lit` (an EXPR_FN node whose nested literals
+ * have theirs in L->fv_memo already): its free variables in first-use order
+ * and, when the global has cross nodes, the shared nodes it captures (their
+ * home is outside it: evaluated there, their variables are not captured for
+ * them). A nested literal is not entered: its own captures stand for it,
+ * each variable as a use here, each captured node either captured here too
+ * or (its home is in here) walked here. */
+static const struct FvInfo *fv_of(Lower *L, Expr *lit);
+
+static void fv_compute(Lower *L, Expr *lit_node) {
+  Function *fn = lit_node->fn;
   PtrMap seen = {0}, bound = {0}, used = {0};
   VEC(Var *) order = {0};
   ExprVec nodes = {0};
-  const Expr *lit = key && L->has_cross ? key : NULL;
+  const Expr *lit = L->has_cross ? lit_node : NULL;
   for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&bound, fn->params[i], 1);
   ExprStack st = {0};
   vec_push(st, fn->body);
@@ -560,16 +571,25 @@ static Var **free_vars(Lower *L, Function *fn, uint32_t *n, const Expr *key, Exp
       }
       break;
     case EXPR_LET: ptrmap_put(&bound, e->let.var, 1); break;
-    case EXPR_FN:
-      for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&bound, e->fn->params[i], 1);
-      break;
+    case EXPR_FN: {
+      int64_t k = 0;
+      /* fv_of computed it first (else now, recursing) */
+      const struct FvInfo *in = ptrmap_get(&L->fv_memo, e, &k) ? &L->fv_list.data[k - 1] : fv_of(L, e);
+      for (uint32_t i = 0; i < in->n; i++)
+        if (!ptrmap_get(&used, in->vars[i], NULL)) {
+          ptrmap_put(&used, in->vars[i], 1);
+          vec_push(order, in->vars[i]);
+        }
+      for (uint32_t i = 0; i < in->nncaps; i++) vec_push(st, in->ncaps[i]); /* captured here or walked */
+      continue;
+    }
     case EXPR_MATCH:
       for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_binders(e->match.clauses[i].pattern, &bound);
       break;
     default: break;
     }
     size_t before = st.len;
-    push_children(&st, e, true);
+    push_children(&st, e, false);
     /* visit children left to right: reverse the pushed run */
     for (size_t i = before, j = st.len; i + 1 < j; i++, j--) {
       Expr *t = st.data[i];
@@ -577,22 +597,63 @@ static Var **free_vars(Lower *L, Function *fn, uint32_t *n, const Expr *key, Exp
       st.data[j - 1] = t;
     }
   }
-  uint32_t k = 0;
-  Var **out = arena_alloc(L->m->arena, (order.len + 1) * sizeof *out);
+  struct FvInfo in = {0};
+  in.vars = arena_alloc(L->m->arena, (order.len + 1) * sizeof *in.vars);
   for (size_t i = 0; i < order.len; i++)
-    if (!ptrmap_get(&bound, order.data[i], NULL)) out[k++] = order.data[i];
-  *n = k;
-  if (ncaps) {
-    *nncaps = (uint32_t)nodes.len;
-    *ncaps = nodes.len ? arena_memdup(L->m->arena, nodes.data, nodes.len * sizeof **ncaps) : NULL;
-  }
+    if (!ptrmap_get(&bound, order.data[i], NULL)) in.vars[in.n++] = order.data[i];
+  in.nncaps = (uint32_t)nodes.len;
+  in.ncaps = nodes.len ? arena_memdup(L->m->arena, nodes.data, nodes.len * sizeof *in.ncaps) : NULL;
+  vec_push(L->fv_list, in);
+  ptrmap_put(&L->fv_memo, lit_node, (int64_t)L->fv_list.len);
   vec_free(nodes);
   vec_free(st);
   vec_free(order);
   ptrmap_free(&seen);
   ptrmap_free(&bound);
   ptrmap_free(&used);
-  return out;
+}
+
+/* The captures of literal `lit`, computing first those of every literal
+ * nested in it that has none yet, innermost first (an explicit post-order
+ * walk, which stops at known literals and at nodes lit captures). */
+static const struct FvInfo *fv_of(Lower *L, Expr *lit) {
+  int64_t k = 0;
+  if (ptrmap_get(&L->fv_memo, lit, &k)) return &L->fv_list.data[k - 1];
+  typedef struct { Expr *e; bool post; } Item;
+  VEC(Item) st = {0};
+  PtrMap seen = {0};
+  vec_push(st, ((Item){lit, false}));
+  while (st.len) {
+    Item it = st.data[--st.len];
+    Expr *e = it.e;
+    if (it.post) {
+      fv_compute(L, e);
+      continue;
+    }
+    if (ptrmap_get(&seen, e, NULL) || (e->kind == EXPR_FN && ptrmap_get(&L->fv_memo, e, NULL))) continue;
+    ptrmap_put(&seen, e, 1);
+    if (e != lit && L->has_cross && !trivial(e) && fn_homes_captured(&L->homes, e, lit)) continue;
+    if (e->kind == EXPR_FN) vec_push(st, ((Item){e, true}));
+    ExprStack kids = {0};
+    push_children(&kids, e, true);
+    for (size_t i = 0; i < kids.len; i++) vec_push(st, ((Item){kids.data[i], false}));
+    vec_free(kids);
+  }
+  vec_free(st);
+  ptrmap_free(&seen);
+  ptrmap_get(&L->fv_memo, lit, &k);
+  return &L->fv_list.data[k - 1];
+}
+
+/* Free variables of a function literal, in first-use order (a fresh arena
+ * array: the caller may edit it), and the shared nodes it captures in
+ * *ncaps (see fv_compute). */
+static Var **free_vars(Lower *L, Expr *lit, uint32_t *n, Expr ***ncaps, uint32_t *nncaps) {
+  const struct FvInfo *in = fv_of(L, lit);
+  *n = in->n;
+  *ncaps = in->ncaps;
+  *nncaps = in->nncaps;
+  return arena_memdup(L->m->arena, in->vars, (in->n + 1) * sizeof *in->vars);
 }
 
 /* ------------------------------------------------------------ codes */
@@ -1065,7 +1126,7 @@ static void emit_fn(F *f, Expr *e, uint32_t dst, Var *self, const char *name) {
   Lower *L = f->L;
   uint32_t n, nn = 0;
   Expr **ncaps = NULL;
-  Var **caps = free_vars(L, e->fn, &n, e, &ncaps, &nn);
+  Var **caps = free_vars(L, e, &n, &ncaps, &nn);
   bool has_self = false;
   if (self) {
     uint32_t k = 0;
@@ -2374,6 +2435,8 @@ static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
   prog->entry = entry;
   vec_free(L->pending);
   fn_homes_free(&L->homes);
+  ptrmap_free(&L->fv_memo);
+  vec_free(L->fv_list);
   ptrmap_free(&L->cross_head);
   vec_free(L->cross_list);
   ptrmap_free(&L->globals);

@@ -7,7 +7,9 @@
     cut every --stride bytes;
   - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain;
     the same inputs through every implemented pass (`--pass=P`), --emit=dot, --stats and
-    --diagnostics-format=json;
+    --diagnostics-format=json; 10,000 nested called literals run after the passes that make
+    them nested closures, under a CPU limit (linear time: the lowering's captures and
+    ToGraphNormalForm's recursion test were quadratic there);
   - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
     axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
     front end accepts are type-checked, and the type relations must report, never crash.
@@ -20,6 +22,7 @@ import concurrent.futures
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,10 @@ import tempfile
 import odd_attrs
 
 TIMEOUT = 60
+# CPU seconds for an input that takes linear time: ~0.1-0.3 s in the plain build, ~10x that
+# under ASan (build/asan/relayc); the quadratic steps they guard against took 3.5-26 s plain
+def cpu_linear(relayc):
+    return 30 if "asan" in relayc else 2
 
 
 class Runner:
@@ -36,15 +43,17 @@ class Runner:
         self.failed = 0
         self.tmp = tempfile.mkdtemp(prefix="relayc-robust-")
 
-    def run(self, data, args):
-        """(exit status or None on a time-out, stderr)"""
+    def run(self, data, args, cpu=None):
+        """(exit status or None on a time-out, stderr); `cpu`: a CPU-time limit in seconds
+        (exceeding it kills relayc with SIGXCPU, a failure)"""
         fd, path = tempfile.mkstemp(suffix=".relay", dir=self.tmp)
         os.close(fd)
         with open(path, "wb") as f:
             f.write(data)
         try:
+            limit = (lambda: resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))) if cpu else None
             p = subprocess.run([self.relayc, *args, path], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, timeout=TIMEOUT)
+                               stderr=subprocess.PIPE, timeout=TIMEOUT, preexec_fn=limit)
             return p.returncode, p.stderr
         except subprocess.TimeoutExpired:
             return None, b""
@@ -56,9 +65,9 @@ class Runner:
         rc, err = self.run(data, args)
         return rc in allowed and (rc != 1 or b"error" in err)
 
-    def check(self, label, data, allowed=(0, 1), args=()):
+    def check(self, label, data, allowed=(0, 1), args=(), cpu=None):
         """Records a pass or a failure; returns True on a pass."""
-        rc, err = self.run(data, args)
+        rc, err = self.run(data, args, cpu)
         if rc is None:
             self.fail(label, "timed out", data)
         elif rc not in allowed:
@@ -92,6 +101,7 @@ def nested(n):
     yield "ifs", head + b"if (True) { " * n + b"1" + b" } else { 0 }" * n + b"\n}\n"
     yield "calls", head + b"add(" * n + b"1" + b", 1)" * n + b"\n}\n"
     yield "fns", head + b"fn () { " * n + b"1" + b" }" * n + b"\n}\n"
+    yield "called fns", head + b"fn () { " * n + b"1" + b" }()" * n + b"\n}\n"
     yield "unclosed parens", head + b"(" * n + b"\n}\n"
     chain = [b'#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 {\n  %0 = add(%x, %x);\n']
     chain += [b"  %%%d = add(%%%d, %%x);\n" % (i, i - 1) for i in range(1, 100000)]
@@ -171,6 +181,10 @@ def main():
         r.check(f"deep nesting: {label}", data)
         for mode in ("--emit=dot", "--stats", "--diagnostics-format=json"):  # the analyses walk it too
             r.check(f"deep nesting: {label} {mode}", data, args=(mode,))
+    called = dict(deep)["called fns"]  # nested closures, each capturing nothing: linear time
+    for spec in ("ToANormalForm", "ToANormalForm,ToGraphNormalForm", "LambdaLift", "PartialEvaluate"):
+        r.check(f"deep nesting: called fns through {spec}, run", called, allowed=(0,),
+                args=(f"--pass={spec}", "--run"), cpu=cpu_linear(r.relayc))
     for label, data in shared_deep(10000):  # the printer's placement scopes: LCAs 10,000 deep
         r.check(f"shared across deep scopes: {label}", data, allowed=(0,), args=("--check-roundtrip",))
     passes = implemented_passes(r.relayc)

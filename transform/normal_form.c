@@ -957,20 +957,49 @@ bool pass_TO_BBNF(PassCtx *c) { return run_normal_form(c, true, false, NULL); }
 
 /* -------------------------------------------------------------- graph form */
 
-typedef struct UsesVar {
-  const Var *v;
-  bool found;
-} UsesVar;
-
-static void uses_var_visit(Expr *e, void *ud) {
-  UsesVar *u = ud;
-  if (e->kind == EXPR_VAR && e->var.var == u->v) u->found = true;
-}
-
-static bool uses_var(Expr *e, const Var *v) {
-  UsesVar u = {v, false};
-  walk_post_order(e, true, uses_var_visit, &u);
-  return u.found;
+/* The variables of `let %v = fn ...` used inside their own value (recursive
+ * local functions) in the body `root`, as keys of *rec: one walk of the
+ * whole body (a walk of each let's value was quadratic in 10,000 nested
+ * let-bound literals). Each distinct node is visited once, a let's value
+ * before its body, with a count of the let-bound literals being walked per
+ * variable: a use of %v met while %v's value is open is recursion. A node
+ * shared between the value and the body is in the value (met there first):
+ * a use of %v outside its value lies in its body, after it. */
+static void find_recursive_lets(Expr *root, PtrMap *rec) {
+  typedef struct { Expr *e; const Var *leave; } Item; /* leave: the end of that variable's value */
+  VEC(Item) st = {0};
+  ExprVec kids = {0};
+  PtrMap seen = {0}, open = {0};
+  vec_push(st, ((Item){root, NULL}));
+  while (st.len) {
+    Item it = st.data[--st.len];
+    if (it.leave) {
+      (*ptrmap_slot(&open, it.leave))--;
+      continue;
+    }
+    Expr *e = it.e;
+    if (ptrmap_find(&seen, e)) continue;
+    ptrmap_put(&seen, e, 1);
+    if (e->kind == EXPR_VAR) {
+      const int64_t *n = open.len ? ptrmap_find(&open, e->var.var) : NULL;
+      if (n && *n > 0) ptrmap_put(rec, e->var.var, 1);
+      continue;
+    }
+    if (e->kind == EXPR_LET && e->let.value->kind == EXPR_FN) {
+      vec_push(st, ((Item){e->let.body, NULL}));
+      vec_push(st, ((Item){NULL, e->let.var}));
+      vec_push(st, ((Item){e->let.value, NULL}));
+      (*ptrmap_slot(&open, e->let.var))++;
+      continue;
+    }
+    kids.len = 0;
+    walk_push_children(e, true, &kids);
+    for (size_t i = 0; i < kids.len; i++) vec_push(st, ((Item){kids.data[i], NULL}));
+  }
+  vec_free(st);
+  vec_free(kids);
+  ptrmap_free(&seen);
+  ptrmap_free(&open);
 }
 
 /* GNF's rewrite: a memo through Expr.mark (validated by a back pointer,
@@ -987,6 +1016,9 @@ typedef struct Gnf {
   VEC(GMemo) memo;
   PtrMap subst; /* Var* -> Expr* */
   PtrMap effects; /* Expr* -> 1 no effect, 2 an effect (gnf_has_effects) */
+  Expr *root;      /* the function body being rewritten */
+  PtrMap rec;      /* find_recursive_lets of root, made at the first let-bound literal */
+  bool rec_ready;
   bool failed;
 } Gnf;
 
@@ -1087,7 +1119,11 @@ static Expr *gnf_let(Gnf *g, Expr *e) {
     if (gnf_has_effects(g, cur->let.value)) {
       vec_push(kept, build_let(g->m, v, val, NULL, cur->span));
     } else {
-      if (cur->let.value->kind == EXPR_FN && uses_var(cur->let.value, v))
+      if (cur->let.value->kind == EXPR_FN && !g->rec_ready) {
+        find_recursive_lets(g->root, &g->rec);
+        g->rec_ready = true;
+      }
+      if (cur->let.value->kind == EXPR_FN && ptrmap_find(&g->rec, v))
         val = build_typed(build_let(g->m, v, val, build_typed(build_var(g->m, v, cur->span), v->type), cur->span),
                           v->type);
       ptrmap_put(&g->subst, v, (int64_t)(intptr_t)val);
@@ -1178,7 +1214,7 @@ static Expr *gnf(Gnf *g, Expr *e) {
 }
 
 static bool gnf_function(PassCtx *c, GlobalDef *gd) {
-  Gnf g = {.m = c->m, .d = c->d};
+  Gnf g = {.m = c->m, .d = c->d, .root = gd->fn->body};
   Expr *body = gnf(&g, gd->fn->body);
   if (!g.failed && body != gd->fn->body) {
     gd->fn->body = body;
@@ -1187,6 +1223,7 @@ static bool gnf_function(PassCtx *c, GlobalDef *gd) {
   vec_free(g.memo);
   ptrmap_free(&g.subst);
   ptrmap_free(&g.effects);
+  ptrmap_free(&g.rec);
   return !g.failed;
 }
 
