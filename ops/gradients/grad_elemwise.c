@@ -179,6 +179,13 @@ GRAD_RULE(MULTIPLY) {
   c->dx[1] = gr_unb(c, gr_mul(c, G, X0), 1);
   return true;
 }
+/* relayc.add_scaled(a, b, s) = a + s·b (s a scalar): da = g, db = s·g, ds = Σ g·b */
+GRAD_RULE(RELAYC_ADD_SCALED) {
+  c->dx[0] = G;
+  c->dx[1] = gr_mul(c, G, X2);
+  c->dx[2] = gr_unb(c, gr_mul(c, G, X1), 2);
+  return true;
+}
 /* d(x/y) = dx/y − (x/y)/y dy */
 GRAD_RULE(DIVIDE) {
   c->dx[0] = gr_unb(c, gr_div(c, G, X1), 0);

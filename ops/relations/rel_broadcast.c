@@ -230,3 +230,24 @@ int rel_broadcast_to_like(TypeRelCtx *c) {
   if (same_dtype(c, a, like) || !broadcasts_to(c, a, like)) return REL_FAIL;
   return REL_DONE;
 }
+
+/* relayc.add_scaled(a, b, s) = a + s·b (transform/scaled_add.c): a and b of
+ * one shape and one float32/float64 dtype, s a scalar of that dtype; the
+ * result has a's type. No broadcasting: the kernel is one flat pass. */
+int rel_add_scaled(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  const Type *b = rel_tensor(c, 1);
+  if (!b) return rel_pending(c);
+  const Type *s = rel_tensor(c, 2);
+  if (!s) return rel_pending(c);
+  if (same_dtype(c, a, b) || same_dtype(c, a, s)) return REL_FAIL;
+  DType dt = a->tensor.dtype;
+  if (dt.code != DT_FLOAT || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1)
+    return rel_fail(c, "float32 or float64 operands are required, found %s", rel_type_str(c, a));
+  if (s->tensor.ndim != 0) return rel_fail(c, "argument 3 must be a scalar, found %s", rel_type_str(c, s));
+  bool same = a->tensor.ndim == b->tensor.ndim;
+  for (uint32_t i = 0; same && i < a->tensor.ndim; i++) same = dim_compat(a->tensor.dims[i], b->tensor.dims[i]);
+  if (!same) return rel_fail(c, "arguments 1 and 2 must have one shape: %s and %s", rel_type_str(c, a), rel_type_str(c, b));
+  return rel_assign(c, 3, (Type *)a) ? REL_DONE : REL_FAIL;
+}
