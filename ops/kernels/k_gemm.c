@@ -322,11 +322,28 @@ static void kg_panel(void *raw, int64_t lo, int64_t hi) {
 /* Cuts the panels of j for `nt` threads (sets by_rows, step, npanels):
  * aligned to the micro-kernel tile of the engine its panels use (own sgemm:
  * 12 rows × 32 columns, a multiple of the AVX2 6 × 16; OpenBLAS: 16); rows
- * when C is too narrow for whole column tiles. */
+ * when C is too narrow for whole column tiles.
+ * Short-K overwriting products on relayc's sgemm (at most 64 multiply-adds
+ * per element of C: bound by writing C) take row panels when each thread
+ * gets at least KG_SHORT_ROW_TILES row tiles of the micro-kernel (AVX2: 6
+ * rows; the rows split on that tile): each thread then writes one
+ * contiguous block of C instead of a slice of every row, at the price of
+ * packing all of B. Measured alone at 2 threads (bench/grad/README.md,
+ * session 9): 128×784 K=64 (the MLP's dW1) 0.11 -> 0.09 ms, 192×784 K=32
+ * 0.106 -> 0.066, 1000×2048 K=1 0.33 -> 0.14, 144×3136 K=24 0.19 -> 0.16;
+ * with fewer rows per thread columns stay better (64×3136 K=64 0.19 vs 0.21,
+ * 32×12544 K=16 0.12 vs 0.13). */
+#define KG_SHORT_ROW_TILES 8
+
 static void kg_cut_panels(KgJob *j, int nt) {
-  bool own = !j->f64 && (kg_own_sgemm || (j->over && kg_own_short && j->K <= KG_OWN_SHORT_K));
+  bool short_own = !j->f64 && j->over && kg_own_short && j->K <= KG_OWN_SHORT_K;
+  bool own = !j->f64 && (kg_own_sgemm || short_own);
   int64_t colw = own ? 32 : 16, rowh = own ? 12 : 16;
-  j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt);
+  const char *isa = short_own ? ksgemm_isa() : NULL;
+  int64_t mr = isa && strcmp(isa, "avx512") == 0 ? 12 : 6;
+  bool short_rows = short_own && j->M >= KG_SHORT_ROW_TILES * mr * nt;
+  j->by_rows = j->N < 2 * colw * nt || (j->M > j->N && j->M >= rowh * nt) || short_rows;
+  if (short_rows) rowh = mr; /* 128 rows split 66 / 62 on AVX2, not 72 / 56 */
   int64_t ext = j->by_rows ? j->M : j->N, align = j->by_rows ? rowh : colw;
   int64_t step = (ext + nt - 1) / nt;
   step = (step + align - 1) / align * align;

@@ -185,11 +185,13 @@ START_TEST(matmul_transposes) {
 END_TEST
 
 /* Products cut along K (ops/kernels/k_gemm.c: K >= 512 and >= twice M and N), every
- * transpose, float32 and float64, and a short-K overwriting product threaded on
- * relayc's sgemm (the MLP's weight gradient: K = the batch). */
+ * transpose, float32 and float64, and short-K overwriting products threaded on
+ * relayc's sgemm (the MLP's weight gradient: K = the batch) in row panels (128 and
+ * 97 rows: at least 8 row tiles per thread, 97 split on the micro-kernel's rows)
+ * and column panels (40 rows). */
 START_TEST(matmul_ksplit_and_short_k) {
-  const int64_t shapes[3][3] = {{40, 50, 600}, {64, 128, 784}, {128, 300, 64}}; /* M, N, K */
-  for (int s = 0; s < 3; s++)
+  const int64_t shapes[5][3] = {{40, 50, 600}, {64, 128, 784}, {128, 300, 64}, {97, 200, 16}, {40, 2000, 8}}; /* M, N, K */
+  for (int s = 0; s < 5; s++)
     for (int ta = 0; ta < 2; ta++)
       for (int tb = 0; tb < 2; tb++)
         for (int f = 0; f < 2; f++) {
