@@ -30,7 +30,9 @@ size_t expr_payload_size(ExprKind kind) {
   case EXPR_TUPLE: case EXPR_PROJ: case EXPR_FN: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
   case EXPR_FREE_VAR:
     return 16;
-  default:
+  case EXPR_LET: case EXPR_IF: case EXPR_MATCH: case EXPR_GRAPH_BIND:
+    return 24;
+  default: /* EXPR_CALL */
     return sizeof(Expr) - offsetof(Expr, constant);
   }
 }
@@ -45,6 +47,9 @@ Expr *expr_new(Module *m, ExprKind kind, Span sp) {
                      sizeof(((Expr *)0)->free_var) <= 16 && sizeof(((Expr *)0)->name) <= 16 &&
                      sizeof(((Expr *)0)->ctor) <= 16 && sizeof(((Expr *)0)->constant) <= 16,
                  "the kinds expr_payload_size gives 16 bytes (and the unit tuple a failed node becomes) fit them");
+  _Static_assert(sizeof(((Expr *)0)->let) <= 24 && sizeof(((Expr *)0)->if_) <= 24 && sizeof(((Expr *)0)->match) <= 24 &&
+                     sizeof(((Expr *)0)->graph_bind) <= 24,
+                 "the kinds expr_payload_size gives 24 bytes fit them");
   Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload_size(kind), 8);
   e->kind = kind;
   e->span = sp;

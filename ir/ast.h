@@ -342,7 +342,8 @@ void module_free(Module *m);       /* frees the arena and everything in it */
 Expr *expr_new(Module *m, ExprKind kind, Span sp);
 /* Bytes of a node of that kind after its 24-byte header: 16 for the leaves
  * and the kinds whose fields fit 16 bytes (tuple, projection, function
- * literal, the ref forms, free_var), the whole union for the others. A node's
+ * literal, the ref forms, free_var), 24 for let, if, match and graph
+ * bindings, the whole union (32) for calls. A node's
  * kind never changes to one with a larger payload (sema/resolve turns names
  * into operators or constructors and failed nodes into unit tuples), and a
  * copy takes only this many bytes (build_copy). */

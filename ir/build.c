@@ -37,10 +37,36 @@ static void put_digits(char *end, uint32_t n) {
   }
 }
 
-static uint32_t decimal_width(uint32_t n) {
+/* The decimal text of the number named last: passes name binders with
+ * consecutive numbers (Module.next_fresh), so the next one is mostly one
+ * increment of the text, not a division per digit pair. Per thread. */
+static _Thread_local struct {
+  uint32_t n, len;
+  char d[12]; /* the digits, most significant first */
+} last_number = {0, 1, "0"};
+
+static void number_text(uint32_t n) {
+  if (n == last_number.n) return;
+  if (n == last_number.n + 1 && n != 0) {
+    int i = (int)last_number.len - 1;
+    while (i >= 0 && last_number.d[i] == '9') last_number.d[i--] = '0';
+    if (i >= 0) {
+      last_number.d[i]++;
+    } else { /* 99..9 + 1: one digit more */
+      for (uint32_t k = last_number.len; k > 0; k--) last_number.d[k] = last_number.d[k - 1];
+      last_number.d[0] = '1';
+      last_number.len++;
+    }
+    last_number.n = n;
+    return;
+  }
+  char buf[12];
+  put_digits(buf + sizeof buf, n);
   uint32_t w = 1;
   for (uint64_t p = 10; w < 10 && n >= p; p *= 10) w++;
-  return w;
+  for (uint32_t k = 0; k < w; k++) last_number.d[k] = buf[sizeof buf - w + k];
+  last_number.len = w;
+  last_number.n = n;
 }
 
 /* "prefix_N" into the arena, cut to 95 characters as it always was (passes
@@ -49,19 +75,20 @@ static uint32_t decimal_width(uint32_t n) {
 const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
   size_t np = 0;
   while (np < 95 && prefix[np]) np++;
-  uint32_t nd = decimal_width(n);
+  number_text(n);
+  uint32_t nd = last_number.len;
   size_t len = np + 1 + nd;
   if (len > 95) { /* the cut */
     char buf[96 + 12];
     memcpy(buf, prefix, np);
     buf[np] = '_';
-    put_digits(buf + len, n);
+    memcpy(buf + np + 1, last_number.d, nd);
     return arena_strndup(m->arena, buf, 95);
   }
   char *s = arena_alloc_aligned(m->arena, len + 1, 1);
   for (size_t i = 0; i < np; i++) s[i] = prefix[i];
   s[np] = '_';
-  put_digits(s + len, n);
+  for (uint32_t k = 0; k < nd; k++) s[np + 1 + k] = last_number.d[k];
   return s;
 }
 

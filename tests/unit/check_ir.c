@@ -260,6 +260,16 @@ START_TEST(fresh_var_names) {
     snprintf(want, sizeof want, "x_%u", edges[i]);
     ck_assert_str_eq(build_numbered_name(m, "x", edges[i]), want);
   }
+  m->next_fresh = 0; /* consecutive numbers (the text is incremented in place) across 9 -> 10, 99 -> 100, 999 -> 1000 */
+  for (uint32_t n = 0; n < 1100; n++) {
+    snprintf(want, sizeof want, "v_%u", n);
+    ck_assert_str_eq(build_fresh_var(m, "v", NULL, (Span){0, 0})->name, want);
+  }
+  const uint32_t jumps[] = {99999, 100000, 7, 8, 4294967294u, 4294967295u, 0, 1};
+  for (size_t i = 0; i < sizeof jumps / sizeof jumps[0]; i++) { /* out of order, and the wrap */
+    snprintf(want, sizeof want, "y_%u", jumps[i]);
+    ck_assert_str_eq(build_numbered_name(m, "y", jumps[i]), want);
+  }
   memset(prefix, 'p', sizeof prefix - 1);
   prefix[sizeof prefix - 1] = 0;
   for (uint32_t n = 90; n < 100; n++) { /* the cut falls inside the prefix, at the '_', in the digits */
