@@ -808,7 +808,7 @@ static void decide_pattern(Judge *J, Pattern *p, bool keep) {
 }
 
 /* The checks of a node itself, its children judged (ok = all of them keep). */
-static bool judge_self(Judge *J, Expr *e, bool ok) {
+static inline __attribute__((always_inline)) bool judge_self(Judge *J, Expr *e, bool ok) {
   if (!ok || !judge_ground(J, e->type)) return false;
   switch (e->kind) {
   case EXPR_CONST:
@@ -905,7 +905,11 @@ static Expr *judge_next(Judge *J, JFrame *f) {
   }
 }
 
-static void judge_push(Judge *J, Expr *e) {
+/* Gives e its memo slot (busy); returns the slot. */
+/* (the walk below runs them once per node of a module: inlined) */
+#define JUDGE_INL static inline __attribute__((always_inline))
+
+JUDGE_INL uint32_t judge_enter(Judge *J, Expr *e) {
   uint32_t k = J->nnodes++;
   if (k / JUDGE_BLOCK == J->blocks.len) vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
   *judge_slot(J, k) = (uintptr_t)e | J_BUSY;
@@ -915,12 +919,41 @@ static void judge_push(Judge *J, Expr *e) {
     Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
     if (v->id >= J->nv || J->vowner[v->id] != v) vec_push(J->undecided, v);
   }
-  JFrame fr = {e, k, 0, true};
+  return k;
+}
+
+static void judge_push(Judge *J, Expr *e) {
+  JFrame fr = {e, judge_enter(J, e), 0, true};
   vec_push(J->stack, fr);
 }
 
+/* Records the verdict on e (slot k): a node to re-infer loses its type. */
+JUDGE_INL bool judge_finish(Judge *J, Expr *e, uint32_t k, bool ok) {
+  *judge_slot(J, k) = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
+  if (ok) {
+    J->st->nodes_kept++;
+    if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
+    else if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->call.fn->global.def);
+  } else {
+    J->st->nodes_retyped++;
+    e->type = NULL;
+    if (e->kind == EXPR_FN) e->fn->type = NULL;
+    /* a global or constructor callee is not judged: the call types it
+     * again (infer_call keeps a callee's recorded type otherwise) */
+    if (e->kind == EXPR_CALL && (e->call.fn->kind == EXPR_GLOBAL || e->call.fn->kind == EXPR_CTOR))
+      e->call.fn->type = NULL;
+  }
+  return ok;
+}
+
+/* Nodes judge_next gives no child: judged on the spot, without a frame. */
+static bool judge_leaf(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
+         e->kind == EXPR_CTOR;
+}
+
 /* -1: not judged yet; else J_BUSY, J_KEEP or J_REDO. */
-static int judge_memo(Judge *J, const Expr *e) {
+JUDGE_INL int judge_memo(Judge *J, const Expr *e) {
   uint32_t k = e->mark;
   if (k == 0 || k > J->nnodes) return -1;
   uintptr_t v = *judge_slot(J, k - 1);
@@ -939,26 +972,17 @@ static bool judge_tree(Judge *J, Expr *root) {
     Expr *c = judge_next(J, f);
     if (c) {
       int m = judge_memo(J, c);
-      if (m < 0) judge_push(J, c);
-      else if (m != J_KEEP) f->ok = false;
+      if (m < 0 && judge_leaf(c)) {
+        if (!judge_finish(J, c, judge_enter(J, c), judge_self(J, c, true))) f->ok = false;
+      } else if (m < 0) {
+        judge_push(J, c);
+      } else if (m != J_KEEP) {
+        f->ok = false;
+      }
       continue;
     }
     Expr *e = f->e;
-    bool ok = judge_self(J, e, f->ok);
-    *judge_slot(J, f->node) = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
-    if (ok) {
-      J->st->nodes_kept++;
-      if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
-      else if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->call.fn->global.def);
-    } else {
-      J->st->nodes_retyped++;
-      e->type = NULL;
-      if (e->kind == EXPR_FN) e->fn->type = NULL;
-      /* a global or constructor callee is not judged: the call types it
-       * again (infer_call keeps a callee's recorded type otherwise) */
-      if (e->kind == EXPR_CALL && (e->call.fn->kind == EXPR_GLOBAL || e->call.fn->kind == EXPR_CTOR))
-        e->call.fn->type = NULL;
-    }
+    bool ok = judge_finish(J, e, f->node, judge_self(J, e, f->ok));
     J->stack.len--;
     if (J->stack.len) {
       if (!ok) J->stack.data[J->stack.len - 1].ok = false;
