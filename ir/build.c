@@ -85,10 +85,12 @@ const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
     memcpy(buf + np + 1, last_number.d, nd);
     return arena_strndup(m->arena, buf, 95);
   }
+  char d[sizeof last_number.d]; /* a local copy: the stores below may not alias it */
+  memcpy(d, last_number.d, sizeof d);
   char *s = arena_alloc_aligned(m->arena, len + 1, 1);
   for (size_t i = 0; i < np; i++) s[i] = prefix[i];
   s[np] = '_';
-  for (uint32_t k = 0; k < nd; k++) s[np + 1 + k] = last_number.d[k];
+  for (uint32_t k = 0; k < nd; k++) s[np + 1 + k] = d[k];
   return s;
 }
 
