@@ -104,10 +104,13 @@ typedef struct RuleScan {
   bool with_globals;
   bool in_root;      /* scanning f's own body (todo[0]) */
   bool root_has_fn;  /* f's body holds a function literal */
+  ExprVisitFn also;   /* a caller's visitor for the nodes of f's own body, or NULL */
+  void *also_ud;
 } RuleScan;
 
 static void scan_node(Expr *e, void *ud) {
   RuleScan *s = ud;
+  if (s->in_root && s->also) s->also(e, s->also_ud);
   if (e->kind == EXPR_FN && s->in_root) s->root_has_fn = true;
   if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) {
     const OpDef *op = op_get(e->call.fn->op.id);
@@ -126,47 +129,75 @@ static int cmp_use(const void *a, const void *b) {
   return x->sp.lo < y->sp.lo ? -1 : x->sp.lo > y->sp.lo;
 }
 
-/* grad_check_rules, telling also whether f's body holds a function literal
- * (the one walk over the input both need). */
-static bool check_rules(Function *f, bool with_globals, Diag *d, bool *root_has_fn) {
-  RuleScan s = {.with_globals = with_globals};
-  vec_push(s.todo, f);
-  for (size_t i = 0; i < s.todo.len; i++) {
-    s.in_root = i == 0;
-    walk_post_order(s.todo.data[i]->body, true, scan_node, &s);
+/* The walk of grad_check_rules (f's body, then the globals it calls when
+ * with_globals), `also` visiting f's own nodes on the way. */
+static void rule_scan(RuleScan *s, Function *f, bool with_globals, ExprVisitFn also, void *also_ud) {
+  *s = (RuleScan){.with_globals = with_globals, .also = also, .also_ud = also_ud};
+  vec_push(s->todo, f);
+  for (size_t i = 0; i < s->todo.len; i++) {
+    s->in_root = i == 0;
+    walk_post_order(s->todo.data[i]->body, true, scan_node, s);
   }
-  if (root_has_fn) *root_has_fn = s.root_has_fn;
-  bool ok = s.missing.len == 0;
+}
+
+static void rule_scan_free(RuleScan *s) {
+  vec_free(s->missing);
+  vec_free(s->todo);
+  ptrmap_free(&s->seen);
+}
+
+/* Reports what the scan found missing, in one diagnostic; frees the scan. */
+static bool rule_report(RuleScan *s, Diag *d) {
+  bool ok = s->missing.len == 0;
   if (!ok) {
-    qsort(s.missing.data, s.missing.len, sizeof *s.missing.data, cmp_use);
+    qsort(s->missing.data, s->missing.len, sizeof *s->missing.data, cmp_use);
     /* the distinct operator names, in order of first use */
     char names[1024];
     size_t len = 0, ndistinct = 0;
     names[0] = 0;
-    for (size_t i = 0; i < s.missing.len; i++) {
+    for (size_t i = 0; i < s->missing.len; i++) {
       bool dup = false;
-      for (size_t j = 0; j < i && !dup; j++) dup = strcmp(s.missing.data[j].op, s.missing.data[i].op) == 0;
+      for (size_t j = 0; j < i && !dup; j++) dup = strcmp(s->missing.data[j].op, s->missing.data[i].op) == 0;
       if (dup) continue;
       ndistinct++;
-      if (len + strlen(s.missing.data[i].op) + 8 < sizeof names)
-        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", s.missing.data[i].op);
+      if (len + strlen(s->missing.data[i].op) + 8 < sizeof names)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", s->missing.data[i].op);
     }
-    diag_error(d, s.missing.data[0].sp,
+    diag_error(d, s->missing.data[0].sp,
                "cannot differentiate: %zu operator%s ha%s no gradient rule: %s (%zu use%s, listed here and below)",
-               ndistinct, ndistinct == 1 ? "" : "s", ndistinct == 1 ? "s" : "ve", names, s.missing.len,
-               s.missing.len == 1 ? "" : "s");
-    for (size_t i = 1; i < s.missing.len; i++)
-      diag_note(d, s.missing.data[i].sp, "%s has no gradient rule", s.missing.data[i].op);
+               ndistinct, ndistinct == 1 ? "" : "s", ndistinct == 1 ? "s" : "ve", names, s->missing.len,
+               s->missing.len == 1 ? "" : "s");
+    for (size_t i = 1; i < s->missing.len; i++)
+      diag_note(d, s->missing.data[i].sp, "%s has no gradient rule", s->missing.data[i].op);
   }
-  vec_free(s.missing);
-  vec_free(s.todo);
-  ptrmap_free(&s.seen);
+  rule_scan_free(s);
   return ok;
+}
+
+/* grad_check_rules, telling also whether f's body holds a function literal
+ * (the one walk over the input both need). */
+static bool check_rules(Function *f, bool with_globals, Diag *d, bool *root_has_fn) {
+  RuleScan s;
+  rule_scan(&s, f, with_globals, NULL, NULL);
+  if (root_has_fn) *root_has_fn = s.root_has_fn;
+  return rule_report(&s, d);
 }
 
 bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
   (void)m;
   return check_rules(f, with_globals, d, NULL);
+}
+
+bool grad_check_rules_after(Module *m, Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d),
+                            Diag *d) {
+  (void)m;
+  RuleScan s;
+  rule_scan(&s, f, false, visit, ud);
+  if (!first(ud, d)) {
+    rule_scan_free(&s);
+    return false;
+  }
+  return rule_report(&s, d);
 }
 
 /* Tensor, or tuples of them (nested); empty tuples only when allowed. */

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 
 #include "ir/ast.h"
+#include "ir/walk.h"
 #include "sema/typeof.h"
 
 typedef enum {
@@ -51,6 +52,11 @@ bool grad_call_needs_rule(const Expr *call);
  * rule and has none; false when there was any. `with_globals`: also scan the
  * globals f calls (transitively). */
 bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d);
+/* The same in the one walk over f's body that also calls visit(e, ud) on each
+ * of its nodes (globals not scanned); first(ud, d) then reports what visit
+ * found, before the missing rules are: false from it stops there. */
+bool grad_check_rules_after(Module *m, Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d),
+                            Diag *d);
 /* Checks the parameter and result types the transform accepts (§1.2). */
 bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d);
 /* The return annotation (R, (T1..Tn)) when f's result and every parameter

@@ -207,7 +207,8 @@ static void feat_node(Expr *e, void *ud) {
 }
 
 /* One error per rejected kind of construct, at its first use, in source order. */
-static bool feat_report(const FeatScan *s, Diag *d) {
+static bool feat_report(void *ud, Diag *d) {
+  const FeatScan *s = ud;
   bool done[F_COUNT] = {0}, ok = true;
   for (;;) {
     int best = -1;
@@ -394,10 +395,8 @@ static void backward(FO *f, Action *a) {
 }
 
 Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
-  FeatScan fs = {{0}, {{0, 0}}};
-  walk_post_order(fn->body, true, feat_node, &fs);
-  if (!feat_report(&fs, d)) return NULL;
-  if (!grad_check_rules(m, fn, false, d)) return NULL;
+  FeatScan fs = {{0}, {{0, 0}}}; /* the features, then the rules: one walk over the input */
+  if (!grad_check_rules_after(m, fn, feat_node, &fs, feat_report, d)) return NULL;
   FO f = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
           .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&f.tc, m);
