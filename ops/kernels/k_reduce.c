@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "ir/mem.h"
+#include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_util.h"
 #include "ops/op_ids.h"
 
@@ -47,6 +48,20 @@ typedef struct RedJob {
 } RedJob;
 
 /* ------------------------------------------------------------ accumulation */
+
+/* Σ q[0..cnt) of a contiguous float run in double: eight partial sums, lane u
+ * taking elements u, u + 8, ..., combined pairwise, then the tail in order.
+ * Each lane is its own chain of additions, so the vector clones (KHOT) give
+ * the scalar loop's result bit for bit (BN gradients sum whole planes). */
+static KHOT double sum_run_f32(const float *restrict q, int64_t cnt) {
+  double ps[8] = {0};
+  int64_t t = 0;
+  for (; t + 8 <= cnt; t += 8)
+    for (int u = 0; u < 8; u++) ps[u] += (double)q[t + u];
+  double s = ((ps[0] + ps[1]) + (ps[2] + ps[3])) + ((ps[4] + ps[5]) + (ps[6] + ps[7]));
+  for (; t < cnt; t++) s += q[t];
+  return s;
+}
 
 typedef struct Acc {
   double f;    /* float accumulator (sum, prod, best value) */
@@ -124,7 +139,9 @@ static inline bool igt(KuType k, int64_t a, int64_t b) { return k == KU_U64 ? (u
 
 /* Accumulates `cnt` elements at p, p + st, ... (stride in elements). */
 static void run(const RedJob *j, Acc *a, const char *p, int64_t cnt, int64_t st, double m) {
-  if (j->kt == KU_F32) {
+  if (j->kt == KU_F32 && st == 1 && (j->op == R_SUM || j->op == R_MEAN)) {
+    a->f += sum_run_f32((const float *)p, cnt);
+  } else if (j->kt == KU_F32) {
     FLOAT_RUN(float);
   } else if (j->kt == KU_F64) {
     FLOAT_RUN(double);

@@ -178,6 +178,46 @@ START_TEST(large_reductions_split_across_threads) {
 }
 END_TEST
 
+/* A float32 sum over a contiguous run is eight double partial sums (lane u
+ * takes elements u, u + 8, ...), combined pairwise, then the tail in order:
+ * the vector clones must give exactly this (gradients are compared bit for bit
+ * across builds), for every tail length and for runs of -0.0. */
+static double lane_order_sum(const float *q, int64_t n) {
+  double ps[8] = {0};
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8)
+    for (int u = 0; u < 8; u++) ps[u] += (double)q[t + u];
+  double s = ((ps[0] + ps[1]) + (ps[2] + ps[3])) + ((ps[4] + ps[5]) + (ps[6] + ps[7]));
+  for (; t < n; t++) s += q[t];
+  return s;
+}
+
+START_TEST(float_sum_run_lane_order) {
+  int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 49, 196, 3136, 3137};
+  for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+    Tensor *x = kr_iota(DT_F32, 2, (int64_t[]){3, lens[k]});
+    kt_fill(x, 7 + (uint32_t)k, -1e4, 1e4);
+    float *xv = x->data;
+    for (int64_t i = 0; i < x->numel; i += 5) xv[i] *= 1e-7f; /* mixed magnitudes: order shows */
+    Tensor *o = kr_run(OP_SUM, "axis=[1]", &x, 1);
+    ck_assert_msg(o, "sum: %s", kr_err);
+    for (int64_t r = 0; r < 3; r++) {
+      float want = (float)lane_order_sum(xv + r * lens[k], lens[k]), got = ((float *)o->data)[r];
+      ck_assert_msg(memcmp(&want, &got, sizeof want) == 0, "len %lld row %lld: %a vs %a", (long long)lens[k],
+                    (long long)r, (double)got, (double)want);
+    }
+    kr_free(o, NULL, NULL, NULL);
+    tensor_release(x);
+  }
+  Tensor *z = kr_iota(DT_F32, 1, (int64_t[]){20});
+  for (int64_t i = 0; i < 20; i++) ((float *)z->data)[i] = -0.0f;
+  Tensor *o = kr_run(OP_SUM, "", &z, 1);
+  ck_assert(o && !signbit(((float *)o->data)[0]));
+  kr_free(o, NULL, NULL, NULL);
+  tensor_release(z);
+}
+END_TEST
+
 START_TEST(int_wrap_and_truncating_mean) {
   Tensor *x = kr_make(DT_I8, 1, (int64_t[]){3}, (double[]){100, 100, 1});
   Tensor *o = kr_run(OP_SUM, "", &x, 1);
@@ -389,6 +429,7 @@ static Suite *suite(void) {
   tcase_add_test(t, float_reductions_match_reference);
   tcase_add_test(t, int_reductions_match_reference);
   tcase_add_test(t, large_reductions_split_across_threads);
+  tcase_add_test(t, float_sum_run_lane_order);
   tcase_add_test(t, int_wrap_and_truncating_mean);
   tcase_add_test(t, bool_all_any);
   tcase_add_test(t, argmax_ties_and_dtype);
