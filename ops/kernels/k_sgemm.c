@@ -351,6 +351,14 @@ static void ksg_pack_a(const KsgIsa *isa, bool ta, const float *A, int64_t lda, 
       for (int64_t k = 0; k < kc; k++) {
         const float *src = A + (p0 + k) * lda + i0 + ip;
         float *d = dst + k * MR;
+        if (mr == 6 && MR == 6) { /* fixed sizes: inline moves, not a memcpy call per k */
+          memcpy(d, src, 6 * sizeof *d);
+          continue;
+        }
+        if (mr == 12 && MR == 12) {
+          memcpy(d, src, 12 * sizeof *d);
+          continue;
+        }
         for (int64_t r = 0; r < mr; r++) d[r] = src[r];
         for (int64_t r = mr; r < MR; r++) d[r] = 0.0f;
       }
@@ -384,6 +392,33 @@ KSG_T512 static void ksg_copy_rows512(int64_t kc, const float *src, int64_t ldb,
 }
 #endif
 
+#if KSG_X86
+/* The whole B slice into AVX2 panels (16 wide, panel q at dst + q·16·kc, the
+ * last one zero padded), row by row: each source row is read once, in order.
+ * Panel by panel (a memcpy call per 64 bytes, each from another row 16·ldb
+ * bytes on) was memory-bound, a quarter of a K = 64 product's time.
+ * Masked-off lanes are not read. */
+__attribute__((target("avx2"))) static void ksg_pack_b256(int64_t kc, const float *src, int64_t ldb, int64_t nc,
+                                                         float *restrict dst) {
+  int64_t full = nc / 16 * 16;
+  int tail = (int)(nc - full);
+  __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), lane);
+  __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail - 8), lane);
+  for (int64_t k = 0; k < kc; k++, src += ldb) {
+    float *d = dst + k * 16;
+    for (int64_t j = 0; j < full; j += 16, d += 16 * kc) {
+      _mm256_store_ps(d, _mm256_loadu_ps(src + j));
+      _mm256_store_ps(d + 8, _mm256_loadu_ps(src + j + 8));
+    }
+    if (tail) {
+      _mm256_store_ps(d, _mm256_maskload_ps(src + full, m0));
+      _mm256_store_ps(d + 8, _mm256_maskload_ps(src + full + 8, m1));
+    }
+  }
+}
+#endif
+
 /* Width of the packed panel holding columns [jp, jp+nr) of an nc-wide block:
  * NR, or NR/2 for a last panel that fits in half (when the ISA has a kernel for it). */
 static int ksg_panel_width(const KsgIsa *isa, int64_t nr) {
@@ -395,6 +430,12 @@ static int ksg_panel_width(const KsgIsa *isa, int64_t nr) {
 static void ksg_pack_b(const KsgIsa *isa, bool tb, const float *B, int64_t ldb, int64_t p0,
                        int64_t kc, int64_t j0, int64_t nc, float *restrict dst) {
   int NR = isa->nr;
+#if KSG_X86
+  if (!tb && isa->kern == ksg_kern256) {
+    ksg_pack_b256(kc, B + p0 * ldb + j0, ldb, nc, dst);
+    return;
+  }
+#endif
   for (int64_t jp = 0; jp < nc; jp += NR, dst += kc * NR) {
     int64_t nr = nc - jp < NR ? nc - jp : NR;
     int w = ksg_panel_width(isa, nr);
