@@ -183,12 +183,14 @@ END_TEST
  * the vector clones must give exactly this (gradients are compared bit for bit
  * across builds), for every tail length and for runs of -0.0. */
 static double lane_order_sum(const float *q, int64_t n) {
-  double ps[8] = {0};
-  int64_t t = 0;
-  for (; t + 8 <= n; t += 8)
-    for (int u = 0; u < 8; u++) ps[u] += (double)q[t + u];
-  double s = ((ps[0] + ps[1]) + (ps[2] + ps[3])) + ((ps[4] + ps[5]) + (ps[6] + ps[7]));
-  for (; t < n; t++) s += q[t];
+  int64_t body = n / 8 * 8;
+  double lane[8];
+  for (int u = 0; u < 8; u++) { /* one lane at a time: elements u, u + 8, ... */
+    lane[u] = 0;
+    for (int64_t t = u; t < body; t += 8) lane[u] += (double)q[t];
+  }
+  double s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  for (int64_t t = body; t < n; t++) s += q[t];
   return s;
 }
 
