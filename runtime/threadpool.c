@@ -1,9 +1,17 @@
 /* runtime/threadpool.c — the kernels' persistent thread pool (runtime/threadpool.h).
  *
  * Protocol. The submitter writes the job (fn, arg, range, chunking), resets
- * the chunk counters, reopens the job (`closed` = 0) and bumps `gen`. Any
- * thread takes chunks with an atomic fetch-add on `next_chunk` and counts
- * each finished chunk in `done_chunks`. The submitter takes chunks too,
+ * the chunk counters, reopens the job (`closed` = 0) and bumps `gen`. The
+ * chunks are dealt out in contiguous shares, one per thread (`share_next` /
+ * `share_end`, thread i gets the i-th); a thread takes chunks from its own
+ * share with an atomic fetch-add, then from the other shares in turn (so a
+ * late or descheduled thread's chunks are still run), and counts each
+ * finished chunk in `done_chunks`. Owning a share keeps the data local: two
+ * consecutive jobs over the same range (a chain of elementwise operators, a
+ * convolution then its batch norm) give each thread the same part, which is
+ * still in that core's cache, where a free-for-all fetch-add mixed the parts
+ * between the cores, and reading what the other core just wrote runs ~3×
+ * slower here (2 MB: 10 vs 30 GB/s). The submitter takes chunks too,
  * waits until every chunk is DONE (not until every worker has shown up: on
  * a busy machine a descheduled idle worker must not stall the job), then
  * closes the job and waits for the workers currently inside it (`active`)
@@ -88,7 +96,6 @@ typedef struct Pool {
   _Atomic int sleepers;
   _Atomic int active;       /* workers inside the current job */
   _Atomic int closed;       /* the current job takes no more workers */
-  _Atomic int64_t next_chunk;
   _Atomic int64_t done_chunks;
   _Atomic bool stop;
   _Atomic int64_t loaded_until; /* spin short before this time (tp_now_ns) */
@@ -96,6 +103,8 @@ typedef struct Pool {
   ThreadpoolFn fn;
   void *arg;
   int64_t n, nchunks;
+  _Atomic int64_t *share_next; /* per thread: the next chunk of its share */
+  int64_t *share_end;          /* per thread: the end of its share */
 } Pool;
 
 static Pool *tp_pool;
@@ -134,19 +143,23 @@ static void tp_last_done(Pool *p) {
 }
 
 /* Chunk k of the current job: [lo, hi). Chunks are near-equal and contiguous.
- * Returns how many chunks this thread ran. */
+ * This thread's share first, then the others' in turn. Returns how many
+ * chunks this thread ran. */
 static int64_t tp_run_chunks(Pool *p) {
   ThreadpoolFn fn = p->fn;
   void *arg = p->arg;
   int64_t n = p->n, nc = p->nchunks, ran = 0;
   tp_inside = true;
-  for (;; ran++) {
-    int64_t k = atomic_fetch_add_explicit(&p->next_chunk, 1, memory_order_relaxed);
-    if (k >= nc) break;
-    int64_t lo = n / nc * k + (k < n % nc ? k : n % nc);
-    int64_t hi = lo + n / nc + (k < n % nc ? 1 : 0);
-    fn(arg, lo, hi);
-    if (atomic_fetch_add(&p->done_chunks, 1) == nc - 1) tp_last_done(p);
+  for (int v = 0; v < p->size; v++) {
+    int q = (tp_index + v) % p->size;
+    for (;; ran++) {
+      int64_t k = atomic_fetch_add_explicit(&p->share_next[q], 1, memory_order_relaxed);
+      if (k >= p->share_end[q]) break;
+      int64_t lo = n / nc * k + (k < n % nc ? k : n % nc);
+      int64_t hi = lo + n / nc + (k < n % nc ? 1 : 0);
+      fn(arg, lo, hi);
+      if (atomic_fetch_add(&p->done_chunks, 1) == nc - 1) tp_last_done(p);
+    }
   }
   tp_inside = false;
   return ran;
@@ -219,9 +232,11 @@ static Pool *tp_create(void) {
   atomic_init(&p->sleepers, 0);
   atomic_init(&p->active, 0);
   atomic_init(&p->closed, 1);
-  atomic_init(&p->next_chunk, 0);
   atomic_init(&p->done_chunks, 0);
   p->workers = mem_calloc((size_t)p->size, sizeof *p->workers);
+  p->share_next = mem_calloc((size_t)p->size, sizeof *p->share_next);
+  p->share_end = mem_calloc((size_t)p->size, sizeof *p->share_end);
+  for (int i = 0; i < p->size; i++) atomic_init(&p->share_next[i], 0);
   int started = 1;
   for (int i = 1; i < p->size; i++) {
     WorkerStart *ws = mem_malloc(sizeof *ws);
@@ -326,7 +341,10 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
   p->arg = arg;
   p->n = n;
   p->nchunks = nc;
-  atomic_store_explicit(&p->next_chunk, 0, memory_order_relaxed);
+  for (int q = 0; q < p->size; q++) { /* share q: chunks [nc·q/size, nc·(q+1)/size) */
+    atomic_store_explicit(&p->share_next[q], nc * q / p->size, memory_order_relaxed);
+    p->share_end[q] = nc * (q + 1) / p->size;
+  }
   atomic_store_explicit(&p->done_chunks, 0, memory_order_relaxed);
   atomic_store(&p->closed, 0);
   tp_publish(p);
@@ -352,6 +370,8 @@ void threadpool_shutdown(void) {
   pthread_cond_destroy(&p->cv);
   pthread_cond_destroy(&p->done_cv);
   mem_free(p->workers);
+  mem_free((void *)p->share_next);
+  mem_free(p->share_end);
   mem_free(p);
   tp_pool = NULL;
 }
