@@ -469,7 +469,13 @@ static Type *tr_type(AD *a, const Type *t) {
   }
   case TYPE_FUNC: {
     Type *f = type_new(a->m, TYPE_FUNC, t->span);
-    f->func.tparams = t->func.tparams;
+    /* its binders as its uses read them (TYPE_VAR below): a literal's type
+     * parameters translated already (tr_function) are the new ones */
+    f->func.tparams = t->func.ntparams ? arena_alloc(a->m->arena, t->func.ntparams * sizeof(TypeParam *)) : NULL;
+    for (uint32_t i = 0; i < t->func.ntparams; i++) {
+      int64_t np = 0;
+      f->func.tparams[i] = ptrmap_get(&a->tpmap, t->func.tparams[i], &np) ? (TypeParam *)(intptr_t)np : t->func.tparams[i];
+    }
     f->func.ntparams = t->func.ntparams;
     f->func.nargs = t->func.nargs + 1;
     f->func.args = arena_alloc(a->m->arena, f->func.nargs * sizeof(Type *));
