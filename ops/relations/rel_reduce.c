@@ -80,6 +80,13 @@ int rel_variance(TypeRelCtx *c) {
   if (!dtype_eq(a->tensor.dtype, m->tensor.dtype))
     return rel_fail(c, "data is %s but mean is %s", rel_type_str(c, a), rel_type_str(c, m));
   uint32_t nd = a->tensor.ndim;
+  /* out = sum((data - mean)^2): the mean broadcasts to the data (Gradient's
+   * data - mean was ill-typed where the kernel only failed at run time) */
+  for (uint32_t i = 0; i < m->tensor.ndim; i++) {
+    Dim md = m->tensor.dims[i], ad = a->tensor.dims[i];
+    if (!(dim_known(md) && md.value == 1) && !dim_compat(md, ad))
+      return rel_fail(c, "mean %s does not broadcast to data %s (axis %u)", rel_type_str(c, m), rel_type_str(c, a), i);
+  }
   if (nd == 0) return rel_assign(c, 2, (Type *)a) ? REL_DONE : REL_FAIL;
   if (nd > 64) return rel_fail(c, "rank %u is too large", nd);
   bool red[64];
