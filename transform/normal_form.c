@@ -800,13 +800,21 @@ static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
   return c;
 }
 
+/* A function type with type parameters (through inference links). */
+static bool type_polymorphic(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t && t->kind == TYPE_FUNC && t->func.ntparams;
+}
+
 /* Is the atom e (a global, constructor or operator) typed anew at each use:
- * a global or constructor with type parameters, or an operator (typed by its
- * relation)? Then `let %v = e` must not stand for the later uses of e: %v
- * has the one type of its first use (a let-bound variable is monomorphic),
- * and `@id(1)` and `@id((2, 2))` cannot both become `%v(...)`. */
+ * a global or constructor with type parameters, an operator (typed by its
+ * relation), or a variable of a polymorphic function type (bound to a
+ * polymorphic literal)? Then `let %v = e` must not stand for the later uses
+ * of e: %v has the one type of its first use (a let-bound variable is
+ * monomorphic), and `@id(1)` and `@id((2, 2))` cannot both become `%v(...)`. */
 static bool atom_instantiated_per_use(const Expr *e) {
   switch (e->kind) {
+  case EXPR_VAR: return e->var.var && type_polymorphic(e->var.var->annot ? e->var.var->annot : e->var.var->type);
   case EXPR_GLOBAL: {
     const Function *f = e->global.def ? e->global.def->fn : NULL;
     return f && (f->ntparams || (f->type && f->type->kind == TYPE_FUNC && f->type->func.ntparams));
