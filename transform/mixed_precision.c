@@ -294,7 +294,12 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   Attrs *attrs = e->call.attrs;
   if (callee->kind == EXPR_OP) {
     uint32_t f = op_traits_flags(callee->op.id);
-    if (f & OPF_MP_ALWAYS) attrs = retype_attr(mx, attrs, "out_dtype");
+    /* an unset out_dtype of a call whose result is not a float (conv2d of a
+     * bool input is bool) stays unset: M there changed @main's result type
+     * and its values (pass fuzzer, session 9 seed 8 input 5318) */
+    DType rdt;
+    bool float_result = !tensor_dtype(old, &rdt) || is_float(rdt);
+    if ((f & OPF_MP_ALWAYS) && float_result) attrs = retype_attr(mx, attrs, "out_dtype");
     if (op_get(callee->op.id)->attrs == op_get(OP_ZEROS)->attrs) attrs = retype_attr(mx, attrs, "dtype");
   }
   Expr *out = unchanged && attrs == e->call.attrs ? e : rebuild_call(mx, old, e, args, attrs);
