@@ -460,6 +460,26 @@ static Expr **conv_args(Cx *c, Expr **xs, uint32_t n, Type *ft) {
   return out;
 }
 
+/* The callee's type at this call, from the call's own argument and result
+ * types: a global callee node shared by several calls (LambdaLift lifts a
+ * literal called at two types into ONE @lifted node) records only the last
+ * call's instantiation, and both calls went to that instance (ill-typed:
+ * pass fuzzer, session 9 seed 8 input 4923). The callee's record when a type
+ * is missing (and, at the caller, when an argument is a polymorphic literal,
+ * whose own type is no instance). */
+static Type *call_instance_type(Module *m, Expr *e) {
+  uint32_t n = e->call.nargs;
+  if (!e->type) return e->call.fn->type;
+  for (uint32_t i = 0; i < n; i++)
+    if (!e->call.args[i]->type) return e->call.fn->type;
+  Type *t = type_new(m, TYPE_FUNC, e->span);
+  t->func.nargs = n;
+  t->func.args = arena_alloc(m->arena, (n ? n : 1) * sizeof *t->func.args);
+  for (uint32_t i = 0; i < n; i++) t->func.args[i] = e->call.args[i]->type;
+  t->func.ret = e->type;
+  return t;
+}
+
 static Expr *conv_call(Cx *c, Expr *e) {
   Df *df = c->df;
   Module *m = df->m;
@@ -474,7 +494,8 @@ static Expr *conv_call(Cx *c, Expr *e) {
     return r;
   case EXPR_GLOBAL:
     if (f->global.def && f->global.def->fn) {
-      Type *at = ty(c, f->type);
+      Type *at = ty(c, call_instance_type(df->m, e));
+      if (has_tvar(at)) at = ty(c, f->type); /* a polymorphic literal argument: its type is not the instance */
       GlobalDef *g = instance(df, f->global.def, at, f->span);
       return build_call(m, build_global(m, g, f->span), conv_args(c, e->call.args, e->call.nargs, at),
                         e->call.nargs, e->span);
