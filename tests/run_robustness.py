@@ -8,8 +8,9 @@
   - 10,000 nested parentheses, lets, blocks, tuples, ifs and calls; a 100,000-binding chain;
     the same inputs through every implemented pass (`--pass=P`), --emit=dot, --stats and
     --diagnostics-format=json; 10,000 nested called literals run after the passes that make
-    them nested closures, under a CPU limit (linear time: the lowering's captures and
-    ToGraphNormalForm's recursion test were quadratic there);
+    them nested closures, and with a shared ref cell, under a CPU limit (linear time: the
+    lowering's captures, ToGraphNormalForm's recursion test and DefuseOps' shared-node walk were
+    quadratic there);
   - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
     axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
     front end accepts are type-checked, and the type relations must report, never crash.
@@ -185,6 +186,12 @@ def main():
     for spec in ("ToANormalForm", "ToANormalForm,ToGraphNormalForm", "LambdaLift", "PartialEvaluate"):
         r.check(f"deep nesting: called fns through {spec}, run", called, allowed=(0,),
                 args=(f"--pass={spec}", "--run"), cpu=cpu_linear(r.relayc))
+    # the same with a ref cell of @main read at the innermost level: relayc --run's DefuseOps
+    # inlines each call keeping the cell shared (it walked every body below each literal)
+    cell = (b'#[version = "0.0.5"]\ndef @main() {\n  %0 = ref(1f);\n  %1 = ' + b"fn () { " * 10000 +
+            b"ref_read(%0)" + b" }()" * 10000 + b";\n  (%1, ref_read(%0))\n}\n")
+    r.check("deep nesting: called fns reading a shared ref cell, run", cell, allowed=(0,), args=("--run",),
+            cpu=cpu_linear(r.relayc))
     for label, data in shared_deep(10000):  # the printer's placement scopes: LCAs 10,000 deep
         r.check(f"shared across deep scopes: {label}", data, allowed=(0,), args=("--check-roundtrip",))
     passes = implemented_passes(r.relayc)

@@ -32,45 +32,84 @@ typedef struct Defuse {
   Function *fn;     /* the global being rewritten */
   FnHomes homes;    /* its nodes shared across literals, computed on first need */
   bool homes_ready;
+  PtrMap capt_memo; /* original literal node -> 1 + index in capts */
+  VEC(struct Capt { Expr **xs; uint32_t n; }) capts;
 } Defuse;
 
-static void note_effect(Expr *e, void *ud) {
-  if (dag_own_effect(e)) *(bool *)ud = true;
-}
-
-/* The nodes with an effect that the literal `lit` (the original node) uses
- * from the enclosing code (their home is outside it): a copy of its body
- * keeps them shared (evaluated once, outside), every other node with an
- * effect is copied (each inlined call runs its own). The homes are those of
- * the original function, so the walk is over lit's original body, and each
- * node found is kept as the rewriter made it (a `ref(%0(3))` whose inner call
- * was inlined first is a new node: it was copied, one ref per call). */
-static void outside_effects(Defuse *st, Rewriter *rw, Expr *lit, Expr *body, PtrMap *keep) {
-  bool eff = false;
-  walk_post_order(body, true, note_effect, &eff);
-  if (!eff) return;
-  if (!st->homes_ready) {
-    fn_homes_add(&st->homes, st->fn);
-    st->homes_ready = true;
-  }
-  if (!st->homes.cross.len) return;
+/* The nodes of the enclosing code that the literal `lit` (an original node)
+ * uses (their home is outside it, ir/walk.h FnHomes), in its body or in the
+ * bodies of literals nested in it. A nested literal's own list stands for
+ * its body (each node either outside lit too, or walked here), so nested
+ * literals 10,000 deep are linear, not a walk of every body below each.
+ * NULL when the nesting is too deep to recurse: the caller walks all. */
+static const struct Capt *captured_of(Defuse *st, Expr *lit) {
+  int64_t k = 0;
+  if (ptrmap_get(&st->capt_memo, lit, &k)) return &st->capts.data[k - 1];
+  if (stack_exhausted()) return NULL;
   PtrMap seen = {0};
-  ExprVec stack = {0};
+  ExprVec stack = {0}, out = {0};
   vec_push(stack, lit->fn->body);
   while (stack.len) {
     Expr *x = stack.data[--stack.len];
     if (ptrmap_find(&seen, x)) continue;
     ptrmap_put(&seen, x, 1);
     if (fn_homes_captured(&st->homes, x, lit)) {
-      int64_t now = 0;
-      ptrmap_put(keep, x, 1);
-      if (ptrmap_get(&rw->memo, x, &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
+      vec_push(out, x);
+      continue;
+    }
+    const struct Capt *in = x->kind == EXPR_FN ? captured_of(st, x) : NULL;
+    if (in) {
+      for (uint32_t i = 0; i < in->n; i++) vec_push(stack, in->xs[i]);
       continue;
     }
     walk_push_children(x, true, &stack);
   }
   vec_free(stack);
   ptrmap_free(&seen);
+  struct Capt kept = {out.data, (uint32_t)out.len}; /* owned by capts, freed with it */
+  vec_push(st->capts, kept);
+  ptrmap_put(&st->capt_memo, lit, (int64_t)st->capts.len);
+  return &st->capts.data[st->capts.len - 1];
+}
+
+/* The nodes the literal `lit` (the original node) uses from the enclosing
+ * code (their home is outside it): a copy of its body keeps them shared,
+ * whole (evaluated once, outside; each inlined call gets its own copy of
+ * everything else, so a node with an effect of its own runs per call). The
+ * homes are those of the original function, so the walk is over lit's
+ * original body, and each node found is kept as the rewriter made it (a
+ * `ref(%0(3))` whose inner call was inlined first is a new node: it was
+ * copied, one ref per call). */
+static void outside_nodes(Defuse *st, Rewriter *rw, Expr *lit, PtrMap *keep) {
+  if (!st->homes_ready) {
+    fn_homes_add(&st->homes, st->fn);
+    st->homes_ready = true;
+  }
+  if (!st->homes.cross.len) return;
+  const struct Capt *c = captured_of(st, lit);
+  ExprVec all = {0};
+  if (!c) { /* too deep to recurse: every node below lit */
+    PtrMap seen = {0};
+    ExprVec stack = {0};
+    vec_push(stack, lit->fn->body);
+    while (stack.len) {
+      Expr *x = stack.data[--stack.len];
+      if (ptrmap_find(&seen, x)) continue;
+      ptrmap_put(&seen, x, 1);
+      if (fn_homes_captured(&st->homes, x, lit)) vec_push(all, x);
+      else walk_push_children(x, true, &stack);
+    }
+    vec_free(stack);
+    ptrmap_free(&seen);
+  }
+  Expr **xs = c ? c->xs : all.data;
+  uint32_t n = c ? c->n : (uint32_t)all.len;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t now = 0;
+    ptrmap_put(keep, xs[i], 1);
+    if (ptrmap_get(&rw->memo, xs[i], &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
+  }
+  vec_free(all);
 }
 
 static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
@@ -93,7 +132,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * one name and re-parsed as two (print -> parse -> print differed) */
   int before = rw->d->nerrors;
   PtrMap keep = {0};
-  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_effects(st, rw, old->call.fn, f->body, &keep);
+  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_nodes(st, rw, old->call.fn, &keep);
   Expr *body = rw_copy_fresh_keep(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams, &keep);
   ptrmap_free(&keep);
   if (rw->d->nerrors != before) rw->failed = true;
@@ -110,6 +149,9 @@ static bool defuse_function(PassCtx *c, GlobalDef *g) {
   rw_fini(&rw);
   ptrmap_free(&st.effects);
   fn_homes_free(&st.homes);
+  for (size_t i = 0; i < st.capts.len; i++) mem_free(st.capts.data[i].xs);
+  vec_free(st.capts);
+  ptrmap_free(&st.capt_memo);
   return ok;
 }
 
