@@ -128,6 +128,8 @@ typedef struct Nf {
   bool failed;         /* nesting too deep */
   bool bind_effects;   /* BBNF, this function lifts a node with an effect: bind every such node */
   VEC(Expr *) device;  /* lexical on_device annotations (NULL: a function body, no device) */
+  PtrMap filling;      /* Var* -> 1 while its let's value is converted (a use is recursion) */
+  Expr *filling_let;   /* the let whose value is being converted */
 } Nf;
 
 static bool nf_too_deep(Nf *nf, Span sp) {
@@ -738,7 +740,12 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
   Expr *cur = l;
   for (;;) {
     vec_push(chain, cur);
+    Expr *outer = nf->filling_let;
+    nf->filling_let = cur;
+    ptrmap_put(&nf->filling, cur->let.var, 1);
     fill(nf, cur->let.value, cur->let.var);
+    ptrmap_put(&nf->filling, cur->let.var, 0);
+    nf->filling_let = outer;
     Expr *body = cur->let.body;
     if (body->kind != EXPR_LET || node(nf, body)->done) break;
     cur = body;
@@ -825,6 +832,12 @@ static bool atom_instantiated_per_use(const Expr *e) {
   }
 }
 
+/* Is v's let value being converted (a use of v is then recursion)? */
+static bool nf_filling(Nf *nf, const Var *v) {
+  int64_t k = 0;
+  return nf->filling.len && ptrmap_get(&nf->filling, v, &k) && k;
+}
+
 /* TVM's Fill::VisitExpr(e, v): memoised conversion of e; with v, e's value
  * is bound to v. Returns what to use at this occurrence of e. */
 static Expr *fill(Nf *nf, Expr *e, Var *v) {
@@ -844,6 +857,15 @@ static Expr *fill(Nf *nf, Expr *e, Var *v) {
     if (!v) {
       n->self = true;
       return e;
+    }
+    if (e->kind == EXPR_VAR && nf_filling(nf, e->var.var)) {
+      /* `let %v = %f` inside %f's own value (a recursive local function):
+       * bound where it was written, not in %f's scope, which runs before
+       * %f is bound (free_var %f at the top); no aliasing */
+      Scope *at = node(nf, nf->filling_let)->scope;
+      node(nf, e)->done = false;
+      scope_push(nf, at, v, e, e->span);
+      return typed_use(nf, v, e->span);
     }
     scope_push(nf, n->scope, v, e, e->span);
     n->self = atom_instantiated_per_use(e); /* later uses stay the atom */
@@ -936,6 +958,7 @@ static void nf_free(Nf *nf) {
   vec_free(nf->post);
   vec_free(nf->device);
   ptrmap_free(&nf->atoms);
+  ptrmap_free(&nf->filling);
 }
 
 /* Every global function (only_effects_lifted: see normal_form_function). */
