@@ -443,10 +443,13 @@ static Scope *scope_lca(Scope *a, Scope *b) {
  * first converted, which may be before effects that the unconverted code
  * runs first (`(@next(%r), if (c) { %0 } else { %0 })` with %0 = @next(%r)
  * swapped the two calls); so in such a function every node with an effect
- * is bound as ANF binds it, in evaluation order (TVM reorders). */
+ * is bound as ANF binds it, in evaluation order (TVM reorders). "With an
+ * effect" counts the lifted node's whole evaluation (a shared let or tuple
+ * whose parts read or write a ref), not only its own operation. */
 static void calc_scopes(Nf *nf) {
   bool global_used = false;
   nf->bind_effects = false;
+  PtrMap effects = {0}; /* dag_has_effects' memo */
   for (size_t k = nf->post.len; k-- > 0;) {
     DgNode *n = &nf->nodes.data[nf->post.data[k]];
     Scope *s;
@@ -461,10 +464,12 @@ static void calc_scopes(Nf *nf) {
       for (uint32_t j = ed->next; j != NONE; j = nf->edges.data[j].next)
         s = scope_lca(s, nf->nodes.data[nf->edges.data[j].user].scope);
       if (s != first && n->key && !n->is_op) n->lifted = true;
-      if (nf->bbnf && n->lifted && n->expr_key && dag_own_effect((const Expr *)n->key)) nf->bind_effects = true;
+      if (nf->bbnf && n->lifted && n->expr_key && !nf->bind_effects)
+        nf->bind_effects = dag_has_effects(&effects, (Expr *)n->key);
     }
     n->scope = n->new_scope ? scope_new(nf, s) : s;
   }
+  ptrmap_free(&effects);
 }
 
 /* ------------------------------------------------------------------- fill */
