@@ -66,8 +66,15 @@ static Expr *apply_k(Cps *c, const Kont *k, Expr *atom) {
 }
 
 /* `fn (%arg) { k(%arg) }` (unannotated, as TVM makes it). */
-static Expr *reify(Cps *c, const Kont *k) {
-  Var *arg = var_new(c->m, "arg", k->sp, NULL);
+/* fn (%arg: T) { k(%arg) }, T the CPS type of the value k receives (`t`, the
+ * original expression's type; unannotated when unknown). Unlike TVM, %arg is
+ * annotated: left to inference, a relation that refines its inputs could
+ * give it another type first (conv2d takes an unknown weight's dtype from
+ * the data: a float weight computed by a closure call became bool). */
+static Type *cps_type(Cps *c, Type *t);
+
+static Expr *reify(Cps *c, const Kont *k, Type *t) {
+  Var *arg = var_new(c->m, "arg", k->sp, t ? cps_type(c, t) : NULL);
   Expr *body = apply_k(c, k, build_var(c->m, arg, k->sp));
   return build_fn(c->m, build_function(c->m, &arg, 1, NULL, body, NULL, k->sp), k->sp);
 }
@@ -215,7 +222,7 @@ static Expr *done_call(Cps *c, Seq *s, const Kont *k) {
   uint32_t n = s->n - 1;
   Expr **args = arena_alloc(c->m->arena, (n + 1) * sizeof *args);
   memcpy(args, s->atoms + 1, n * sizeof *args);
-  args[n] = k->k ? k->k : reify(c, k);
+  args[n] = k->k ? k->k : reify(c, k, s->orig->type);
   return build_call(c->m, s->atoms[0], args, n + 1, s->orig->span);
 }
 
@@ -269,7 +276,7 @@ static Expr *branch(Cps *c, Expr *e, Expr *on, KontFn then, const Kont *k) {
   Branch b = {e, build_var(c->m, kv, e->span)};
   Kont kb = {NULL, then, k, &b, e->span};
   Expr *rest = cps(c, on, &kb);
-  return build_let(c->m, kv, reify(c, k), rest, e->span);
+  return build_let(c->m, kv, reify(c, k, e->type), rest, e->span);
 }
 
 /* let %v = e; b: convert e with a continuation that binds %v. The body is
