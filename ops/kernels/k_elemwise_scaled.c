@@ -5,10 +5,10 @@
  *
  * a and b have one shape and one dtype (float32 or float64, the relation's
  * rule), s is a scalar of that dtype. Each element is computed as the two
- * operators did, t = s·b rounded, then a + t rounded (no FP contraction: the
- * file is compiled without it, as every kernel), so the fused call is bit for
- * bit the pair it replaces; subtract(a, s·b) arrives as a + (−s)·b, the same
- * numbers since negation and a − t = a + (−t) are exact.
+ * operators did, t = s·b rounded, then a + t rounded (KHOT_EXACT: no FP
+ * contraction), so the fused call is bit for bit the pair it replaces;
+ * subtract(a, s·b) arrives as a + (−s)·b, the same numbers since negation
+ * and a − t = a + (−t) are exact.
  *
  * The result goes into a dying a or b (kernel_take_input) when there is one:
  * element i of both operands is read before element i of the output is
@@ -17,30 +17,23 @@
  */
 #include <stdint.h>
 
+#include "ops/kernels/k_simd.h"
 #include "ops/kernels/kernel.h"
 
 int kernel_RELAYC_ADD_SCALED(KernelCtx *c);
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
-#define ADS_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define ADS_HOT __attribute__((optimize("O3")))
-#else
-#define ADS_HOT
-#endif
 
 /* Elements per block (4 KiB of float32) and blocks per chunk (a wake-up of
  * another thread is worth it from ~32K elements on). */
 enum { ADS_BLOCK = 1024, ADS_GRAIN = 32 };
 
-static ADS_HOT void ads_f32(const float *a, const float *b, float s, float *o, int64_t n) {
+static KHOT_EXACT void ads_f32(const float *a, const float *b, float s, float *o, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float t = s * b[i];
     o[i] = a[i] + t;
   }
 }
 
-static ADS_HOT void ads_f64(const double *a, const double *b, double s, double *o, int64_t n) {
+static KHOT_EXACT void ads_f64(const double *a, const double *b, double s, double *o, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     double t = s * b[i];
     o[i] = a[i] + t;
@@ -65,19 +58,12 @@ static void ads_range(void *arg, int64_t lo, int64_t hi) {
     ads_f32((const float *)j->a + i, (const float *)j->b + i, (float)j->s, (float *)j->o + i, end - i);
 }
 
-static bool ads_same_shape(const Tensor *x, const Tensor *y) {
-  if (x->ndim != y->ndim || !dtype_eq(x->dtype, y->dtype)) return false;
-  for (int32_t i = 0; i < x->ndim; i++)
-    if (x->shape[i] != y->shape[i]) return false;
-  return true;
-}
-
 int kernel_RELAYC_ADD_SCALED(KernelCtx *c) {
   const Tensor *a = c->inputs[0], *b = c->inputs[1], *s = c->inputs[2];
   DType dt = a->dtype;
   bool f32 = dt.code == DT_FLOAT && dt.bits == 32 && dt.lanes == 1;
   bool f64 = dt.code == DT_FLOAT && dt.bits == 64 && dt.lanes == 1;
-  if (!(f32 || f64) || !ads_same_shape(a, b) || s->numel != 1 || !dtype_eq(s->dtype, dt))
+  if (!(f32 || f64) || !tensor_same_type(a, b) || s->numel != 1 || !dtype_eq(s->dtype, dt))
     return kernel_fail(c, "relayc.add_scaled: a, b of one float32/float64 type and a scalar s of it are required");
   double sv = f64 ? *(const double *)s->data : (double)*(const float *)s->data;
   Tensor *o = kernel_take_input(c, 0); /* a and b stay readable: the taken one becomes o */

@@ -28,6 +28,19 @@
 #define KHOT
 #endif
 
+/* Like KHOT, but without FP contraction: for loops that must round each
+ * product and sum on their own (TVM's fast_* formulas, a fused operator that
+ * must equal, bit for bit, the pair of operators it replaces). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
+#define KHOT_EXACT                                                                                 \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                    \
+                 optimize("O3", "fp-contract=off")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define KHOT_EXACT __attribute__((optimize("O3", "fp-contract=off")))
+#else
+#define KHOT_EXACT
+#endif
+
 typedef float kv16 __attribute__((vector_size(64)));
 typedef float kv16u __attribute__((vector_size(64), aligned(4), may_alias));
 

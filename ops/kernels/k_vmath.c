@@ -5,7 +5,7 @@
  * included) is computed by the same vector code and the results do not
  * depend on n or on where a thread's chunk starts. The functions are KHOT
  * (cloned per ISA level, ops/kernels/k_simd.h) and call nothing outside this file;
- * TVM's fast_* functions are KVM_EXACT instead (the same clones, no FMA
+ * TVM's fast_* functions are KHOT_EXACT instead (the same clones, no FMA
  * contraction), so they equal their scalar definitions bit for bit.
  *
  * The square roots are written with intrinsics per ISA level instead (the
@@ -18,18 +18,6 @@
 #include <stdatomic.h>
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#endif
-
-/* Like KHOT, but without FP contraction: the fast_* functions must round each
- * product and sum on its own to match their scalar definition. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(RELAYC_NO_CLONES)
-#define KVM_EXACT                                                                                  \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                    \
-                 optimize("O3", "fp-contract=off")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define KVM_EXACT __attribute__((optimize("O3", "fp-contract=off")))
-#else
-#define KVM_EXACT
 #endif
 
 #define KVM_MAP_ATTR(NAME, CORE, ATTR)                                                             \
@@ -60,9 +48,9 @@ KVM_MAP(kvm_erf_f32, kvm_erf16)
 KVM_MAP(kvm_log_f32, kvm_log16)
 KVM_MAP(kvm_log2_f32, kvm_log2_16)
 KVM_MAP(kvm_log10_f32, kvm_log10_16)
-KVM_MAP_ATTR(kvm_fast_exp_f32, kvm_fast_exp16, KVM_EXACT)
-KVM_MAP_ATTR(kvm_fast_tanh_f32, kvm_fast_tanh16, KVM_EXACT)
-KVM_MAP_ATTR(kvm_fast_erf_f32, kvm_fast_erf16, KVM_EXACT)
+KVM_MAP_ATTR(kvm_fast_exp_f32, kvm_fast_exp16, KHOT_EXACT)
+KVM_MAP_ATTR(kvm_fast_tanh_f32, kvm_fast_tanh16, KHOT_EXACT)
+KVM_MAP_ATTR(kvm_fast_erf_f32, kvm_fast_erf16, KHOT_EXACT)
 
 /* ------------------------------------------------------------ square roots */
 
