@@ -621,6 +621,7 @@ static const struct FvInfo *fv_of(Lower *L, Expr *lit) {
   if (ptrmap_get(&L->fv_memo, lit, &k)) return &L->fv_list.data[k - 1];
   typedef struct { Expr *e; bool post; } Item;
   VEC(Item) st = {0};
+  ExprStack kids = {0};
   PtrMap seen = {0};
   vec_push(st, ((Item){lit, false}));
   while (st.len) {
@@ -634,11 +635,11 @@ static const struct FvInfo *fv_of(Lower *L, Expr *lit) {
     ptrmap_put(&seen, e, 1);
     if (e != lit && L->has_cross && !trivial(e) && fn_homes_captured(&L->homes, e, lit)) continue;
     if (e->kind == EXPR_FN) vec_push(st, ((Item){e, true}));
-    ExprStack kids = {0};
+    kids.len = 0;
     push_children(&kids, e, true);
     for (size_t i = 0; i < kids.len; i++) vec_push(st, ((Item){kids.data[i], false}));
-    vec_free(kids);
   }
+  vec_free(kids);
   vec_free(st);
   ptrmap_free(&seen);
   ptrmap_get(&L->fv_memo, lit, &k);
