@@ -17,44 +17,20 @@ void module_free(Module *m) {
   if (m) arena_free(m->arena);
 }
 
-/* Bytes of the union an expression of `kind` uses. Leaves (variables, names,
- * operators, constants, graph references...) get 16 bytes — they are most
- * nodes of a big module, and this keeps a 20 MB module under 10x its size in
- * memory; every other kind gets the full union, so passes may rewrite an
- * inner node in place into any inner kind (a projection into a call) and a
- * leaf into another leaf or a unit tuple. */
-size_t expr_payload_size(ExprKind kind) {
-  switch (kind) {
-  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
-  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
-  case EXPR_TUPLE: case EXPR_PROJ: case EXPR_FN: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
-  case EXPR_FREE_VAR:
-    return 16;
-  case EXPR_LET: case EXPR_IF: case EXPR_MATCH: case EXPR_GRAPH_BIND:
-    return 24;
-  default: /* EXPR_CALL */
-    return sizeof(Expr) - offsetof(Expr, constant);
-  }
-}
-
-Expr *expr_new(Module *m, ExprKind kind, Span sp) {
-  _Static_assert(offsetof(Expr, constant) == 24, "Expr header is 24 bytes");
-  _Static_assert(sizeof(((Expr *)0)->var) <= 16 && sizeof(((Expr *)0)->op) <= 16 &&
-                     sizeof(((Expr *)0)->global) <= 16 && sizeof(((Expr *)0)->tuple) <= 16 &&
-                     sizeof(((Expr *)0)->meta) <= 16 && sizeof(((Expr *)0)->graph_ref) <= 16 &&
-                     sizeof(((Expr *)0)->proj) <= 16 && sizeof(((Expr *)0)->fn) <= 16 &&
-                     sizeof(((Expr *)0)->ref) <= 16 && sizeof(((Expr *)0)->ref_write) <= 16 &&
-                     sizeof(((Expr *)0)->free_var) <= 16 && sizeof(((Expr *)0)->name) <= 16 &&
-                     sizeof(((Expr *)0)->ctor) <= 16 && sizeof(((Expr *)0)->constant) <= 16,
-                 "the kinds expr_payload_size gives 16 bytes (and the unit tuple a failed node becomes) fit them");
-  _Static_assert(sizeof(((Expr *)0)->let) <= 24 && sizeof(((Expr *)0)->if_) <= 24 && sizeof(((Expr *)0)->match) <= 24 &&
-                     sizeof(((Expr *)0)->graph_bind) <= 24,
-                 "the kinds expr_payload_size gives 24 bytes fit them");
-  Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload_size(kind), 8);
-  e->kind = kind;
-  e->span = sp;
-  return e;
-}
+/* expr_new and expr_payload_size are inline (ast.h): every node of a pass's
+ * output is made there. The layout facts they rely on: */
+_Static_assert(offsetof(Expr, constant) == 24, "Expr header is 24 bytes");
+_Static_assert(sizeof(((Expr *)0)->var) <= 16 && sizeof(((Expr *)0)->op) <= 16 &&
+                   sizeof(((Expr *)0)->global) <= 16 && sizeof(((Expr *)0)->tuple) <= 16 &&
+                   sizeof(((Expr *)0)->meta) <= 16 && sizeof(((Expr *)0)->graph_ref) <= 16 &&
+                   sizeof(((Expr *)0)->proj) <= 16 && sizeof(((Expr *)0)->fn) <= 16 &&
+                   sizeof(((Expr *)0)->ref) <= 16 && sizeof(((Expr *)0)->ref_write) <= 16 &&
+                   sizeof(((Expr *)0)->free_var) <= 16 && sizeof(((Expr *)0)->name) <= 16 &&
+                   sizeof(((Expr *)0)->ctor) <= 16 && sizeof(((Expr *)0)->constant) <= 16,
+               "the kinds expr_payload_size gives 16 bytes (and the unit tuple a failed node becomes) fit them");
+_Static_assert(sizeof(((Expr *)0)->let) <= 24 && sizeof(((Expr *)0)->if_) <= 24 && sizeof(((Expr *)0)->match) <= 24 &&
+                   sizeof(((Expr *)0)->graph_bind) <= 24,
+               "the kinds expr_payload_size gives 24 bytes fit them");
 
 Type *type_new(Module *m, TypeKind kind, Span sp) {
   Type *t = arena_alloc(m->arena, sizeof *t);

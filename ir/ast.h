@@ -32,6 +32,7 @@
 #define RELAYC_IR_AST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir/arena.h"
@@ -339,7 +340,6 @@ struct Module {
 Module *module_new(Source *src);   /* creates the arena */
 void module_free(Module *m);       /* frees the arena and everything in it */
 
-Expr *expr_new(Module *m, ExprKind kind, Span sp);
 /* Bytes of a node of that kind after its 24-byte header: 16 for the leaves
  * and the kinds whose fields fit 16 bytes (tuple, projection, function
  * literal, the ref forms, free_var), 24 for let, if, match and graph
@@ -347,7 +347,27 @@ Expr *expr_new(Module *m, ExprKind kind, Span sp);
  * kind never changes to one with a larger payload (sema/resolve turns names
  * into operators or constructors and failed nodes into unit tuples), and a
  * copy takes only this many bytes (build_copy). */
-size_t expr_payload_size(ExprKind kind);
+static inline size_t expr_payload_size(ExprKind kind) {
+  switch (kind) { /* the sizes are checked by static asserts in ast.c */
+  case EXPR_CONST: case EXPR_VAR: case EXPR_GLOBAL: case EXPR_OP: case EXPR_CTOR:
+  case EXPR_NAME: case EXPR_GRAPH_REF: case EXPR_META:
+  case EXPR_TUPLE: case EXPR_PROJ: case EXPR_FN: case EXPR_REF_NEW: case EXPR_REF_READ: case EXPR_REF_WRITE:
+  case EXPR_FREE_VAR:
+    return 16;
+  case EXPR_LET: case EXPR_IF: case EXPR_MATCH: case EXPR_GRAPH_BIND:
+    return 24;
+  default: /* EXPR_CALL */
+    return sizeof(Expr) - offsetof(Expr, constant);
+  }
+}
+/* A zeroed node of that kind (inline: passes make millions, mostly of a kind
+ * known where they call it). */
+static inline Expr *expr_new(Module *m, ExprKind kind, Span sp) {
+  Expr *e = arena_alloc_aligned(m->arena, offsetof(Expr, constant) + expr_payload_size(kind), 8);
+  e->kind = kind;
+  e->span = sp;
+  return e;
+}
 Type *type_new(Module *m, TypeKind kind, Span sp);
 Var *var_new(Module *m, const char *name, Span sp, Type *annot);
 TypeParam *type_param_new(Module *m, const char *name, Span sp);

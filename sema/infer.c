@@ -909,22 +909,36 @@ static Expr *judge_next(Judge *J, JFrame *f) {
 /* (the walk below runs them once per node of a module: inlined) */
 #define JUDGE_INL static inline __attribute__((always_inline))
 
+/* The rare steps of judge_enter, out of line so that the inlined part stays short. */
+static __attribute__((noinline)) void judge_new_block(Judge *J) {
+  vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
+}
+static __attribute__((noinline)) void judge_save_mark(Judge *J, Expr *e) { vec_push(J->saved, ((JSaved){e, e->mark})); }
+static __attribute__((noinline)) void judge_undecided(Judge *J, Var *v) { vec_push(J->undecided, v); }
+
 JUDGE_INL uint32_t judge_enter(Judge *J, Expr *e) {
   uint32_t k = J->nnodes++;
-  if (k / JUDGE_BLOCK == J->blocks.len) vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
+  if (k / JUDGE_BLOCK == J->blocks.len) judge_new_block(J);
   *judge_slot(J, k) = (uintptr_t)e | J_BUSY;
-  if (e->mark) vec_push(J->saved, ((JSaved){e, e->mark}));
+  if (e->mark) judge_save_mark(J, e);
   e->mark = k + 1;
   if (e->kind == EXPR_VAR && e->var.var) {
     Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
-    if (v->id >= J->nv || J->vowner[v->id] != v) vec_push(J->undecided, v);
+    if (v->id >= J->nv || J->vowner[v->id] != v) judge_undecided(J, v);
   }
   return k;
 }
 
-static void judge_push(Judge *J, Expr *e) {
-  JFrame fr = {e, judge_enter(J, e), 0, true};
-  vec_push(J->stack, fr);
+/* A frame for e, its slot entered; the stack grows out of line (rarely). */
+static __attribute__((noinline)) void judge_grow_stack(Judge *J) {
+  J->stack.cap = J->stack.cap ? 2 * J->stack.cap : 256;
+  J->stack.data = mem_realloc(J->stack.data, J->stack.cap * sizeof *J->stack.data);
+}
+
+JUDGE_INL void judge_push(Judge *J, Expr *e) {
+  uint32_t k = judge_enter(J, e);
+  if (J->stack.len == J->stack.cap) judge_grow_stack(J);
+  J->stack.data[J->stack.len++] = (JFrame){e, k, 0, true};
 }
 
 /* Records the verdict on e (slot k): a node to re-infer loses its type. */

@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "ir/build.h"
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
@@ -317,7 +318,7 @@ Type *typeof_fn_type(TypeofCx *tc, Type *const *args, uint32_t n, Type *ret) {
 }
 
 /* What infer.c's const_type gives (int32 extents), shared. */
-static Type *const_type(TypeofCx *tc, const ConstTensor *c) {
+static __attribute__((noinline)) Type *const_type(TypeofCx *tc, const ConstTensor *c) {
   uint32_t nd = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
   Dim small[8];
   Dim *dims = nd <= 8 ? small : mem_malloc(nd * sizeof *dims);
@@ -414,7 +415,7 @@ static void call_seen_put(TypeofCx *t, TypeofCallSeen *s, const Expr *e, Type *r
 
 /* An operator call with typed arguments: its relation, through the inference
  * of the call alone (quietly: a failure leaves the call untyped). */
-static Type *op_call_type(TypeofCx *t, Expr *e) {
+static __attribute__((noinline)) Type *op_call_type(TypeofCx *t, Expr *e) {
   Module *m = t->m;
   Expr *callee = e->call.fn;
   if (callee->op.id < 0) return NULL;
@@ -467,7 +468,7 @@ static Type *op_call_type(TypeofCx *t, Expr *e) {
   return NULL;
 }
 
-static Type *fn_type(TypeofCx *tc, Function *f) {
+static __attribute__((noinline)) Type *fn_type(TypeofCx *tc, Function *f) {
   if (f->ntparams || !f->body->type) return NULL;
   Type *ret = f->body->type;
   if (f->ret_annot && !same(f->ret_annot, ret)) return NULL;
@@ -486,48 +487,70 @@ static Type *fn_type(TypeofCx *tc, Function *f) {
   return t;
 }
 
-static Type *node_type(TypeofCx *tc, Expr *e) {
+/* The kinds whose rule needs a buffer or a loop, out of line: node_type,
+ * which the typed builders call for every node, stays a small leaf. */
+static __attribute__((noinline)) Type *tuple_node_type(TypeofCx *tc, Expr *e) {
+  uint32_t n = e->tuple.n;
+  Type *small[8];
+  Type **fs = n <= 8 ? small : mem_malloc(n * sizeof *fs);
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) ok = (fs[i] = e->tuple.fields[i]->type) != NULL;
+  Type *t = ok ? typeof_tuple_type(tc, fs, n) : NULL;
+  if (fs != small) mem_free(fs);
+  return t;
+}
+
+/* A call of a function value (not an operator): its result when the arguments match. */
+static __attribute__((noinline)) Type *call_node_type(TypeofCx *tc, Expr *e) {
+  Expr *f = e->call.fn;
+  if (f->kind == EXPR_GLOBAL) typeof_set(tc, f);
+  const Type *ft = f->type;
+  if (!ft || ft->kind != TYPE_FUNC || ft->func.ntparams || ft->func.nargs != e->call.nargs) return NULL;
+  for (uint32_t i = 0; i < e->call.nargs; i++)
+    if (!same(ft->func.args[i], e->call.args[i]->type)) return NULL;
+  return ft->func.ret;
+}
+
+/* The rules of the kinds the typed builders below make most, one per kind:
+ * node_type and the builders share them. */
+static inline Type *var_rule(TypeofCx *tc, const Var *v) { return v && ground_known(tc, v->type) ? v->type : NULL; }
+
+static inline Type *proj_rule(const Expr *tuple, uint32_t i) {
+  const Type *t = tuple->type;
+  return t && t->kind == TYPE_TUPLE && i < t->tuple.n ? t->tuple.fields[i] : NULL;
+}
+
+static inline Type *ref_read_rule(const Expr *ref) {
+  const Type *t = ref->type;
+  return t && t->kind == TYPE_REF ? t->ref.inner : NULL;
+}
+
+static inline Type *ref_write_rule(TypeofCx *tc, const Expr *ref, const Expr *value) {
+  const Type *t = ref->type;
+  return t && t->kind == TYPE_REF && same(t->ref.inner, value->type) ? tc->unit : NULL;
+}
+
+static inline Type *let_rule(const Var *v, const Expr *value, const Expr *body) {
+  if (!v->type || !value->type || !body->type) return NULL;
+  if (v->type != value->type && !same(v->type, value->type)) return NULL;
+  return body->type;
+}
+
+static inline Type *node_type(TypeofCx *tc, Expr *e) {
   switch (e->kind) {
-  case EXPR_VAR: {
-    Type *t = e->var.var ? e->var.var->type : NULL;
-    return ground_known(tc, t) ? t : NULL;
-  }
+  case EXPR_VAR: return var_rule(tc, e->var.var);
   case EXPR_CONST: return const_type(tc, e->constant);
   case EXPR_GLOBAL: {
     GlobalDef *g = e->global.def;
     Type *t = g && g->fn ? g->fn->type : NULL;
     return t && t->kind == TYPE_FUNC && typeof_ground(t) ? t : NULL;
   }
-  case EXPR_TUPLE: {
-    uint32_t n = e->tuple.n;
-    Type *small[8];
-    Type **fs = n <= 8 ? small : mem_malloc(n * sizeof *fs);
-    bool ok = true;
-    for (uint32_t i = 0; i < n && ok; i++) ok = (fs[i] = e->tuple.fields[i]->type) != NULL;
-    Type *t = ok ? typeof_tuple_type(tc, fs, n) : NULL;
-    if (fs != small) mem_free(fs);
-    return t;
-  }
-  case EXPR_PROJ: {
-    const Type *t = e->proj.tuple->type;
-    return t && t->kind == TYPE_TUPLE && e->proj.index < t->tuple.n ? t->tuple.fields[e->proj.index] : NULL;
-  }
+  case EXPR_TUPLE: return tuple_node_type(tc, e);
+  case EXPR_PROJ: return proj_rule(e->proj.tuple, e->proj.index);
   case EXPR_REF_NEW: return e->ref.arg->type ? typeof_ref_type(tc, e->ref.arg->type) : NULL;
-  case EXPR_REF_READ: {
-    const Type *t = e->ref.arg->type;
-    return t && t->kind == TYPE_REF ? t->ref.inner : NULL;
-  }
-  case EXPR_REF_WRITE: {
-    const Type *t = e->ref_write.ref->type;
-    if (!t || t->kind != TYPE_REF || !same(t->ref.inner, e->ref_write.value->type)) return NULL;
-    return tc->unit;
-  }
-  case EXPR_LET: {
-    const Var *v = e->let.var;
-    if (!v->type || !e->let.value->type || !e->let.body->type) return NULL;
-    if (v->type != e->let.value->type && !same(v->type, e->let.value->type)) return NULL;
-    return e->let.body->type;
-  }
+  case EXPR_REF_READ: return ref_read_rule(e->ref.arg);
+  case EXPR_REF_WRITE: return ref_write_rule(tc, e->ref_write.ref, e->ref_write.value);
+  case EXPR_LET: return let_rule(e->let.var, e->let.value, e->let.body);
   case EXPR_IF: {
     const Type *c = e->if_.cond->type;
     Type *t = e->if_.then_->type;
@@ -535,16 +558,7 @@ static Type *node_type(TypeofCx *tc, Expr *e) {
     return t;
   }
   case EXPR_FN: return fn_type(tc, e->fn);
-  case EXPR_CALL: {
-    Expr *f = e->call.fn;
-    if (f->kind == EXPR_OP) return op_call_type(tc, e);
-    if (f->kind == EXPR_GLOBAL) typeof_set(tc, f);
-    const Type *ft = f->type;
-    if (!ft || ft->kind != TYPE_FUNC || ft->func.ntparams || ft->func.nargs != e->call.nargs) return NULL;
-    for (uint32_t i = 0; i < e->call.nargs; i++)
-      if (!same(ft->func.args[i], e->call.args[i]->type)) return NULL;
-    return ft->func.ret;
-  }
+  case EXPR_CALL: return e->call.fn->kind == EXPR_OP ? op_call_type(tc, e) : call_node_type(tc, e);
   default: return NULL; /* constructors, match, operators as values: from the context */
   }
 }
@@ -555,6 +569,38 @@ Expr *typeof_set(TypeofCx *tc, Expr *e) {
   if (!t) return e;
   e->type = t;
   if (e->kind == EXPR_FN) e->fn->type = t;
+  return e;
+}
+
+/* The builders of the kinds a pass makes most: the node and its rule in one
+ * step (what typeof_set(tc, build_X(...)) gives, without the dispatch). */
+Expr *typeof_var(TypeofCx *tc, Var *v, Span sp) {
+  Expr *e = build_var(tc->m, v, sp);
+  e->type = var_rule(tc, v);
+  return e;
+}
+
+Expr *typeof_proj(TypeofCx *tc, Expr *tuple, uint32_t i, Span sp) {
+  Expr *e = build_proj(tc->m, tuple, i, sp);
+  e->type = proj_rule(tuple, i);
+  return e;
+}
+
+Expr *typeof_ref_read(TypeofCx *tc, Expr *ref, Span sp) {
+  Expr *e = build_ref_read(tc->m, ref, sp);
+  e->type = ref_read_rule(ref);
+  return e;
+}
+
+Expr *typeof_ref_write(TypeofCx *tc, Expr *ref, Expr *value, Span sp) {
+  Expr *e = build_ref_write(tc->m, ref, value, sp);
+  e->type = ref_write_rule(tc, ref, value);
+  return e;
+}
+
+Expr *typeof_let(TypeofCx *tc, Var *v, Expr *value, Expr *body, Span sp) {
+  Expr *e = build_let(tc->m, v, value, body, sp);
+  e->type = let_rule(v, value, body);
   return e;
 }
 

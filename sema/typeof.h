@@ -87,6 +87,14 @@ void typeof_fini(TypeofCx *t);
  * already is left as it is. */
 Expr *typeof_set(TypeofCx *t, Expr *e);
 
+/* typeof_set(t, build_var(...)) and so on for the kinds a pass builds most
+ * (ir/build.h's builders), the rule applied directly. */
+Expr *typeof_var(TypeofCx *t, Var *v, Span sp);
+Expr *typeof_proj(TypeofCx *t, Expr *tuple, uint32_t i, Span sp);
+Expr *typeof_ref_read(TypeofCx *t, Expr *ref, Span sp);
+Expr *typeof_ref_write(TypeofCx *t, Expr *ref, Expr *value, Span sp);
+Expr *typeof_let(TypeofCx *t, Var *v, Expr *value, Expr *body, Span sp);
+
 /* typeof_set on every untyped node under e, children first, binders before
  * their uses (a let variable without a type gets its value's). No recursion.
  * True when e ends up typed. */

@@ -337,12 +337,10 @@ typedef struct AD {
  * not determined that way (polymorphic code, constructors, match) stays
  * untyped and is inferred. */
 
-static Expr *ty_var(AD *a, Var *v, Span sp) { return typeof_set(&a->tc, build_var(a->m, v, sp)); }
-static Expr *ty_let(AD *a, Var *v, Expr *value, Expr *body, Span sp) {
-  return typeof_set(&a->tc, build_let(a->m, v, value, body, sp));
-}
+static Expr *ty_var(AD *a, Var *v, Span sp) { return typeof_var(&a->tc, v, sp); }
+static Expr *ty_let(AD *a, Var *v, Expr *value, Expr *body, Span sp) { return typeof_let(&a->tc, v, value, body, sp); }
 static Expr *ty_tuple(AD *a, Expr **fs, uint32_t n, Span sp) { return typeof_set(&a->tc, build_tuple(a->m, fs, n, sp)); }
-static Expr *ty_proj(AD *a, Expr *t, uint32_t i, Span sp) { return typeof_set(&a->tc, build_proj(a->m, t, i, sp)); }
+static Expr *ty_proj(AD *a, Expr *t, uint32_t i, Span sp) { return typeof_proj(&a->tc, t, i, sp); }
 static Expr *ty_if(AD *a, Expr *c, Expr *t, Expr *f, Span sp) { return typeof_set(&a->tc, build_if(a->m, c, t, f, sp)); }
 static Expr *ty_call(AD *a, Expr *f, Expr **args, uint32_t n, Span sp) {
   return typeof_set(&a->tc, build_call(a->m, f, args, n, sp));
@@ -353,8 +351,8 @@ static Expr *ty_expr_call(AD *a, Expr *f, Expr **args, uint32_t n, Attrs *attrs,
 static Expr *ty_global(AD *a, GlobalDef *g, Span sp) { return typeof_set(&a->tc, build_global(a->m, g, sp)); }
 static Expr *ty_ctor(AD *a, Ctor *c, Span sp) { return typeof_set(&a->tc, build_ctor(a->m, c, sp)); }
 static Expr *ty_ref_new(AD *a, Expr *x, Span sp) { return typeof_set(&a->tc, build_ref_new(a->m, x, sp)); }
-static Expr *ty_ref_read(AD *a, Expr *r, Span sp) { return typeof_set(&a->tc, build_ref_read(a->m, r, sp)); }
-static Expr *ty_ref_write(AD *a, Expr *r, Expr *v, Span sp) { return typeof_set(&a->tc, build_ref_write(a->m, r, v, sp)); }
+static Expr *ty_ref_read(AD *a, Expr *r, Span sp) { return typeof_ref_read(&a->tc, r, sp); }
+static Expr *ty_ref_write(AD *a, Expr *r, Expr *v, Span sp) { return typeof_ref_write(&a->tc, r, v, sp); }
 static Expr *ty_match(AD *a, Expr *s, Clause *cs, uint32_t n, bool partial, Span sp) {
   return typeof_set(&a->tc, build_match(a->m, s, cs, n, partial, sp));
 }
