@@ -50,6 +50,10 @@ int64_t *ptrmap_find(const PtrMap *m, const void *key) {
   return NULL;
 }
 
+void ptrmap_reserve(PtrMap *m, size_t n) {
+  while (2 * (n + 1) > m->cap) ptrmap_grow(m);
+}
+
 void ptrmap_put(PtrMap *m, const void *key, int64_t val) { *ptrmap_slot(m, key) = val; }
 
 bool ptrmap_get(const PtrMap *m, const void *key, int64_t *val) {

@@ -37,6 +37,8 @@ int64_t *ptrmap_find(const PtrMap *m, const void *key);
 void ptrmap_put(PtrMap *m, const void *key, int64_t val);
 /* True when present; the value is stored in *val when val is non-NULL. */
 bool ptrmap_get(const PtrMap *m, const void *key, int64_t *val);
+/* Room for n keys without growing (a pass that knows how many it will put). */
+void ptrmap_reserve(PtrMap *m, size_t n);
 void ptrmap_free(PtrMap *m);
 
 #endif

@@ -257,6 +257,7 @@ static Type *canon(TypeofCx *tc, Type *t, int depth) {
   if (!t) return NULL;
   size_t i = canon_seen_index(t);
   if (tc->canon_seen[i].t == t) return tc->canon_seen[i].shared;
+  if (t == tc->last_tensor_of) return tc->last_tensor;
   Type *r = canon_of(tc, t, depth);
   if (r != t && r) canon_seen_put(tc, t, r);
   return r;
@@ -270,9 +271,12 @@ static Type *canon_of(TypeofCx *tc, Type *t, int depth) {
   if (depth > 16) return t;
   switch (t->kind) {
   case TYPE_TENSOR: /* a source node's own object, mostly equal to the tensor seen last */
-    if (tc->last_tensor && tensor_same(t, tc->last_tensor) && shareable_tensor(t)) return tc->last_tensor;
-    if (!shareable_tensor(t)) return t;
-    return tc->last_tensor = share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t);
+    if (!(tc->last_tensor && tensor_same(t, tc->last_tensor) && shareable_tensor(t))) {
+      if (!shareable_tensor(t)) return t;
+      tc->last_tensor = share(tc, shared_slot(tc, t, NULL, tensor_hash(t)), t);
+    }
+    tc->last_tensor_of = t;
+    return tc->last_tensor;
   case TYPE_TUPLE: case TYPE_REF: case TYPE_FUNC: case TYPE_ADT: {
     if (t->kind == TYPE_FUNC && t->func.ntparams) return t;
     uint32_t n = t->kind == TYPE_TUPLE ? t->tuple.n : t->kind == TYPE_REF ? 1
@@ -393,6 +397,16 @@ static bool call_seen_is(const TypeofCallSeen *s, int32_t op, const Attrs *attrs
   return true;
 }
 
+/* The entry of a call like this one in its slot or the slot's partner (the
+ * table is two-way: two calls a rule alternates between, sum and less in
+ * the let chain's maximum rule, once evicted each other at every call), or NULL. */
+static TypeofCallSeen *call_seen_find(TypeofCx *t, TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args,
+                                      uint32_t n) {
+  if (call_seen_is(s, op, attrs, args, n)) return s;
+  TypeofCallSeen *p = &t->call_seen[(size_t)(s - t->call_seen) ^ 1];
+  return call_seen_is(p, op, attrs, args, n) ? p : NULL;
+}
+
 /* The entry for a call like e, when e is one the table takes. */
 static TypeofCallSeen *call_seen_of(TypeofCx *t, const Expr *e) {
   int32_t op = e->call.fn->op.id;
@@ -404,6 +418,7 @@ static TypeofCallSeen *call_seen_of(TypeofCx *t, const Expr *e) {
  * of one operator at one type find one callee node (typeof_op_node). */
 static void call_seen_put(TypeofCx *t, TypeofCallSeen *s, const Expr *e, Type *ret, Type *fn) {
   if (!s || !ret || !fn || !(fn = typeof_shared(t, fn))) return;
+  if (s->ret) t->call_seen[(size_t)(s - t->call_seen) ^ 1] = *s; /* the slot's last entry moves to its partner */
   s->op = e->call.fn->op.id;
   s->nargs = e->call.nargs;
   s->attrs = e->call.attrs;
@@ -422,9 +437,10 @@ static __attribute__((noinline)) Type *op_call_type(TypeofCx *t, Expr *e) {
   for (uint32_t i = 0; i < e->call.nargs; i++)
     if (!ground_known(t, e->call.args[i]->type)) return NULL;
   TypeofCallSeen *seen = call_seen_of(t, e);
-  if (seen && call_seen_is(seen, callee->op.id, e->call.attrs, e->call.args, e->call.nargs)) {
-    callee->type = seen->fn;
-    return seen->ret;
+  TypeofCallSeen *hit = seen ? call_seen_find(t, seen, callee->op.id, e->call.attrs, e->call.args, e->call.nargs) : NULL;
+  if (hit) {
+    callee->type = hit->fn;
+    return hit->ret;
   }
   uint64_t h = 0;
   bool keyed = call_memo_key(e, &h);
@@ -647,8 +663,8 @@ Expr *typeof_op_node(TypeofCx *t, int32_t op, Type *fn, Span sp) {
 
 Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs, Span sp) {
   if (call_seen_fits(op, args, nargs)) {
-    TypeofCallSeen *seen = call_seen_slot(t, op, attrs, args, nargs);
-    if (call_seen_is(seen, op, attrs, args, nargs)) {
+    TypeofCallSeen *seen = call_seen_find(t, call_seen_slot(t, op, attrs, args, nargs), op, attrs, args, nargs);
+    if (seen) {
       if (!seen->node) seen->node = typeof_op_node(t, op, seen->fn, sp);
       Expr *e = expr_call(t->m, seen->node, args, nargs, attrs, sp);
       e->type = seen->ret;

@@ -73,6 +73,7 @@ typedef struct TypeofCx {
   const Type *ground_seen[TYPEOF_GROUND_CACHE]; /* types known ground, by address */
   struct { const Type *t; Type *shared; } canon_seen[TYPEOF_CANON_CACHE]; /* type -> its shared twin (itself when shared), by address */
   Type *last_tensor;   /* the shared tensor type canonicalised last */
+  const Type *last_tensor_of; /* the object it was the twin of (a source node's tensor type, met again and again) */
   TypeofCallSeen call_seen[TYPEOF_CALL_CACHE];  /* recent operator call types, by address */
   TypeofPartsSeen parts_seen[TYPEOF_PARTS_CACHE]; /* recent small composite types, by their parts */
   struct TypeofOpNode *op_nodes; /* shared callee nodes by (operator, function type); open addressing */

@@ -104,6 +104,7 @@ typedef struct RuleScan {
   bool with_globals;
   bool in_root;      /* scanning f's own body (todo[0]) */
   bool root_has_fn;  /* f's body holds a function literal */
+  size_t root_compound, root_lets; /* f's body: its nodes that are not atoms, its lets */
   ExprVisitFn also;   /* a caller's visitor for the nodes of f's own body, or NULL */
   void *also_ud;
 } RuleScan;
@@ -111,7 +112,12 @@ typedef struct RuleScan {
 static void scan_node(Expr *e, void *ud) {
   RuleScan *s = ud;
   if (s->in_root && s->also) s->also(e, s->also_ud);
-  if (e->kind == EXPR_FN && s->in_root) s->root_has_fn = true;
+  if (s->in_root) {
+    if (e->kind == EXPR_FN) s->root_has_fn = true;
+    s->root_compound += e->kind != EXPR_VAR && e->kind != EXPR_CONST && e->kind != EXPR_GLOBAL && e->kind != EXPR_OP &&
+                        e->kind != EXPR_CTOR;
+    s->root_lets += e->kind == EXPR_LET;
+  }
   if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) {
     const OpDef *op = op_get(e->call.fn->op.id);
     if (op && !op->grad && grad_call_needs_rule(e)) vec_push(s->missing, ((MissingUse){e->span, op->name}));
@@ -174,12 +180,18 @@ static bool rule_report(RuleScan *s, Diag *d) {
   return ok;
 }
 
-/* grad_check_rules, telling also whether f's body holds a function literal
- * (the one walk over the input both need). */
-static bool check_rules(Function *f, bool with_globals, Diag *d, bool *root_has_fn) {
+/* What the higher-order mode learns from the rule check's walk of f's body. */
+typedef struct RootFacts {
+  bool has_fn;           /* a function literal */
+  size_t compound, lets; /* nodes that are not atoms; lets (the memo's and binder map's sizes) */
+} RootFacts;
+
+/* grad_check_rules, telling also what the higher-order mode wants to know
+ * of f's body (the one walk over the input both need). */
+static bool check_rules(Function *f, bool with_globals, Diag *d, RootFacts *facts) {
   RuleScan s;
   rule_scan(&s, f, with_globals, NULL, NULL);
-  if (root_has_fn) *root_has_fn = s.root_has_fn;
+  if (facts) *facts = (RootFacts){s.root_has_fn, s.root_compound, s.root_lets};
   return rule_report(&s, d);
 }
 
@@ -327,6 +339,8 @@ typedef struct AD {
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
   GradOpCache *ops;   /* the calls the rules build (ops/gradients/grad.h) */
   TypeofCx tc;        /* types of the nodes built (sema/typeof.h) */
+  BindVec bp_spare;   /* the let list of the backpropagator being built, reused (one malloc, not one per call) */
+  bool bp_spare_busy;
 } AD;
 
 /* ------------------------------------------------------------ typed builders
@@ -386,9 +400,16 @@ static bool is_atom(const Expr *e) {
 
 static Expr *atomize(AD *a, const char *prefix, Expr *e) { return is_atom(e) ? e : push(a, prefix, e); }
 
-/* let b1; ...; let bn; body — built from the end, no recursion. Frees the list. */
-static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
+/* let b1; ...; let bn; body — built from the end, no recursion. Empties the list. */
+static Expr *wrap_list(AD *a, BindVec *bv, Expr *body) {
   for (size_t i = bv->len; i-- > 0;) body = ty_let(a, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
+  bv->len = 0;
+  return body;
+}
+
+/* wrap_list, then frees the list. */
+static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
+  body = wrap_list(a, bv, body);
   vec_free(*bv);
   return body;
 }
@@ -685,8 +706,11 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {
     Expr *prev = push(a, "prev", ty_ref_read(a, use(a, a->k, sp), sp));
-    BindVec body = {0}, *saved = a->ll;
-    a->ll = &body;
+    BindVec local = {0}, *saved = a->ll;
+    bool spare = !a->bp_spare_busy; /* (nothing below translates source code: never nested, but cheap to guard) */
+    BindVec *body = spare ? &a->bp_spare : &local;
+    a->bp_spare_busy = true;
+    a->ll = body;
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
     Expr **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
@@ -702,7 +726,8 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     if (!small) mem_free(dx);
     Expr *ret = ty_call(a, prev, NULL, 0, sp);
     a->ll = saved;
-    Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &body, ret), NULL, sp);
+    Function *bp = build_function(m, NULL, 0, a->tc.unit, spare ? wrap_list(a, body, ret) : wrap(a, body, ret), NULL, sp);
+    a->bp_spare_busy = !spare;
     push_unit(a, ty_ref_write(a, use(a, a->k, sp), ty_fn(a, bp, sp), sp));
   }
   if (!small) {
@@ -1187,6 +1212,7 @@ static void ad_free(AD *a) {
   ptrmap_free(&a->ctor_map);
   vec_free(a->memo_vals);
   vec_free(a->open);
+  vec_free(a->bp_spare);
   fn_homes_free(&a->homes);
   grad_op_cache_free(a->ops);
   typeof_fini(&a->tc);
@@ -1195,13 +1221,15 @@ static void ad_free(AD *a) {
 /* The top level (§1.4): pair the parameters, run the translated body on a
  * fresh tape, seed the first leaf of the result, run the tape, return
  * (value, (gradient of each parameter)). */
-static Expr *gradient_higher_order(Module *m, Function *f, bool has_literal, Diag *d) {
+static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *facts, Diag *d) {
   AD a = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
           .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&a.tc, m);
   /* the homes of shared nodes matter only to the literals in f (tr_captured_nodes;
    * a called global's body is added when it is translated): none, no map of f's nodes */
-  if (has_literal) fn_homes_add(&a.homes, f);
+  if (facts->has_fn) fn_homes_add(&a.homes, f);
+  ptrmap_reserve(&a.memo, facts->compound); /* grown once, not by doubling along a long chain */
+  ptrmap_reserve(&a.vmap, facts->lets + f->nparams);
   uint8_t one = 1;
   vec_push(a.open, one);
   a.scope = 0;
@@ -1253,9 +1281,9 @@ Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d) {
   int before = d->nerrors;
   if (!grad_check_signature(m, f, mode == GRAD_FIRST_ORDER, d)) return NULL;
   if (mode == GRAD_FIRST_ORDER) return gradient_first_order(m, f, d);
-  bool has_literal = false;
-  if (!check_rules(f, true, d, &has_literal)) return NULL;
-  Expr *r = gradient_higher_order(m, f, has_literal, d);
+  RootFacts facts;
+  if (!check_rules(f, true, d, &facts)) return NULL;
+  Expr *r = gradient_higher_order(m, f, &facts, d);
   return d->nerrors > before ? NULL : r;
 }
 
