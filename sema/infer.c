@@ -738,9 +738,9 @@ typedef struct JSaved {
 
 typedef struct JFrame {
   Expr *e;
-  uint32_t node; /* its memo slot */
-  uint32_t i;    /* next child step */
-  bool ok;       /* every child judged so far keeps its type */
+  uintptr_t *slot; /* its memo slot */
+  uint32_t i;      /* next child step */
+  bool ok;         /* every child judged so far keeps its type */
 } JFrame;
 
 typedef struct Judge {
@@ -885,9 +885,14 @@ static Expr *judge_next(Judge *J, JFrame *f) {
     if (i == 1) {
       Var *v = e->let.var;
       Expr *val = e->let.value;
-      if (v->annot && ground(v->annot, true)) decide_annotated(J, v);
-      else var_decide(J, v, f->ok && e->type && v->type && val->type && judge_ground(J, v->type) && same_type(v->type, val->type));
-      if (!var_is_stable(J, v)) f->ok = false;
+      if (v->annot && ground(v->annot, true)) {
+        decide_annotated(J, v);
+        if (!var_is_stable(J, v)) f->ok = false;
+      } else {
+        bool stable = f->ok && e->type && v->type && val->type && judge_ground(J, v->type) && same_type(v->type, val->type);
+        var_decide(J, v, stable);
+        f->ok = stable && var_is_stable(J, v); /* (false when its id is past the table's) */
+      }
       return e->let.body;
     }
     return NULL;
@@ -916,17 +921,20 @@ static __attribute__((noinline)) void judge_new_block(Judge *J) {
 static __attribute__((noinline)) void judge_save_mark(Judge *J, Expr *e) { vec_push(J->saved, ((JSaved){e, e->mark})); }
 static __attribute__((noinline)) void judge_undecided(Judge *J, Var *v) { vec_push(J->undecided, v); }
 
-JUDGE_INL uint32_t judge_enter(Judge *J, Expr *e) {
+/* Gives e its memo slot holding `verdict` (J_BUSY until a node with
+ * children is finished); returns the slot. */
+JUDGE_INL JSlot *judge_enter(Judge *J, Expr *e, unsigned verdict) {
   uint32_t k = J->nnodes++;
   if (k / JUDGE_BLOCK == J->blocks.len) judge_new_block(J);
-  *judge_slot(J, k) = (uintptr_t)e | J_BUSY;
+  JSlot *slot = judge_slot(J, k);
+  *slot = (uintptr_t)e | verdict;
   if (e->mark) judge_save_mark(J, e);
   e->mark = k + 1;
   if (e->kind == EXPR_VAR && e->var.var) {
     Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
     if (v->id >= J->nv || J->vowner[v->id] != v) judge_undecided(J, v);
   }
-  return k;
+  return slot;
 }
 
 /* A frame for e, its slot entered; the stack grows out of line (rarely). */
@@ -936,14 +944,13 @@ static __attribute__((noinline)) void judge_grow_stack(Judge *J) {
 }
 
 JUDGE_INL void judge_push(Judge *J, Expr *e) {
-  uint32_t k = judge_enter(J, e);
+  JSlot *slot = judge_enter(J, e, J_BUSY);
   if (J->stack.len == J->stack.cap) judge_grow_stack(J);
-  J->stack.data[J->stack.len++] = (JFrame){e, k, 0, true};
+  J->stack.data[J->stack.len++] = (JFrame){e, slot, 0, true};
 }
 
-/* Records the verdict on e (slot k): a node to re-infer loses its type. */
-JUDGE_INL bool judge_finish(Judge *J, Expr *e, uint32_t k, bool ok) {
-  *judge_slot(J, k) = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
+/* What a verdict on e does: a node to re-infer loses its type. */
+JUDGE_INL bool judge_apply(Judge *J, Expr *e, bool ok) {
   if (ok) {
     J->st->nodes_kept++;
     if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
@@ -958,6 +965,12 @@ JUDGE_INL bool judge_finish(Judge *J, Expr *e, uint32_t k, bool ok) {
       e->call.fn->type = NULL;
   }
   return ok;
+}
+
+/* Records the verdict on e in its slot, and applies it. */
+JUDGE_INL bool judge_finish(Judge *J, Expr *e, JSlot *slot, bool ok) {
+  *slot = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
+  return judge_apply(J, e, ok);
 }
 
 /* Nodes judge_next gives no child: judged on the spot, without a frame. */
@@ -983,20 +996,24 @@ static bool judge_tree(Judge *J, Expr *root) {
   bool last = false;
   while (J->stack.len) {
     JFrame *f = &J->stack.data[J->stack.len - 1];
-    Expr *c = judge_next(J, f);
-    if (c) {
+    Expr *c;
+    bool pushed = false;
+    while (!pushed && (c = judge_next(J, f))) { /* the frame's children up to one that needs a frame */
       int m = judge_memo(J, c);
-      if (m < 0 && judge_leaf(c)) {
-        if (!judge_finish(J, c, judge_enter(J, c), judge_self(J, c, true))) f->ok = false;
+      if (m < 0 && judge_leaf(c)) { /* judged as it is entered: its slot written once */
+        bool ok = judge_self(J, c, true);
+        judge_enter(J, c, ok ? J_KEEP : J_REDO);
+        if (!judge_apply(J, c, ok)) f->ok = false;
       } else if (m < 0) {
-        judge_push(J, c);
+        judge_push(J, c); /* (f may move) */
+        pushed = true;
       } else if (m != J_KEEP) {
         f->ok = false;
       }
-      continue;
     }
+    if (pushed) continue;
     Expr *e = f->e;
-    bool ok = judge_finish(J, e, f->node, judge_self(J, e, f->ok));
+    bool ok = judge_finish(J, e, f->slot, judge_self(J, e, f->ok));
     J->stack.len--;
     if (J->stack.len) {
       if (!ok) J->stack.data[J->stack.len - 1].ok = false;
@@ -1083,7 +1100,11 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     }
     J.undecided.len = 0;
   }
-  for (uint32_t k = 0; k < J.nnodes; k++) ((Expr *)(*judge_slot(&J, k) & ~(uintptr_t)3))->mark = 0;
+  for (size_t b = 0; b < J.blocks.len; b++) { /* every node judged: its mark back to 0 */
+    JSlot *slots = J.blocks.data[b];
+    uint32_t used = b + 1 < J.blocks.len ? JUDGE_BLOCK : J.nnodes - (uint32_t)b * JUDGE_BLOCK;
+    for (uint32_t k = 0; k < used; k++) ((Expr *)(slots[k] & ~(uintptr_t)3))->mark = 0;
+  }
   for (size_t k = 0; k < J.saved.len; k++) J.saved.data[k].e->mark = J.saved.data[k].mark;
   for (size_t b = 0; b < J.blocks.len; b++) mem_free(J.blocks.data[b]);
   vec_free(J.blocks);

@@ -603,6 +603,47 @@ START_TEST(typeof_op_call_shares_callees) {
 }
 END_TEST
 
+/* sema/typeof.h's direct builders (typeof_var, _proj, _ref_read,
+ * _ref_write, _let) give a node the type typeof_set would, and none where its
+ * children disagree: an ill-typed output built with them stays untyped there,
+ * and the re-typing reports it instead of keeping it. */
+START_TEST(typeof_builders_leave_mismatch_untyped) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32], %y: Tensor[(3), int32]) { %x }\n");
+  Function *f = global(p.m, "main")->fn;
+  Span sp = f->span;
+  TypeofCx tc;
+  typeof_init(&tc, p.m);
+  Expr *x = typeof_var(&tc, f->params[0], sp), *y = typeof_var(&tc, f->params[1], sp);
+  ck_assert_str_eq(tystr(x->type), "Tensor[(3), float32]");
+  Expr *cell = typeof_set(&tc, build_ref_new(p.m, x, sp));
+  Var *r = var_new(p.m, "r", sp, NULL);
+  r->type = cell->type;
+  Expr *rd = typeof_ref_read(&tc, typeof_var(&tc, r, sp), sp);
+  ck_assert_str_eq(tystr(rd->type), "Tensor[(3), float32]");
+  ck_assert_ptr_eq(typeof_ref_write(&tc, typeof_var(&tc, r, sp), typeof_var(&tc, f->params[0], sp), sp)->type, tc.unit);
+  ck_assert_ptr_null(typeof_ref_read(&tc, x, sp)->type);       /* not a ref */
+  ck_assert_ptr_null(typeof_proj(&tc, x, 0, sp)->type);         /* not a tuple */
+  Expr *pair = typeof_set(&tc, build_tuple(p.m, (Expr *[]){x, y}, 2, sp));
+  ck_assert_str_eq(tystr(typeof_proj(&tc, pair, 1, sp)->type), "Tensor[(3), int32]");
+  ck_assert_ptr_null(typeof_proj(&tc, pair, 2, sp)->type);      /* no such field */
+  Expr *bad = typeof_ref_write(&tc, typeof_var(&tc, r, sp), y, sp); /* an int32 into a float32 cell */
+  ck_assert_ptr_null(bad->type);
+  Var *u = var_new(p.m, "u", sp, NULL);
+  u->type = tc.unit; /* a binder whose type is not its value's */
+  ck_assert_ptr_null(typeof_let(&tc, u, typeof_var(&tc, f->params[0], sp), typeof_var(&tc, f->params[0], sp), sp)->type);
+  /* fn body: let %r = ref(%x); let %u = ref_write(%r, %y); %x */
+  Var *u2 = var_new(p.m, "u", sp, NULL);
+  Expr *body = typeof_let(&tc, u2, bad, typeof_var(&tc, f->params[0], sp), sp);
+  f->body = typeof_let(&tc, r, cell, body, sp);
+  typeof_fini(&tc);
+  bool changed[1] = {true};
+  ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_ERROR);
+  ck_assert_ptr_nonnull(strstr(errors(&p), "int32"));
+  unload(&p);
+}
+END_TEST
+
 /* After Gradient the operator calls at one type share their callee node (a
  * few callee nodes for many calls), and the re-typing keeps the whole
  * output: nothing inferred again, and a full re-inference agrees
@@ -780,6 +821,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, unbound_suspect_from_judgement);
   tcase_add_test(tc, typed_lazy_gradient_init);
   tcase_add_test(tc, typeof_op_call_shares_callees);
+  tcase_add_test(tc, typeof_builders_leave_mismatch_untyped);
   tcase_add_test(tc, gradient_shares_callees);
   suite_add_tcase(s, tc);
   return s;
