@@ -62,6 +62,11 @@ bool ptrmap_get(const PtrMap *m, const void *key, int64_t *val) {
   return v != NULL;
 }
 
+void ptrmap_clear(PtrMap *m) {
+  if (m->len) memset(m->slots, 0, m->cap * sizeof *m->slots);
+  m->len = 0;
+}
+
 void ptrmap_free(PtrMap *m) {
   mem_free(m->slots);
   memset(m, 0, sizeof *m);

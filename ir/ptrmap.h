@@ -39,6 +39,8 @@ void ptrmap_put(PtrMap *m, const void *key, int64_t val);
 bool ptrmap_get(const PtrMap *m, const void *key, int64_t *val);
 /* Room for n keys without growing (a pass that knows how many it will put). */
 void ptrmap_reserve(PtrMap *m, size_t n);
+/* Empties the map, keeping its slots for reuse (one map serving many small walks). */
+void ptrmap_clear(PtrMap *m);
 void ptrmap_free(PtrMap *m);
 
 #endif

@@ -39,21 +39,34 @@
 
 bool pass_FUSE_OPS(PassCtx *c);
 
-/* Parameters and arguments of one group's function. */
+/* Parameters and arguments of one group's function (arrays in the arena:
+ * most groups have one to three, and there is one group per operator). */
 typedef struct GroupInfo {
-  VEC(Var *) params;
-  VEC(Expr *) args;
+  Var **params;
+  Expr **args;
+  uint32_t len, cap;
   bool untyped; /* a call in it changed type (a constant argument became a parameter) */
 } GroupInfo;
 
 typedef struct Fuse {
   FusePartition fp;
-  GroupInfo *groups; /* by root index */
+  int32_t *info_of;   /* group (root index) -> 1 + its index in infos, 0: none yet */
+  VEC(GroupInfo) infos;
   VEC(const char *) pnames; /* "p0", "p1", ...: one arena string each, shared by every group */
   Attrs *fn_attrs[3];       /* Primitive=0, Primitive=1, Primitive=1 + relay.reshape_only=1: shared likewise */
   bool link_params;
   int32_t stop_fusion; /* registry id of annotation.stop_fusion, or -1 */
+  VEC(Expr *) stack;   /* check_reshape's scratch, reused by every group */
+  PtrMap seen;
 } Fuse;
+
+static GroupInfo *group_info(Fuse *fu, int32_t g) {
+  if (!fu->info_of[g]) {
+    vec_push(fu->infos, ((GroupInfo){0}));
+    fu->info_of[g] = (int32_t)fu->infos.len;
+  }
+  return &fu->infos.data[fu->info_of[g] - 1];
+}
 
 static const Type *resolved(const Type *t) {
   while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
@@ -78,16 +91,26 @@ static const char *param_name(Module *m, Fuse *fu, size_t k) {
 
 /* The parameter standing for `arg` (the rewritten argument) in group g. */
 static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Type *type) {
-  GroupInfo *gi = &fu->groups[g];
-  for (size_t i = 0; i < gi->args.len; i++)
-    if (same_input(gi->args.data[i], arg)) {
-      Var *p = gi->params.data[i];
+  GroupInfo *gi = group_info(fu, g);
+  for (uint32_t i = 0; i < gi->len; i++)
+    if (same_input(gi->args[i], arg)) {
+      Var *p = gi->params[i];
       return build_typed(build_var(rw->m, p, arg->span), p->type);
     }
-  Var *p = var_new(rw->m, param_name(rw->m, fu, gi->params.len), arg->span, (Type *)resolved(type));
+  Var *p = var_new(rw->m, param_name(rw->m, fu, gi->len), arg->span, (Type *)resolved(type));
   p->type = p->annot; /* a parameter's type is its annotation */
-  vec_push(gi->params, p);
-  vec_push(gi->args, arg);
+  if (gi->len == gi->cap) {
+    uint32_t cap = gi->cap ? 2 * gi->cap : 4;
+    Var **params = arena_alloc(rw->m->arena, cap * sizeof *params);
+    Expr **args = arena_alloc(rw->m->arena, cap * sizeof *args);
+    if (gi->len) {
+      memcpy(params, gi->params, gi->len * sizeof *params);
+      memcpy(args, gi->args, gi->len * sizeof *args);
+    }
+    gi->params = params, gi->args = args, gi->cap = cap;
+  }
+  gi->params[gi->len] = p;
+  gi->args[gi->len++] = arg;
   return build_typed(build_var(rw->m, p, arg->span), p->type);
 }
 
@@ -114,20 +137,20 @@ typedef struct ReshapeCheck {
   bool reshape_only, has_call;
 } ReshapeCheck;
 
-static void check_reshape(Expr *body, ReshapeCheck *rc) {
-  VEC(Expr *) st = {0};
-  PtrMap seen = {0};
-  vec_push(st, body);
-  while (st.len) {
-    Expr *e = st.data[--st.len];
-    if (ptrmap_get(&seen, e, NULL)) continue;
-    ptrmap_put(&seen, e, 1);
+static void check_reshape(Fuse *fu, Expr *body, ReshapeCheck *rc) {
+  fu->stack.len = 0;
+  ptrmap_clear(&fu->seen);
+  vec_push(fu->stack, body);
+  while (fu->stack.len) {
+    Expr *e = fu->stack.data[--fu->stack.len];
+    if (ptrmap_get(&fu->seen, e, NULL)) continue;
+    ptrmap_put(&fu->seen, e, 1);
     switch (e->kind) {
     case EXPR_CALL:
       rc->has_call = true;
       if (e->call.fn->kind != EXPR_OP || !op_is_reshape_only(e->call.fn->op.id)) rc->reshape_only = false;
       if (rc->reshape_only)
-        for (uint32_t i = 0; i < e->call.nargs; i++) vec_push(st, e->call.args[i]);
+        for (uint32_t i = 0; i < e->call.nargs; i++) vec_push(fu->stack, e->call.args[i]);
       break;
     case EXPR_VAR: {
       const Type *t = e->var.var->annot;
@@ -135,22 +158,20 @@ static void check_reshape(Expr *body, ReshapeCheck *rc) {
       break;
     }
     case EXPR_TUPLE:
-      for (uint32_t i = 0; i < e->tuple.n; i++) vec_push(st, e->tuple.fields[i]);
+      for (uint32_t i = 0; i < e->tuple.n; i++) vec_push(fu->stack, e->tuple.fields[i]);
       break;
-    case EXPR_PROJ: vec_push(st, e->proj.tuple); break;
+    case EXPR_PROJ: vec_push(fu->stack, e->proj.tuple); break;
     default: break;
     }
   }
-  vec_free(st);
-  ptrmap_free(&seen);
 }
 
 /* `fn (params, Primitive=1) -> ret { body }(args)` for group g. */
 static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, Expr *body, Span sp) {
   Module *m = rw->m;
   ReshapeCheck rc = {true, false};
-  check_reshape(body, &rc);
-  GroupInfo *gi = &fu->groups[g];
+  check_reshape(fu, body, &rc);
+  GroupInfo *gi = group_info(fu, g);
   int kind = !rc.has_call ? 0 : rc.reshape_only ? 2 : 1;
   Attrs *attrs = fu->fn_attrs[kind]; /* attributes are never edited in place: one object serves all */
   if (!attrs) {
@@ -158,9 +179,9 @@ static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, E
     if (kind == 2) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
     fu->fn_attrs[kind] = attrs;
   }
-  Function *f = build_function(m, gi->params.data, (uint32_t)gi->params.len, (Type *)resolved(ret), body, attrs, sp);
-  if (gi->untyped) return build_call(m, build_fn(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp);
-  return build_typed(build_call(m, build_fn_typed(m, f, sp), gi->args.data, (uint32_t)gi->args.len, sp),
+  Function *f = build_function(m, gi->params, gi->len, (Type *)resolved(ret), body, attrs, sp);
+  if (gi->untyped) return build_call(m, build_fn(m, f, sp), gi->args, gi->len, sp);
+  return build_typed(build_call(m, build_fn_typed(m, f, sp), gi->args, gi->len, sp),
                      (Type *)resolved(ret));
 }
 
@@ -186,7 +207,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     call->call.args = args;
     /* NULL when its type may change (arange's constant stop became a
      * parameter): inference types it and its group again */
-    if (!(call->type = rw_rebuilt_type(old, call))) fu->groups[g].untyped = true;
+    if (!(call->type = rw_rebuilt_type(old, call))) group_info(fu, g)->untyped = true;
     if (g == fuse_node_of(&fu->fp, old, rw_prior_mark(rw, old))) return make_function(rw, fu, g, old->type, call, old->span);
     return call;
   }
@@ -197,7 +218,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     if (fields == e->tuple.fields) return e;
     Expr *t = e == old ? build_copy(rw->m, e) : e;
     t->tuple.fields = fields;
-    if (!(t->type = rw_rebuilt_type(old, t))) fu->groups[g].untyped = true;
+    if (!(t->type = rw_rebuilt_type(old, t))) group_info(fu, g)->untyped = true;
     return t;
   }
   case EXPR_PROJ: {
@@ -207,7 +228,7 @@ static Expr *fuse_post(Rewriter *rw, Expr *old, Expr *e) {
     if (root && fuse_group_of(&fu->fp, old->proj.tuple, rw_prior_mark(rw, old->proj.tuple)) != g) return e; /* isolated */
     Expr **tup = new_arguments(rw, fu, g, &old->proj.tuple, &e->proj.tuple, 1);
     Expr *p = build_proj(rw->m, tup[0], old->proj.index, old->span);
-    if (!(p->type = rw_rebuilt_type(old, p))) fu->groups[g].untyped = true;
+    if (!(p->type = rw_rebuilt_type(old, p))) group_info(fu, g)->untyped = true;
     if (root) return make_function(rw, fu, g, old->type, p, old->span);
     return p;
   }
@@ -223,7 +244,7 @@ static bool fuse_function(PassCtx *c, GlobalDef *gd) {
   int64_t depth = pass_opt_int(c, "max_depth");
   Fuse fu = {.link_params = pass_opt_bool(c, "link_params"), .stop_fusion = op_lookup("annotation.stop_fusion")};
   fuse_partition_build(&fu.fp, fn, (int)level, depth < 1 ? 1 : (uint32_t)depth);
-  fu.groups = mem_calloc(fu.fp.post.len + 1, sizeof *fu.groups);
+  fu.info_of = mem_calloc(fu.fp.post.len + 1, sizeof *fu.info_of);
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   rw.pre = fuse_pre;
@@ -236,11 +257,10 @@ static bool fuse_function(PassCtx *c, GlobalDef *gd) {
   rw.mark_memo = true;
   bool ok = rw_function(&rw, fn);
   rw_fini(&rw);
-  for (size_t i = 0; i < fu.fp.post.len; i++) {
-    vec_free(fu.groups[i].params);
-    vec_free(fu.groups[i].args);
-  }
-  mem_free(fu.groups);
+  mem_free(fu.info_of);
+  vec_free(fu.infos);
+  vec_free(fu.stack);
+  ptrmap_free(&fu.seen);
   vec_free(fu.pnames);
   fuse_partition_free(&fu.fp);
   return ok;

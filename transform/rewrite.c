@@ -40,6 +40,7 @@ void rw_fini(Rewriter *rw) {
   ptrmap_free(&rw->memo);
   ptrmap_free(&rw->subst);
   vec_free(rw->marked);
+  vec_free(rw->work);
 }
 
 void rw_reset_memo(Rewriter *rw) {
@@ -335,45 +336,40 @@ static bool is_dataflow(const Expr *e) {
  * arguments), then post(e). So 100,000-long graph chains use no C stack;
  * other children go through rw_expr. */
 static Expr *rewrite_dataflow(Rewriter *rw, Expr *root) {
-  typedef struct {
-    Expr *e;
-    bool entered;
-  } Item;
-  VEC(Item) st = {0};
-  vec_push(st, ((Item){root, false}));
-  while (st.len) {
-    Item *top = &st.data[st.len - 1];
+  size_t base = rw->work.len; /* a walk nested in a hook or in rw_expr works above this */
+  vec_push(rw->work, ((struct RwItem){root, false}));
+  while (rw->work.len > base) {
+    struct RwItem *top = &rw->work.data[rw->work.len - 1];
     Expr *e = top->e, *r;
     if (top->entered) {
-      st.len--;
+      rw->work.len--;
       r = rw_children(rw, e); /* every child is memoised now: no recursion */
       if (rw->post) r = rw->post(rw, e, r);
       memo_put(rw, e, r);
       continue;
     }
     if (e != root && (memo_get(rw, e) || !is_dataflow(e))) {
-      st.len--;
+      rw->work.len--;
       rw_expr(rw, e);
       continue;
     }
     if (rw->pre && (r = rw->pre(rw, e))) {
-      st.len--;
+      rw->work.len--;
       memo_put(rw, e, r);
       continue;
     }
     top->entered = true;
     switch (e->kind) { /* pushed in reverse: the first child ends on top */
     case EXPR_CALL:
-      for (uint32_t i = e->call.nargs; i-- > 0;) vec_push(st, ((Item){e->call.args[i], false}));
-      vec_push(st, ((Item){e->call.fn, false}));
+      for (uint32_t i = e->call.nargs; i-- > 0;) vec_push(rw->work, ((struct RwItem){e->call.args[i], false}));
+      vec_push(rw->work, ((struct RwItem){e->call.fn, false}));
       break;
     case EXPR_TUPLE:
-      for (uint32_t i = e->tuple.n; i-- > 0;) vec_push(st, ((Item){e->tuple.fields[i], false}));
+      for (uint32_t i = e->tuple.n; i-- > 0;) vec_push(rw->work, ((struct RwItem){e->tuple.fields[i], false}));
       break;
-    default: vec_push(st, ((Item){e->proj.tuple, false})); break;
+    default: vec_push(rw->work, ((struct RwItem){e->proj.tuple, false})); break;
     }
   }
-  vec_free(st);
   return memo_get(rw, root);
 }
 

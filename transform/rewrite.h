@@ -83,6 +83,9 @@ struct Rewriter {
    * node duplicated. */
   bool mark_memo;
   struct { struct RwMark { const Expr *key; Expr *val; uint32_t prior; } *data; size_t len, cap; } marked;
+  /* the dataflow walk's stack, one for every (nested) walk: each works above
+   * the height it found (no allocation per let-bound value) */
+  struct { struct RwItem { Expr *e; bool entered; } *data; size_t len, cap; } work;
 };
 
 void rw_init(Rewriter *rw, Module *m, Diag *d);
