@@ -67,11 +67,6 @@ static double rng_normal(uint64_t *s) { /* Box-Muller */
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static const Type *rtype(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static bool static_shape(const Type *t, int64_t *shape) {
   for (uint32_t i = 0; i < t->tensor.ndim; i++) {
     if (t->tensor.dims[i].kind != DIM_INT) return false;
@@ -90,7 +85,7 @@ static Tensor *to_f64(const Tensor *t) {
 /* Fills the leaves of parameter p (type t) with drawn values. */
 static bool draw_leaves(const Type *t, const char *name, uint32_t param, const DriverOptions *o, uint64_t *rng,
                         LeafVec *out, Diag *d) {
-  t = rtype(t);
+  t = type_solved(t);
   if (t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++) {
       char sub[128];
@@ -133,7 +128,7 @@ static const char *input_path(const DriverOptions *o, const char *name) {
 }
 
 static bool tensor_matches(const Tensor *t, const Type *ty) {
-  ty = rtype(ty);
+  ty = type_solved(ty);
   if (!ty || ty->kind != TYPE_TENSOR || !dtype_eq(t->dtype, ty->tensor.dtype) || (uint32_t)t->ndim != ty->tensor.ndim)
     return false;
   for (uint32_t i = 0; i < ty->tensor.ndim; i++)
@@ -171,7 +166,7 @@ static int build_inputs(Module *m, const Function *fn, const DriverOptions *o, L
     }
     if (!tensor_matches(t, p->type)) {
       diag_plain(d, DIAG_ERROR, "input %s: %s does not match the parameter's type %s", name, path,
-                 type_to_string(m->arena, rtype(p->type)));
+                 type_to_string(m->arena, type_solved(p->type)));
       tensor_release(t);
       return 2;
     }
@@ -193,7 +188,7 @@ static int build_inputs(Module *m, const Function *fn, const DriverOptions *o, L
 /* The arguments of @main: leaves regrouped into the parameters' tuple shapes.
  * `over` (may be NULL) replaces leaf `over_ix`. Returns new references. */
 static Value build_arg(const Type *t, const LeafVec *ls, size_t *at, bool f64, size_t over_ix, Tensor *over) {
-  t = rtype(t);
+  t = type_solved(t);
   if (t->kind == TYPE_TUPLE) {
     Value v = value_tuple_new(t->tuple.n);
     for (uint32_t i = 0; i < t->tuple.n; i++) value_tuple(v)->f[i] = build_arg(t->tuple.fields[i], ls, at, f64, over_ix, over);

@@ -151,6 +151,19 @@ struct Type {
   };
 };
 
+/* t with solved unification variables followed to what they stand for: an
+ * unbound variable is returned as itself, NULL as NULL. */
+static inline Type *type_solved(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return (Type *)t;
+}
+
+/* The solved tensor type of t, or NULL when t is not (yet) a tensor type. */
+static inline Type *type_solved_tensor(const Type *t) {
+  Type *s = type_solved(t);
+  return s && s->kind == TYPE_TENSOR ? s : NULL;
+}
+
 struct TypeParam {
   const char *name;
   Span span;

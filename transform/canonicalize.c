@@ -25,16 +25,11 @@
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
-static const Type *tensor_type(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
-}
-
 /* ------------------------------------------------------------ CanonicalizeOps */
 
 static Expr *ops_post(Rewriter *rw, Expr *old, Expr *e) {
   if (op_call_id(e) != OP_NN_BIAS_ADD || e->call.nargs != 2) return e;
-  const Type *t = tensor_type(old->call.args[0]->type);
+  const Type *t = type_solved_tensor(old->call.args[0]->type);
   if (!t) return e;
   int64_t n = t->tensor.ndim, axis = cattr_int(e, "axis", 1);
   if (axis < 0) axis += n;
@@ -62,7 +57,7 @@ typedef struct CastState {
 
 static bool widening_cast(const Expr *e) {
   if (op_call_id(e) != OP_CAST || e->call.nargs != 1) return false;
-  const Type *from = tensor_type(e->call.args[0]->type), *to = tensor_type(e->type);
+  const Type *from = type_solved_tensor(e->call.args[0]->type), *to = type_solved_tensor(e->type);
   return from && to && from->tensor.dtype.bits < to->tensor.dtype.bits;
 }
 

@@ -88,11 +88,7 @@ static int64_t uses_of(const Epi *ep, const Expr *e) {
 
 static bool is_call_of(const Expr *e, int32_t op) { return op_call_id(e) == op && op >= 0; }
 
-static const Type *tensor_type(const Expr *e) {
-  const Type *t = e ? e->type : NULL;
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
-}
+static const Type *tensor_type(const Expr *e) { return e ? type_solved_tensor(e->type) : NULL; }
 
 /* A float32 tensor of rank nd with every dimension known. */
 static bool f32_static(const Expr *e, uint32_t nd) {

@@ -100,13 +100,8 @@ typedef struct Pv {
 #define PV_BUSY 8     /* being analysed: the value is an assumption */
 #define PV_ASSUMED 16 /* ... which a recursive use has read */
 
-static const Type *follow(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static bool first_order_type(const Type *t) {
-  t = follow(t);
+  t = type_solved(t);
   return !t || t->kind != TYPE_FUNC;
 }
 

@@ -34,14 +34,9 @@
 
 bool pass_FUSE_DENSE_TRANSPOSE(PassCtx *c);
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 /* The rank of e's static tensor type, or -1. */
 static int rank_of(const Expr *e) {
-  const Type *t = resolved(e ? e->type : NULL);
+  const Type *t = type_solved(e ? e->type : NULL);
   return t && t->kind == TYPE_TENSOR ? (int)t->tensor.ndim : -1;
 }
 
@@ -67,7 +62,7 @@ static Expr *dense_post(Rewriter *rw, Expr *old, Expr *e) {
   if (!e->type) e->type = old->type;
   int32_t id = op_call_id(e);
   if (id == OP_COLLAPSE_SUM_LIKE && e->call.nargs == 2) {
-    const Type *a = resolved(old->call.args[0]->type), *r = resolved(old->type);
+    const Type *a = type_solved(old->call.args[0]->type), *r = type_solved(old->type);
     if (a && r && a->kind == TYPE_TENSOR && type_equal(a, r)) return e->call.args[0];
     return e;
   }

@@ -157,11 +157,6 @@ static Role role_of(const Expr *e) {
 
 /* ------------------------------------------------------------ types and shapes */
 
-static const Type *ttype(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
-}
-
 static bool dim_eq(const Dim *a, const Dim *b) {
   return a->kind == b->kind && a->kind != DIM_ANY && a->value == b->value;
 }
@@ -269,7 +264,7 @@ static bool scale_allowed(const Expr *sc, const Msg *m) {
 
 /* A conv/dense whose result has its operands' dtype (no out_dtype conversion). */
 static bool same_dtypes(const Expr *call) {
-  const Type *o = ttype(call->type), *x = ttype(call->call.args[0]->type), *w = ttype(call->call.args[1]->type);
+  const Type *o = type_solved_tensor(call->type), *x = type_solved_tensor(call->call.args[0]->type), *w = type_solved_tensor(call->call.args[1]->type);
   return o && x && w && dtype_eq(o->tensor.dtype, x->tensor.dtype) && dtype_eq(o->tensor.dtype, w->tensor.dtype);
 }
 
@@ -374,7 +369,7 @@ static bool conv_info(const Expr *call, bool backward, ConvInfo *ci) {
   if (!simple && !ci->blocked) return false;
   /* depthwise: the weight as OIHW has O = groups and I = 1 */
   int64_t groups = cattr_int(call, "groups", 1);
-  const Type *w = ttype(call->call.args[1]->type);
+  const Type *w = type_solved_tensor(call->call.args[1]->type);
   ci->depthwise = false;
   if (w && (int)w->tensor.ndim == k.n) {
     int64_t ext[2] = {1, 1};
@@ -411,7 +406,7 @@ static Expr *scale_weight(Module *m, const ConvInfo *ci, Expr *weight, const Typ
 }
 
 static bool dense_rank2(const Expr *call, bool output) {
-  const Type *t = ttype(output ? call->type : call->call.args[0]->type);
+  const Type *t = type_solved_tensor(output ? call->type : call->call.args[0]->type);
   return t && t->tensor.ndim == 2;
 }
 
@@ -449,7 +444,7 @@ static void forward_prep(const Expr *call, Msg out, Msg *in) {
     break;
   case R_ADDSUB:
     if (out.def) {
-      const Type *tl = ttype(call->call.args[0]->type), *tr = ttype(call->call.args[1]->type);
+      const Type *tl = type_solved_tensor(call->call.args[0]->type), *tr = type_solved_tensor(call->call.args[1]->type);
       out.divides = true;
       if (match_axes(NULL, tl, tr, &out, NULL)) in[0] = out;
       else if (match_axes(NULL, tr, tl, &out, NULL)) in[1] = out;
@@ -524,7 +519,7 @@ static Expr *forward_post(Rewriter *rw, Expr *old, Expr *e) {
   case R_ADDSUB: {
     if (!s0 && !s1) break;
     if (s0 && s1) goto abort;
-    const Type *tl = ttype(old->call.args[0]->type), *tr = ttype(old->call.args[1]->type);
+    const Type *tl = type_solved_tensor(old->call.args[0]->type), *tr = type_solved_tensor(old->call.args[1]->type);
     const Scaled *s = s0 ? s0 : s1;
     if (!match_axes(NULL, s0 ? tl : tr, s0 ? tr : tl, &s->axes, NULL)) goto abort;
     Expr *sc = reshape_or_expand(m, s->scale, s0 ? tl : tr, &s->axes);
@@ -540,7 +535,7 @@ static Expr *forward_post(Rewriter *rw, Expr *old, Expr *e) {
     if (s0 || s1) goto abort;
     Msg want = msg_get(&f->demand, old);
     if (!want.def || want.n == 0) break;
-    const Type *tl = ttype(old->call.args[0]->type), *tr = ttype(old->call.args[1]->type);
+    const Type *tl = type_solved_tensor(old->call.args[0]->type), *tr = type_solved_tensor(old->call.args[1]->type);
     for (int side = 0; side < 2; side++) {
       Expr *sc = e->call.args[1 - side];
       if (match_axes(m, side ? tr : tl, side ? tl : tr, &want, &sc) && scale_allowed(sc, &want)) {
@@ -554,7 +549,7 @@ static Expr *forward_post(Rewriter *rw, Expr *old, Expr *e) {
     if (!s0) break;
     ConvInfo ci;
     if (s1 || !conv_info(old, false, &ci)) goto abort;
-    Expr *w = scale_weight(m, &ci, e->call.args[1], ttype(old->call.args[1]->type), s0->scale, ci.depthwise);
+    Expr *w = scale_weight(m, &ci, e->call.args[1], type_solved_tensor(old->call.args[1]->type), s0->scale, ci.depthwise);
     if (!w) goto abort;
     return remake(m, old, (Expr *[]){s0->value, w});
   }
@@ -618,7 +613,7 @@ static Msg backward_prep(const Bwd *b, const Expr *call) {
   switch (role_of(call)) {
   case R_RELU: return in0.def ? msg_make(in0.ax, in0.n, true) : NO_MSG;
   case R_ADDSUB: {
-    const Type *tl = ttype(call->call.args[0]->type), *tr = ttype(call->call.args[1]->type);
+    const Type *tl = type_solved_tensor(call->call.args[0]->type), *tr = type_solved_tensor(call->call.args[1]->type);
     if (!tl || !tr) return NO_MSG;
     if (in0.def && match_axes(NULL, tl, tr, &in0, NULL)) return in0;
     if (in1.def && match_axes(NULL, tr, tl, &in1, NULL)) return in1;
@@ -697,7 +692,7 @@ static Expr *push_scale(Bwd *b, Expr *x, const Msg *msg, Expr *scale) {
     if (!lm.def && !rm.def) return NULL;
     int side = lm.def ? 0 : 1;
     if (!axes_eq(msg, side ? &rm : &lm)) return NULL;
-    Expr *sc = reshape_or_expand(m, scale, ttype(a[side]->type), msg);
+    Expr *sc = reshape_or_expand(m, scale, type_solved_tensor(a[side]->type), msg);
     if (!sc || !(args[side] = push_scale(b, a[side], msg, scale))) return NULL;
     args[1 - side] = call2(m, "multiply", rw_expr(b->rw, a[1 - side]), sc, x->span);
     return remake(m, x, args);
@@ -713,7 +708,7 @@ static Expr *push_scale(Bwd *b, Expr *x, const Msg *msg, Expr *scale) {
   case R_CONV: {
     ConvInfo ci;
     if (!conv_info(x, true, &ci)) return NULL;
-    Expr *w = scale_weight(m, &ci, rw_expr(b->rw, a[1]), ttype(a[1]->type), scale, true);
+    Expr *w = scale_weight(m, &ci, rw_expr(b->rw, a[1]), type_solved_tensor(a[1]->type), scale, true);
     return w ? remake(m, x, (Expr *[]){rw_expr(b->rw, a[0]), w}) : NULL;
   }
   case R_DENSE: {
@@ -728,7 +723,7 @@ static Expr *backward_post(Rewriter *rw, Expr *old, Expr *e) {
   Bwd *b = rw->ud;
   if (b->abort || b->deep || role_of(old) != R_MUL) return e;
   Expr **a = old->call.args;
-  const Type *tl = ttype(a[0]->type), *tr = ttype(a[1]->type);
+  const Type *tl = type_solved_tensor(a[0]->type), *tr = type_solved_tensor(a[1]->type);
   Msg lm = msg_get(&b->offer, a[0]), rm = msg_get(&b->offer, a[1]);
   /* the scale is the original operand: nothing inside it can be folded */
   if (lm.def) {

@@ -68,11 +68,6 @@ static GroupInfo *group_info(Fuse *fu, int32_t g) {
   return &fu->infos.data[fu->info_of[g] - 1];
 }
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static bool same_input(const Expr *a, const Expr *b) {
   if (a == b) return true;
   return a->kind == EXPR_VAR && b->kind == EXPR_VAR && a->var.var == b->var.var;
@@ -97,7 +92,7 @@ static Expr *group_param(Rewriter *rw, Fuse *fu, int32_t g, Expr *arg, const Typ
       Var *p = gi->params[i];
       return build_typed(build_var(rw->m, p, arg->span), p->type);
     }
-  Var *p = var_new(rw->m, param_name(rw->m, fu, gi->len), arg->span, (Type *)resolved(type));
+  Var *p = var_new(rw->m, param_name(rw->m, fu, gi->len), arg->span, (Type *)type_solved(type));
   p->type = p->annot; /* a parameter's type is its annotation */
   if (gi->len == gi->cap) {
     uint32_t cap = gi->cap ? 2 * gi->cap : 4;
@@ -179,10 +174,10 @@ static Expr *make_function(Rewriter *rw, Fuse *fu, int32_t g, const Type *ret, E
     if (kind == 2) attrs = attrs_with(m, attrs, "relay.reshape_only", attr_int(m, 1));
     fu->fn_attrs[kind] = attrs;
   }
-  Function *f = build_function(m, gi->params, gi->len, (Type *)resolved(ret), body, attrs, sp);
+  Function *f = build_function(m, gi->params, gi->len, (Type *)type_solved(ret), body, attrs, sp);
   if (gi->untyped) return build_call(m, build_fn(m, f, sp), gi->args, gi->len, sp);
   return build_typed(build_call(m, build_fn_typed(m, f, sp), gi->args, gi->len, sp),
-                     (Type *)resolved(ret));
+                     (Type *)type_solved(ret));
 }
 
 static Expr *fuse_pre(Rewriter *rw, Expr *e) {

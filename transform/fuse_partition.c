@@ -106,11 +106,6 @@ static void add_node_id(FusePartition *fp, uint32_t id) {
 
 static void add_node(FusePartition *fp, const void *key) { add_node_id(fp, node_for_key(fp, key)); }
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static bool same_shape(const Type *a, const Type *b) {
   if (a->tensor.ndim != b->tensor.ndim) return false;
   for (uint32_t i = 0; i < a->tensor.ndim; i++) {
@@ -122,7 +117,7 @@ static bool same_shape(const Type *a, const Type *b) {
 }
 
 static bool is_tensor(const Expr *e) {
-  const Type *t = resolved(e->type);
+  const Type *t = type_solved(e->type);
   return t && t->kind == TYPE_TENSOR;
 }
 
@@ -148,10 +143,10 @@ static void pre_visit(FusePartition *fp, Expr *e) {
     else update(fp, callee, self, OPAT_OPAQUE);
     fp->nodes.data[self].pattern = pat;
     update(fp, callee, -1, OPAT_OPAQUE);
-    const Type *rt = resolved(e->type);
+    const Type *rt = type_solved(e->type);
     for (uint32_t i = 0; i < e->call.nargs; i++) {
       Expr *a = e->call.args[i];
-      const Type *at = resolved(a->type);
+      const Type *at = type_solved(a->type);
       uint8_t ep = pat;
       if (ep == OPAT_BROADCAST && rt && at && rt->kind == TYPE_TENSOR && at->kind == TYPE_TENSOR && same_shape(rt, at))
         ep = OPAT_ELEMWISE;
@@ -168,10 +163,10 @@ static void pre_visit(FusePartition *fp, Expr *e) {
     }
     break;
   case EXPR_PROJ: {
-    const Type *tt = resolved(e->proj.tuple->type);
+    const Type *tt = type_solved(e->proj.tuple->type);
     bool all_tensors = tt && tt->kind == TYPE_TUPLE;
     for (uint32_t i = 0; all_tensors && i < tt->tuple.n; i++) {
-      const Type *ft = resolved(tt->tuple.fields[i]);
+      const Type *ft = type_solved(tt->tuple.fields[i]);
       all_tensors = ft && ft->kind == TYPE_TENSOR;
     }
     if (!all_tensors) {

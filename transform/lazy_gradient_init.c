@@ -132,11 +132,6 @@ typedef struct LetList {
   VEC(Expr *) vals;
 } LetList;
 
-static const Type *rt(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static Expr *ll_push(Lazy *L, LetList *ll, Expr *value, Span sp) {
   Var *v = build_fresh_var(L->m, "x", NULL, sp);
   v->type = value->type; /* a let binder: its value's type */
@@ -160,7 +155,7 @@ static bool adt_holds_tensor(Lazy *L, TypeDef *def);
 /* Does a value of type t contain a tensor (through tuples, functions, refs,
  * ADT arguments, or an ADT's concretely typed fields)? */
 static bool has_tensor(Lazy *L, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t || stack_exhausted()) return false;
   switch (t->kind) {
   case TYPE_TENSOR: return true;
@@ -198,7 +193,7 @@ static bool adt_holds_tensor(Lazy *L, TypeDef *def) {
 /* A value of type t can be turned into its cell form by Raw on tensors and
  * field-by-field on tuples (else it must hold no tensor at all). */
 static bool crossable(Lazy *L, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TENSOR) return true;
   if (t && t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
@@ -213,7 +208,7 @@ static Type *cell_of(Lazy *L, Type *t) { return build_type_adt(L->m, L->cell, &t
 /* The type with every tensor type T replaced by GradCell[T] (t itself when
  * nothing changes). */
 static Type *lz_type(Lazy *L, Type *t) {
-  t = (Type *)rt(t);
+  t = (Type *)type_solved(t);
   if (!t || stack_exhausted()) return t;
   Module *m = L->m;
   switch (t->kind) {
@@ -270,7 +265,7 @@ static Type *lz_type(Lazy *L, Type *t) {
 /* The CellTypes of T, built on first use; NULL when T is not a ground type
  * (then the nodes of that type stay untyped). */
 static CellTypes *cell_types(Lazy *L, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t) return NULL;
   size_t slot = ((uintptr_t)t >> 4) % CELL_CACHE;
   if (L->cell_cache[slot].key == t) return L->cell_cache[slot].ct;
@@ -309,7 +304,7 @@ static CellTypes *cell_types(Lazy *L, const Type *t) {
 /* lz_type for the types of nodes and binders: shared objects; NULL when t is
  * not ground (the node is left to the re-typing). */
 static Type *lz_ty(Lazy *L, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t || stack_exhausted()) return NULL;
   TypeofCx *tc = &L->tc;
   Type *small[8];
@@ -362,7 +357,7 @@ static Expr *typed_call(Expr *call, Type *type, Type *callee_type) {
 
 /* The CellTypes of the T in a value of type GradCell[T]. */
 static CellTypes *of_cell(Lazy *L, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t || t->kind != TYPE_ADT || t->adt.def != L->cell || t->adt.nargs != 1) return NULL;
   CellTypes *ct = cell_types(L, t->adt.args[0]);
   return ct && (ct->cell == t || type_equal(ct->cell, t)) ? ct : NULL;
@@ -379,7 +374,7 @@ static Expr *from_cell(Lazy *L, Expr *e, Span sp) {
 /* Raw(e) (e a tensor of type T) or One/Zero(e) (e a thunk fn () -> T),
  * typed GradCell[T]. */
 static Expr *make_cell(Lazy *L, Ctor *c, Expr *e, Span sp) {
-  const Type *t = rt(e->type);
+  const Type *t = type_solved(e->type);
   if (c != L->raw) t = t && t->kind == TYPE_FUNC && t->func.nargs == 0 ? t->func.ret : NULL;
   CellTypes *ct = t ? cell_types(L, t) : NULL;
   if (ct && c != L->raw && !(ct->thunk == e->type || type_equal(ct->thunk, e->type))) ct = NULL;
@@ -400,7 +395,7 @@ static Expr *proj_of(Lazy *L, Expr *v, uint32_t i, Span sp) {
 
 /* A plain value e of type t in cell form (TVM's WrapExpr). */
 static Expr *wrap(Lazy *L, LetList *ll, Expr *e, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TENSOR) return make_cell(L, L->raw, e, sp);
   if (!t || t->kind != TYPE_TUPLE || !has_tensor(L, t)) return e;
   Expr **fs = arena_alloc(L->m->arena, (t->tuple.n ? t->tuple.n : 1) * sizeof *fs);
@@ -416,7 +411,7 @@ static Expr *wrap(Lazy *L, LetList *ll, Expr *e, const Type *t, Span sp) {
 
 /* A cell-form value e whose plain type is t, back in plain form (TVM's UnwrapExpr). */
 static Expr *unwrap(Lazy *L, LetList *ll, Expr *e, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TENSOR) return from_cell(L, e, sp);
   if (!t || t->kind != TYPE_TUPLE || !has_tensor(L, t)) return e;
   Expr **fs = arena_alloc(L->m->arena, (t->tuple.n ? t->tuple.n : 1) * sizeof *fs);
@@ -479,7 +474,7 @@ static Expr *plain_call(Lazy *L, Expr *callee, Expr **args, Type **arg_types, ui
 /* A callee used as a value, as a function over cells:
  * fn (%p1: cell(T1), ...) -> cell(R) { wrap(callee(unwrap(%p1), ...)) }. */
 static Expr *eta(Lazy *L, Expr *callee, const Type *ft, const char *what, Span sp) {
-  ft = rt(ft);
+  ft = type_solved(ft);
   if (!ft || ft->kind != TYPE_FUNC || ft->func.ntparams) {
     cannot_cross(L, sp, what, ft);
     return callee;
@@ -540,13 +535,13 @@ static Expr *binop_call(Lazy *L, uint32_t k, Expr **args, CellTypes *ct, Span sp
 static bool op_types(Lazy *L, const Expr *old, OpTypes *ot) {
   if (op_type_reads_consts(op_call_id(old))) return false;
   CellTypes *r = cell_types(L, old->type);
-  Type *ret = r ? r->t : rt(old->type) && typeof_ground(rt(old->type)) ? typeof_shared(&L->tc, (Type *)rt(old->type)) : NULL;
+  Type *ret = r ? r->t : type_solved(old->type) && typeof_ground(type_solved(old->type)) ? typeof_shared(&L->tc, (Type *)type_solved(old->type)) : NULL;
   if (!ret) return false;
   uint32_t n = old->call.nargs;
   ot->args = n <= 4 ? ot->small : arena_alloc(L->m->arena, n * sizeof *ot->args);
   bool same = true;
   for (uint32_t i = 0; i < n; i++) {
-    const Type *t = rt(old->call.args[i]->type);
+    const Type *t = type_solved(old->call.args[i]->type);
     CellTypes *ct = t && t->kind == TYPE_TENSOR ? cell_types(L, t) : NULL;
     /* an argument of another type holding tensors (a function) stays in cell form */
     ot->args[i] = ct ? ct->t : t && typeof_ground(t) && crossable(L, t) ? typeof_shared(&L->tc, (Type *)t) : NULL;
@@ -567,8 +562,8 @@ static Expr *op_call_cells(Lazy *L, Expr *old, Expr *e) {
   uint32_t n = old->call.nargs;
   Expr **args = e->call.args;
   if ((id == OP_ADD || id == OP_MULTIPLY) && n == 2 &&
-      type_equal(rt(old->call.args[0]->type), rt(old->call.args[1]->type))) {
-    Type *t = (Type *)rt(old->call.args[0]->type);
+      type_equal(type_solved(old->call.args[0]->type), type_solved(old->call.args[1]->type))) {
+    Type *t = (Type *)type_solved(old->call.args[0]->type);
     CellTypes *ct = cell_types(L, t);
     uint32_t k = id == OP_ADD ? 0 : 1;
     Var *ps[2] = {var_new(m, "lhs", sp, t), var_new(m, "rhs", sp, t)};
@@ -594,8 +589,8 @@ static Expr *op_call_cells(Lazy *L, Expr *old, Expr *e) {
   OpTypes ot;
   const OpTypes *known = op_types(L, old, &ot) ? &ot : NULL;
   Ctor *thunk = id == OP_ZEROS || id == OP_ZEROS_LIKE ? L->zero : id == OP_ONES || id == OP_ONES_LIKE ? L->one : NULL;
-  if (thunk && rt(old->type) && rt(old->type)->kind == TYPE_TENSOR) {
-    Type *t = (Type *)rt(old->type);
+  if (thunk && type_solved(old->type) && type_solved(old->type)->kind == TYPE_TENSOR) {
+    Type *t = (Type *)type_solved(old->type);
     /* plain result */
     Expr *body = plain_call(L, callee, args, tys, n, NULL, e->call.attrs, known, sp);
     Expr *f = build_fn(m, build_function(m, NULL, 0, t, body, NULL, sp), sp);
@@ -924,7 +919,7 @@ static bool lazy_global(Lazy *L, GlobalDef *g) {
   Module *m = L->m;
   Function *f = g->fn;
   Span sp = f->span;
-  const Type *ft = rt(f->type);
+  const Type *ft = type_solved(f->type);
   if (!ft || ft->kind != TYPE_FUNC || ft->func.nargs != f->nparams) return true; /* untyped: leave */
   bool converted = g != L->entry;
   for (uint32_t i = 0; i < f->nparams && !converted; i++)
@@ -994,7 +989,7 @@ static void note_signatures(Lazy *L, GlobalDef *const *defs, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     GlobalDef *g = defs[i];
     if (!g->fn || is_library(L, g) || fn_skipped_by_function_passes(g->fn) || g == L->entry) continue;
-    const Type *ft = rt(g->fn->type);
+    const Type *ft = type_solved(g->fn->type);
     if (!ft || ft->kind != TYPE_FUNC || ft->func.nargs != g->fn->nparams || !has_tensor(L, ft)) continue;
     Type *sig = lz_ty(L, ft);
     if (sig) ptrmap_put(&L->new_sigs, g, (int64_t)(intptr_t)sig);

@@ -74,11 +74,6 @@ typedef struct Mixed {
 
 static const DType F32 = {DT_FLOAT, 32, 1};
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static bool is_float(DType d) { return d.code == DT_FLOAT || d.code == DT_BFLOAT; }
 
 /* Gives e (built by this pass, children typed) its type. */
@@ -109,7 +104,7 @@ static PtrMap *cache_for(Mixed *mx, DType dt) {
 /* TVM's IsMixedPrecisionType: every tensor in t has dtype M (non-float
  * tensors pass when ignore_non_float). */
 static bool is_mixed_type(const Mixed *mx, const Type *t, bool ignore_non_float) {
-  t = resolved(t);
+  t = type_solved(t);
   if (!t) return false;
   if (t->kind == TYPE_TENSOR)
     return (ignore_non_float && !is_float(t->tensor.dtype)) || dtype_eq(t->tensor.dtype, mx->M);
@@ -139,7 +134,7 @@ static Expr *cached_cast(Mixed *mx, Expr *e, DType have, DType want) {
 /* TVM's CastArg: tensors cast, tuples field by field (a tuple rebuilt only
  * when a field changed). */
 static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want) {
-  t = resolved(t);
+  t = type_solved(t);
   if (!t) return e;
   if (t->kind == TYPE_TENSOR) return cached_cast(mx, e, t->tensor.dtype, want);
   if (t->kind != TYPE_TUPLE) return e;
@@ -162,8 +157,8 @@ static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want) {
  * pass), tuples field by field: for the places whose type the pass must not
  * change (see restore_fixed_types). Refs, ADTs and functions stay as they are. */
 static Expr *cast_to_type(Mixed *mx, Expr *e, const Type *want) {
-  const Type *have = resolved(e->type);
-  want = resolved(want);
+  const Type *have = type_solved(e->type);
+  want = type_solved(want);
   if (!have || !want || have->kind != want->kind) return e;
   if (have->kind == TYPE_TENSOR) return cached_cast(mx, e, have->tensor.dtype, want->tensor.dtype);
   if (have->kind != TYPE_TUPLE || have->tuple.n != want->tuple.n) return e;
@@ -216,7 +211,7 @@ static void restore_fixed_types(Mixed *mx, const Expr *old, Expr *e) {
 
 /* The result dtype of a tensor-typed expression. */
 static bool tensor_dtype(const Expr *e, DType *dt) {
-  const Type *t = resolved(e->type);
+  const Type *t = type_solved(e->type);
   if (!t || t->kind != TYPE_TENSOR) return false;
   *dt = t->tensor.dtype;
   return true;
@@ -315,7 +310,7 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
  * module was not --equal to the pass output: fuzz, from
  * passes/lambda_lift/shared_polymorphic_literal.relay). */
 static bool mentions_tparams(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   if (!t || stack_exhausted()) return true;
   switch (t->kind) {
   case TYPE_VAR: return true;
@@ -356,7 +351,7 @@ static Expr *mp_post(Rewriter *rw, Expr *old, Expr *e) {
   switch (e->kind) {
   case EXPR_VAR:
     /* a let binder whose value changed type: its uses follow */
-    if (e->var.var->type && e->type && !type_equal(resolved(e->type), resolved(e->var.var->type))) {
+    if (e->var.var->type && e->type && !type_equal(type_solved(e->type), type_solved(e->var.var->type))) {
       Expr *v = build_var(mx->m, e->var.var, e->span);
       v->type = e->var.var->type;
       return v;
@@ -421,10 +416,10 @@ static bool convert_function(PassCtx *c, GlobalDef *g, Mixed *mx) {
   mx->root = fn->body;
   mx->norig = 0;
   if (mx->keep_orig) {
-    const Type *t = resolved(fn->body->type);
+    const Type *t = type_solved(fn->body->type);
     if (fn->body->kind == EXPR_TUPLE && t && t->kind == TYPE_TUPLE) {
       for (uint32_t i = 0; i < t->tuple.n && i < 64; i++) {
-        const Type *f = resolved(t->tuple.fields[i]);
+        const Type *f = type_solved(t->tuple.fields[i]);
         mx->orig[mx->norig++] = f && f->kind == TYPE_TENSOR ? f->tensor.dtype : F32;
       }
     } else if (fn->body->kind == EXPR_CALL && t && t->kind == TYPE_TENSOR) {

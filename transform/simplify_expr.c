@@ -32,14 +32,9 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static const Type *tensor_type(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
-}
-
 /* "[d0, d1, ...]" of a fully static tensor type, else NULL. */
 static const char *static_shape(const Type *t, char *buf, size_t cap, int64_t *dims, int *nd) {
-  t = tensor_type(t);
+  t = type_solved_tensor(t);
   if (!t || t->tensor.ndim > 64) return NULL;
   int64_t d[64];
   for (uint32_t i = 0; i < t->tensor.ndim; i++) {
@@ -65,7 +60,7 @@ static Expr *call2(Module *m, const char *op, Expr *a, Expr *b, const char *attr
 static const char *op_name(const Expr *call) { return op_get(op_call_id(call))->name; }
 
 static DType dtype_of(const Expr *e) {
-  const Type *t = tensor_type(e->type);
+  const Type *t = type_solved_tensor(e->type);
   return t ? t->tensor.dtype : DTYPE(DT_HANDLE, 0);
 }
 
@@ -109,7 +104,7 @@ static bool dtype_range(DType dt, double *lo, double *hi) {
 
 static Expr *concretize_like(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)mt;
-  const Type *t = tensor_type(pre->type);
+  const Type *t = type_solved_tensor(pre->type);
   char shape[1024], dt[32], a[1100];
   int64_t dims[64];
   int nd = 0;
@@ -145,7 +140,7 @@ static Expr *concretize_like(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt
 
 static Expr *concretize_cast_like(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)mt;
-  const Type *t = tensor_type(pre->type);
+  const Type *t = type_solved_tensor(pre->type);
   if (!t) return post;
   char dt[32], a[64];
   snprintf(a, sizeof a, "dtype=\"%s\"", dtype_text(t->tensor.dtype, dt));
@@ -159,7 +154,7 @@ enum { S_X, S_Y, S_C, S_C1, S_C2, S_V, S_FULL, S_ONES, S_ZEROS, S_D, S_CAST1, S_
 static Expr *simplify_add(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   Expr *x = mt->post[S_X], *y = mt->post[S_Y];
   bool same = x == y || (x->kind == EXPR_VAR && y->kind == EXPR_VAR && x->var.var == y->var.var);
-  if (!same || !tensor_type(pre->type)) return post;
+  if (!same || !type_solved_tensor(pre->type)) return post;
   return call2(cx->m, "multiply", x, fold_const_scalar(cx->m, dtype_of(pre), 2, post->span), NULL, post->span);
 }
 
@@ -173,7 +168,7 @@ static Expr *simplify_rsqrt(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt)
 
 static Expr *eliminate_identity(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)cx;
-  if (!tensor_type(pre->type)) return post;
+  if (!type_solved_tensor(pre->type)) return post;
   Expr *x = mt->post[S_X];
   bool is_left = post->call.args[1] == x;
   const Expr *x_pre = pre->call.args[is_left ? 1 : 0];
@@ -259,7 +254,7 @@ static Expr *simplify_transpose(DfCtx *cx, Expr *pre, Expr *post, const DfMatch 
   Module *m = cx->m;
   Expr *x = mt->post[S_X];
   const Expr *outer = pre, *inner = pre->call.args[0];
-  const Type *t = tensor_type(pre->type), *tx = tensor_type(mt->pre[S_X]->type);
+  const Type *t = type_solved_tensor(pre->type), *tx = type_solved_tensor(mt->pre[S_X]->type);
   if (!t || !tx) return post;
   Layout os, od, is, id;
   bool o_lt = is_lt(outer) && lt_layouts(outer, &os, &od), i_lt = is_lt(inner) && lt_layouts(inner, &is, &id);
@@ -300,7 +295,7 @@ static Expr *simplify_transpose(DfCtx *cx, Expr *pre, Expr *post, const DfMatch 
 static Expr *simplify_noop_transpose(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)cx;
   if (is_lt(pre) && strcmp(cattr_str(pre, "src_layout", ""), cattr_str(pre, "dst_layout", "")) != 0) return post;
-  const Type *t = tensor_type(pre->type);
+  const Type *t = type_solved_tensor(pre->type);
   int64_t perm[64];
   if (!t || !perm_of(pre, (int)t->tensor.ndim, perm)) return post;
   for (uint32_t i = 0; i < t->tensor.ndim; i++)
@@ -312,7 +307,7 @@ static Expr *simplify_noop_transpose(DfCtx *cx, Expr *pre, Expr *post, const DfM
 
 static Expr *simplify_same_cast(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   (void)cx;
-  const Type *a = tensor_type(pre->call.args[0]->type), *r = tensor_type(pre->type);
+  const Type *a = type_solved_tensor(pre->call.args[0]->type), *r = type_solved_tensor(pre->type);
   return a && r && dtype_eq(a->tensor.dtype, r->tensor.dtype) ? mt->post[S_X] : post;
 }
 
@@ -324,8 +319,8 @@ static bool widen_cast(DType from, DType to) {
 }
 
 static Expr *simplify_consecutive_cast(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
-  const Type *d = tensor_type(mt->pre[S_X]->type), *c1 = tensor_type(mt->pre[S_CAST1]->type),
-             *c2 = tensor_type(pre->type);
+  const Type *d = type_solved_tensor(mt->pre[S_X]->type), *c1 = type_solved_tensor(mt->pre[S_CAST1]->type),
+             *c2 = type_solved_tensor(pre->type);
   if (!d || !c1 || !c2 || !widen_cast(d->tensor.dtype, c1->tensor.dtype)) return post;
   char dt[32], a[64];
   snprintf(a, sizeof a, "dtype=\"%s\"", dtype_text(c2->tensor.dtype, dt));
@@ -336,7 +331,7 @@ static Expr *simplify_consecutive_cast(DfCtx *cx, Expr *pre, Expr *post, const D
 
 static Expr *full_elementwise(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   Module *m = cx->m;
-  const Type *t = tensor_type(pre->type);
+  const Type *t = type_solved_tensor(pre->type);
   if (!t) return post;
   DType dt = t->tensor.dtype;
   /* relayc does better than TVM: TVM fires on every kBroadcast operator, and
@@ -483,7 +478,7 @@ static bool coefficient(const DfMatch *mt, int slot, DType dt, double *v) {
 
 static Expr *simplify_binomial(DfCtx *cx, Expr *pre, Expr *post, const DfMatch *mt) {
   Module *m = cx->m;
-  const Type *t = tensor_type(pre->type);
+  const Type *t = type_solved_tensor(pre->type);
   if (!t) return post;
   DType dt = t->tensor.dtype;
   Expr *x = mt->post[S_X], *y = mt->post[S_Y];

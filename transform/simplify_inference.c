@@ -26,11 +26,6 @@
 #include "transform/callattr.h"
 #include "transform/fold_constant.h"
 
-static const Type *tensor_type(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
-}
-
 static Expr *call1(Module *m, const char *op, Expr *a, const char *attrs, Span sp) {
   return op_call(m, op, &a, 1, attrs, sp);
 }
@@ -158,14 +153,14 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
     int32_t id = op_call_id(t);
     if (id == OP_NN_DROPOUT) return t->call.args[0];
     if (id != OP_NN_BATCH_NORM || t->call.nargs != 5 || old->proj.tuple->kind != EXPR_CALL) return e;
-    const Type *ty = tensor_type(old->proj.tuple->call.args[0]->type);
+    const Type *ty = type_solved_tensor(old->proj.tuple->call.args[0]->type);
     return ty ? batch_norm(m, t, ty, e->span) : e;
   }
   if (e->kind != EXPR_CALL) return e;
   int32_t id = op_call_id(e);
   if (id != OP_NN_LAYER_NORM && id != OP_NN_GROUP_NORM && id != OP_NN_INSTANCE_NORM && id != OP_NN_L2_NORMALIZE)
     return e;
-  const Type *ty = tensor_type(old->call.args[0]->type);
+  const Type *ty = type_solved_tensor(old->call.args[0]->type);
   if (!ty) return e;
   Expr *r = NULL;
   switch (id) {
