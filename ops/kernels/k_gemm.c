@@ -211,14 +211,21 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
  * as the product itself when K is small, while relayc's micro-kernel stores
  * its tiles over C directly. Measured on ResNet-50's weight gradients at 7×7
  * (K = 49: 1.5-2× faster) and a 1×1 data gradient with K = 64
- * (bench/grad/README.md); at K = 128 and above OpenBLAS wins. */
+ * (bench/grad/README.md). Since the row-by-row B pack (session 9) products
+ * with K up to 256 gain too when C has at least 64 columns (session 10,
+ * alone: 144×784 K=128 Aᵀ 0.36 -> 0.33 ms, 512×784 K=128 1.28 -> 1.15,
+ * 256×2304 K=196 Bᵀ 2.96 -> 2.82; 288×196 K=256 level; narrower C loses:
+ * 576×49 K=512 0.38 -> 0.47): ResNet-50's weight gradients at 14×14
+ * (K = 196) and data gradients of 128 and 256 channels. */
 #define KG_OWN_SHORT_K 64
+#define KG_OWN_MID_K 256
+#define KG_OWN_MID_MIN_N 64
 
 void kgemm_f32_serial_over(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                            int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   kgemm_init();
-  if (kg_own_short && K > 0 && K <= KG_OWN_SHORT_K &&
+  if (kg_own_short && K > 0 && (K <= KG_OWN_SHORT_K || (K <= KG_OWN_MID_K && N >= KG_OWN_MID_MIN_N)) &&
       ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc))
     return;
   kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
