@@ -69,6 +69,7 @@
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
 #include "ops/layout.h"
+#include "runtime/bufpool.h"
 #include "runtime/threadpool.h"
 
 /* ------------------------------------------------------------ geometry */
@@ -760,7 +761,11 @@ DEFINE_TRANSPOSED(int64_t, tconv_i64, mac_i64) /* integers; floats: tconv_gemm b
  * per unit (image n, group gi, block of Og output channels) and chunk of
  * input pixels, cols[(o, taps) × p] = W_gᵀ · x_g (one sgemm, op(A) = Aᵀ with
  * the weight read in place as (Cg × Og·ksz)), then col2im adds every row
- * into the unit's own output planes (no two units share a plane). */
+ * into the unit's own output planes (no two units share a plane). With
+ * fewer units than two per thread that do not divide evenly among the
+ * threads (ResNet's stem: 3 output channels, ob = 1), the chunks of each
+ * unit are also cut into slices: slice 0 writes y, slice s > 0 a zeroed
+ * copy of y's size (partial[s − 1]) that is added to y after the join. */
 typedef struct TgJob {
   const ConvGeom *g;
   const void *x, *w;
@@ -768,6 +773,8 @@ typedef struct TgJob {
   bool f64;
   int64_t ob, nob;  /* output channels per unit, units per (image, group) */
   int64_t pc, npc;  /* input pixels per chunk, chunks */
+  int64_t nslice;   /* chunk slices per unit */
+  void **partial;   /* nslice − 1 buffers of y's size, or NULL */
   void **scratch;   /* per thread: cols (ob·ksz × pc) */
 } TgJob;
 
@@ -816,19 +823,42 @@ typedef struct TgJob {
 DEFINE_COL2IM(float, col2im_f32)
 DEFINE_COL2IM(double, col2im_f64)
 
+/* Chunk slices per unit: 1 unless the units are fewer than two per thread
+ * and do not divide evenly among the threads; then enough for two tasks per
+ * thread, each slice at least TG_MIN_SLICE input pixels. By the shape and
+ * the thread count (a sliced sum rounds differently, so results at 1 thread
+ * and at 2 may differ in the last bit). */
+#define TG_MIN_SLICE 4096
+
+static int64_t tgemm_slices(int64_t units, int nt, int64_t isz) {
+  if (nt <= 1 || units >= 2 * nt || units % nt == 0) return 1;
+  int64_t s = (2 * nt + units - 1) / units, most = isz / TG_MIN_SLICE;
+  if (s > most) s = most;
+  return s < 1 ? 1 : s;
+}
+
+static void tgemm_free_partial(TgJob *j, int64_t n, size_t bytes) {
+  for (int64_t s = 0; s < n; s++) bufpool_free(j->partial[s], bytes);
+  mem_free(j->partial);
+  j->partial = NULL;
+}
+
 static void tgemm_task(void *raw, int64_t lo, int64_t hi) {
   const TgJob *j = raw;
   const ConvGeom *g = j->g;
   size_t es = j->f64 ? 8 : 4;
   int64_t rowlen = g->Og * g->ksz; /* a weight row (one input channel) */
   for (int64_t t = lo; t < hi; t++) {
-    int64_t obi = t % j->nob, ng = t / j->nob, gi = ng % g->G, n = ng / g->G;
+    int64_t sl = t % j->nslice, unit = t / j->nslice;
+    int64_t obi = unit % j->nob, ng = unit / j->nob, gi = ng % g->G, n = ng / g->G;
     int64_t o0 = obi * j->ob, olen = g->Og - o0 < j->ob ? g->Og - o0 : j->ob;
-    char *y = (char *)j->y + (size_t)((n * g->O + gi * g->Og + o0) * g->osz) * es;
+    char *dst = sl == 0 ? j->y : j->partial[sl - 1];
+    char *y = dst + (size_t)((n * g->O + gi * g->Og + o0) * g->osz) * es;
     memset(y, 0, (size_t)(olen * g->osz) * es);
     const char *A = (const char *)j->w + (size_t)(gi * g->Cg * rowlen + o0 * g->ksz) * es;
     void *cols = j->scratch[threadpool_thread_index()];
-    for (int64_t c = 0; c < j->npc; c++) {
+    int64_t c0 = sl * j->npc / j->nslice, c1 = (sl + 1) * j->npc / j->nslice;
+    for (int64_t c = c0; c < c1; c++) {
       int64_t p0 = c * j->pc, plen = g->isz - p0 < j->pc ? g->isz - p0 : j->pc;
       const char *B = (const char *)j->x + (size_t)((n * g->C + gi * g->Cg) * g->isz + p0) * es;
       if (j->f64) {
@@ -941,11 +971,33 @@ static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const voi
   if (pc < 256) pc = 256;
   if (pc > g->isz) pc = g->isz;
   if (pc < 1) pc = 1;
-  j.pc = pc;
   j.npc = (g->isz + pc - 1) / pc;
+  j.nslice = tgemm_slices(base * j.nob, nt, g->isz);
+  if (j.nslice > 1) { /* whole chunks dealt evenly: npc a multiple of the slices */
+    j.npc = (j.npc + j.nslice - 1) / j.nslice * j.nslice;
+    pc = (g->isz + j.npc - 1) / j.npc;
+    j.npc = (g->isz + pc - 1) / pc;
+    if (j.npc < j.nslice) j.nslice = j.npc;
+  }
+  j.pc = pc;
   j.scratch = kscratch(0, (size_t)(ob * g->ksz * pc) * es + 64);
   if (!j.scratch) return kernel_fail(c, "%s: out of memory for the column buffer", c->op->name), false;
-  threadpool_for(base * j.nob, 1, tgemm_task, &j);
+  size_t ybytes = (size_t)(g->N * g->O * g->osz) * es;
+  if (j.nslice > 1) {
+    j.partial = mem_calloc((size_t)(j.nslice - 1), sizeof *j.partial);
+    for (int64_t s = 0; s + 1 < j.nslice; s++) {
+      j.partial[s] = bufpool_alloc(ybytes);
+      if (!j.partial[s]) {
+        tgemm_free_partial(&j, s, ybytes);
+        return kernel_fail(c, "%s: out of memory for partial sums", c->op->name), false;
+      }
+    }
+  }
+  threadpool_for(base * j.nob * j.nslice, 1, tgemm_task, &j);
+  if (j.nslice > 1) {
+    kconv_add_partials(y, j.partial, j.nslice - 1, g->N * g->O * g->osz, f64);
+    tgemm_free_partial(&j, j.nslice - 1, ybytes);
+  }
   return true;
 }
 

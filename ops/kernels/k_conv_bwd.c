@@ -120,28 +120,6 @@ static void bw_gemm_task(void *raw, int64_t lo, int64_t hi) {
   }
 }
 
-typedef struct SumJob {
-  void *out;
-  void **partial;
-  int64_t nparts, n;
-  bool f64;
-} SumJob;
-
-static void bw_sum_task(void *raw, int64_t lo, int64_t hi) {
-  const SumJob *j = raw;
-  for (int64_t p = 0; p < j->nparts; p++) {
-    if (j->f64) {
-      double *o = j->out;
-      const double *q = j->partial[p];
-      for (int64_t i = lo; i < hi; i++) o[i] += q[i];
-    } else {
-      float *o = j->out;
-      const float *q = j->partial[p];
-      for (int64_t i = lo; i < hi; i++) o[i] += q[i];
-    }
-  }
-}
-
 /* ---- one input channel per group: dot products, no GEMM ---------------------------- */
 
 /* acc[t] += Σ_p gp[p] · cols[t·P + p] for t < ntaps (16-lane partial sums). */
@@ -359,8 +337,7 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
   }
   threadpool_for(units * j.nslice, 1, bw_gemm_task, &j);
   if (j.nslice > 1) {
-    SumJob sj = {.out = out, .partial = j.partial, .nparts = j.nslice - 1, .n = osz, .f64 = f64};
-    threadpool_for(osz, 4096, bw_sum_task, &sj);
+    kconv_add_partials(out, j.partial, j.nslice - 1, osz, f64);
     for (int64_t s = 0; s + 1 < j.nslice; s++) bufpool_free(j.partial[s], (size_t)osz * es);
     mem_free(j.partial);
   }

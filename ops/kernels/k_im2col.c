@@ -8,6 +8,9 @@
  * row by row (no division per element); unit-stride runs are copied with a
  * loop (short 7×7 / 14×14 rows) or memcpy (long ones), stride-2 runs with
  * the two-register gather of ops/kernels/k_plane.h. KHOT: cloned per ISA level.
+ * kconv_add_partials sums the private partial results of an engine whose
+ * reduction was cut into slices (the weight gradient's pixel slices, the
+ * transposed convolution's chunk slices) into the first one.
  */
 #include "ops/kernels/k_im2col.h"
 
@@ -15,6 +18,7 @@
 
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/k_simd.h"
+#include "runtime/threadpool.h"
 
 /* NAME fills cols[(C·ksz) × plen] (row stride plen) for output pixels
  * [p0, p0+plen) of the C input planes at x. */
@@ -74,3 +78,30 @@
 
 DEFINE_IM2COL(float, kim2col_f32)
 DEFINE_IM2COL(double, kim2col_f64)
+
+typedef struct KAddJob {
+  void *dst;
+  void *const *src;
+  int64_t nsrc;
+  bool f64;
+} KAddJob;
+
+static void kadd_task(void *raw, int64_t lo, int64_t hi) {
+  const KAddJob *j = raw;
+  for (int64_t s = 0; s < j->nsrc; s++) {
+    if (j->f64) {
+      double *o = j->dst;
+      const double *q = j->src[s];
+      for (int64_t i = lo; i < hi; i++) o[i] += q[i];
+    } else {
+      float *o = j->dst;
+      const float *q = j->src[s];
+      for (int64_t i = lo; i < hi; i++) o[i] += q[i];
+    }
+  }
+}
+
+void kconv_add_partials(void *dst, void *const *src, int64_t nsrc, int64_t n, bool f64) {
+  KAddJob j = {.dst = dst, .src = src, .nsrc = nsrc, .f64 = f64};
+  if (nsrc > 0) threadpool_for(n, 4096, kadd_task, &j);
+}

@@ -1,4 +1,6 @@
-/* ops/kernels/k_im2col.h — im2col for convolutions in 1, 2 or 3 spatial dims.
+/* ops/kernels/k_im2col.h — what the GEMM convolution engines share (ops/kernels/k_conv.c,
+ * k_conv_bwd.c): im2col for 1, 2 or 3 spatial dims, and the sum of the partial
+ * results of a reduction cut into slices.
  *
  * A convolution of C input channels with a k0·k1·k2 window becomes a GEMM
  * against the column matrix cols[(C·k0·k1·k2) × P], one row per (channel,
@@ -13,6 +15,7 @@
 #ifndef RELAYC_OPS_K_IM2COL_H
 #define RELAYC_OPS_K_IM2COL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct KIm2col {
@@ -24,5 +27,9 @@ typedef struct KIm2col {
  * [p0, p0 + plen) from x, C contiguous planes of in[0]·in[1]·in[2]. */
 void kim2col_f32(const KIm2col *g, const float *x, int64_t p0, int64_t plen, float *cols);
 void kim2col_f64(const KIm2col *g, const double *x, int64_t p0, int64_t plen, double *cols);
+
+/* dst[i] += src[0][i] + ... + src[nsrc − 1][i] (added in that order) for
+ * i < n, float32 or float64, split over the thread pool. */
+void kconv_add_partials(void *dst, void *const *src, int64_t nsrc, int64_t n, bool f64);
 
 #endif

@@ -483,6 +483,33 @@ START_TEST(conv2d_transpose) {
 }
 END_TEST
 
+/* A transposed convolution with fewer output planes than two per thread
+ * (ResNet's stem: 3 of them, 7×7 stride 2) cuts each plane's input pixels
+ * into slices summed after the join; every thread count must agree with
+ * the reference (1 and 3 threads: no slices; 2 and 4: two slices per plane). */
+START_TEST(conv2d_transpose_sliced) {
+  static const int counts[] = {1, 2, 3, 4};
+  int64_t xs[4] = {1, 16, 100, 90}, ws[4] = {16, 3, 7, 7};
+  Tensor *x = rnd(F32, 4, xs, 321), *w = rnd(F32, 4, ws, 322);
+  RefGeom r = {.nd = 2, .G = 1, .st = {1, 2, 2}, .dil = {1, 1, 1}, .plo = {0, 3, 3}, .phi = {0, 3, 3},
+               .opad = {0, 1, 1}};
+  Tensor *want = ref_tconv(x, w, &r, F32);
+  const char *attrs = "channels=3; kernel_size=[7, 7]; strides=[2, 2]; padding=[3, 3, 3, 3]; output_padding=[1, 1]";
+  for (size_t k = 0; k < 4; k++) {
+    threadpool_shutdown();
+    char v[8];
+    snprintf(v, sizeof v, "%d", counts[k]);
+    setenv("RELAYC_NUM_THREADS", v, 1);
+    check_conv(OP_NN_CONV2D_TRANSPOSE, attrs, x, w, want, 1e-5);
+  }
+  threadpool_shutdown();
+  unsetenv("RELAYC_NUM_THREADS");
+  tensor_release(x);
+  tensor_release(w);
+  tensor_release(want);
+}
+END_TEST
+
 /* Depthwise transposed convolutions (groups = channels, one output channel per
  * group: the data gradient of a depthwise convolution) take the depthwise
  * engine with the flipped window (stride > 1: on a spread input); padding
@@ -969,6 +996,7 @@ static Suite *conv_suite(void) {
   tcase_add_test(tc, conv2d_nhwc);
   tcase_add_test(tc, conv1d_conv3d);
   tcase_add_test(tc, conv2d_transpose);
+  tcase_add_test(tc, conv2d_transpose_sliced);
   tcase_add_test(tc, conv2d_transpose_depthwise);
   tcase_add_test(tc, conv2d_transpose_depthwise_phase);
   tcase_add_test(tc, conv2d_fused_epilogue);
