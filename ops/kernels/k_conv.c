@@ -351,13 +351,28 @@ static void gemm_task(void *raw, int64_t lo, int64_t hi) {
 #define CONV_SHARED_PIX 256
 #define CONV_SHARED_BYTES (8 << 20)
 
+/* Where OpenBLAS is the float32 engine, forward products with Kg up to this
+ * take relayc's sgemm (ResNet-50's 1×1 convolutions of 64 and 128 channels,
+ * 2 threads, best of 7: 3.48 -> 2.87 and 3.49 -> 3.23 ms; with Kg = 147 or 256
+ * it was 2-4% slower, bench/grad/README.md session 10). */
+#define CONV_OWN_MAX_K 128
+/* ... and at least this many multiply-adds per (image, group): smaller ones
+ * keep OpenBLAS's results bit for bit (exact-print goldens, as in k_gemm.c) */
+#define CONV_OWN_MIN_MACS (double)(1 << 18)
+
 static bool conv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y,
                       bool f64, const Epi *epi) {
   kgemm_init();
   int nt = threadpool_size();
   size_t es = f64 ? 8 : 4;
   GemmJob j = {.g = g, .x = x, .w = w, .y = y, .epi = epi, .f64 = f64};
-  j.own = !f64 && strcmp(kgemm_sgemm_engine(), "openblas") != 0;
+  /* relayc's sgemm: the engine, or a short reduction it takes over OpenBLAS
+   * (no bias fill before the product, epilogue fused into its stores) */
+  bool acc = epi && epi->accumulate;
+  double macs = (double)g->Og * (double)g->Kg * (double)g->osz;
+  j.own = !f64 && (strcmp(kgemm_sgemm_engine(), "openblas") != 0 ||
+                   (!acc && g->Kg <= CONV_OWN_MAX_K && macs >= CONV_OWN_MIN_MACS &&
+                    kgemm_f32_own_over(g->osz, g->Kg)));
   int64_t colw = j.own ? 32 : 16, rowh = j.own ? 12 : 16; /* tile of the sgemm */
   j.direct = g->ksz == 1 && g->st[0] == 1 && g->st[1] == 1 && g->st[2] == 1 && g->plo[0] == 0 &&
              g->plo[1] == 0 && g->plo[2] == 0 && g->phi[0] == 0 && g->phi[1] == 0 &&

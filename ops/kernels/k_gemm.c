@@ -221,11 +221,15 @@ void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const f
 #define KG_OWN_MID_K 256
 #define KG_OWN_MID_MIN_N 64
 
+bool kgemm_f32_own_over(int64_t N, int64_t K) {
+  kgemm_init();
+  return kg_own_short && K > 0 && (K <= KG_OWN_SHORT_K || (K <= KG_OWN_MID_K && N >= KG_OWN_MID_MIN_N));
+}
+
 void kgemm_f32_serial_over(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                            int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
-  kgemm_init();
-  if (kg_own_short && K > 0 && (K <= KG_OWN_SHORT_K || (K <= KG_OWN_MID_K && N >= KG_OWN_MID_MIN_N)) &&
+  if (kgemm_f32_own_over(N, K) &&
       ksgemm_f32(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc))
     return;
   kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
@@ -236,7 +240,8 @@ void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, con
                           int64_t ldc, const KsgemmEpi *epi) {
   if (M <= 0 || N <= 0) return;
   kgemm_init();
-  if (kg_own_sgemm && ksgemm_f32_epi(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, epi)) return;
+  bool own = kg_own_sgemm || (beta == 0.0f && kgemm_f32_own_over(N, K));
+  if (own && ksgemm_f32_epi(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, epi)) return;
   kgemm_f32_serial(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
   if (!epi || !(epi->bias || epi->res || epi->relu)) return;
   for (int64_t i = 0; i < M; i++) {

@@ -45,8 +45,8 @@ const char *kgemm_sgemm_engine(void);
  * of A, B, C as stored. Threaded over the pool (call from the submitting
  * thread). Dimensions beyond INT32_MAX fall back to a plain loop. Products
  * of at least 2^18 multiply-adds are cut by shape (column/row panels, or two
- * K pieces when K >= 512 dwarfs M and N); with beta = 0 and K <= 64 their
- * float32 panels use relayc's sgemm, as kgemm_f32_serial_over does. */
+ * K pieces when K >= 512 dwarfs M and N); with beta = 0 their float32
+ * panels use relayc's sgemm where kgemm_f32_own_over says so. */
 void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
@@ -55,15 +55,20 @@ void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *
 void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* kgemm_f32_serial followed by the epilogue of ops/kernels/k_sgemm.h (per-row bias,
- * residual, ReLU): fused into the micro-kernel's store with our sgemm, a
- * second pass over C with OpenBLAS. epi may be NULL. */
+ * residual, ReLU): fused into the micro-kernel's store with our sgemm (also
+ * where OpenBLAS is the engine when beta = 0 and kgemm_f32_own_over holds),
+ * a second pass over C with OpenBLAS. epi may be NULL. */
 void kgemm_f32_serial_epi(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                           int64_t ldc, const KsgemmEpi *epi);
+/* Whether an overwriting float32 product with N columns and reduction K runs
+ * on relayc's sgemm even where OpenBLAS is the engine: K <= 64, or K <= 256
+ * with N >= 64 (OpenBLAS's separate zeroing of C costs as much as a short
+ * product; measured in k_gemm.c). */
+bool kgemm_f32_own_over(int64_t N, int64_t K);
 /* kgemm_f32_serial with beta = 0 for the convolution gradients' products, whose
- * reduction is often short: with K <= 64 it uses relayc's sgemm even where OpenBLAS
- * is the float32 engine (OpenBLAS's separate zeroing of C costs as much as such
- * a product). Other callers keep kgemm_f32_serial's engine, bit for bit. */
+ * reduction is often short: relayc's sgemm where kgemm_f32_own_over holds.
+ * Other callers keep kgemm_f32_serial's engine, bit for bit. */
 void kgemm_f32_serial_over(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                            int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
 void kgemm_f64_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
