@@ -6,7 +6,7 @@
  * padded); for each MC-tall row block pack the A slice into MR-tall
  * micro-panels laid out [k][MR] (zero padded); then every MR×NR tile of C
  * gets one micro-kernel call: the A micro-panel stays in L1, the packed B
- * slice streams from L2. With AVX-512 and A not transposed, full MR-row
+ * slice streams from L2. With A not transposed, full MR-row
  * panels of A are not packed at all: the kernel broadcasts straight from
  * the MR rows of A (a transposing pack would cost as much as the FMAs on
  * narrow C such as ResNet's 7×7 maps). The first K slice applies beta (0:
@@ -59,6 +59,7 @@ typedef struct {
   KsgKernel kern_half; /* packed A, NR/2-wide panel, or NULL */
   KsgKernel row;       /* A rows in place, NR-wide, or NULL */
   KsgKernel row_half;  /* A rows in place, NR/2-wide, or NULL */
+  bool avx512;         /* the AVX-512 GEMV and masked B copies apply */
 } KsgIsa;
 
 /* Scalar epilogue on an mr×nr tile of C (kernels without a fused one). */
@@ -248,24 +249,47 @@ KSG_T512 static void ksg_axpys512(int64_t n, int64_t k, const float *R, int64_t 
 #define KSG_MR256 6
 #define KSG_NR256 16
 
-__attribute__((target("avx2,fma"))) static void ksg_kern256(int64_t kc, const float *a,
-                                                            int64_t lda, const float *b, float *c,
-                                                            int64_t ldc, int mr, int nr, bool load,
-                                                            const KsgTileEpi *e) {
-  (void)lda;
+#define KSG_T256 __attribute__((target("avx2,fma")))
+
+/* The AVX2 kernel body, A packed or in place (rowa: row r at a + r·lda,
+ * rows 0-2 and 3-5 addressed from two bases, as the AVX-512 body does).
+ * The same FMAs in the same order either way. */
+static inline __attribute__((always_inline)) KSG_T256 void
+ksg_body256(const bool rowa, int64_t kc, const float *a, int64_t lda, const float *b, float *c,
+            int64_t ldc, int mr, int nr, bool load, const KsgTileEpi *e) {
   __m256 acc[KSG_MR256][2];
 #pragma GCC unroll 6
   for (int r = 0; r < KSG_MR256; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < kc; k++) {
-    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+  if (rowa) {
+    const char *p0 = (const char *)a;
+    int64_t L = lda * (int64_t)sizeof(float);
+    const char *p1 = p0 + 3 * L;
+    for (int64_t k = 0; k < kc; k++) {
+      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+      const char *q[2] = {p0, p1};
 #pragma GCC unroll 6
-    for (int r = 0; r < KSG_MR256; r++) {
-      __m256 av = _mm256_broadcast_ss(a + r);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+      for (int r = 0; r < KSG_MR256; r++) {
+        int64_t off = r % 3 == 0 ? 0 : r % 3 == 1 ? L : 2 * L;
+        __m256 av = _mm256_broadcast_ss((const float *)(q[r / 3] + off));
+        acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+      }
+      p0 += sizeof(float);
+      p1 += sizeof(float);
+      b += KSG_NR256;
     }
-    a += KSG_MR256;
-    b += KSG_NR256;
+  } else {
+    for (int64_t k = 0; k < kc; k++) {
+      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < KSG_MR256; r++) {
+        __m256 av = _mm256_broadcast_ss(a + r);
+        acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+      }
+      a += KSG_MR256;
+      b += KSG_NR256;
+    }
   }
   if (nr == KSG_NR256) {
 #pragma GCC unroll 6
@@ -296,6 +320,16 @@ __attribute__((target("avx2,fma"))) static void ksg_kern256(int64_t kc, const fl
   if (e) ksg_epi_tile(e, c, ldc, mr, nr);
 }
 
+KSG_T256 static void ksg_kern256(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
+                                 int64_t ldc, int mr, int nr, bool load, const KsgTileEpi *e) {
+  ksg_body256(false, kc, a, lda, b, c, ldc, mr, nr, load, e);
+}
+
+KSG_T256 static void ksg_row256(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
+                                int64_t ldc, int mr, int nr, bool load, const KsgTileEpi *e) {
+  ksg_body256(true, kc, a, lda, b, c, ldc, mr, nr, load, e);
+}
+
 #endif
 
 /* ------------------------------------------------------------ CPU choice */
@@ -303,8 +337,8 @@ __attribute__((target("avx2,fma"))) static void ksg_kern256(int64_t kc, const fl
 static const KsgIsa *ksg_pick(const char *want) {
 #if KSG_X86
   static const KsgIsa isa512 = {"avx512",    KSG_MR512,  KSG_NR512, ksg_kern512,
-                                ksg_kern512h, ksg_row512, ksg_row512h};
-  static const KsgIsa isa256 = {"avx2", KSG_MR256, KSG_NR256, ksg_kern256, NULL, NULL, NULL};
+                                ksg_kern512h, ksg_row512, ksg_row512h, true};
+  static const KsgIsa isa256 = {"avx2", KSG_MR256, KSG_NR256, ksg_kern256, NULL, ksg_row256, NULL, false};
   __builtin_cpu_init();
   bool has512 = __builtin_cpu_supports("avx512f");
   bool has256 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -442,7 +476,7 @@ static void ksg_pack_b(const KsgIsa *isa, bool tb, const float *B, int64_t ldb, 
     if (!tb) { /* element (k, j) at B[k*ldb + j] */
       const float *src = B + p0 * ldb + j0 + jp;
 #if KSG_X86
-      if (isa->row) { /* AVX-512: two masked vector copies per k, no memcpy calls */
+      if (isa->avx512) { /* two masked vector copies per k, no memcpy calls */
         ksg_copy_rows512(kc, src, ldb, (int)nr, w, dst);
         continue;
       }
@@ -625,7 +659,7 @@ static bool ksg_run(const KsgIsa *isa, bool ta, bool tb, int64_t M, int64_t N, i
     if (epi) ksg_epi_all(epi, M, N, C, ldc);
     return true;
   }
-  if ((M == 1 || N == 1) && isa->row) {
+  if ((M == 1 || N == 1) && isa->avx512) {
     if (!ksg_gemv(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)) return false;
     if (epi) ksg_epi_all(epi, M, N, C, ldc);
     return true;
