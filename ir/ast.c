@@ -123,10 +123,15 @@ Expr *expr_scalar_bool(Module *m, bool v, Span sp) {
 }
 
 Expr *expr_call(Module *m, Expr *fn, Expr **args, uint32_t nargs, Attrs *attrs, Span sp) {
-  Expr *e = expr_new(m, EXPR_CALL, sp);
+  /* the node and its argument array in one allocation, the array right after
+   * the node (pointers: 8-byte aligned, a unary call's array takes 8 bytes) */
+  size_t node = offsetof(Expr, constant) + expr_payload_size(EXPR_CALL);
+  Expr *e = arena_alloc_aligned(m->arena, node + nargs * sizeof *args, _Alignof(Expr *));
+  e->kind = EXPR_CALL;
+  e->span = sp;
   e->call.fn = fn;
-  if (nargs) { /* pointers: 8-byte aligned (a unary call's array takes 8 bytes, not 16) */
-    e->call.args = arena_alloc_aligned(m->arena, nargs * sizeof *args, _Alignof(Expr *));
+  if (nargs) {
+    e->call.args = (Expr **)((char *)e + node);
     for (uint32_t i = 0; i < nargs; i++) e->call.args[i] = args[i]; /* a few: no library call */
   }
   e->call.nargs = nargs;
