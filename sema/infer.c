@@ -721,7 +721,7 @@ static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *ar
  * with the verdict in its low bits. The marks nodes had before (most are 0:
  * a pass's new nodes) are kept aside only when not 0, so a slot is 8 bytes
  * (a 5M-node output: 40 MB of fresh memory less). */
-#define JUDGE_BLOCK 16384u
+#define JUDGE_BLOCK 65536u
 
 enum { J_BUSY = 0, J_KEEP = 1, J_REDO = 2 };
 
@@ -745,6 +745,7 @@ typedef struct JFrame {
 
 typedef struct Judge {
   VEC(JSlot *) blocks;
+  Arena *slots;   /* where the blocks after the first are (judge_new_block) */
   uint32_t nnodes;
   VEC(JSaved) saved;
   const Type *ground_seen[GROUND_CACHE]; /* types known ground, by address */
@@ -915,8 +916,16 @@ static Expr *judge_next(Judge *J, JFrame *f) {
 #define JUDGE_INL static inline __attribute__((always_inline))
 
 /* The rare steps of judge_enter, out of line so that the inlined part stays short. */
+/* The first block is malloc'ed (a small module touches a few of its pages);
+ * the others come from an arena's huge-page payload regions (ir/arena.h): a
+ * 4M-node output's memo faulted in 2 MiB at a time, not 4 KiB. */
 static __attribute__((noinline)) void judge_new_block(Judge *J) {
-  vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
+  if (!J->blocks.len) {
+    vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
+    return;
+  }
+  if (!J->slots) J->slots = arena_new();
+  vec_push(J->blocks, arena_alloc_big(J->slots, JUDGE_BLOCK * sizeof(JSlot)));
 }
 static __attribute__((noinline)) void judge_save_mark(Judge *J, Expr *e) { vec_push(J->saved, ((JSaved){e, e->mark})); }
 static __attribute__((noinline)) void judge_undecided(Judge *J, Var *v) { vec_push(J->undecided, v); }
@@ -1106,7 +1115,8 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     for (uint32_t k = 0; k < used; k++) ((Expr *)(slots[k] & ~(uintptr_t)3))->mark = 0;
   }
   for (size_t k = 0; k < J.saved.len; k++) J.saved.data[k].e->mark = J.saved.data[k].mark;
-  for (size_t b = 0; b < J.blocks.len; b++) mem_free(J.blocks.data[b]);
+  if (J.blocks.len) mem_free(J.blocks.data[0]);
+  if (J.slots) arena_free(J.slots);
   vec_free(J.blocks);
   vec_free(J.saved);
   vec_free(J.stack);
