@@ -48,6 +48,9 @@ DEFAULT_PASSES = [
     # its residual program must compute what the original computes (graph-shared effects
     # under closures and branches: run/shared_closure_effect.relay)
     "PartialEvaluate",
+    # relayc's run-pipeline rewrite of static references into dataflow (transform/static_refs.c):
+    # on its own, with the types it builds checked (RELAYC_VERIFY_RETYPE)
+    "ResolveStaticRefs",
 ]
 TIMEOUT = 120
 OWN_PIPELINE = ("--pass", "-O0", "-O1", "-O2", "-O3", "--grad", "--check-grad", "--expr", "--emit")

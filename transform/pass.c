@@ -308,7 +308,7 @@ void pass_pipeline_add_opt_level(PassPipeline *pl, int level) {
 }
 
 void pass_pipeline_add_run_defaults(PassPipeline *pl) {
-  static const int seq[] = {PASS_DEFUSE_OPS, PASS_FOLD_BATCH_NORM_INTO_CONV, PASS_FUSE_CONV_EPILOGUE,
+  static const int seq[] = {PASS_DEFUSE_OPS, PASS_RESOLVE_STATIC_REFS, PASS_FOLD_BATCH_NORM_INTO_CONV, PASS_FUSE_CONV_EPILOGUE,
                              PASS_FUSE_DENSE_TRANSPOSE, PASS_FUSE_SCALED_ADD};
   for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
     const PassDef *p = &pass_table[seq[i]];

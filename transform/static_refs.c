@@ -1,0 +1,354 @@
+/* transform/static_refs.c — ResolveStaticRefs, relayc's run-pipeline rewrite of
+ * a function whose references and closures are all known at compile time into
+ * pure dataflow (not a TVM pass; `relayc --run` runs it unless -O0).
+ *
+ * Gradient's higher-order output (spec/gradient.md §1.4) keeps every adjoint in
+ * a `ref` cell and the backward pass in a chain of closures stored in a tape
+ * cell, each calling the one before it. For straight-line code all of that is
+ * static: which cell a `ref_read` reads, which closure a call runs. This pass
+ * evaluates such a function symbolically, in evaluation order: operator calls
+ * become residual nodes (a DAG: graph form), tuples and projections of known
+ * tuples are forwarded, `ref`/`ref_read`/`ref_write` act on a compile-time
+ * store, and a call of a known closure evaluates its body in place. The
+ * function's body becomes the residual expression of its result, so later
+ * rewrites (FuseDenseTranspose, FuseScaledAdd) see the gradient's products next
+ * to the update that consumes them, and nothing is left of the cells, the tape
+ * or the closures. `add(z, x)`, `add(x, z)` and `subtract(x, z)` with z a
+ * `zeros_like`/`zeros` result and x of the result's type become x, which is
+ * what the kernel does with such a zero (ops/kernels/k_elemwise.c).
+ *
+ * Fires only on a function that uses references, and keeps it unchanged
+ * unless ALL of it fits: no if/match, no calls of globals or constructors, no
+ * stateful operator, no polymorphic literal, no literal run twice (each node
+ * is then evaluated at most once, so one memo keyed by node stands for every
+ * activation), no node with an effect shared by two function bodies (the
+ * interpreter may run it where a closure is made), a callee with an effect only in a
+ * call whose arguments are variables or constants, and neither a reference
+ * nor a closure reaching an operator or the result. Operator calls nothing
+ * uses are dropped (pure). Linear: every node is evaluated at most once;
+ * nesting recurses, and a nest too deep for the stack leaves the function as
+ * it was.
+ */
+#include <stdint.h>
+
+#include "ir/arena.h"
+#include "ir/build.h"
+#include "ir/diag.h"
+#include "ir/equal.h"
+#include "ir/mem.h"
+#include "ir/ptrmap.h"
+#include "ops/op_call.h"
+#include "ops/op_ids.h"
+#include "ops/op_traits.h"
+#include "ops/registry.h"
+#include "transform/dagscan.h"
+#include "transform/pass.h"
+
+bool pass_RESOLVE_STATIC_REFS(PassCtx *c);
+
+typedef enum {
+  SV_ATOM,  /* a residual node */
+  SV_PARAM, /* a parameter of the function rewritten (a new use per materialisation) */
+  SV_TUPLE, /* a tuple of static values */
+  SV_REF,   /* a compile-time cell */
+  SV_CLOS,  /* a function literal (its free variables are in the one binding map) */
+} SvKind;
+
+typedef struct SVal SVal;
+struct SVal {
+  SvKind kind;
+  bool zero;       /* SV_ATOM: a zeros_like/zeros result (every element +0) */
+  const Type *t;   /* the type of the expression it is the value of */
+  Expr *atom;      /* SV_ATOM: the node; SV_TUPLE: its materialised tuple, once built */
+  Var *param;      /* SV_PARAM */
+  SVal **fields;   /* SV_TUPLE */
+  uint32_t n;      /* SV_TUPLE: fields */
+  uint32_t cell;   /* SV_REF: index into Straight.cells */
+  Function *fn;    /* SV_CLOS */
+};
+
+typedef struct Straight {
+  Module *m;
+  Arena *a;             /* the SVals */
+  PtrMap vars;          /* Var -> SVal */
+  PtrMap memo;          /* Expr -> SVal (every node is evaluated at most once) */
+  PtrMap ran;           /* Function -> 1 once its body was evaluated */
+  VEC(SVal *) cells;    /* the store */
+  bool failed;          /* the function does not fit: keep it */
+} Straight;
+
+static SVal *eval(Straight *s, Expr *e);
+
+static SVal *give_up(Straight *s) {
+  s->failed = true;
+  return NULL;
+}
+
+static SVal *sval(Straight *s, SvKind k, const Type *t) {
+  SVal *v = arena_alloc(s->a, sizeof *v);
+  *v = (SVal){.kind = k, .t = t};
+  return v;
+}
+
+static SVal *atom(Straight *s, Expr *e, const Type *t) {
+  SVal *v = sval(s, SV_ATOM, t);
+  v->atom = e;
+  return v;
+}
+
+static const Type *resolved(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t;
+}
+
+/* The residual expression of v: atoms as they are, a tuple built once (shared
+ * by its uses); NULL (and give up) for a cell or a closure. */
+static Expr *materialise(Straight *s, SVal *v) {
+  switch (v->kind) {
+  case SV_ATOM: return v->atom;
+  case SV_PARAM: return build_typed(build_var(s->m, v->param, v->param->span), v->param->type);
+  case SV_TUPLE: {
+    if (v->atom) return v->atom;
+    Expr **f = v->n ? arena_alloc(s->a, v->n * sizeof *f) : NULL;
+    for (uint32_t i = 0; i < v->n; i++)
+      if (!(f[i] = materialise(s, v->fields[i]))) return NULL;
+    v->atom = build_typed(build_tuple(s->m, f, v->n, (Span){0}), (Type *)v->t);
+    return v->atom;
+  }
+  case SV_REF:
+  case SV_CLOS: break;
+  }
+  give_up(s);
+  return NULL;
+}
+
+/* x when `op(a, b)` is add(z, x), add(x, z) or subtract(x, z) with z known
+ * zero and x of the call's own type; else NULL. */
+static SVal *zero_operand_fold(int32_t id, SVal *a, SVal *b, const Type *t) {
+  SVal *keep = NULL;
+  if ((id == OP_ADD || id == OP_SUBTRACT) && b->kind == SV_ATOM && b->zero) keep = a;
+  else if (id == OP_ADD && a->kind == SV_ATOM && a->zero) keep = b;
+  if (!keep || (keep->kind != SV_ATOM && keep->kind != SV_PARAM)) return NULL;
+  const Type *kt = resolved(keep->t), *rt = resolved(t);
+  return kt && rt && kt->kind == TYPE_TENSOR && type_equal(kt, rt) ? keep : NULL;
+}
+
+/* An operator call: a new node over the arguments' residuals (the old callee
+ * node moves to it: each old call is evaluated at most once). */
+static SVal *eval_op_call(Straight *s, Expr *e) {
+  int32_t id = op_call_id(e);
+  if (op_is_stateful(id)) return give_up(s);
+  uint32_t n = e->call.nargs;
+  SVal **vals = n ? arena_alloc(s->a, n * sizeof *vals) : NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (!(vals[i] = eval(s, e->call.args[i]))) return NULL;
+  if (n == 2) {
+    SVal *kept = zero_operand_fold(id, vals[0], vals[1], e->type);
+    if (kept) return kept;
+  }
+  Expr **args = n ? arena_alloc(s->a, n * sizeof *args) : NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (!(args[i] = materialise(s, vals[i]))) return NULL;
+  Expr *r = build_call(s->m, e->call.fn, args, n, e->span);
+  r->call.attrs = e->call.attrs;
+  r->type = e->type;
+  SVal *v = atom(s, r, e->type);
+  v->zero = id == OP_ZEROS_LIKE || id == OP_ZEROS;
+  return v;
+}
+
+static bool plain_atom(const Expr *e) { return e->kind == EXPR_VAR || e->kind == EXPR_CONST; }
+
+/* A call of a closure: its body evaluated with the parameters bound. */
+static SVal *eval_closure_call(Straight *s, Expr *e) {
+  if (e->call.fn->kind != EXPR_VAR && e->call.fn->kind != EXPR_FN)
+    for (uint32_t i = 0; i < e->call.nargs; i++)
+      if (!plain_atom(e->call.args[i])) return give_up(s); /* effect order: keep it simple */
+  SVal *f = eval(s, e->call.fn);
+  if (!f) return NULL;
+  if (f->kind != SV_CLOS || f->fn->nparams != e->call.nargs) return give_up(s);
+  if (ptrmap_find(&s->ran, f->fn)) return give_up(s); /* a second activation */
+  ptrmap_put(&s->ran, f->fn, 1);
+  for (uint32_t i = 0; i < e->call.nargs; i++) {
+    SVal *a = eval(s, e->call.args[i]);
+    if (!a) return NULL;
+    ptrmap_put(&s->vars, f->fn->params[i], (int64_t)(intptr_t)a);
+  }
+  return eval(s, f->fn->body);
+}
+
+static SVal *eval_call(Straight *s, Expr *e) {
+  switch (e->call.fn->kind) {
+  case EXPR_OP: return eval_op_call(s, e);
+  case EXPR_GLOBAL:
+  case EXPR_CTOR: return give_up(s);
+  default: return eval_closure_call(s, e);
+  }
+}
+
+static SVal *eval_tuple(Straight *s, Expr *e) {
+  SVal *v = sval(s, SV_TUPLE, e->type);
+  v->n = e->tuple.n;
+  v->fields = v->n ? arena_alloc(s->a, v->n * sizeof *v->fields) : NULL;
+  for (uint32_t i = 0; i < v->n; i++)
+    if (!(v->fields[i] = eval(s, e->tuple.fields[i]))) return NULL;
+  return v;
+}
+
+static SVal *eval_proj(Straight *s, Expr *e) {
+  SVal *t = eval(s, e->proj.tuple);
+  if (!t) return NULL;
+  if (t->kind == SV_TUPLE) return e->proj.index < t->n ? t->fields[e->proj.index] : give_up(s);
+  Expr *base = t->kind == SV_ATOM || t->kind == SV_PARAM ? materialise(s, t) : NULL;
+  if (!base) return give_up(s);
+  return atom(s, build_typed(build_proj(s->m, base, e->proj.index, e->span), e->type), e->type);
+}
+
+/* A let chain, iteratively. */
+static SVal *eval_let(Straight *s, Expr *e) {
+  while (e->kind == EXPR_LET) {
+    SVal *v = eval(s, e->let.value);
+    if (!v) return NULL;
+    ptrmap_put(&s->vars, e->let.var, (int64_t)(intptr_t)v);
+    e = e->let.body;
+  }
+  return eval(s, e);
+}
+
+static SVal *eval_ref(Straight *s, Expr *e) {
+  switch (e->kind) {
+  case EXPR_REF_NEW: {
+    SVal *init = eval(s, e->ref.arg);
+    if (!init) return NULL;
+    SVal *r = sval(s, SV_REF, e->type);
+    r->cell = (uint32_t)s->cells.len;
+    vec_push(s->cells, init);
+    return r;
+  }
+  case EXPR_REF_READ: {
+    SVal *r = eval(s, e->ref.arg);
+    if (!r) return NULL;
+    return r->kind == SV_REF ? s->cells.data[r->cell] : give_up(s);
+  }
+  default: { /* EXPR_REF_WRITE: the cell, then the value (left to right) */
+    SVal *r = eval(s, e->ref_write.ref);
+    SVal *v = r ? eval(s, e->ref_write.value) : NULL;
+    if (!v) return NULL;
+    if (r->kind != SV_REF) return give_up(s);
+    s->cells.data[r->cell] = v;
+    return sval(s, SV_TUPLE, e->type); /* () */
+  }
+  }
+}
+
+static SVal *eval_node(Straight *s, Expr *e) {
+  switch (e->kind) {
+  case EXPR_CONST: return atom(s, e, e->type);
+  case EXPR_VAR: {
+    int64_t v;
+    return ptrmap_get(&s->vars, e->var.var, &v) ? (SVal *)(intptr_t)v : give_up(s);
+  }
+  case EXPR_CALL: return eval_call(s, e);
+  case EXPR_TUPLE: return eval_tuple(s, e);
+  case EXPR_PROJ: return eval_proj(s, e);
+  case EXPR_LET: return eval_let(s, e);
+  case EXPR_FN: {
+    if (e->fn->ntparams) return give_up(s);
+    SVal *v = sval(s, SV_CLOS, e->type);
+    v->fn = e->fn;
+    return v;
+  }
+  case EXPR_REF_NEW:
+  case EXPR_REF_READ:
+  case EXPR_REF_WRITE: return eval_ref(s, e);
+  default: return give_up(s); /* if, match, globals, operators or constructors as values */
+  }
+}
+
+static SVal *eval(Straight *s, Expr *e) {
+  if (s->failed) return NULL;
+  if (stack_exhausted()) return give_up(s);
+  int64_t hit;
+  if (e->kind != EXPR_VAR && ptrmap_get(&s->memo, e, &hit)) return (SVal *)(intptr_t)hit;
+  SVal *v = eval_node(s, e);
+  if (v && e->kind != EXPR_VAR) ptrmap_put(&s->memo, e, (int64_t)(intptr_t)v);
+  return v;
+}
+
+static bool is_ref_op(const Expr *e, void *ud) {
+  (void)ud;
+  return e->kind == EXPR_REF_NEW || e->kind == EXPR_REF_READ || e->kind == EXPR_REF_WRITE;
+}
+
+/* Whether a node whose evaluation has an effect is shared between two
+ * function bodies (the function's and a literal's, or two literals'): the
+ * interpreter may evaluate it where the closure is made rather than at its
+ * first use. Within one body graph sharing means "at the first use", which is
+ * what the symbolic evaluation does. Each node is entered once (from the
+ * first body that reaches it); effects below a node reached again from
+ * another body are asked of dag_has_effects (memoised, iterative). */
+static bool effect_shared_across_bodies(Expr *root) {
+  PtrMap owner = {0}, eff = {0};
+  VEC(Expr *) bodies = {0};
+  VEC(Expr *) st = {0};
+  vec_push(bodies, root);
+  bool shared = false;
+  for (size_t b = 0; b < bodies.len && !shared; b++) {
+    st.len = 0;
+    vec_push(st, bodies.data[b]);
+    while (st.len && !shared) {
+      Expr *e = st.data[--st.len];
+      int64_t *o = ptrmap_find(&owner, e);
+      if (o) {
+        if (*o != (int64_t)b + 1) shared = dag_has_effects(&eff, e);
+        continue;
+      }
+      ptrmap_put(&owner, e, (int64_t)b + 1);
+      if (e->kind == EXPR_FN) {
+        vec_push(bodies, e->fn->body);
+        continue;
+      }
+      Expr *k;
+      for (uint32_t i = 0; (k = dag_child(e, i)); i++) vec_push(st, k);
+    }
+  }
+  vec_free(st);
+  vec_free(bodies);
+  ptrmap_free(&owner);
+  ptrmap_free(&eff);
+  return shared;
+}
+
+/* The residual body of f, or NULL when f does not fit. */
+static Expr *straighten(Module *m, Function *f) {
+  Straight s = {.m = m, .a = arena_new()};
+  if (!s.a) return NULL;
+  for (uint32_t i = 0; i < f->nparams; i++) {
+    SVal *p = sval(&s, SV_PARAM, f->params[i]->type);
+    p->param = f->params[i];
+    ptrmap_put(&s.vars, f->params[i], (int64_t)(intptr_t)p);
+  }
+  ptrmap_put(&s.ran, f, 1);
+  SVal *r = eval(&s, f->body);
+  Expr *body = r ? materialise(&s, r) : NULL;
+  if (s.failed) body = NULL;
+  ptrmap_free(&s.vars);
+  ptrmap_free(&s.memo);
+  ptrmap_free(&s.ran);
+  vec_free(s.cells);
+  arena_free(s.a);
+  return body;
+}
+
+static bool static_refs_function(PassCtx *c, GlobalDef *g) {
+  Function *f = g->fn;
+  if (f->ntparams || !dag_any(f->body, is_ref_op, NULL) || effect_shared_across_bodies(f->body)) return true;
+  Expr *body = straighten(c->m, f);
+  if (body) {
+    f->body = body;
+    f->type = NULL;
+  }
+  return true;
+}
+
+bool pass_RESOLVE_STATIC_REFS(PassCtx *c) { return pass_for_each_function(c, static_refs_function); }
