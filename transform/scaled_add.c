@@ -17,8 +17,13 @@
  *   - the multiply has no other use (counted on the function's DAG, nested
  *     literals included): a shared s·b is computed once, as before.
  * −s is a new constant when s is a constant (negation is exact), else
- * negative(s). Gradient's output reaches the update through references, so
- * a matmul/dense producing b is not visible here and is not fused.
+ * negative(s). When b is a float32 rank-2 nn.matmul(p, q) with no other use
+ * (the weight gradient of a dense layer after FuseDenseTranspose, visible once
+ * ResolveStaticRefs has turned Gradient's reference cells into dataflow) the
+ * call is relayc.matmul_add_scaled(a, p, q, ±s) with the matmul's attributes
+ * instead: the update is applied to each panel of the product as it is
+ * stored (ops/kernels/k_gemm.h kgemm_f32_add_scaled), bit for bit the pair of
+ * calls, without the product's buffer and its second pass over memory.
  * Types are preserved exactly (new nodes take the replaced node's type; the
  * runner re-types anyway). One scan per function (uses counted), then one
  * bottom-up Rewriter walk where an add or subtract has a multiply operand.
@@ -69,6 +74,7 @@ static uint32_t uses_of(const DagScan *s, const Expr *e) {
  * multiply (types, uses), now its rewritten form (operands). */
 typedef struct Scaled {
   Expr *s, *b;
+  const Expr *ob;  /* b before the rewrite (its uses) */
   const Type *st; /* s's type */
 } Scaled;
 
@@ -84,6 +90,7 @@ static bool scaled_parts(const DagScan *scan, const Expr *old, Expr *now, const 
     if (is_scalar_of(os, want->tensor.dtype) && tb && type_equal(tb, want)) {
       out->s = now->call.args[i];
       out->b = now->call.args[1 - i];
+      out->ob = ob;
       out->st = tensor_of(os);
       return true;
     }
@@ -107,6 +114,26 @@ static Expr *negated(Module *m, Expr *s, const Type *st) {
   return n;
 }
 
+static bool f32_rank2(const Expr *e) {
+  const Type *t = tensor_of(e);
+  DType dt = t ? t->tensor.dtype : (DType){0};
+  return t && t->tensor.ndim == 2 && static_float_tensor(t) && dt.bits == 32;
+}
+
+/* relayc.matmul_add_scaled(a, p, q, s) for a + s·b when b is a float32
+ * nn.matmul(p, q) of rank 2 with no other use (its out_dtype, if any, is
+ * float32 by the types); else NULL. */
+static Expr *fused_product(Rewriter *rw, const DagScan *scan, Expr *a, const Scaled *sc, Expr *s, Span sp) {
+  const Expr *ob = sc->ob;
+  Expr *b = sc->b;
+  if (op_call_id(ob) != OP_NN_MATMUL || op_call_id(b) != OP_NN_MATMUL || b->call.nargs != 2 ||
+      uses_of(scan, ob) != 1 || !f32_rank2(ob) || !f32_rank2(ob->call.args[0]) || !f32_rank2(ob->call.args[1]))
+    return NULL;
+  Expr *r = op_call(rw->m, "relayc.matmul_add_scaled", (Expr *[]){a, b->call.args[0], b->call.args[1], s}, 4, NULL, sp);
+  if (r) r->call.attrs = b->call.attrs; /* the same schema (matmul) */
+  return r;
+}
+
 static Expr *scaled_add_post(Rewriter *rw, Expr *old, Expr *e) {
   if (!e->type) e->type = old->type;
   int32_t id = op_call_id(e);
@@ -122,7 +149,8 @@ static Expr *scaled_add_post(Rewriter *rw, Expr *old, Expr *e) {
     if (!ta || !type_equal(ta, t) || !scaled_parts(scan, old->call.args[mi], e->call.args[mi], t, &sc)) continue;
     Expr *s = id == OP_SUBTRACT ? negated(rw->m, sc.s, sc.st) : sc.s;
     if (!s) return e;
-    Expr *r = op_call(rw->m, "relayc.add_scaled", (Expr *[]){e->call.args[ai], sc.b, s}, 3, NULL, e->span);
+    Expr *r = fused_product(rw, scan, e->call.args[ai], &sc, s, e->span);
+    if (!r) r = op_call(rw->m, "relayc.add_scaled", (Expr *[]){e->call.args[ai], sc.b, s}, 3, NULL, e->span);
     if (!r) return e;
     r->type = old->type;
     return r;

@@ -193,3 +193,27 @@ int kernel_NN_BATCH_MATMUL(KernelCtx *c) {
   j.sc = M * N;
   return mm_run(c, &j, B, out, odt);
 }
+
+/* relayc.matmul_add_scaled(a, p, q, s) = a + s·matmul(p, q) (FuseScaledAdd's
+ * fusion of an SGD update with its gradient's product), float32 and rank 2:
+ * the product as nn.matmul computes it, each element then rounded as
+ * relayc.add_scaled does (ops/kernels/k_gemm.h kgemm_f32_add_scaled). */
+int kernel_RELAYC_MATMUL_ADD_SCALED(KernelCtx *c);
+int kernel_RELAYC_MATMUL_ADD_SCALED(KernelCtx *c) {
+  const Tensor *a = kernel_input(c, 0), *p = kernel_input(c, 1), *q = kernel_input(c, 2),
+               *s = kernel_input(c, 3);
+  DType f32 = {DT_FLOAT, 32, 1};
+  if (!dtype_eq(a->dtype, f32) || !dtype_eq(p->dtype, f32) || !dtype_eq(q->dtype, f32) ||
+      !dtype_eq(s->dtype, f32) || s->numel != 1 || a->ndim != 2 || p->ndim != 2 || q->ndim != 2)
+    return kernel_fail(c, "relayc.matmul_add_scaled: float32 a, p, q of rank 2 and a scalar s are required");
+  bool ta = kernel_attr_bool(c, "transpose_a", false), tb = kernel_attr_bool(c, "transpose_b", false);
+  int64_t M = ta ? p->shape[1] : p->shape[0], K = ta ? p->shape[0] : p->shape[1];
+  int64_t KB = tb ? q->shape[1] : q->shape[0], N = tb ? q->shape[0] : q->shape[1];
+  if (K != KB || a->shape[0] != M || a->shape[1] != N)
+    return kernel_fail(c, "relayc.matmul_add_scaled: shapes do not match");
+  Tensor *out = kernel_output_like(c, a);
+  if (!out) return KERNEL_ERROR;
+  kgemm_f32_add_scaled(ta, tb, M, N, K, p->data, ta ? M : K, q->data, tb ? K : N,
+                       *(const float *)s->data, a->data, N, out->data, N);
+  return KERNEL_OK;
+}

@@ -30,6 +30,7 @@
 
 #include "ir/mem.h"
 #include "ops/kernels/k_sgemm.h"
+#include "ops/kernels/k_simd.h"
 #include "runtime/bufpool.h"
 #include "runtime/threadpool.h"
 
@@ -291,6 +292,9 @@ typedef struct {
   const void *A, *B;
   void *C;
   double beta;
+  const float *res; /* float32 only: after its product each panel becomes res + alpha·panel */
+  int64_t ldr;
+  float alpha;
 } KgJob;
 
 /* A product cut along K: unit u = (piece, panel) runs piece u / npanels of
@@ -302,6 +306,22 @@ typedef struct {
   int64_t pieces, klen;
   void *partial;
 } KgSplitJob;
+
+/* c = r + s·c over n elements, rounded as relayc.add_scaled rounds (t = s·c,
+ * then r + t; no contraction): bit for bit the product followed by that
+ * operator (ops/kernels/k_elemwise_scaled.c). */
+static KHOT_EXACT void kg_add_scaled_row(const float *r, float s, float *c, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float t = s * c[i];
+    c[i] = r[i] + t;
+  }
+}
+
+/* The scaled add of j's res over rows [r0, r0 + m) × columns [c0, c0 + n) of C. */
+static void kg_add_scaled_block(const KgJob *j, int64_t r0, int64_t m, int64_t c0, int64_t n) {
+  for (int64_t i = r0; i < r0 + m; i++)
+    kg_add_scaled_row(j->res + i * j->ldr + c0, j->alpha, (float *)j->C + i * j->ldc + c0, n);
+}
 
 static void kg_panel(void *raw, int64_t lo, int64_t hi) {
   const KgJob *j = raw;
@@ -325,6 +345,8 @@ static void kg_panel(void *raw, int64_t lo, int64_t hi) {
       kgemm_f32_serial(j->ta, j->tb, M, N, j->K, (const float *)j->A + offA, j->lda,
                        (const float *)j->B + offB, j->ldb, (float)j->beta, (float *)j->C + offC,
                        j->ldc);
+    if (j->res && !j->f64) /* while the panel is in this core's cache */
+      kg_add_scaled_block(j, j->by_rows ? a : 0, M, j->by_rows ? 0 : a, N);
   }
 }
 
@@ -439,7 +461,14 @@ static void kg_run(KgJob *j) {
   /* by the shape, not the thread count, so results do not depend on it; smaller
    * products keep kgemm_f32_serial's engine bit for bit (exact-print goldens) */
   j->over = j->beta == 0 && macs >= KG_PAR_MIN_MACS;
-  if (macs >= KG_PAR_MIN_MACS && kg_wants_ksplit(j) && kg_run_ksplit(j, nt)) return;
+  if (macs >= KG_PAR_MIN_MACS && kg_wants_ksplit(j)) {
+    KgJob plain = *j; /* the scaled add needs the pieces' sum */
+    plain.res = NULL;
+    if (kg_run_ksplit(&plain, nt)) {
+      if (j->res) kg_add_scaled_block(j, 0, j->M, 0, j->N);
+      return;
+    }
+  }
   if (nt <= 1 || macs < KG_PAR_MIN_MACS || (j->M < 32 && j->N < 32)) {
     j->by_rows = false;
     j->step = j->N;
@@ -455,6 +484,15 @@ void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A
   if (M <= 0 || N <= 0) return;
   KgJob j = {.ta = ta, .tb = tb, .f64 = false, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
              .ldc = ldc, .A = A, .B = B, .C = C, .beta = beta};
+  kg_run(&j);
+}
+
+void kgemm_f32_add_scaled(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float s, const float *R,
+                          int64_t ldr, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  KgJob j = {.ta = ta, .tb = tb, .f64 = false, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+             .ldc = ldc, .A = A, .B = B, .C = C, .beta = 0, .res = R, .ldr = ldr, .alpha = s};
   kg_run(&j);
 }
 

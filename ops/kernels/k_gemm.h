@@ -51,6 +51,15 @@ void kgemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A
                const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 void kgemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
                const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+/* C[M×N] = R + s·(op(A)·op(B)) (relayc.matmul_add_scaled, an SGD update fused
+ * with the gradient's product): the product as kgemm_f32 with beta = 0
+ * computes it, then each element as relayc.add_scaled rounds it (t = s·c,
+ * then r + t), each panel right after its product on the thread that made
+ * it — bit for bit nn.matmul followed by relayc.add_scaled, without the
+ * product's buffer and its second pass. R (row stride ldr) must not alias C. */
+void kgemm_f32_add_scaled(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float s, const float *R,
+                          int64_t ldr, float *C, int64_t ldc);
 
 void kgemm_f32_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);

@@ -593,6 +593,35 @@ int rel_matmul(TypeRelCtx *c) {
   return matmul(c, rel_attr_bool(c, "transpose_a", false), rel_attr_bool(c, "transpose_b", false));
 }
 
+/* relayc.matmul_add_scaled(a, p, q, s) = a + s·matmul(p, q) (transform/scaled_add.c):
+ * p, q of rank 2, everything float32, a of the product's shape, s a scalar;
+ * the result has a's type. */
+int rel_matmul_add_scaled(TypeRelCtx *c) {
+  const Type *t[4];
+  for (uint32_t i = 0; i < 4; i++)
+    if (!(t[i] = rel_tensor(c, i))) return rel_pending(c);
+  for (uint32_t i = 0; i < 4; i++) {
+    DType dt = t[i]->tensor.dtype;
+    if (dt.code != DT_FLOAT || dt.bits != 32 || dt.lanes != 1)
+      return rel_fail(c, "float32 operands are required, found %s", rel_type_str(c, t[i]));
+  }
+  const Type *a = t[0], *p = t[1], *q = t[2];
+  if (a->tensor.ndim != 2 || p->tensor.ndim != 2 || q->tensor.ndim != 2)
+    return rel_fail(c, "arguments 1 to 3 must have rank 2, found %s, %s and %s", rel_type_str(c, a),
+                    rel_type_str(c, p), rel_type_str(c, q));
+  if (t[3]->tensor.ndim != 0) return rel_fail(c, "argument 4 must be a scalar, found %s", rel_type_str(c, t[3]));
+  bool ta = rel_attr_bool(c, "transpose_a", false), tb = rel_attr_bool(c, "transpose_b", false);
+  const Dim *x = p->tensor.dims, *y = q->tensor.dims;
+  Dim M = ta ? x[1] : x[0], K1 = ta ? x[0] : x[1], K2 = tb ? y[1] : y[0], N = tb ? y[0] : y[1];
+  if (!dim_compat(K1, K2))
+    return rel_fail(c, "the reduction dimensions differ: %s and %s", rel_type_str(c, p), rel_type_str(c, q));
+  if (!rel_attr_is_none(c, "units") && !dim_compat(N, dim_int(rel_attr_int(c, "units", 0))))
+    return rel_fail(c, "units does not match %s", rel_type_str(c, q));
+  if (!dim_compat(a->tensor.dims[0], M) || !dim_compat(a->tensor.dims[1], N))
+    return rel_fail(c, "argument 1 %s does not have the product's shape", rel_type_str(c, a));
+  return rel_assign(c, 4, (Type *)a) ? REL_DONE : REL_FAIL;
+}
+
 int rel_batch_matmul(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);

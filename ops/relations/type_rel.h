@@ -142,6 +142,7 @@ int rel_pass_through(TypeRelCtx *c);     /* out := in0, either way, any type (on
 int rel_gradient(TypeRelCtx *c);         /* gradient(F): fn (T...) -> R  to  fn (T...) -> (R, (T...)) */
 int rel_where(TypeRelCtx *c);
 int rel_add_scaled(TypeRelCtx *c);       /* relayc.add_scaled: a, b one float type, s its scalar; out := a */
+int rel_matmul_add_scaled(TypeRelCtx *c); /* relayc.matmul_add_scaled: a + s·matmul(p, q), float32; out := a */
 int rel_clip(TypeRelCtx *c);             /* Identity, either way */
 int rel_cast(TypeRelCtx *c);
 int rel_cast_like(TypeRelCtx *c);

@@ -264,6 +264,40 @@ START_TEST(test_kgemm_path) {
 }
 END_TEST
 
+/* kgemm_f32_add_scaled (relayc.matmul_add_scaled) is bit for bit kgemm_f32
+ * with beta = 0 followed by relayc.add_scaled's rounding (t = s·c, r + t), on
+ * each of kg_run's paths: serial (small), short-K row panels (the MLP's dW1),
+ * column panels, K pieces (K = 784). */
+START_TEST(test_kgemm_add_scaled) {
+  kgemm_init();
+  static const int64_t shapes[][4] = {{5, 7, 3, 0}, {128, 784, 64, 1}, {100, 300, 77, 0}, {64, 128, 784, 0}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    int64_t M = shapes[c][0], N = shapes[c][1], K = shapes[c][2];
+    bool ta = shapes[c][3] != 0;
+    float *A = mem_malloc((size_t)(M * K) * 4), *B = mem_malloc((size_t)(K * N) * 4);
+    float *R = mem_malloc((size_t)(M * N) * 4), *C = mem_malloc((size_t)(M * N) * 4),
+          *D = mem_malloc((size_t)(M * N) * 4);
+    for (int64_t i = 0; i < M * K; i++) A[i] = sg_rand();
+    for (int64_t i = 0; i < K * N; i++) B[i] = sg_rand();
+    for (int64_t i = 0; i < M * N; i++) R[i] = sg_rand();
+    float s = -0.1f;
+    kgemm_f32(ta, false, M, N, K, A, ta ? M : K, B, N, 0.0f, D, N);
+    for (int64_t i = 0; i < M * N; i++) {
+      float t = s * D[i];
+      D[i] = R[i] + t;
+    }
+    kgemm_f32_add_scaled(ta, false, M, N, K, A, ta ? M : K, B, N, s, R, N, C, N);
+    ck_assert_msg(memcmp(C, D, (size_t)(M * N) * 4) == 0, "%lldx%lldx%lld differs", (long long)M,
+                  (long long)N, (long long)K);
+    mem_free(A);
+    mem_free(B);
+    mem_free(R);
+    mem_free(C);
+    mem_free(D);
+  }
+}
+END_TEST
+
 static Suite *sgemm_suite(void) {
   Suite *s = suite_create("sgemm");
   TCase *tc = tcase_create("core");
@@ -277,6 +311,7 @@ static Suite *sgemm_suite(void) {
   tcase_add_test(tc, test_kgemm_over_short_k);
   tcase_add_test(tc, test_unknown_isa);
   tcase_add_test(tc, test_kgemm_path);
+  tcase_add_test(tc, test_kgemm_add_scaled);
   suite_add_tcase(s, tc);
   return s;
 }
