@@ -74,6 +74,7 @@ typedef struct Straight {
   PtrMap memo;          /* Expr -> SVal (every node is evaluated at most once) */
   PtrMap ran;           /* Function -> 1 once its body was evaluated */
   VEC(SVal *) cells;    /* the store */
+  VEC(Expr *) made;     /* residual calls, projections and tuples, in evaluation order */
   bool failed;          /* the function does not fit: keep it */
 } Straight;
 
@@ -113,6 +114,7 @@ static Expr *materialise(Straight *s, SVal *v) {
     for (uint32_t i = 0; i < v->n; i++)
       if (!(f[i] = materialise(s, v->fields[i]))) return NULL;
     v->atom = build_typed(build_tuple(s->m, f, v->n, (Span){0}), (Type *)v->t);
+    vec_push(s->made, v->atom);
     return v->atom;
   }
   case SV_REF:
@@ -152,6 +154,7 @@ static SVal *eval_op_call(Straight *s, Expr *e) {
   Expr *r = build_call(s->m, e->call.fn, args, n, e->span);
   r->call.attrs = e->call.attrs;
   r->type = e->type;
+  vec_push(s->made, r);
   SVal *v = atom(s, r, e->type);
   v->zero = id == OP_ZEROS_LIKE || id == OP_ZEROS;
   return v;
@@ -201,7 +204,9 @@ static SVal *eval_proj(Straight *s, Expr *e) {
   if (t->kind == SV_TUPLE) return e->proj.index < t->n ? t->fields[e->proj.index] : give_up(s);
   Expr *base = t->kind == SV_ATOM || t->kind == SV_PARAM ? materialise(s, t) : NULL;
   if (!base) return give_up(s);
-  return atom(s, build_typed(build_proj(s->m, base, e->proj.index, e->span), e->type), e->type);
+  Expr *r = build_typed(build_proj(s->m, base, e->proj.index, e->span), e->type);
+  vec_push(s->made, r);
+  return atom(s, r, e->type);
 }
 
 /* A let chain, iteratively. */
@@ -319,6 +324,94 @@ static bool effect_shared_across_bodies(Expr *root) {
   return shared;
 }
 
+/* ---- the residual as a let chain in evaluation order
+ *
+ * A residual node used more than once is let-bound where the original
+ * program evaluated it, so lifetimes stay as they were: a graph-form result
+ * would have the interpreter evaluate each output at its first use (a weight
+ * gradient of the first layer would pull the whole backward pass in and keep
+ * every later layer's inputs alive until their own output's turn), and its
+ * memo guards make lowering a large function slow. A node used once is nested
+ * into its user when nothing bound lies between them in evaluation order
+ * (what the program wrote as one nested expression: transpose into nn.dense,
+ * a scale into its update), else bound too. */
+
+/* A fresh use of a leaf shared by several users (a variable use per use; a
+ * constant copied, so no leaf is a memoised graph node), else e itself. */
+static Expr *leaf_use(Module *m, const DagScan *scan, Expr *e) {
+  uint32_t k;
+  if (!dag_scanned(scan, e, &k) || scan->uses[k] <= 1) return e;
+  if (e->kind == EXPR_VAR) return build_typed(build_var(m, e->var.var, e->span), e->type);
+  if (e->kind == EXPR_CONST) return build_typed(build_copy(m, e), e->type);
+  return e;
+}
+
+/* Child slot i of a residual node (call arguments, tuple fields, the projected tuple), or NULL. */
+static Expr **child_slot(Expr *e, uint32_t i) {
+  switch (e->kind) {
+  case EXPR_CALL: return i < e->call.nargs ? &e->call.args[i] : NULL;
+  case EXPR_TUPLE: return i < e->tuple.n ? &e->tuple.fields[i] : NULL;
+  case EXPR_PROJ: return i == 0 ? &e->proj.tuple : NULL;
+  default: return NULL;
+  }
+}
+
+static Expr *as_let_chain(Straight *s, Expr *root) {
+  DagScan scan;
+  dag_scan_roots(&scan, &root, 1, true);
+  size_t n = s->made.len;
+  PtrMap order = {0}, consumer = {0}, bound = {0};
+  for (size_t i = 0; i < n; i++) ptrmap_put(&order, s->made.data[i], (int64_t)i);
+  for (uint32_t k = 0; k < scan.n; k++) { /* the user of each single-use node */
+    Expr *p = scan.pre[k], **slot;
+    for (uint32_t i = 0; (slot = child_slot(p, i)); i++) {
+      uint32_t c;
+      if (dag_scanned(&scan, *slot, &c) && scan.uses[c] == 1) ptrmap_put(&consumer, *slot, (int64_t)(intptr_t)p);
+    }
+  }
+  int64_t next_bound = INT64_MAX; /* the earliest bound node after the current one */
+  for (size_t i = n; i-- > 0;) {
+    Expr *e = s->made.data[i];
+    uint32_t k;
+    if (e == root || !dag_scanned(&scan, e, &k)) continue;
+    int64_t user, at;
+    bool nest = scan.uses[k] == 1 && ptrmap_get(&consumer, e, &user) &&
+                ptrmap_get(&order, (void *)(intptr_t)user, &at) && next_bound >= at;
+    if (nest) continue;
+    ptrmap_put(&bound, e, 1);
+    next_bound = (int64_t)i;
+  }
+  VEC(Var *) vars = {0};
+  VEC(Expr *) vals = {0};
+  PtrMap var_of = {0};
+  for (size_t i = 0; i < n; i++) { /* children first: creation order is a topological order */
+    Expr *e = s->made.data[i], **slot;
+    uint32_t k;
+    if (!dag_scanned(&scan, e, &k)) continue;
+    for (uint32_t j = 0; (slot = child_slot(e, j)); j++) {
+      int64_t v;
+      if (ptrmap_get(&var_of, *slot, &v)) *slot = build_typed(build_var(s->m, (Var *)(intptr_t)v, e->span), (*slot)->type);
+      else *slot = leaf_use(s->m, &scan, *slot);
+    }
+    if (!ptrmap_find(&bound, e)) continue;
+    Var *v = build_fresh_var(s->m, "x", NULL, e->span);
+    v->type = e->type;
+    ptrmap_put(&var_of, e, (int64_t)(intptr_t)v);
+    vec_push(vars, v);
+    vec_push(vals, e);
+  }
+  Expr *body = root;
+  for (size_t i = vars.len; i-- > 0;) body = build_typed(build_let(s->m, vars.data[i], vals.data[i], body, vals.data[i]->span), body->type);
+  vec_free(vars);
+  vec_free(vals);
+  ptrmap_free(&var_of);
+  ptrmap_free(&order);
+  ptrmap_free(&consumer);
+  ptrmap_free(&bound);
+  dag_free(&scan);
+  return body;
+}
+
 /* The residual body of f, or NULL when f does not fit. */
 static Expr *straighten(Module *m, Function *f) {
   Straight s = {.m = m, .a = arena_new()};
@@ -332,10 +425,12 @@ static Expr *straighten(Module *m, Function *f) {
   SVal *r = eval(&s, f->body);
   Expr *body = r ? materialise(&s, r) : NULL;
   if (s.failed) body = NULL;
+  if (body) body = as_let_chain(&s, body);
   ptrmap_free(&s.vars);
   ptrmap_free(&s.memo);
   ptrmap_free(&s.ran);
   vec_free(s.cells);
+  vec_free(s.made);
   arena_free(s.a);
   return body;
 }
