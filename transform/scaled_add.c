@@ -45,8 +45,7 @@ bool pass_FUSE_SCALED_ADD(PassCtx *c);
 static const Type *tensor_of(const Expr *e) {
   const Type *t = e ? e->type : NULL;
   if (!t && e && e->kind == EXPR_VAR && e->var.var) t = e->var.var->type;
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_TENSOR ? t : NULL;
+  return type_solved_tensor(t);
 }
 
 static bool float_32_64(DType dt) { return dt.code == DT_FLOAT && (dt.bits == 32 || dt.bits == 64) && dt.lanes == 1; }

@@ -97,11 +97,6 @@ static SVal *atom(Straight *s, Expr *e, const Type *t) {
   return v;
 }
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 /* The residual expression of v: atoms as they are, a tuple built once (shared
  * by its uses); NULL (and give up) for a cell or a closure. */
 static Expr *materialise(Straight *s, SVal *v) {
@@ -131,8 +126,8 @@ static SVal *zero_operand_fold(int32_t id, SVal *a, SVal *b, const Type *t) {
   if ((id == OP_ADD || id == OP_SUBTRACT) && b->kind == SV_ATOM && b->zero) keep = a;
   else if (id == OP_ADD && a->kind == SV_ATOM && a->zero) keep = b;
   if (!keep || (keep->kind != SV_ATOM && keep->kind != SV_PARAM)) return NULL;
-  const Type *kt = resolved(keep->t), *rt = resolved(t);
-  return kt && rt && kt->kind == TYPE_TENSOR && type_equal(kt, rt) ? keep : NULL;
+  const Type *kt = type_solved_tensor(keep->t), *rt = type_solved(t);
+  return kt && rt && type_equal(kt, rt) ? keep : NULL;
 }
 
 /* An operator call: a new node over the arguments' residuals (the old callee
