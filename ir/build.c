@@ -85,17 +85,6 @@ const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
     memcpy(buf + np + 1, last_number.d, nd);
     return arena_strndup(m->arena, buf, 95);
   }
-  if (len < 16) { /* most names: composed in 16 bytes and stored with one fixed-size copy (no loop, no library call) */
-    char b[32] = {0};
-    for (size_t i = 0; i < np; i++) b[i] = prefix[i];
-    b[np] = '_';
-    memcpy(b + np + 1, last_number.d, sizeof last_number.d); /* then what follows the digits cleared */
-    memset(b + len, 0, 16);
-    char *s = arena_alloc_aligned(m->arena, len < 8 ? 8 : 16, 1);
-    if (len < 8) memcpy(s, b, 8);
-    else memcpy(s, b, 16);
-    return s;
-  }
   char d[sizeof last_number.d]; /* a local copy: the stores below may not alias it */
   memcpy(d, last_number.d, sizeof d);
   char *s = arena_alloc_aligned(m->arena, len + 1, 1);
