@@ -393,6 +393,45 @@ static bool int_mean(DType dt, int64_t sum, int64_t n, int64_t *out) {
 /* Reduces input 0 with `op` over the axes flagged in red_in (NULL: the
  * axis/exclude attributes); oshape_in (NULL: the keepdims attribute's shape)
  * gives the result a shape of its own with the same element count. */
+/* Small float32 sums and means (at most SMALL_SUM elements, which the general
+ * path runs on one thread anyway) in the two plain layouts, straight into the
+ * output: rows (one contiguous reduced run per output element, sum_run_f32 as
+ * red_range calls it) and columns (the reduced run outside the one kept run,
+ * one double accumulator per column added row by row as red_cols_range does),
+ * so the values are the general path's bit for bit without its per-call
+ * allocations, plan of work items and per-element stores. The gradient of a
+ * small dense layer sums such tensors (bench/grad's MLP: the bias gradients,
+ * the softmax's row sums). */
+enum { SMALL_SUM = 16384 };
+
+typedef enum { SS_NONE, SS_ROWS, SS_COLS } SmallSum;
+
+static SmallSum small_sum_layout(const RedJob *j, RedOp op, int64_t on) {
+  if ((op != R_SUM && op != R_MEAN) || j->kt != KU_F32 || j->nr != 1 || j->n <= 0 || on <= 0 || on * j->n > SMALL_SUM)
+    return SS_NONE;
+  if (j->rs[0] == 1 && (j->nk == 0 || (j->nk == 1 && j->ks[0] == j->rd[0]))) return SS_ROWS;
+  if (j->nk == 1 && j->ks[0] == 1 && j->rs[0] == j->kd[0] && on == j->kd[0] && on <= COLS) return SS_COLS;
+  return SS_NONE;
+}
+
+static void small_sum_f32(const RedJob *j, RedOp op, SmallSum layout, float *out, int64_t on) {
+  const float *src = (const float *)j->src;
+  int64_t len = j->rd[0];
+  if (layout == SS_ROWS) {
+    for (int64_t o = 0; o < on; o++) {
+      double a = 0;
+      a += sum_run_f32(src + o * len, len);
+      out[o] = (float)(op == R_MEAN ? a / (double)j->n : a);
+    }
+    return;
+  }
+  double acc[COLS];
+  for (int64_t i = 0; i < on; i++) acc[i] = 0;
+  for (int64_t r = 0; r < len; r++)
+    for (int64_t i = 0; i < on; i++) acc[i] += src[r * on + i];
+  for (int64_t i = 0; i < on; i++) out[i] = (float)(op == R_MEAN ? acc[i] / (double)j->n : acc[i]);
+}
+
 static int reduce_as(KernelCtx *c, RedOp op, const bool *red_in, int32_t ond_in, const int64_t *oshape_in) {
   const char *name = c->op->name;
   Tensor *x0 = c->inputs[0];
@@ -426,6 +465,13 @@ static int reduce_as(KernelCtx *c, RedOp op, const bool *red_in, int32_t ond_in,
   }
   int64_t on = 1;
   for (int32_t i = 0; i < ond; i++) on *= oshape[i];
+  SmallSum small = x == x0 ? small_sum_layout(&j, op, on) : SS_NONE;
+  if (small != SS_NONE) {
+    Tensor *o = kernel_output(c, dt, ond, oshape);
+    if (!o) return KERNEL_ERROR;
+    small_sum_f32(&j, op, small, o->data, on);
+    return KERNEL_OK;
+  }
   bool fl = j.kt == KU_F32 || j.kt == KU_F64;
   int rc = KERNEL_OK;
   double *mean = NULL;

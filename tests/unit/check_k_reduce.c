@@ -220,6 +220,39 @@ START_TEST(float_sum_run_lane_order) {
 }
 END_TEST
 
+/* Small float32 sums and means take a direct path (k_reduce.c small_sum_f32):
+ * the same bits as the general one, which a batch of two copies of the input
+ * takes (its plan has two kept runs): columns (the bias gradient of a dense
+ * layer, 64 x 128 over axis 0) and rows (64 x 10 over axis 1, softmax). */
+START_TEST(small_sums_equal_general_path) {
+  static const struct { int64_t r, c; const char *attrs; int axis; } cases[] = {
+      {64, 128, "axis=[0]", 0}, {64, 10, "axis=[0]", 0}, {64, 10, "axis=[1]", 1}, {3, 4000, "axis=[1]", 1}, {5, 250, "axis=[-1]", 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    for (int mean = 0; mean < 2; mean++) {
+      int64_t R = cases[k].r, C = cases[k].c;
+      Tensor *x = kr_iota(DT_F32, 2, (int64_t[]){R, C}), *x2 = kr_iota(DT_F32, 3, (int64_t[]){2, R, C});
+      kt_fill(x, 40 + (uint32_t)k, -1e4, 1e4);
+      float *xv = x->data, *x2v = x2->data;
+      for (int64_t i = 0; i < R * C; i += 3) xv[i] *= 1e-7f; /* mixed magnitudes: the order shows */
+      memcpy(x2v, xv, (size_t)(R * C) * sizeof *xv);
+      memcpy(x2v + R * C, xv, (size_t)(R * C) * sizeof *xv);
+      char attrs2[32];
+      snprintf(attrs2, sizeof attrs2, "axis=[%d]", cases[k].axis + 1);
+      int32_t op = mean ? OP_MEAN : OP_SUM;
+      Tensor *o = kr_run(op, cases[k].attrs, &x, 1), *o2 = kr_run(op, attrs2, &x2, 1);
+      ck_assert_msg(o && o2, "%s", kr_err);
+      ck_assert_int_eq(o2->numel, 2 * o->numel);
+      for (int h = 0; h < 2; h++)
+        ck_assert_msg(memcmp(o->data, (float *)o2->data + h * o->numel, (size_t)o->numel * sizeof(float)) == 0,
+                      "%lldx%lld %s mean=%d: the small path differs from the general one", (long long)R, (long long)C,
+                      cases[k].attrs, mean);
+      kr_free(o, o2, NULL, NULL);
+      tensor_release(x);
+      tensor_release(x2);
+    }
+}
+END_TEST
+
 START_TEST(int_wrap_and_truncating_mean) {
   Tensor *x = kr_make(DT_I8, 1, (int64_t[]){3}, (double[]){100, 100, 1});
   Tensor *o = kr_run(OP_SUM, "", &x, 1);
@@ -432,6 +465,7 @@ static Suite *suite(void) {
   tcase_add_test(t, int_reductions_match_reference);
   tcase_add_test(t, large_reductions_split_across_threads);
   tcase_add_test(t, float_sum_run_lane_order);
+  tcase_add_test(t, small_sums_equal_general_path);
   tcase_add_test(t, int_wrap_and_truncating_mean);
   tcase_add_test(t, bool_all_any);
   tcase_add_test(t, argmax_ties_and_dtype);
