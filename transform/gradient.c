@@ -1068,7 +1068,9 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
       Var *nx = new_binder(a, x, false);
       if (!*x->name) nx->name = "";
       push_var(a, nx, tv);
-      if (!is_atom(val)) memo_put(a, val, nx);
+      /* a value translated before keeps its first variable: x aliases it, and
+       * x is monomorphic where the first may be a polymorphic literal */
+      if (!got && !is_atom(val)) memo_put(a, val, nx);
     }
     e = e->let.body;
   }
