@@ -565,34 +565,66 @@ bool infer_module(Module *m, Diag *d) {
 
 /* ------------------------------------------------------------ clearing */
 
-static void clear_pattern(Pattern *p) {
+bool type_has_unknown_extent(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  if (!t || stack_exhausted()) return true;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+    for (uint32_t i = 0; i < t->tensor.ndim; i++)
+      if (t->tensor.dims[i].kind != DIM_INT) return true;
+    return false;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (type_has_unknown_extent(t->tuple.fields[i])) return true;
+    return false;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (type_has_unknown_extent(t->func.args[i])) return true;
+    return type_has_unknown_extent(t->func.ret);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (type_has_unknown_extent(t->adt.args[i])) return true;
+    return false;
+  case TYPE_REF: return type_has_unknown_extent(t->ref.inner);
+  default: return false;
+  }
+}
+
+/* Forgets *slot: always (infer_clear), or only a type with an unknown
+ * extent (infer_clear_dynamic). */
+static void forget(Type **slot, bool only_dynamic) {
+  if (!only_dynamic || (*slot && type_has_unknown_extent(*slot))) *slot = NULL;
+}
+
+static void clear_pattern(Pattern *p, bool only_dynamic) {
   /* patterns nest as deep as written; the resolver already bounded that */
   switch (p->kind) {
-  case PAT_VAR: p->var->type = NULL; break;
+  case PAT_VAR: forget(&p->var->type, only_dynamic); break;
   case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i]);
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i], only_dynamic);
     break;
   case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i]);
+    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i], only_dynamic);
     break;
   default: break;
   }
 }
 
-static void clear_function(Function *f) {
-  f->type = NULL;
-  for (uint32_t i = 0; i < f->nparams; i++) f->params[i]->type = NULL;
+static void clear_function(Function *f, bool only_dynamic) {
+  forget(&f->type, only_dynamic);
+  for (uint32_t i = 0; i < f->nparams; i++) forget(&f->params[i]->type, only_dynamic);
 }
 
+/* ud: NULL clears every type, non-NULL only those with an unknown extent. */
 static void clear_node(Expr *e, void *ud) {
-  (void)ud;
-  e->type = NULL;
+  bool only_dynamic = ud != NULL;
+  forget(&e->type, only_dynamic);
   switch (e->kind) {
-  case EXPR_VAR: e->var.var->type = NULL; break;
-  case EXPR_LET: e->let.var->type = NULL; break;
-  case EXPR_FN: clear_function(e->fn); break;
+  case EXPR_VAR: forget(&e->var.var->type, only_dynamic); break;
+  case EXPR_LET: forget(&e->let.var->type, only_dynamic); break;
+  case EXPR_FN: clear_function(e->fn, only_dynamic); break;
   case EXPR_MATCH:
-    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern, only_dynamic);
     break;
   default: break;
   }
@@ -602,10 +634,15 @@ void infer_clear(Module *m) {
   for (uint32_t i = 0; i < m->ndefs; i++) {
     Function *f = m->defs[i]->fn;
     if (!f) continue;
-    clear_function(f);
+    clear_function(f, false);
     walk_post_order(f->body, true, clear_node, NULL);
   }
   if (m->expr) walk_post_order(m->expr, true, clear_node, NULL);
+}
+
+void infer_clear_dynamic(Expr *root) {
+  static const bool only_dynamic = true;
+  walk_post_order(root, true, clear_node, (void *)&only_dynamic);
 }
 
 bool infer_untyped(Module *m, Expr *e, Diag *d) {

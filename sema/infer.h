@@ -29,6 +29,17 @@ void infer_clear(Module *m);
  * only. False (after reporting) if a new node does not type-check. */
 bool infer_untyped(Module *m, Expr *e, Diag *d);
 
+/* Whether t has an extent not known at compile time (`?` or a symbolic
+ * size) anywhere, function, reference and ADT types included. */
+bool type_has_unknown_extent(const Type *t);
+
+/* Forgets the recorded types under root (expressions, function literals,
+ * let, parameter and pattern variables) that have an unknown extent: after
+ * a pass made part of root more static (FoldConstant's arange of constant
+ * bounds), those types may be stale while the static ones still hold, so
+ * infer_untyped(root) then re-infers exactly them. */
+void infer_clear_dynamic(Expr *root);
+
 /* ---- incremental re-typing (the pass runner, transform/pass.c) ---------- */
 typedef struct InferIncStats {
   uint32_t globals_skipped; /* untouched, signature fixed by annotations: not visited */

@@ -505,22 +505,6 @@ static bool call_all_complex_constant(const Expr *e) {
 }
 
 /* Whether t has an unknown extent (`?`) or is not known at all. */
-static bool type_is_dynamic(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  if (!t || stack_exhausted()) return true;
-  switch (t->kind) {
-  case TYPE_TENSOR:
-    for (uint32_t i = 0; i < t->tensor.ndim; i++)
-      if (t->tensor.dims[i].kind != DIM_INT) return true;
-    return false;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (type_is_dynamic(t->tuple.fields[i])) return true;
-    return false;
-  default: return false;
-  }
-}
-
 static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Module *m = f->rw.m;
   if (f->in_primitive) return old; /* kept exactly, arguments included */
@@ -542,7 +526,7 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Expr *r = direct_args(e) ? fold_direct(f, e) : fold_eval_call(m, e);
   /* a call left with constant arguments (a relation may read their values:
    * arange), or a constant more static than the dynamic type it replaces */
-  if (!r || type_is_dynamic(old->type)) f->risky = true;
+  if (!r || type_has_unknown_extent(old->type)) f->risky = true;
   if (!r) {
     if (!typed) e->type = NULL; /* to be typed with its new arguments */
     return e;
@@ -570,7 +554,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
      * `if`: it runs where A-normal form binds it, before the branches
      * (eval/lower.c hoist_scan), which the folded code would not do */
     if (dag_has_effects(&f->effects, e->if_.then_) || dag_has_effects(&f->effects, e->if_.else_)) return e;
-    if (type_is_dynamic(old->type)) f->risky = true; /* a branch may be more static */
+    if (type_has_unknown_extent(old->type)) f->risky = true; /* a branch may be more static */
     Expr *branch = ((const uint8_t *)c->constant->data)[0] ? e->if_.then_ : e->if_.else_;
     own_share(f, branch); /* it takes the `if`'s parents */
     return branch;
@@ -677,7 +661,7 @@ static bool has_dynamic_types(Expr *body) {
   bool any = false;
   for (uint32_t i = 0; i < s.n && !any; i++) {
     const Expr *e = dag_node(&s, i);
-    any = e->type && type_is_dynamic(e->type);
+    any = e->type && type_has_unknown_extent(e->type);
   }
   dag_free(&s);
   return any;
@@ -716,6 +700,10 @@ static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
     Diag quiet;
     diag_init_silent(&quiet, m->src);
     fn->type = sig; /* recursive calls in the body */
+    /* kept nodes and variables whose type had an unknown extent may be more
+     * static now (a literal returning the folded arange, the calls of it):
+     * they are typed again with the new nodes */
+    infer_clear_dynamic(fn->body);
     if (!infer_untyped(m, fn->body, &quiet)) {
       fn->body = body;
       diag_warning(d, fn->span, "constant folding left this function unfolded: the folded constants make it "

@@ -348,6 +348,41 @@ START_TEST(runner_verify_o3) {
 }
 END_TEST
 
+/* FoldConstant folding arange of constant bounds inside a let-bound literal
+ * (its body's type was Tensor[(?)], now (1024)): the literal, its variable
+ * and the call of it had kept the old (?) type through the pass's check of
+ * the folded body ("stale type after incremental re-typing" under
+ * verify_retype; pass fuzzer, session 9 seed 9 input 7169). */
+START_TEST(fold_constant_refreshes_dynamic_types) {
+  static const char *const progs[] = {
+      "def @main() {\n"
+      "  %0 = arange(0.1f, 1024.1f, 1f);\n"
+      "  let %f = fn () { multiply(%0, 0.3f) };\n"
+      "  %f()\n}\n",
+      "def @main() {\n"
+      "  %0 = arange(0.1f, 1024.1f, 1f);\n"
+      "  %1 = fn () {\n"
+      "    %2 = (let %g = fn () { fn () { %0 }() }; (%g, %g).1);\n"
+      "    %2()\n  };\n"
+      "  sum(%1())\n}\n",
+  };
+  static const char *const rets[] = {"Tensor[(1024), float32]", "float32"};
+  for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
+    Prog p;
+    load(&p, progs[i]);
+    PassPipeline pl;
+    pass_pipeline_init(&pl);
+    ck_assert(pass_pipeline_parse(&pl, "FoldConstant", stderr));
+    PassRunOptions ro = {.verify_retype = true};
+    int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
+    pass_pipeline_fini(&pl);
+    ck_assert_msg(st == 0, "%s", errors(&p));
+    ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), rets[i]);
+    unload(&p);
+  }
+}
+END_TEST
+
 /* Passes that give the nodes they build their types (ir/build.h
  * build_typed, the Rewriter's keep_types): after them the incremental
  * re-typing infers nothing again (the --time-passes count), and the types
@@ -804,6 +839,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, caller_typed_global_visited);
   tcase_add_test(tc, verify_catches_stale_type);
   tcase_add_test(tc, runner_verify_o3);
+  tcase_add_test(tc, fold_constant_refreshes_dynamic_types);
   tcase_add_test(tc, typed_fuse_ops);
   tcase_add_test(tc, typed_fuse_ops_arange);
   tcase_add_test(tc, gradient_output_typed);
