@@ -9,8 +9,8 @@
     the same inputs through every implemented pass (`--pass=P`), --emit=dot, --stats and
     --diagnostics-format=json; 10,000 nested called literals run after the passes that make
     them nested closures, and with a shared ref cell, under a CPU limit (linear time: the
-    lowering's captures, ToGraphNormalForm's recursion test and DefuseOps' shared-node walk were
-    quadratic there);
+    lowering's captures, ToGraphNormalForm's recursion test, DefuseOps' shared-node walk and its
+    copy of each once-called literal were quadratic there);
   - every operator called with odd attribute values (tests/odd_attrs.py: empty layouts, negative
     axes, int64 extremes, None, non-finite floats ...) on inputs of several ranks: the calls the
     front end accepts are type-checked, and the type relations must report, never crash.
@@ -193,6 +193,15 @@ def main():
             b"ref_read(%0)" + b" }()" * 10000 + b";\n  (%1, ref_read(%0))\n}\n")
     r.check("deep nesting: called fns reading a shared ref cell, run", cell, allowed=(0,), args=("--run",),
             cpu=cpu_linear(r.relayc))
+    # the same in a global other than @main, in basic-block normal form (each level's body a let
+    # chain): DefuseOps copied each level's inlined inner levels again (pass fuzzer session 9
+    # seed 9 input 8159: 63 s); a literal called once is now inlined in place
+    cell_global = (b'#[version = "0.0.5"]\ndef @main() {\n  @cell(1f)\n}\ndef @cell(%d: float32) {\n'
+                   b'  %0 = ref(%d);\n  %1 = ' + b"fn () { " * 10000 + b"ref_read(%0)" + b" }()" * 10000 +
+                   b";\n  (%1, ref_read(%0))\n}\n")
+    for spec in ("--pass=ToBasicBlockNormalForm", "-O1"):
+        r.check(f"deep nesting: called fns reading a shared ref cell in a global, {spec}, run", cell_global,
+                allowed=(0,), args=(spec, "--run"), cpu=cpu_linear(r.relayc))
     for label, data in shared_deep(10000):  # the printer's placement scopes: LCAs 10,000 deep
         r.check(f"shared across deep scopes: {label}", data, allowed=(0,), args=("--check-roundtrip",))
     passes = implemented_passes(r.relayc)

@@ -16,6 +16,11 @@
  * callee) stays. In the copies, a node with an effect is copied too (each
  * call runs its own), unless the enclosing code uses it as well (its home is
  * outside the literal, ir/walk.h FnHomes): that one stays shared, run once.
+ * A literal whose one use is as the callee of one call (found by one scan
+ * before the rewrite) needs no copy: its parameters are substituted before
+ * its body is rewritten (defuse_pre), so the body appears once, rewritten
+ * once; 10,000 nested `fn () {...}()` are linear, where copying each level's
+ * already inlined inner levels again was quadratic (63 s).
  */
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
@@ -34,7 +39,52 @@ typedef struct Defuse {
   bool homes_ready;
   PtrMap capt_memo; /* original literal node -> 1 + index in capts */
   VEC(struct Capt { Expr **xs; uint32_t n; }) capts;
+  PtrMap single;    /* original calls whose callee literal is used by them alone */
 } Defuse;
+
+/* The calls in fn whose callee is a function literal that nothing else uses
+ * (one edge into it in the whole function, nested literals included). */
+static void find_single_use_callees(Defuse *st, Function *fn) {
+  DagScan s;
+  dag_scan_roots(&s, &fn->body, 1, true);
+  for (uint32_t k = 0; k < s.n; k++) {
+    Expr *e = s.pre[k];
+    uint32_t callee;
+    if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_FN && dag_scanned(&s, e->call.fn, &callee) &&
+        s.uses[callee] == 1)
+      ptrmap_put(&st->single, e, 1);
+  }
+  dag_free(&s);
+}
+
+/* Whether some argument has an effect: inlining would move it to its first
+ * use in the body, or drop it with an unused parameter, so such a call stays
+ * a call (TVM inlines it anyway, changing what the program computes). */
+static bool args_have_effects(Defuse *st, Expr *const *args, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (dag_has_effects(&st->effects, args[i])) return true;
+  return false;
+}
+
+/* A call of a literal used by this call alone: the literal's body, rewritten
+ * with the (rewritten) arguments for its parameters, in place of the call;
+ * NULL (the general path, defuse_post) for any other node. */
+static Expr *defuse_pre(Rewriter *rw, Expr *e) {
+  Defuse *st = rw->ud;
+  if (e->kind != EXPR_CALL || !ptrmap_find(&st->single, e)) return NULL;
+  Function *f = e->call.fn->fn;
+  uint32_t n = e->call.nargs;
+  if (f->nparams != n || f->ntparams) return NULL; /* polymorphic: see defuse_post */
+  Expr **args = mem_calloc(n + 1, sizeof *args);
+  for (uint32_t i = 0; i < n; i++) args[i] = rw_expr(rw, e->call.args[i]);
+  Expr *body = NULL;
+  if (!args_have_effects(st, args, n)) {
+    for (uint32_t i = 0; i < n; i++) rw_subst(rw, f->params[i], args[i]);
+    body = rw_expr(rw, f->body);
+  }
+  mem_free(args);
+  return body;
+}
 
 /* The nodes of the enclosing code that the literal `lit` (an original node)
  * uses (their home is outside it, ir/walk.h FnHomes), in its body or in the
@@ -122,11 +172,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * types (@g in `fn [a](%x: a) { @g(%x) }` applied to 1 and to (2, 2)),
    * and a callee node is typed once, so the re-typing failed */
   if (f->ntparams) return e;
-  /* an argument with an effect would move to its first use in the body, or
-   * vanish with an unused parameter: such a call stays a call (TVM inlines
-   * it anyway, changing what the program computes) */
-  for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (dag_has_effects(&st->effects, e->call.args[i])) return e;
+  if (args_have_effects(st, e->call.args, e->call.nargs)) return e;
   /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
    * inlined twice, and the same let binder twice in one function printed as
    * one name and re-parsed as two (print -> parse -> print differed) */
@@ -143,6 +189,8 @@ static bool defuse_function(PassCtx *c, GlobalDef *g) {
   Rewriter rw;
   rw_init(&rw, c->m, c->d);
   Defuse st = {.fn = g->fn};
+  find_single_use_callees(&st, g->fn);
+  rw.pre = defuse_pre;
   rw.post = defuse_post;
   rw.ud = &st;
   bool ok = rw_function(&rw, g->fn);
@@ -152,6 +200,7 @@ static bool defuse_function(PassCtx *c, GlobalDef *g) {
   for (size_t i = 0; i < st.capts.len; i++) mem_free(st.capts.data[i].xs);
   vec_free(st.capts);
   ptrmap_free(&st.capt_memo);
+  ptrmap_free(&st.single);
   return ok;
 }
 
