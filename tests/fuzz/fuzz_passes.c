@@ -548,6 +548,21 @@ out:
   cap_close(&cap);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One spec, timed with -v (CPU seconds of the whole process: the specs run
+ * one after another). */
+static void check_spec_timed(const char *text, size_t len, bool prelude, const Spec *s, int base_rc,
+                             const char *base_value, const char *base_error, Report *rep) {
+  double t0 = cfg.verbose ? (double)clock() / CLOCKS_PER_SEC : 0;
+  check_spec(text, len, prelude, s, base_rc, base_value, base_error, rep);
+  if (cfg.verbose) fprintf(stderr, "  %-60s %8.3f s CPU\n", s->text, (double)clock() / CLOCKS_PER_SEC - t0);
+}
+
 /* The oracle on one text; `pick` chooses the specs (NULL: all). Returns the
  * number of failures. */
 static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
@@ -581,11 +596,12 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
   if (cfg.verbose)
     fprintf(stderr, "  baseline %d %.200s\n", base_rc, base_value ? base_value : "");
   if (!pick || cfg.npasses <= 0 || cfg.npasses >= nspecs) {
-    for (int i = 0; i < nspecs; i++) check_spec(text, len, prelude, &specs[i], base_rc, base_value, base_error, rep);
+    for (int i = 0; i < nspecs; i++)
+      check_spec_timed(text, len, prelude, &specs[i], base_rc, base_value, base_error, rep);
   } else {
     for (int k = 0; k < cfg.npasses; k++)
-      check_spec(text, len, prelude, &specs[rng_below(pick, (uint32_t)nspecs)], base_rc, base_value, base_error,
-                 rep);
+      check_spec_timed(text, len, prelude, &specs[rng_below(pick, (uint32_t)nspecs)], base_rc, base_value,
+                       base_error, rep);
   }
   free(base_value);
   free(base_error);
@@ -1232,11 +1248,6 @@ typedef struct Args {
   int status;
 } Args;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void *fuzz_main(void *arg) {
   Args *a = arg;
