@@ -154,11 +154,27 @@ static void outside_nodes(Defuse *st, Rewriter *rw, Expr *lit, PtrMap *keep) {
   }
   Expr **xs = c ? c->xs : all.data;
   uint32_t n = c ? c->n : (uint32_t)all.len;
-  for (uint32_t i = 0; i < n; i++) {
+  /* A literal among them may be called in lit's body, and that call was
+   * inlined already: the rewritten body holds the nodes that literal keeps
+   * outside itself, and those outside lit too stay shared in lit's copy (a
+   * `ref(100)` read and written by a closure that lit calls: copied, each
+   * call of lit wrote a fresh cell and the program read 100 for 130). */
+  ExprVec work = {0};
+  PtrMap done = {0};
+  for (uint32_t i = 0; i < n; i++) vec_push(work, xs[i]);
+  while (work.len) {
+    Expr *x = work.data[--work.len];
+    if (ptrmap_find(&done, x)) continue;
+    ptrmap_put(&done, x, 1);
     int64_t now = 0;
-    ptrmap_put(keep, xs[i], 1);
-    if (ptrmap_get(&rw->memo, xs[i], &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
+    ptrmap_put(keep, x, 1);
+    if (ptrmap_get(&rw->memo, x, &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
+    const struct Capt *in = x->kind == EXPR_FN ? captured_of(st, x) : NULL;
+    for (uint32_t i = 0; in && i < in->n; i++)
+      if (fn_homes_captured(&st->homes, in->xs[i], lit)) vec_push(work, in->xs[i]);
   }
+  vec_free(work);
+  ptrmap_free(&done);
   vec_free(all);
 }
 
