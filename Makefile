@@ -141,10 +141,12 @@ samples: $(BIN) build/samples/libsample_plugin.so
 FUZZ_SKIP ?=
 # 200 inputs of seed 1 (input 119, ANF-GNF-ANF on a shared polymorphic @id, is fixed:
 # tests/golden/fuzz/gnf_shared_polymorphic_atom.relay)
-# and the oracle's own regression inputs (tests/fuzz/oracle/, every pass on each)
+# and the oracle's own regression inputs (tests/fuzz/oracle/, every pass on each) and
+# self-test (its comparisons and float-range probe on fixed cases)
 fuzz-passes-ci: $(FUZZ_PASSES)
 	@$(FUZZ_PASSES) --seed 1 --iters $${FUZZ_ITERS:-200} --passes 12 $(FUZZ_SKIP) --out $(BUILD)/fuzz-passes tests/golden samples
 	@$(FUZZ_PASSES) --repro tests/fuzz/oracle/*.relay
+	@$(FUZZ_PASSES) --self-test
 lint:
 	@mandoc -Tlint -Wwarning man/relayc.1 && echo "man page: lint clean"
 

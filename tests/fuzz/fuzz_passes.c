@@ -10,10 +10,17 @@
  *      output, then runs the pass output and compares its value with the
  *      baseline: exactly (the printed value), within 1e-5 for the passes
  *      that round differently, within 1e-2 for FastMath and ToMixedPrecision
- *      (float16: not where an original value or an intermediate is beyond
- *      float16's range; FastMath: not where TVM's approximations leave
- *      their domain, fastmath_range), not at all for the passes that change
- *      what @main returns (Gradient, ToCPS).
+ *      (float16: not where an original value is beyond float16's range;
+ *      FastMath: not where TVM's approximations leave their domain,
+ *      fastmath_range), not at all for the passes that change what @main
+ *      returns (Gradient, ToCPS); the text around the numbers (bools,
+ *      constructors, brackets) always exactly. A value that differs under a
+ *      spec with a limited range (ToMixedPrecision: float16's 65504;
+ *      FastMath: 2^126, where fast_exp gives inf; SimplifyInference and
+ *      -O1..-O3: 2^48, where its float32 decompositions' sums of squares
+ *      can overflow) runs the original once more with a float-range probe
+ *      (range_probe: every float operator result noted): an intermediate
+ *      beyond the range, or an inf or NaN, means not compared.
  * Every pipeline runs with PassRunOptions.verify_retype: the runner's
  * incremental re-typing after each pass is checked against a full
  * re-inference, so a stale type a pass leaves is a failure.
@@ -38,6 +45,7 @@
  *       fuzz_passes [--seed N] [--iters N] [--seconds S] [--passes K]
  *                   [--deep] [--check-seeds] [--skip SPEC]... [--out DIR] [-v] DIR...
  *       fuzz_passes --repro FILE...
+ *       fuzz_passes --self-test
  *     --repro runs the oracle on the given files with every pass (exit 1 on a
  *     failure). A failing input is written to DIR (--out, default
  *     build/fuzz-passes) as fail-<iteration>.relay with the report on stderr.
@@ -45,6 +53,7 @@
  *     a sanitizer report (ASan/UBSan build) writes crash-<iteration>.relay.
  *     --check-seeds first runs every seed, unmutated, through every pass;
  *     --skip leaves out a pass spec (exactly as listed, e.g. ToMixedPrecision).
+ *     --self-test checks the oracle's comparisons and range probe on fixed cases.
  *   - with -DFUZZ_PASSES_LIBFUZZER and clang -fsanitize=fuzzer: libFuzzer's
  *     LLVMFuzzerTestOneInput (the oracle, passes chosen from the input's
  *     hash) and LLVMFuzzerCustomMutator (the structural mutations, or
@@ -78,6 +87,8 @@
 #include "ir/mem.h"
 #include "ir/print.h"
 #include "ir/ptrmap.h"
+#include "ops/kernels/kernel.h"
+#include "ops/op_call.h"
 #include "ops/registry.h"
 #include "parser/parser.h"
 #include "runtime/tensor.h"
@@ -86,6 +97,7 @@
 #include "sema/resolve.h"
 #include "transform/gradient_syntax.h"
 #include "transform/pass.h"
+#include "transform/rewrite.h"
 
 /* ------------------------------------------------------------ settings */
 
@@ -135,9 +147,21 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
  * the values (see values_close). */
 enum { CHK_VALUE, CHK_CLOSE, CHK_APPROX, CHK_F16, CHK_PRINT };
 
+/* Which float range a spec's values are compared within (the range probe,
+ * float_range_exceeded): outside it a difference is the format's or the
+ * approximation's, not a defect. */
+enum {
+  LIMIT_NONE,     /* every value compared */
+  LIMIT_FLOAT16,  /* ToMixedPrecision: float16 holds |x| <= 65504 */
+  LIMIT_FASTMATH, /* FastMath: TVM's fast_exp gives inf beyond 2^126 */
+  LIMIT_SQUARES,  /* SimplifyInference (and -O1..-O3): its float32 decompositions
+                     square and sum the data (|x| <= 2^48: 2^32 squares stay finite) */
+};
+
 typedef struct Spec {
   char text[96];
   int check;
+  int limit; /* LIMIT_* */
 } Spec;
 
 static Spec specs[96];
@@ -149,7 +173,11 @@ static void add_spec(const char *text, int check) {
   for (size_t i = 0; i < skip_specs.len; i++)
     if (!strcmp(skip_specs.data[i], text)) return;
   snprintf(specs[nspecs].text, sizeof specs[nspecs].text, "%s", text);
-  specs[nspecs++].check = check;
+  specs[nspecs].check = check;
+  specs[nspecs++].limit = check == CHK_F16      ? LIMIT_FLOAT16
+                          : check == CHK_APPROX ? LIMIT_FASTMATH
+                          : !strcmp(text, "SimplifyInference") || text[0] == '-' ? LIMIT_SQUARES
+                                                                                 : LIMIT_NONE;
 }
 
 static void init_specs(void) {
@@ -315,10 +343,98 @@ static int run_module(Module *m, Diag *d, Cap *cap, char **value) {
   return rc;
 }
 
+/* ------------------------------------------------------------ the float-range probe */
+
+/* The original once more, every operator call with a float tensor result
+ * wrapped in `fuzz.range_probe` (an identity operator this driver registers,
+ * with copy's type relation), whose kernel records the largest finite
+ * magnitude and whether an inf or NaN went through; float constants are
+ * scanned as they are. It runs only when a spec with a limited range
+ * (Spec.limit) gives a value that differs, once per input. It sees the
+ * values the interpreter materialises, not those inside one kernel
+ * (l2_normalize's squares, in double): the limits are on those values. */
+typedef struct RangeSeen {
+  bool ran;       /* the probe ran to the end */
+  bool nonfinite; /* an inf or NaN somewhere */
+  double max_abs; /* the largest finite magnitude */
+} RangeSeen;
+
+static RangeSeen range_seen; /* the probe kernel's record of the current probe run */
+
+static void range_note(DType dt, const void *data, int64_t n) {
+  if (!dtype_is_float(dt) || dt.lanes != 1) return;
+  size_t size = dtype_size(dt);
+  for (int64_t i = 0; i < n; i++) {
+    double v = tensor_load_f64(dt, (const char *)data + (size_t)i * size);
+    if (!isfinite(v)) range_seen.nonfinite = true;
+    else if (fabs(v) > range_seen.max_abs) range_seen.max_abs = fabs(v);
+  }
+}
+
+/* The identity, noting its input. */
+static int range_probe_kernel(KernelCtx *c) {
+  const Tensor *x = kernel_input(c, 0);
+  range_note(x->dtype, x->data, x->numel);
+  Tensor *y = kernel_output(c, x->dtype, x->ndim, x->shape);
+  if (!y) return KERNEL_ERROR;
+  memcpy(y->data, x->data, x->nbytes);
+  return KERNEL_OK;
+}
+
+static void range_probe_register(void) {
+  const OpDef *copy = op_get(op_lookup("copy"));
+  OpDef def = {.name = "fuzz.range_probe", .num_inputs = 1, .relation = copy->relation, .kernel = range_probe_kernel};
+  if (op_register(&def) < 0) abort();
+}
+
+static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
+  if (e->kind == EXPR_CONST) {
+    size_t size = dtype_size(e->constant->dtype);
+    range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0);
+  }
+  const Type *t = old->type;
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || !t || t->kind != TYPE_TENSOR ||
+      !dtype_is_float(t->tensor.dtype))
+    return e;
+  return op_call(rw->m, "fuzz.range_probe", &e, 1, NULL, e->span);
+}
+
+/* The probe on a program text (see above); .ran false when it did not load,
+ * type-check or run to the end. */
+static RangeSeen range_probe(const char *text, size_t len, bool prelude) {
+  RangeSeen r = {0};
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  if (load(&L, "fuzz.relay", text, len, prelude, true, &d, cap.f)) {
+    range_seen = (RangeSeen){0};
+    Rewriter rw;
+    rw_init(&rw, L.m, &d);
+    rw.post = range_wrap;
+    bool ok = true;
+    for (uint32_t i = 0; i < L.m->ndefs && ok; i++)
+      if (L.m->defs[i]->fn) ok = rw_function(&rw, L.m->defs[i]->fn);
+    rw_fini(&rw);
+    char *value = NULL;
+    infer_clear(L.m);
+    if (ok && infer_module(L.m, &d) && run_module(L.m, &d, &cap, &value) == RUN_OK) {
+      r = range_seen;
+      r.ran = true;
+    }
+    if (!r.ran && cfg.verbose) fprintf(stderr, "  range probe failed:\n%s", cap_text(&cap));
+    free(value);
+  }
+  unload(&L);
+  cap_close(&cap);
+  return r;
+}
+
 /* The next number printed in *p, skipping other text: a literal with its
  * dtype suffix (1.5f, 0f16, -inff64, nanf, 3i8: the suffix is not a second
- * number), not digits inside a name. False at the end of the text. */
-static bool next_number(const char **p, double *v) {
+ * number), not digits inside a name. *at: where it starts (the end of the
+ * text when there is none). False at the end of the text. */
+static bool next_number(const char **p, double *v, const char **at) {
   const char *s = *p;
   for (; *s; s++) {
     if (s > *p && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '.')) continue;
@@ -335,10 +451,11 @@ static bool next_number(const char **p, double *v) {
     }
     if (*t == 'f' || *t == 'i' || *t == 'u')
       for (t++; isdigit((unsigned char)*t);) t++;
+    *at = s;
     *p = t;
     return true;
   }
-  *p = s;
+  *at = *p = s;
   return false;
 }
 
@@ -369,8 +486,9 @@ static bool fastmath_range(double x, double y) {
   return isnan(y) && isfinite(x);
 }
 
-/* The same numbers, each within a relative `tol` of the original's (of 1 when
- * smaller), NaN where it has NaN: 1e-2 for FastMath and ToMixedPrecision, as
+/* The same text around the numbers (compared exactly: a bool or constructor
+ * that differs is a difference) and the same numbers, each within a relative
+ * `tol` of the original's (of 1 when smaller), NaN where it has NaN: 1e-2 for FastMath and ToMixedPrecision, as
  * tests/run_sweep_all_passes.py compares. With RANGE_F16, f16_range (an
  * intermediate beyond 65504 overflows or saturates as it should), with
  * RANGE_FASTMATH, fastmath_range: not a difference. Such a value gives
@@ -380,8 +498,11 @@ static int values_close(const char *a, const char *b, double tol, int range) {
   int verdict = VAL_CLOSE;
   for (;;) {
     double x, y;
-    bool ha = next_number(&sa, &x), hb = next_number(&sb, &y);
-    if (ha != hb) return VAL_DIFFER;
+    const char *from_a = sa, *from_b = sb, *at_a, *at_b;
+    bool ha = next_number(&sa, &x, &at_a), hb = next_number(&sb, &y, &at_b);
+    /* the text between numbers (brackets, True/False, constructors) exactly */
+    if (ha != hb || at_a - from_a != at_b - from_b || memcmp(from_a, from_b, (size_t)(at_a - from_a)))
+      return VAL_DIFFER;
     if (!ha) return verdict;
     if ((range == RANGE_F16 && f16_range(x, y)) || (range == RANGE_FASTMATH && fastmath_range(x, y))) {
       verdict = VAL_RANGE;
@@ -423,7 +544,6 @@ static bool sweep_skipped(const char *text, size_t len, const Spec *s) {
   return false;
 }
 
-/* One pass spec on a fresh copy of the program. */
 /* The first "error: ..." message of a failed baseline run (malloc'd), or NULL. */
 static char *first_error(const char *msgs) {
   const char *e = strstr(msgs, "error: ");
@@ -452,14 +572,44 @@ static bool same_error_as_baseline(const char *msgs, const char *base_error) {
   return has(msgs, op) && has(msgs, "does not type-check");
 }
 
-static void check_spec(const char *text, size_t len, bool prelude, const Spec *s, int base_rc,
-                       const char *base_value, const char *base_error, Report *rep) {
+/* The original program and its unoptimised run, for every spec of one input. */
+typedef struct Baseline {
+  const char *text;
+  size_t len;
+  bool prelude;
+  int rc;            /* run_module's status, -1 when not run */
+  const char *value; /* the printed value when rc == RUN_OK */
+  const char *error; /* the first run-time error when rc == RUN_ERROR */
+  bool probed;       /* range: the range probe, run on first need */
+  RangeSeen range;
+} Baseline;
+
+/* Whether the original has a value outside a spec's range (Spec.limit). */
+static bool beyond_range(Baseline *b, int limit) {
+  if (limit == LIMIT_NONE) return false;
+  if (!b->probed) {
+    b->range = range_probe(b->text, b->len, b->prelude);
+    b->probed = true;
+    if (cfg.verbose)
+      fprintf(stderr, "  range probe: ran %d, inf/NaN %d, largest %g\n", b->range.ran, b->range.nonfinite,
+              b->range.max_abs);
+  }
+  const RangeSeen *r = &b->range;
+  double bound = limit == LIMIT_FLOAT16 ? 65504.0 : limit == LIMIT_FASTMATH ? 0x1p126 : 0x1p48;
+  return r->ran && (r->nonfinite || r->max_abs > bound);
+}
+
+/* One pass spec on a fresh copy of the program. */
+static void check_spec(Baseline *b, const Spec *s, Report *rep) {
+  const char *text = b->text, *base_value = b->value, *base_error = b->error;
+  size_t len = b->len;
+  int base_rc = b->rc;
   if (sweep_skipped(text, len, s)) return;
   Cap cap;
   cap_open(&cap);
   Loaded L;
   Diag d;
-  if (!load(&L, "fuzz.relay", text, len, prelude, true, &d, cap.f)) {
+  if (!load(&L, "fuzz.relay", text, len, b->prelude, true, &d, cap.f)) {
     fail(rep, s->text, "the program no longer loads (nondeterministic front end?)", cap_text(&cap));
     goto out;
   }
@@ -531,6 +681,7 @@ static void check_spec(const char *text, size_t len, bool prelude, const Spec *s
             : s->check == CHK_CLOSE  ? values_close(value, base_value, 1e-5, RANGE_NONE)
             : strcmp(value, base_value) == 0 ? VAL_CLOSE
                                              : VAL_DIFFER;
+    if (v == VAL_DIFFER && beyond_range(b, s->limit)) v = VAL_RANGE;
     if (v == VAL_RANGE) rep->skipped++;
     if (v == VAL_DIFFER) {
       char *msg = NULL;
@@ -556,10 +707,9 @@ static double now_s(void) {
 
 /* One spec, timed with -v (CPU seconds of the whole process: the specs run
  * one after another). */
-static void check_spec_timed(const char *text, size_t len, bool prelude, const Spec *s, int base_rc,
-                             const char *base_value, const char *base_error, Report *rep) {
+static void check_spec_timed(Baseline *b, const Spec *s, Report *rep) {
   double t0 = cfg.verbose ? (double)clock() / CLOCKS_PER_SEC : 0;
-  check_spec(text, len, prelude, s, base_rc, base_value, base_error, rep);
+  check_spec(b, s, rep);
   if (cfg.verbose) fprintf(stderr, "  %-60s %8.3f s CPU\n", s->text, (double)clock() / CLOCKS_PER_SEC - t0);
 }
 
@@ -595,13 +745,12 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
   cap_close(&cap);
   if (cfg.verbose)
     fprintf(stderr, "  baseline %d %.200s\n", base_rc, base_value ? base_value : "");
+  Baseline b = {text, len, prelude, base_rc, base_value, base_error, false, {0}};
   if (!pick || cfg.npasses <= 0 || cfg.npasses >= nspecs) {
-    for (int i = 0; i < nspecs; i++)
-      check_spec_timed(text, len, prelude, &specs[i], base_rc, base_value, base_error, rep);
+    for (int i = 0; i < nspecs; i++) check_spec_timed(&b, &specs[i], rep);
   } else {
     for (int k = 0; k < cfg.npasses; k++)
-      check_spec_timed(text, len, prelude, &specs[rng_below(pick, (uint32_t)nspecs)], base_rc, base_value,
-                       base_error, rep);
+      check_spec_timed(&b, &specs[rng_below(pick, (uint32_t)nspecs)], rep);
   }
   free(base_value);
   free(base_error);
@@ -611,7 +760,6 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
 /* ------------------------------------------------------------ structural mutations */
 
 typedef VEC(Expr **) SlotVec;
-typedef VEC(Expr *) ExprVec;
 typedef VEC(Type *) TypeVec;
 
 typedef struct Muts {
@@ -1028,6 +1176,7 @@ static void setup(void) {
   VmLimits lim = {100000, 64u << 20, cfg.max_steps};
   vm_set_default_limits(&lim);
   tensor_set_budget(cfg.tensor_bytes, cfg.live_bytes);
+  range_probe_register();
   init_specs();
 }
 
@@ -1242,18 +1391,74 @@ static void on_alarm(int sig) {
 typedef struct Args {
   uint64_t seed, iters;
   double seconds;
-  bool deep, check_seeds;
+  bool deep, check_seeds, self_test;
   VEC(const char *) repro;
   VEC(const char *) dirs;
   int status;
 } Args;
 
 
+/* --self-test: the oracle's own comparisons on fixed cases (make
+ * fuzz-passes-ci): the text around numbers counts, and the range probe sees
+ * an intermediate the output does not show. Returns the number of cases
+ * that went wrong. */
+static int self_test(void) {
+  static const struct {
+    const char *a, *b;
+    int range, want;
+  } cmp[] = {
+      {"(1f, True)", "(1.001f, True)", RANGE_F16, VAL_CLOSE},
+      {"(1f, True)", "(1f, False)", RANGE_F16, VAL_DIFFER},
+      {"Cons(1f, Nil)", "Some(1f)", RANGE_NONE, VAL_DIFFER},
+      {"[1f, 2f]", "[1f, 2f, 3f]", RANGE_NONE, VAL_DIFFER},
+      {"(inff16, 1f)", "(70000f, 1f)", RANGE_F16, VAL_RANGE},
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cmp / sizeof *cmp; i++) {
+    int v = values_close(cmp[i].a, cmp[i].b, 1e-2, cmp[i].range);
+    if (v != cmp[i].want) {
+      fprintf(stderr, "self-test: values_close(\"%s\", \"%s\") = %d, want %d\n", cmp[i].a, cmp[i].b, v, cmp[i].want);
+      bad++;
+    }
+  }
+  static const struct {
+    const char *text;
+    int limit;
+    bool want;
+  } probe[] = {
+      /* 60000 + 60000 in float32, 1 at the end */
+      {"def @main() { %0 = full(60000f, shape=[2], dtype=\"float32\"); divide(add(%0, %0), add(%0, %0)) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = full(60000f, shape=[2], dtype=\"float32\"); divide(add(%0, %0), add(%0, %0)) }", LIMIT_SQUARES, false},
+      {"def @main() { %0 = full(600f, shape=[2], dtype=\"float32\"); divide(add(%0, %0), 7f) }", LIMIT_FLOAT16, false},
+      /* a NaN laundered into a bool */
+      {"def @main() { isnan(divide(ones(shape=[1], dtype=\"float32\"), zeros(shape=[1], dtype=\"float32\"))) }", LIMIT_FASTMATH, true},
+      {"def @main() { %0 = ones(shape=[1], dtype=\"float32\"); less(exp(multiply(%0, 88.5f)), 0f) }", LIMIT_FASTMATH, true},
+      {"def @main() { %0 = ones(shape=[1], dtype=\"float32\"); less(exp(multiply(%0, 80f)), 0f) }", LIMIT_FASTMATH, false},
+  };
+  for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
+    char text[512];
+    snprintf(text, sizeof text, "#[version = \"0.0.5\"]\n%s\n", probe[i].text);
+    Baseline b = {.text = text, .len = strlen(text)};
+    if (beyond_range(&b, probe[i].limit) != probe[i].want || !b.range.ran) {
+      fprintf(stderr, "self-test: range probe (ran %d, largest %g, inf/NaN %d) on %s\n", b.range.ran,
+              b.range.max_abs, b.range.nonfinite, probe[i].text);
+      bad++;
+    }
+  }
+  fprintf(stderr, "fuzz-passes self-test: %zu cases, %d wrong\n", sizeof cmp / sizeof *cmp + sizeof probe / sizeof *probe,
+          bad);
+  return bad;
+}
+
 static void *fuzz_main(void *arg) {
   Args *a = arg;
   stack_guard_init(FP_STACK_SIZE);
   setup();
   Report rep = {0};
+  if (a->self_test) {
+    a->status = self_test() ? 1 : 0;
+    return NULL;
+  }
   if (a->repro.len) {
     for (size_t i = 0; i < a->repro.len; i++) {
       size_t len = 0;
@@ -1365,6 +1570,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "--out") && v) cfg.out_dir = argv[++i];
     else if (!strcmp(s, "--deep")) a.deep = true;
     else if (!strcmp(s, "--check-seeds")) a.check_seeds = true;
+    else if (!strcmp(s, "--self-test")) a.self_test = true;
     else if (!strcmp(s, "--skip") && v) vec_push(skip_specs, argv[++i]);
     else if (!strcmp(s, "-v")) cfg.verbose++;
     else if (!strcmp(s, "--repro")) {
@@ -1372,7 +1578,8 @@ int main(int argc, char **argv) {
     } else if (s[0] == '-') {
       fprintf(stderr,
               "usage: fuzz_passes [--seed N] [--iters N] [--seconds S] [--passes K] [--timeout S] "
-              "[--max-steps N] [--deep] [--check-seeds] [--skip SPEC] [--out DIR] [-v] DIR... | --repro FILE...\n");
+              "[--max-steps N] [--deep] [--check-seeds] [--skip SPEC] [--out DIR] [-v] DIR... | --repro FILE... | "
+              "--self-test\n");
       return 2;
     } else {
       vec_push(a.dirs, s);
