@@ -737,6 +737,31 @@ static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
   return out;
 }
 
+/* A function type with type parameters (through inference links). */
+static bool type_polymorphic(const Type *t) {
+  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  return t && t->kind == TYPE_FUNC && t->func.ntparams;
+}
+
+/* Is the atom e (a global, constructor or operator) typed anew at each use:
+ * a global or constructor with type parameters, an operator (typed by its
+ * relation), or a variable of a polymorphic function type (bound to a
+ * polymorphic literal)? Then `let %v = e` must not stand for the later uses
+ * of e: %v has the one type of its first use (a let-bound variable is
+ * monomorphic), and `@id(1)` and `@id((2, 2))` cannot both become `%v(...)`. */
+static bool atom_instantiated_per_use(const Expr *e) {
+  switch (e->kind) {
+  case EXPR_VAR: return e->var.var && type_polymorphic(e->var.var->annot ? e->var.var->annot : e->var.var->type);
+  case EXPR_GLOBAL: {
+    const Function *f = e->global.def ? e->global.def->fn : NULL;
+    return f && (f->ntparams || (f->type && f->type->kind == TYPE_FUNC && f->type->func.ntparams));
+  }
+  case EXPR_CTOR: return e->ctor.ctor && e->ctor.ctor->owner && e->ctor.ctor->owner->ntparams;
+  case EXPR_OP: return true;
+  default: return false;
+  }
+}
+
 /* A let chain: each value bound to its own variable (outer to inner), the
  * final body, then each let's scope flattened into the enclosing one from the
  * inside out (TVM's VisitExpr_(Let) + Compound, without recursion). */
@@ -786,6 +811,14 @@ static Expr *fill_let(Nf *nf, Expr *l, Var *v) {
       b = b->let.body;
     }
     Expr *val = on_lexical_device(nf, b);
+    if (!bind && atom_instantiated_per_use(val)) {
+      /* the let's value is a polymorphic atom (`(let %f = %g; %g)` shared,
+       * called at two types): a fresh binder would be monomorphic, so every
+       * use of the let is the atom itself */
+      n->result = val;
+      body = val;
+      continue;
+    }
     if (!bind) var->type = val->type;
     scope_push(nf, s, var, val, x->span);
     n->result = typed_use(nf, var, x->span);
@@ -810,31 +843,6 @@ static Expr *fill_fn_literal(Nf *nf, Expr *e, DgNode *n) {
   c->fn = nfn;
   nfn->type = c->type = rw_rebuilt_type(e, c);
   return c;
-}
-
-/* A function type with type parameters (through inference links). */
-static bool type_polymorphic(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t && t->kind == TYPE_FUNC && t->func.ntparams;
-}
-
-/* Is the atom e (a global, constructor or operator) typed anew at each use:
- * a global or constructor with type parameters, an operator (typed by its
- * relation), or a variable of a polymorphic function type (bound to a
- * polymorphic literal)? Then `let %v = e` must not stand for the later uses
- * of e: %v has the one type of its first use (a let-bound variable is
- * monomorphic), and `@id(1)` and `@id((2, 2))` cannot both become `%v(...)`. */
-static bool atom_instantiated_per_use(const Expr *e) {
-  switch (e->kind) {
-  case EXPR_VAR: return e->var.var && type_polymorphic(e->var.var->annot ? e->var.var->annot : e->var.var->type);
-  case EXPR_GLOBAL: {
-    const Function *f = e->global.def ? e->global.def->fn : NULL;
-    return f && (f->ntparams || (f->type && f->type->kind == TYPE_FUNC && f->type->func.ntparams));
-  }
-  case EXPR_CTOR: return e->ctor.ctor && e->ctor.ctor->owner && e->ctor.ctor->owner->ntparams;
-  case EXPR_OP: return true;
-  default: return false;
-  }
 }
 
 /* Is v's let value being converted (a use of v is then recursion)? */
