@@ -590,59 +590,49 @@ bool type_has_unknown_extent(const Type *t) {
   }
 }
 
-/* Forgets *slot: always (infer_clear), or only a type with an unknown
- * extent (infer_clear_dynamic). */
-static void forget(Type **slot, bool only_dynamic) {
-  if (!only_dynamic || (*slot && type_has_unknown_extent(*slot))) *slot = NULL;
-}
-
-static void clear_pattern(Pattern *p, bool only_dynamic) {
+static void clear_pattern(Pattern *p) {
   /* patterns nest as deep as written; the resolver already bounded that */
   switch (p->kind) {
-  case PAT_VAR: forget(&p->var->type, only_dynamic); break;
+  case PAT_VAR: p->var->type = NULL; break;
   case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i], only_dynamic);
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i]);
     break;
   case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i], only_dynamic);
+    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i]);
     break;
   default: break;
   }
 }
 
-static void clear_function(Function *f, bool only_dynamic) {
-  forget(&f->type, only_dynamic);
-  for (uint32_t i = 0; i < f->nparams; i++) forget(&f->params[i]->type, only_dynamic);
+static void clear_function(Function *f) {
+  f->type = NULL;
+  for (uint32_t i = 0; i < f->nparams; i++) f->params[i]->type = NULL;
 }
 
-/* ud: NULL clears every type, non-NULL only those with an unknown extent. */
 static void clear_node(Expr *e, void *ud) {
-  bool only_dynamic = ud != NULL;
-  forget(&e->type, only_dynamic);
+  (void)ud;
+  e->type = NULL;
   switch (e->kind) {
-  case EXPR_VAR: forget(&e->var.var->type, only_dynamic); break;
-  case EXPR_LET: forget(&e->let.var->type, only_dynamic); break;
-  case EXPR_FN: clear_function(e->fn, only_dynamic); break;
+  case EXPR_VAR: e->var.var->type = NULL; break;
+  case EXPR_LET: e->let.var->type = NULL; break;
+  case EXPR_FN: clear_function(e->fn); break;
   case EXPR_MATCH:
-    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern, only_dynamic);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern);
     break;
   default: break;
   }
 }
+
+void infer_clear_tree(Expr *root) { walk_post_order(root, true, clear_node, NULL); }
 
 void infer_clear(Module *m) {
   for (uint32_t i = 0; i < m->ndefs; i++) {
     Function *f = m->defs[i]->fn;
     if (!f) continue;
-    clear_function(f, false);
-    walk_post_order(f->body, true, clear_node, NULL);
+    clear_function(f);
+    infer_clear_tree(f->body);
   }
-  if (m->expr) walk_post_order(m->expr, true, clear_node, NULL);
-}
-
-void infer_clear_dynamic(Expr *root) {
-  static const bool only_dynamic = true;
-  walk_post_order(root, true, clear_node, (void *)&only_dynamic);
+  if (m->expr) infer_clear_tree(m->expr);
 }
 
 bool infer_untyped(Module *m, Expr *e, Diag *d) {

@@ -33,12 +33,13 @@ bool infer_untyped(Module *m, Expr *e, Diag *d);
  * size) anywhere, function, reference and ADT types included. */
 bool type_has_unknown_extent(const Type *t);
 
-/* Forgets the recorded types under root (expressions, function literals,
- * let, parameter and pattern variables) that have an unknown extent: after
- * a pass made part of root more static (FoldConstant's arange of constant
- * bounds), those types may be stale while the static ones still hold, so
- * infer_untyped(root) then re-infers exactly them. */
-void infer_clear_dynamic(Expr *root);
+/* Forgets every recorded type under root (expressions, function literals,
+ * let, parameter and pattern variables, the variables it uses included), as
+ * infer_clear does for a module: infer_untyped(root) then types all of it
+ * again, e.g. after a pass made part of root more static (FoldConstant's
+ * arange of constant bounds), which stales the dynamic types of nodes it
+ * kept and of the variables they use. */
+void infer_clear_tree(Expr *root);
 
 /* ---- incremental re-typing (the pass runner, transform/pass.c) ---------- */
 typedef struct InferIncStats {

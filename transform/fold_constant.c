@@ -700,12 +700,14 @@ static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
     Diag quiet;
     diag_init_silent(&quiet, m->src);
     fn->type = sig; /* recursive calls in the body */
-    /* kept nodes and variables whose type had an unknown extent may be more
-     * static now (a literal returning the folded arange, the calls of it):
-     * they are typed again with the new nodes */
-    infer_clear_dynamic(fn->body);
+    /* the nodes it kept and the variables they use may have types that the
+     * folds made stale (a literal returning the folded arange, the calls of
+     * it), and the new nodes' check reads them: the function is typed anew */
+    infer_clear_tree(fn->body);
     if (!infer_untyped(m, fn->body, &quiet)) {
       fn->body = body;
+      infer_clear_tree(body); /* the nodes both bodies hold: typed as they were */
+      infer_untyped(m, body, &quiet);
       diag_warning(d, fn->span, "constant folding left this function unfolded: the folded constants make it "
                                 "ill-typed (its shapes are checked when it runs)");
     } else {
