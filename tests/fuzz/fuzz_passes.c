@@ -15,12 +15,13 @@
  *      fastmath_range), not at all for the passes that change what @main
  *      returns (Gradient, ToCPS); the text around the numbers (bools,
  *      constructors, brackets) always exactly. A value that differs under a
- *      spec with a limited range (ToMixedPrecision: float16's 65504;
- *      FastMath: 2^126, where fast_exp gives inf; SimplifyInference and
- *      -O1..-O3: 2^48, where its float32 decompositions' sums of squares
- *      can overflow) runs the original once more with a float-range probe
- *      (range_probe: every float operator result noted): an intermediate
- *      beyond the range, or an inf or NaN, means not compared.
+ *      spec with a limited range (ToMixedPrecision: float16's 65504, and 16
+ *      for an exponential's argument; FastMath: 2^126, where fast_exp gives
+ *      inf; SimplifyInference and -O1..-O3: 2^48, where its float32
+ *      decompositions' sums of squares can overflow) runs the original once
+ *      more with a float-range probe (range_probe: every float operator
+ *      result noted): an intermediate beyond the range, or an inf or NaN,
+ *      means not compared (tests/fuzz/README.md).
  * Every pipeline runs with PassRunOptions.verify_retype: the runner's
  * incremental re-typing after each pass is checked against a full
  * re-inference, so a stale type a pass leaves is a failure.
@@ -89,6 +90,7 @@
 #include "ir/ptrmap.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_call.h"
+#include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "parser/parser.h"
 #include "runtime/tensor.h"
@@ -349,53 +351,69 @@ static int run_module(Module *m, Diag *d, Cap *cap, char **value) {
  * wrapped in `fuzz.range_probe` (an identity operator this driver registers,
  * with copy's type relation), whose kernel records the largest finite
  * magnitude and whether an inf or NaN went through; float constants are
- * scanned as they are. It runs only when a spec with a limited range
- * (Spec.limit) gives a value that differs, once per input. It sees the
- * values the interpreter materialises, not those inside one kernel
+ * scanned as they are. The arguments of exponentials (exp, softmax) are
+ * wrapped in `fuzz.exp_arg_probe`, which notes their largest magnitude: an
+ * exponential multiplies its argument's relative rounding error by it
+ * (float16's 2^-11 at 300 is 15% after exp). It runs only when a spec with a
+ * limited range (Spec.limit) gives a value that differs, once per input. It
+ * sees the values the interpreter materialises, not those inside one kernel
  * (l2_normalize's squares, in double): the limits are on those values. */
 typedef struct RangeSeen {
-  bool ran;       /* the probe ran to the end */
-  bool nonfinite; /* an inf or NaN somewhere */
-  double max_abs; /* the largest finite magnitude */
+  bool ran;           /* the probe ran to the end */
+  bool nonfinite;     /* an inf or NaN somewhere */
+  double max_abs;     /* the largest finite magnitude */
+  double max_exp_arg; /* the largest finite magnitude an exponential took */
 } RangeSeen;
 
-static RangeSeen range_seen; /* the probe kernel's record of the current probe run */
+static RangeSeen range_seen; /* the probe kernels' record of the current probe run */
 
-static void range_note(DType dt, const void *data, int64_t n) {
+static void range_note(DType dt, const void *data, int64_t n, double *max_abs) {
   if (!dtype_is_float(dt) || dt.lanes != 1) return;
   size_t size = dtype_size(dt);
   for (int64_t i = 0; i < n; i++) {
     double v = tensor_load_f64(dt, (const char *)data + (size_t)i * size);
     if (!isfinite(v)) range_seen.nonfinite = true;
-    else if (fabs(v) > range_seen.max_abs) range_seen.max_abs = fabs(v);
+    else if (fabs(v) > *max_abs) *max_abs = fabs(v);
   }
 }
 
-/* The identity, noting its input. */
-static int range_probe_kernel(KernelCtx *c) {
+/* The identity, noting its input into *max_abs. */
+static int probe_identity(KernelCtx *c, double *max_abs) {
   const Tensor *x = kernel_input(c, 0);
-  range_note(x->dtype, x->data, x->numel);
+  range_note(x->dtype, x->data, x->numel, max_abs);
   Tensor *y = kernel_output(c, x->dtype, x->ndim, x->shape);
   if (!y) return KERNEL_ERROR;
   memcpy(y->data, x->data, x->nbytes);
   return KERNEL_OK;
 }
+static int range_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_abs); }
+static int exp_arg_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_exp_arg); }
 
 static void range_probe_register(void) {
   const OpDef *copy = op_get(op_lookup("copy"));
   OpDef def = {.name = "fuzz.range_probe", .num_inputs = 1, .relation = copy->relation, .kernel = range_probe_kernel};
   if (op_register(&def) < 0) abort();
+  def.name = "fuzz.exp_arg_probe";
+  def.kernel = exp_arg_probe_kernel;
+  if (op_register(&def) < 0) abort();
 }
+
+static bool float_tensor(const Type *t) { return t && t->kind == TYPE_TENSOR && dtype_is_float(t->tensor.dtype); }
 
 static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
   if (e->kind == EXPR_CONST) {
     size_t size = dtype_size(e->constant->dtype);
-    range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0);
+    range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0,
+               &range_seen.max_abs);
   }
-  const Type *t = old->type;
-  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || !t || t->kind != TYPE_TENSOR ||
-      !dtype_is_float(t->tensor.dtype))
-    return e;
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || !float_tensor(old->type)) return e;
+  int32_t id = e->call.fn->op.id;
+  if ((id == OP_EXP || id == OP_FAST_EXP || id == OP_NN_SOFTMAX || id == OP_NN_LOG_SOFTMAX) && e->call.nargs == 1 &&
+      float_tensor(old->call.args[0]->type)) {
+    Expr *arg = op_call(rw->m, "fuzz.exp_arg_probe", &e->call.args[0], 1, NULL, e->span);
+    e = build_copy(rw->m, e);
+    e->call.args = arena_memdup(rw->m->arena, &arg, sizeof arg);
+  }
   return op_call(rw->m, "fuzz.range_probe", &e, 1, NULL, e->span);
 }
 
@@ -591,12 +609,13 @@ static bool beyond_range(Baseline *b, int limit) {
     b->range = range_probe(b->text, b->len, b->prelude);
     b->probed = true;
     if (cfg.verbose)
-      fprintf(stderr, "  range probe: ran %d, inf/NaN %d, largest %g\n", b->range.ran, b->range.nonfinite,
-              b->range.max_abs);
+      fprintf(stderr, "  range probe: ran %d, inf/NaN %d, largest %g, largest exponential argument %g\n", b->range.ran,
+              b->range.nonfinite, b->range.max_abs, b->range.max_exp_arg);
   }
   const RangeSeen *r = &b->range;
   double bound = limit == LIMIT_FLOAT16 ? 65504.0 : limit == LIMIT_FASTMATH ? 0x1p126 : 0x1p48;
-  return r->ran && (r->nonfinite || r->max_abs > bound);
+  /* float16: an exponential of a value beyond 16 is off by 16 * 2^-11 = 0.8% and more */
+  return r->ran && (r->nonfinite || r->max_abs > bound || (limit == LIMIT_FLOAT16 && r->max_exp_arg > 16));
 }
 
 /* One pass spec on a fresh copy of the program. */
@@ -1434,6 +1453,9 @@ static int self_test(void) {
       {"def @main() { isnan(divide(ones(shape=[1], dtype=\"float32\"), zeros(shape=[1], dtype=\"float32\"))) }", LIMIT_FASTMATH, true},
       {"def @main() { %0 = ones(shape=[1], dtype=\"float32\"); less(exp(multiply(%0, 88.5f)), 0f) }", LIMIT_FASTMATH, true},
       {"def @main() { %0 = ones(shape=[1], dtype=\"float32\"); less(exp(multiply(%0, 80f)), 0f) }", LIMIT_FASTMATH, false},
+      /* an exponential of 300: float16's rounding of its argument is 15% after it */
+      {"def @main() { %0 = ones(shape=[2], dtype=\"float32\"); nn.softmax(multiply(%0, 300f)) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = ones(shape=[2], dtype=\"float32\"); nn.softmax(multiply(%0, 3f)) }", LIMIT_FLOAT16, false},
   };
   for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
     char text[512];
