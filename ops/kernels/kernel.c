@@ -14,6 +14,7 @@
 
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "ops/kernels/k_util.h"
 #include "runtime/threadpool.h"
 
 void kernel_ctx_init(KernelCtx *c, int32_t op_id, Tensor **inputs, uint32_t n, const Attrs *attrs,
@@ -126,6 +127,11 @@ bool kernel_attr_dtype(const KernelCtx *c, const char *name, DType *out) {
 /* ------------------------------------------------------------ outputs */
 
 Tensor *kernel_output(KernelCtx *c, DType dt, int32_t ndim, const int64_t *shape) {
+  if (dt.lanes == 1 && ku_type(dt) == KU_OTHER) { /* a well-formed name (float86) no kernel stores */
+    char name[32];
+    kernel_fail(c, "%s: unsupported dtype %s", c->op ? c->op->name : "operator", dtype_name(dt, name));
+    return NULL;
+  }
   TensorError e = TENSOR_OK;
   Tensor *t = tensor_new_checked(dt, ndim, shape, &e);
   if (!t) {
