@@ -71,18 +71,26 @@ static P **spec_row(Ex *x, P **row, uint32_t n, P *head, uint32_t k) {
 }
 
 /* Rows matching constructor c (NULL: the tuple constructor) of arity k. */
+static bool row_matches(const P *h, const Ctor *c) { return h->kind != P_CTOR || h->ctor == c; }
+
+/* (The rows are counted before the matrix is allocated: a match of 10,000
+ * constructors specialises 10,000 times, each keeping a row or two.) */
 static Mat specialize(Ex *x, Mat M, Ctor *c, uint32_t k) {
-  Mat S = {arena_alloc(x->a, (M.m ? M.m : 1) * sizeof *S.rows), 0, k + M.n - 1};
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < M.m; i++) kept += row_matches(M.rows[i][0], c);
+  Mat S = {arena_alloc(x->a, (kept ? kept : 1) * sizeof *S.rows), 0, k + M.n - 1};
   for (uint32_t i = 0; i < M.m; i++) {
     P *h = M.rows[i][0];
     if (h->kind == P_WILD) S.rows[S.m++] = spec_row(x, M.rows[i], M.n, NULL, k);
-    else if (h->kind == P_TUPLE || h->ctor == c) S.rows[S.m++] = spec_row(x, M.rows[i], M.n, h, k);
+    else if (row_matches(h, c)) S.rows[S.m++] = spec_row(x, M.rows[i], M.n, h, k);
   }
   return S;
 }
 
 static Mat default_mat(Ex *x, Mat M) {
-  Mat D = {arena_alloc(x->a, (M.m ? M.m : 1) * sizeof *D.rows), 0, M.n - 1};
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < M.m; i++) kept += M.rows[i][0]->kind == P_WILD;
+  Mat D = {arena_alloc(x->a, (kept ? kept : 1) * sizeof *D.rows), 0, M.n - 1};
   for (uint32_t i = 0; i < M.m; i++)
     if (M.rows[i][0]->kind == P_WILD) D.rows[D.m++] = M.rows[i] + 1;
   return D;
