@@ -358,7 +358,9 @@ static Expr *rewrite_dataflow(Rewriter *rw, Expr *root) {
       memo_put(rw, e, r);
       continue;
     }
-    top->entered = true;
+    /* (pre may have run a nested walk that moved the stack: index it again; the
+     * nested walk left the stack at its base, so the top is this item) */
+    rw->work.data[rw->work.len - 1].entered = true;
     switch (e->kind) { /* pushed in reverse: the first child ends on top */
     case EXPR_CALL:
       for (uint32_t i = e->call.nargs; i-- > 0;) vec_push(rw->work, ((struct RwItem){e->call.args[i], false}));

@@ -212,6 +212,34 @@ START_TEST(rw_pre_replaces_without_descending) {
 }
 END_TEST
 
+/* pre that rewrites another, long dataflow chain (a nested walk that grows the
+ * rewriter's shared stack) at each exp call it meets, and replaces nothing */
+static int exp_pre_calls;
+static Expr *side_chain;
+static Expr *pre_nested_walk(Rewriter *rw, Expr *e) {
+  if (!op_call_is(e, "exp")) return NULL;
+  exp_pre_calls++;
+  rw_expr(rw, side_chain);
+  return NULL;
+}
+
+START_TEST(rw_pre_with_nested_walk_runs_once) {
+  Var *x = build_fresh_var(M, "x", NULL, S0);
+  side_chain = build_var(M, x, S0);
+  for (int i = 0; i < 5000; i++) side_chain = call1("negative", call2("add", side_chain, f32(1)));
+  Expr *e = call2("add", call1("exp", build_var(M, x, S0)), f32(1));
+  Rewriter rw;
+  rw_init(&rw, M, NULL);
+  rw.pre = pre_nested_walk;
+  exp_pre_calls = 0;
+  ck_assert_ptr_eq(rw_expr(&rw, e), e);
+  /* the walk's own item for exp stays entered although the nested walk moved the stack
+   * (a write through a stale pointer lost it: pre ran twice, ASan: heap-use-after-free) */
+  ck_assert_int_eq(exp_pre_calls, 1);
+  rw_fini(&rw);
+}
+END_TEST
+
 /* post: every int32 constant 1 becomes 2 */
 static Expr *one_to_two(Rewriter *rw, Expr *old, Expr *e) {
   (void)old;
@@ -545,6 +573,7 @@ static Suite *rewrite_suite(void) {
   tcase_add_test(tc, rw_substitution);
   tcase_add_test(tc, rw_hook_order_is_recursive_order);
   tcase_add_test(tc, rw_pre_replaces_without_descending);
+  tcase_add_test(tc, rw_pre_with_nested_walk_runs_once);
   tcase_add_test(tc, rw_long_let_chain);
   tcase_add_loop_test(tc, rw_long_graph_chain, 0, 2);
   tcase_add_test(tc, rw_deep_nesting_reported);
