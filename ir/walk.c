@@ -6,6 +6,7 @@
  */
 #include "ir/walk.h"
 
+#include "ir/diag.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 
@@ -459,4 +460,75 @@ void fn_homes_free(FnHomes *h) {
   ptrmap_free(&h->fn_of);
   ptrmap_free(&h->home);
   ptrmap_free(&h->cross);
+}
+
+/* ------------------------------------------------------------ captures */
+
+static const struct FnCaptured *captured_list(FnCaptures *c, const FnHomes *h, Expr *lit);
+
+static void push_children_first_on_top(Expr *e, ExprVec *st) {
+  size_t before = st->len;
+  walk_push_children(e, true, st);
+  for (size_t i = before, j = st->len; i + 1 < j; i++, j--) {
+    Expr *t = st->data[i];
+    st->data[i] = st->data[j - 1];
+    st->data[j - 1] = t;
+  }
+}
+
+/* The walk of lit's body; a nested literal's list (its nodes are either in
+ * that list or homed inside it, reachable from nowhere else) is walked in
+ * its order in place of its body. `deep`: too deep to recurse: walk bodies. */
+static void captures_walk(FnCaptures *c, const FnHomes *h, Expr *lit, ExprVec *out, bool deep) {
+  PtrMap seen = {0};
+  ExprVec st = {0};
+  vec_push(st, lit->fn->body);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    if (ptrmap_find(&seen, e)) continue;
+    ptrmap_put(&seen, e, 1);
+    if (fn_homes_captured(h, e, lit)) {
+      vec_push(*out, e);
+      continue;
+    }
+    const struct FnCaptured *in = e->kind == EXPR_FN && !deep ? captured_list(c, h, e) : NULL;
+    if (!in) {
+      push_children_first_on_top(e, &st);
+      continue;
+    }
+    for (uint32_t i = in->n; i-- > 0;) vec_push(st, in->xs[i]); /* the first on top */
+  }
+  vec_free(st);
+  ptrmap_free(&seen);
+}
+
+/* lit's list, memoised; NULL when the nesting is too deep to recurse. */
+static const struct FnCaptured *captured_list(FnCaptures *c, const FnHomes *h, Expr *lit) {
+  int64_t k = 0;
+  if (ptrmap_get(&c->memo, lit, &k)) return &c->lists.data[k - 1];
+  if (stack_exhausted()) return NULL;
+  ExprVec out = {0};
+  captures_walk(c, h, lit, &out, false);
+  vec_push(c->lists, ((struct FnCaptured){out.data, (uint32_t)out.len}));
+  ptrmap_put(&c->memo, lit, (int64_t)c->lists.len);
+  return &c->lists.data[c->lists.len - 1];
+}
+
+Expr **fn_captures_of(FnCaptures *c, const FnHomes *h, Expr *lit, uint32_t *n) {
+  const struct FnCaptured *l = captured_list(c, h, lit);
+  if (!l) { /* too deep to recurse: the same list by walking every body below lit */
+    ExprVec out = {0};
+    captures_walk(c, h, lit, &out, true);
+    vec_push(c->lists, ((struct FnCaptured){out.data, (uint32_t)out.len}));
+    ptrmap_put(&c->memo, lit, (int64_t)c->lists.len);
+    l = &c->lists.data[c->lists.len - 1];
+  }
+  *n = l->n;
+  return l->xs;
+}
+
+void fn_captures_free(FnCaptures *c) {
+  for (size_t i = 0; i < c->lists.len; i++) mem_free(c->lists.data[i].xs);
+  vec_free(c->lists);
+  ptrmap_free(&c->memo);
 }

@@ -110,4 +110,21 @@ typedef VEC(Expr *) ExprVec;
  * in the order the post-order walks visit them. */
 void walk_push_children(Expr *e, bool enter_fns, ExprVec *st);
 
+/* The nodes a literal captures (fn_homes_captured: evaluated outside it), in
+ * the order a depth-first walk of its body meets them (first child first),
+ * each once, memoised per literal. A nested literal's own list stands for its
+ * body in the walk of the literal around it, so literals nested 10,000 deep
+ * cost linear time. The arrays stay valid until fn_captures_free.
+ *
+ *     FnCaptures c = {0};
+ *     uint32_t n;
+ *     Expr **xs = fn_captures_of(&c, &homes, lit, &n);
+ *     fn_captures_free(&c); */
+typedef struct FnCaptures {
+  PtrMap memo; /* literal EXPR_FN node -> 1 + index in lists */
+  VEC(struct FnCaptured { Expr **xs; uint32_t n; }) lists;
+} FnCaptures;
+Expr **fn_captures_of(FnCaptures *c, const FnHomes *h, Expr *lit, uint32_t *n);
+void fn_captures_free(FnCaptures *c);
+
 #endif

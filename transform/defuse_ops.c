@@ -37,8 +37,7 @@ typedef struct Defuse {
   Function *fn;     /* the global being rewritten */
   FnHomes homes;    /* its nodes shared across literals, computed on first need */
   bool homes_ready;
-  PtrMap capt_memo; /* original literal node -> 1 + index in capts */
-  VEC(struct Capt { Expr **xs; uint32_t n; }) capts;
+  FnCaptures captures; /* each original literal's captured nodes (ir/walk.h) */
   PtrMap single;    /* original calls whose callee literal is used by them alone */
 } Defuse;
 
@@ -86,42 +85,6 @@ static Expr *defuse_pre(Rewriter *rw, Expr *e) {
   return body;
 }
 
-/* The nodes of the enclosing code that the literal `lit` (an original node)
- * uses (their home is outside it, ir/walk.h FnHomes), in its body or in the
- * bodies of literals nested in it. A nested literal's own list stands for
- * its body (each node either outside lit too, or walked here), so nested
- * literals 10,000 deep are linear, not a walk of every body below each.
- * NULL when the nesting is too deep to recurse: the caller walks all. */
-static const struct Capt *captured_of(Defuse *st, Expr *lit) {
-  int64_t k = 0;
-  if (ptrmap_get(&st->capt_memo, lit, &k)) return &st->capts.data[k - 1];
-  if (stack_exhausted()) return NULL;
-  PtrMap seen = {0};
-  ExprVec stack = {0}, out = {0};
-  vec_push(stack, lit->fn->body);
-  while (stack.len) {
-    Expr *x = stack.data[--stack.len];
-    if (ptrmap_find(&seen, x)) continue;
-    ptrmap_put(&seen, x, 1);
-    if (fn_homes_captured(&st->homes, x, lit)) {
-      vec_push(out, x);
-      continue;
-    }
-    const struct Capt *in = x->kind == EXPR_FN ? captured_of(st, x) : NULL;
-    if (in) {
-      for (uint32_t i = 0; i < in->n; i++) vec_push(stack, in->xs[i]);
-      continue;
-    }
-    walk_push_children(x, true, &stack);
-  }
-  vec_free(stack);
-  ptrmap_free(&seen);
-  struct Capt kept = {out.data, (uint32_t)out.len}; /* owned by capts, freed with it */
-  vec_push(st->capts, kept);
-  ptrmap_put(&st->capt_memo, lit, (int64_t)st->capts.len);
-  return &st->capts.data[st->capts.len - 1];
-}
-
 /* The nodes the literal `lit` (the original node) uses from the enclosing
  * code (their home is outside it): a copy of its body keeps them shared,
  * whole (evaluated once, outside; each inlined call gets its own copy of
@@ -136,24 +99,8 @@ static void outside_nodes(Defuse *st, Rewriter *rw, Expr *lit, PtrMap *keep) {
     st->homes_ready = true;
   }
   if (!st->homes.cross.len) return;
-  const struct Capt *c = captured_of(st, lit);
-  ExprVec all = {0};
-  if (!c) { /* too deep to recurse: every node below lit */
-    PtrMap seen = {0};
-    ExprVec stack = {0};
-    vec_push(stack, lit->fn->body);
-    while (stack.len) {
-      Expr *x = stack.data[--stack.len];
-      if (ptrmap_find(&seen, x)) continue;
-      ptrmap_put(&seen, x, 1);
-      if (fn_homes_captured(&st->homes, x, lit)) vec_push(all, x);
-      else walk_push_children(x, true, &stack);
-    }
-    vec_free(stack);
-    ptrmap_free(&seen);
-  }
-  Expr **xs = c ? c->xs : all.data;
-  uint32_t n = c ? c->n : (uint32_t)all.len;
+  uint32_t n = 0;
+  Expr **xs = fn_captures_of(&st->captures, &st->homes, lit, &n);
   /* A literal among them may be called in lit's body, and that call was
    * inlined already: the rewritten body holds the nodes that literal keeps
    * outside itself, and those outside lit too stay shared in lit's copy (a
@@ -169,13 +116,13 @@ static void outside_nodes(Defuse *st, Rewriter *rw, Expr *lit, PtrMap *keep) {
     int64_t now = 0;
     ptrmap_put(keep, x, 1);
     if (ptrmap_get(&rw->memo, x, &now)) ptrmap_put(keep, (Expr *)(intptr_t)now, 1);
-    const struct Capt *in = x->kind == EXPR_FN ? captured_of(st, x) : NULL;
-    for (uint32_t i = 0; in && i < in->n; i++)
-      if (fn_homes_captured(&st->homes, in->xs[i], lit)) vec_push(work, in->xs[i]);
+    uint32_t nin = 0;
+    Expr **in = x->kind == EXPR_FN ? fn_captures_of(&st->captures, &st->homes, x, &nin) : NULL;
+    for (uint32_t i = 0; i < nin; i++)
+      if (fn_homes_captured(&st->homes, in[i], lit)) vec_push(work, in[i]);
   }
   vec_free(work);
   ptrmap_free(&done);
-  vec_free(all);
 }
 
 static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
@@ -213,9 +160,7 @@ static bool defuse_function(PassCtx *c, GlobalDef *g) {
   rw_fini(&rw);
   ptrmap_free(&st.effects);
   fn_homes_free(&st.homes);
-  for (size_t i = 0; i < st.capts.len; i++) mem_free(st.capts.data[i].xs);
-  vec_free(st.capts);
-  ptrmap_free(&st.capt_memo);
+  fn_captures_free(&st.captures);
   ptrmap_free(&st.single);
   return ok;
 }

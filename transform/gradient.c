@@ -334,8 +334,7 @@ typedef struct AD {
   PtrMap adt_map;     /* TypeDef* -> shadow TypeDef* */
   PtrMap ctor_map;    /* Ctor* -> shadow Ctor* */
   FnHomes homes;      /* nodes shared across function literals (ir/walk.h) */
-  PtrMap capt_memo;   /* literal -> 1 + index in capts (tr_captured_nodes) */
-  VEC(struct Capt { Expr **xs; uint32_t n; }) capts;
+  FnCaptures captures; /* each literal's captured nodes (tr_captured_nodes) */
   bool failed;
   bool in_dataflow_first; /* tr_dataflow_first is running (tr() does not start another) */
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
@@ -1027,71 +1026,11 @@ static Expr *tr(AD *a, Expr *e) {
  * literal they are found in the memo (this scope stays open meanwhile);
  * translated inside, they ran again at each call of the closure and a `ref`
  * effect in them repeated (the value differed from the program's). */
-static const struct Capt *captured_of(AD *a, Expr *lit);
-
-/* Pushes e's children so that the first is on top (a depth-first walk in
- * evaluation order). */
-static void push_children_first_on_top(Expr *e, ExprVec *st) {
-  size_t before = st->len;
-  walk_push_children(e, true, st);
-  for (size_t i = before, j = st->len; i + 1 < j; i++, j--) {
-    Expr *t = st->data[i];
-    st->data[i] = st->data[j - 1];
-    st->data[j - 1] = t;
-  }
-}
-
-/* The walk of lit's body that finds the nodes it uses from the enclosing
- * code (their home is outside it), depth first, each once, in the order a
- * plain walk meets them. A nested literal's own list stands for its body
- * (its nodes are either in that list or homed inside it, reachable from
- * nowhere else): its entries are walked in their order in place of its body,
- * so literals nested 10,000 deep cost linear time, not a walk of every body
- * below each. `deep`: the nesting is too deep to recurse, walk bodies. */
-static void captured_walk(AD *a, Expr *lit, ExprVec *caps, bool deep) {
-  PtrMap seen = {0};
-  ExprVec st = {0};
-  vec_push(st, lit->fn->body);
-  while (st.len) {
-    Expr *e = st.data[--st.len];
-    if (ptrmap_find(&seen, e)) continue;
-    ptrmap_put(&seen, e, 1);
-    if (!is_atom(e) && fn_homes_captured(&a->homes, e, lit)) {
-      vec_push(*caps, e);
-      continue;
-    }
-    const struct Capt *in = e->kind == EXPR_FN && !deep ? captured_of(a, e) : NULL;
-    if (!in) {
-      push_children_first_on_top(e, &st);
-      continue;
-    }
-    for (uint32_t i = in->n; i-- > 0;) vec_push(st, in->xs[i]); /* the first on top */
-  }
-  vec_free(st);
-  ptrmap_free(&seen);
-}
-
-/* lit's list (memoised); NULL when the nesting is too deep to recurse. */
-static const struct Capt *captured_of(AD *a, Expr *lit) {
-  int64_t k = 0;
-  if (ptrmap_get(&a->capt_memo, lit, &k)) return &a->capts.data[k - 1];
-  if (stack_exhausted()) return NULL;
-  ExprVec caps = {0};
-  captured_walk(a, lit, &caps, false);
-  vec_push(a->capts, ((struct Capt){caps.data, (uint32_t)caps.len}));
-  ptrmap_put(&a->capt_memo, lit, (int64_t)a->capts.len);
-  return &a->capts.data[a->capts.len - 1];
-}
-
 static void tr_captured_nodes(AD *a, Expr *lit) {
   if (!a->homes.cross.len) return;
-  const struct Capt *c = captured_of(a, lit);
-  ExprVec caps = {0};
-  if (!c) captured_walk(a, lit, &caps, true);
-  Expr **xs = c ? c->xs : caps.data;
-  size_t n = c ? c->n : caps.len;
-  for (size_t i = 0; i < n && !a->failed; i++) tr(a, xs[i]);
-  vec_free(caps);
+  uint32_t n = 0;
+  Expr **xs = fn_captures_of(&a->captures, &a->homes, lit, &n); /* (stable while tr adds lists) */
+  for (uint32_t i = 0; i < n && !a->failed; i++) tr(a, xs[i]);
 }
 
 static Expr *tr_let_chain(AD *a, Expr *e) {
@@ -1258,9 +1197,7 @@ static void ad_free(AD *a) {
   vec_free(a->open);
   vec_free(a->bp_spare);
   fn_homes_free(&a->homes);
-  for (size_t i = 0; i < a->capts.len; i++) mem_free(a->capts.data[i].xs);
-  vec_free(a->capts);
-  ptrmap_free(&a->capt_memo);
+  fn_captures_free(&a->captures);
   grad_op_cache_free(a->ops);
   typeof_fini(&a->tc);
 }
