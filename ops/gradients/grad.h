@@ -131,8 +131,8 @@ Expr *gr_const(GradCtx *c, double v, DType dt);
 Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape, const void *data);
 /* A rank-0 constant in the dtype of input i (of the result when i < 0). */
 Expr *gr_scalar(GradCtx *c, double v, int i);
-/* unb(e, x_i): e summed down to input i's shape (collapse_sum_like) — the
- * identity, not built, when the shapes are statically equal. */
+/* unb(e, x_i): e summed down to input i's shape (collapse_sum_like), built even
+ * where the shapes are statically equal, as TVM's rules do. */
 Expr *gr_unb(GradCtx *c, Expr *e, uint32_t i);
 /* sum(e, axis=axes, keepdims) with an explicit axis list (NULL/0: all axes). */
 Expr *gr_sum(GradCtx *c, Expr *e, const int64_t *axes, uint32_t naxes, bool keepdims);
