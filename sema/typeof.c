@@ -47,6 +47,28 @@ bool typeof_ground(const Type *t) {
   }
 }
 
+bool typeof_known(const Type *t) {
+  if (!t || stack_exhausted()) return false;
+  switch (t->kind) {
+  case TYPE_TENSOR:
+  case TYPE_VAR: return true;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!typeof_known(t->tuple.fields[i])) return false;
+    return true;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (!typeof_known(t->func.args[i])) return false;
+    return typeof_known(t->func.ret);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (!typeof_known(t->adt.args[i])) return false;
+    return true;
+  case TYPE_REF: return typeof_known(t->ref.inner);
+  default: return false;
+  }
+}
+
 /* typeof_ground, remembered by address for the last type seen at each slot:
  * the variables a pass uses have a few shared types. */
 static bool ground_known(TypeofCx *tc, const Type *t) {

@@ -130,6 +130,9 @@ Type *typeof_shared(TypeofCx *t, Type *ty);
 
 /* No unification variable, `_`, unresolved name or type parameter. */
 bool typeof_ground(const Type *t);
+/* A checked type with nothing left to infer: no unification variable, `_` or
+ * unresolved name (type parameters in scope allowed, unlike typeof_ground). */
+bool typeof_known(const Type *t);
 
 
 #endif

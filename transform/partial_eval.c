@@ -54,6 +54,7 @@
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
 #include "sema/infer.h"
+#include "sema/typeof.h"
 #include "transform/fold_constant.h"
 #include "transform/normal_form.h"
 #include "transform/pass.h"
@@ -166,7 +167,6 @@ typedef struct Pe {
 } Pe;
 
 static PV *pe(Pe *p, Expr *e, LL *ll);
-static bool type_known(const Type *t);
 static void note_let_bound_literals(Pe *p);
 static void residualise(Pe *p, PV *v, Span sp, LL *ll);
 
@@ -280,7 +280,7 @@ static Expr *typed_like(Pe *p, const Expr *old, Expr *now) {
  * inference would type it. */
 static Expr *typed_use(Pe *p, Var *v, Span sp) {
   Expr *u = build_var(p->m, v, sp);
-  if (!p->inst || !p->inst->n) u->type = type_known(v->type) ? v->type : NULL;
+  if (!p->inst || !p->inst->n) u->type = typeof_known(v->type) ? v->type : NULL;
   return u;
 }
 
@@ -1091,29 +1091,6 @@ static void cells_free(Cells *c) {
   vec_free(c->sites);
 }
 
-/* True if t is a checked type with nothing left to infer (no `_`). */
-static bool type_known(const Type *t) {
-  if (!t || stack_exhausted()) return false;
-  switch (t->kind) {
-  case TYPE_TENSOR:
-  case TYPE_VAR: return true;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!type_known(t->tuple.fields[i])) return false;
-    return true;
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (!type_known(t->func.args[i])) return false;
-    return type_known(t->func.ret);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (!type_known(t->adt.args[i])) return false;
-    return true;
-  case TYPE_REF: return type_known(t->ref.inner);
-  default: return false;
-  }
-}
-
 /* Whether the residual body e type-checks, reporting nothing. Values
  * computed now can make it more static than the program was (arange of
  * computed bounds: (4) where the program had (?), then an add with a (3)
@@ -1124,18 +1101,6 @@ static bool types_quietly(Module *m, Expr *e) {
   Diag quiet;
   diag_init_silent(&quiet, m->src);
   return infer_untyped(m, e, &quiet);
-}
-
-/* A global's parameter without an annotation gets its checked type: the use
- * that let inference find it (a call site unfolded away, an annotated let
- * that turned static, an argument of an inlined call) may be gone from the
- * residual program, which then would not type-check
- * (types/backward_inference.relay, types/recursion.relay). */
-static void annotate_params(Function *f) {
-  for (uint32_t i = 0; i < f->nparams; i++) {
-    Var *v = f->params[i];
-    if (!v->annot && type_known(v->type)) v->annot = v->type;
-  }
 }
 
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
@@ -1195,7 +1160,6 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   for (uint32_t i = 0; i < n && !p.failed; i++)
     if (bodies[i]) {
       Function *f = m->defs[i]->fn;
-      annotate_params(f);
       Expr *orig = f->body;
       f->body = bodies[i];
       if (!types_quietly(m, f->body)) {

@@ -23,6 +23,7 @@
 #include "ir/ptrmap.h"
 #include "ir/walk.h"
 #include "sema/infer.h"
+#include "sema/typeof.h"
 #include "transform/rewrite.h"
 
 /* ------------------------------------------------------------------ table */
@@ -611,6 +612,22 @@ static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s
   return true;
 }
 
+/* A global's parameter without an annotation gets the type inference gave it,
+ * before each pass: that type came from uses a pass may take away (a call
+ * site unfolded or inlined, batch_norm's relation on %bn_var expanded by
+ * SimplifyInference into broadcasting arithmetic that cannot give it back),
+ * and the output would then not type-check (types/backward_inference.relay,
+ * types/recursion.relay, tvm_annotate_spans_compatibility.relay). */
+static void annotate_inferred_params(Module *m) {
+  for (uint32_t i = 0; i < m->ndefs; i++) {
+    Function *f = m->defs[i]->fn;
+    for (uint32_t k = 0; f && k < f->nparams; k++) {
+      Var *v = f->params[k];
+      if (!v->annot && typeof_known(v->type)) v->annot = v->type;
+    }
+  }
+}
+
 /* Wall and CPU time of the last re-typing run_one did (for --time-passes). */
 static double last_retype_ms, last_retype_cpu;
 
@@ -622,6 +639,7 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
   }
   PassCtx c = {m, d, p, opts, opt_level, ro};
   int before = d->nerrors;
+  annotate_inferred_params(m);
   /* the globals as they are, to see what the pass changed */
   Snapshot snap;
   snapshot_take(&snap, m);
