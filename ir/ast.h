@@ -346,6 +346,8 @@ struct Module {
   uint32_t nvirtual_devices;
   uint32_t next_id;     /* counter for Var/TypeParam ids */
   uint32_t next_fresh;  /* counter for pass-made names x_N (ir/build.h) */
+  bool literal_params_unannotated; /* the parser made a fn literal with a parameter
+                                    * without annotation (transform/pass.c annotates it) */
 };
 
 /* ------------------------------------------------------------- constructors */

@@ -231,6 +231,8 @@ Expr *pb_binop(Parser *p, const char *op, Span op_span, Expr *a, Expr *b) {
 Expr *pb_fn(Parser *p, Function *f) {
   Expr *e = expr_new(p->m, EXPR_FN, f->span);
   e->fn = f;
+  for (uint32_t i = 0; i < f->nparams; i++)
+    if (!f->params[i]->annot) p->m->literal_params_unannotated = true;
   return e;
 }
 
