@@ -77,6 +77,12 @@ Arena *arena_new(void) {
   return a;
 }
 
+Arena *arena_new_huge(void) {
+  Arena *a = arena_new();
+  a->next_size = HUGE_CHUNK;
+  return a;
+}
+
 static void free_chunks(Chunk *c) {
   for (Chunk *n; c; c = n) {
     n = c->next;

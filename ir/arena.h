@@ -21,6 +21,10 @@
 typedef struct Arena Arena;
 
 Arena *arena_new(void);
+/* An arena whose chunks are huge-page mappings from the first: a pass's
+ * scratch arena that will hold megabytes (the small first chunks of
+ * arena_new are malloc'ed, faulted in 4 KiB at a time). */
+Arena *arena_new_huge(void);
 void arena_free(Arena *a);
 /* Everything allocated so far is gone, but the newest (largest) chunk stays
  * for the next allocations: a scratch arena reset per unit of work (a

@@ -5,11 +5,19 @@
  * The forward walk binds every operator call, tuple and projection to a
  * variable (memoised by node: a DAG-shared node is computed once and has one
  * accumulator, §1.6) and records a backward action; a function literal
- * applied on the spot is inlined. The result's accumulator is seeded (ones
- * for a tensor, ones for EVERY leaf of a tuple result: TVM's first-order
- * seed, §1.3), then the actions run in reverse creation order, each adding
- * its input adjoints into the inputs' accumulators, and the parameters'
- * accumulators are returned. One let chain holds forward and backward code.
+ * applied on the spot is inlined, its body's nodes memoised for that call
+ * only. The result's accumulator is seeded (ones for a tensor, ones for EVERY
+ * leaf of a tuple result: TVM's first-order seed, §1.3), then the actions run
+ * in reverse creation order, each adding its input adjoints into the inputs'
+ * accumulators, and the parameters' accumulators are returned. One let chain
+ * holds forward and backward code, each let made as its variable is bound.
+ *
+ * Fresh memory is most of the cost on a 100,000-binding chain (the kernel
+ * clears every page first), so the walk keeps little of its own: the memo
+ * lives in the source nodes' marks (Expr.mark = 1 + the node's index in
+ * FO.memo, checked against the entry; each mark is put back when its entry is
+ * dropped), the walk has explicit stacks (no C recursion, any depth), and the
+ * values, actions and memo go to a scratch arena freed at the end.
  *
  * Accumulators are symbolic: a tensor accumulator is NULL until something is
  * added (zero), so an operation whose result receives no adjoint runs no
@@ -18,7 +26,8 @@
  *
  * Nodes are built typed (sema/typeof.h: each type follows from the
  * children's; rule outputs are typed once the rule returns), so the runner's
- * re-typing keeps the output instead of inferring it again.
+ * re-typing keeps the output instead of inferring it again; the lets take the
+ * expected result type as they are made (checked at the end).
  *
  * Rejected, each at its location, with a hint to use mode=higher_order: let,
  * if, match and constructors, references, global functions, function
@@ -39,8 +48,8 @@
 
 typedef struct Acc Acc;
 struct Acc {
-  Expr *e;     /* tensor: the sum so far (an atom), NULL = zero */
-  Acc **kids;  /* tuple: one per field */
+  Expr *e;    /* tensor: the sum so far (an atom), NULL = zero */
+  Acc *kids;  /* tuple: one per field */
   uint32_t n;
   bool tuple;
 };
@@ -48,7 +57,7 @@ struct Acc {
 typedef struct FoVal {
   Expr *fwd;     /* the forward value, an atom */
   const Type *t; /* its type */
-  Acc *acc;
+  Acc acc;
   bool constant; /* a constant: its adjoint is never wanted, nothing accumulates */
 } FoVal;
 
@@ -58,26 +67,39 @@ typedef enum {
   ACT_PROJ,  /* res = args[0].index */
 } ActKind;
 
-typedef struct Action {
+/* Each linked to the one recorded before it (the backward walk's order). */
+typedef struct Action Action;
+struct Action {
   ActKind kind;
-  Expr *call;    /* ACT_OP: the source call */
-  FoVal *res;
-  FoVal **args;
   uint32_t n;
   uint32_t index;
-} Action;
+  Expr *call; /* ACT_OP: the source call */
+  FoVal *res;
+  const Action *prev;
+  FoVal *args[];
+};
 
-typedef struct Bind {
-  Var *v;
+typedef struct MemoEntry {
   Expr *e;
-} Bind;
+  FoVal *val;
+  uint32_t saved; /* e's mark before the pass took it */
+} MemoEntry;
 
 typedef struct FO {
   Module *m;
   Diag *d;
-  VEC(Bind) ll;
-  VEC(Action) acts;
-  VEC(PtrMap) memo; /* a stack: one map per inlined function body */
+  Arena *scratch; /* what only the pass reads (values, actions, the memo), freed at its end: the
+                     output nodes stay dense in the module's arena for the passes after */
+  Expr *lets;        /* the let chain, built as bound: each let's body is the next let */
+  Expr **lets_end;   /* where the next let goes (the last let's body) */
+  Type *lets_type;   /* the type every let is given as built: the result's, as expected */
+  size_t nlets;
+  size_t untyped_to; /* lets 1..untyped_to stay untyped: one of them binds an untyped value */
+  const Action *last_act;
+  struct {
+    MemoEntry *data; /* in `scratch`: room for every node (huge pages, not 4 KiB faults as it grows) */
+    size_t len, cap;
+  } memo; /* the nodes walked, an inlined body's after its caller's */
   PtrMap env;       /* Var* -> FoVal* */
   bool failed;
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
@@ -90,33 +112,60 @@ static const Type *rt(const Type *t) {
   return t;
 }
 
+/* Binds e to a fresh variable at the end of the let chain; returns a use of it.
+ * The let's body is filled by the next one (lets_close gives the last its
+ * body), its type is the expected result's. */
 static Expr *push(FO *f, const char *prefix, Expr *e) {
   Var *v = build_fresh_var(f->m, prefix, NULL, e->span);
   v->type = typeof_set(&f->tc, e)->type;
-  Bind b = {v, e};
-  vec_push(f->ll, b);
+  Expr *let = build_let(f->m, v, e, NULL, e->span);
+  let->type = v->type ? f->lets_type : NULL;
+  *f->lets_end = let;
+  f->lets_end = &let->let.body;
+  if (!v->type) f->untyped_to = f->nlets + 1;
+  f->nlets++;
   return typeof_set(&f->tc, build_var(f->m, v, e->span));
 }
 
-static Acc *acc_new(FO *f, const Type *t) {
+/* The expected type of the result, (the body's, (each parameter's)), as the
+ * shared object typeof gives the tuple built last. */
+static Type *expected_result_type(FO *f, const Function *fn) {
+  Type *small[8];
+  Type **ps = fn->nparams <= 8 ? small : mem_calloc(fn->nparams, sizeof *ps);
+  for (uint32_t i = 0; i < fn->nparams; i++) ps[i] = fn->params[i]->type;
+  Type *parts[2] = {fn->body->type, typeof_tuple_type(&f->tc, ps, fn->nparams)};
+  if (ps != small) mem_free(ps);
+  return parts[0] && parts[1] ? typeof_tuple_type(&f->tc, parts, 2) : NULL;
+}
+
+/* The chain around `body`. A let is typed as its body when its value is
+ * typed (sema/typeof.h let rule), so every let from the last untyped one out
+ * stays untyped; each let took the expected type, walked again only when the
+ * body's is another. */
+static Expr *lets_close(FO *f, Expr *body) {
+  *f->lets_end = body;
+  if (body->type && body->type == f->lets_type && !f->untyped_to) return f->lets;
+  size_t i = 0;
+  for (Expr *l = f->lets; l != body; l = l->let.body) l->type = ++i > f->untyped_to ? body->type : NULL;
+  return f->lets;
+}
+
+/* A zero accumulator of type t (arena memory is zeroed). */
+static void acc_init(FO *f, Acc *a, const Type *t) {
   t = rt(t);
-  Acc *a = arena_alloc(f->m->arena, sizeof *a);
-  memset(a, 0, sizeof *a);
   if (t && t->kind == TYPE_TUPLE) {
     a->tuple = true;
     a->n = t->tuple.n;
-    a->kids = a->n ? arena_alloc(f->m->arena, a->n * sizeof *a->kids) : NULL;
-    for (uint32_t i = 0; i < a->n; i++) a->kids[i] = acc_new(f, t->tuple.fields[i]);
+    a->kids = a->n ? arena_alloc(f->scratch, a->n * sizeof *a->kids) : NULL;
+    for (uint32_t i = 0; i < a->n; i++) acc_init(f, &a->kids[i], t->tuple.fields[i]);
   }
-  return a;
 }
 
 static FoVal *val_new(FO *f, Expr *fwd, const Type *t) {
-  FoVal *v = arena_alloc(f->m->arena, sizeof *v);
+  FoVal *v = arena_alloc(f->scratch, sizeof *v);
   v->fwd = fwd;
   v->t = rt(t);
-  v->acc = acc_new(f, t);
-  v->constant = false;
+  acc_init(f, &v->acc, t);
   return v;
 }
 
@@ -125,13 +174,13 @@ static FoVal *val_new(FO *f, Expr *fwd, const Type *t) {
 static bool acc_zero(const Acc *a) {
   if (!a->tuple) return a->e == NULL;
   for (uint32_t i = 0; i < a->n; i++)
-    if (!acc_zero(a->kids[i])) return false;
+    if (!acc_zero(&a->kids[i])) return false;
   return true;
 }
 
 static void acc_add_acc(FO *f, Acc *dst, const Acc *src, Span sp) {
   if (src->tuple) {
-    for (uint32_t i = 0; i < src->n && i < dst->n; i++) acc_add_acc(f, dst->kids[i], src->kids[i], sp);
+    for (uint32_t i = 0; i < src->n && i < dst->n; i++) acc_add_acc(f, &dst->kids[i], &src->kids[i], sp);
     return;
   }
   if (!src->e) return;
@@ -145,7 +194,7 @@ static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
   Expr *dv = d->kind == EXPR_VAR || d->kind == EXPR_CONST ? d : push(f, "d", d);
   if (t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
-      acc_add_expr(f, dst->kids[i], typeof_set(&f->tc, build_proj(f->m, dv, i, sp)), t->tuple.fields[i], sp);
+      acc_add_expr(f, &dst->kids[i], typeof_set(&f->tc, build_proj(f->m, dv, i, sp)), t->tuple.fields[i], sp);
     return;
   }
   dst->e = dst->e ? push(f, "d", grad_op_call(&f->tc, &f->add, (Expr *[]){dst->e, dv}, 2, sp)) : dv;
@@ -158,7 +207,7 @@ static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
   Expr **fs = mem_calloc(a->n + 1, sizeof *fs);
   for (uint32_t i = 0; i < a->n; i++) {
     Expr *fi = push(f, "x", build_proj(f->m, fwd, i, sp));
-    fs[i] = acc_value(f, a->kids[i], fi, t->tuple.fields[i], sp);
+    fs[i] = acc_value(f, &a->kids[i], fi, t->tuple.fields[i], sp);
   }
   Expr *r = typeof_set(&f->tc, build_tuple(f->m, fs, a->n, sp));
   mem_free(fs);
@@ -173,7 +222,7 @@ static void acc_seed(FO *f, Acc *a, Expr *fwd, const Type *t, Span sp) {
     return;
   }
   for (uint32_t i = 0; i < a->n; i++)
-    acc_seed(f, a->kids[i], push(f, "x", build_proj(f->m, fwd, i, sp)), t->tuple.fields[i], sp);
+    acc_seed(f, &a->kids[i], push(f, "x", build_proj(f->m, fwd, i, sp)), t->tuple.fields[i], sp);
 }
 
 /* ------------------------------------------------------------ feature check */
@@ -188,10 +237,12 @@ static const char *const feat_names[F_COUNT] = {
 typedef struct FeatScan {
   bool seen[F_COUNT];
   Span first[F_COUNT];
+  size_t nodes; /* distinct nodes: room for the memo */
 } FeatScan;
 
 static void feat_node(Expr *e, void *ud) {
   FeatScan *s = ud;
+  s->nodes++;
   int k = -1;
   switch (e->kind) {
   case EXPR_LET: k = F_LET; break;
@@ -224,15 +275,31 @@ static bool feat_report(void *ud, Diag *d) {
 
 /* -------------------------------------------------------------- forward walk */
 
-static FoVal *memo_get(FO *f, Expr *e) {
-  for (size_t i = f->memo.len; i-- > 0;) {
-    int64_t v = 0;
-    if (ptrmap_get(&f->memo.data[i], e, &v)) return (FoVal *)(intptr_t)v;
-  }
-  return NULL;
+static FoVal *memo_get(const FO *f, const Expr *e) {
+  uint32_t m = e->mark;
+  return m && m <= f->memo.len && f->memo.data[m - 1].e == e ? f->memo.data[m - 1].val : NULL;
 }
 
-static FoVal *fo(FO *f, Expr *e);
+static void memo_reserve(FO *f, size_t cap) {
+  MemoEntry *data = arena_alloc_aligned(f->scratch, cap * sizeof *data, _Alignof(MemoEntry));
+  if (f->memo.len) memcpy(data, f->memo.data, f->memo.len * sizeof *data);
+  f->memo.data = data;
+  f->memo.cap = cap;
+}
+
+static void memo_put(FO *f, Expr *e, FoVal *v) {
+  if (f->memo.len == f->memo.cap) memo_reserve(f, 2 * f->memo.cap + 8); /* only if the count was short */
+  f->memo.data[f->memo.len++] = (MemoEntry){e, v, e->mark};
+  e->mark = (uint32_t)f->memo.len;
+}
+
+/* Drops the entries from `start` on (an inlined body's), putting their marks back. */
+static void memo_pop(FO *f, size_t start) {
+  while (f->memo.len > start) {
+    MemoEntry *me = &f->memo.data[--f->memo.len];
+    me->e->mark = me->saved;
+  }
+}
 
 static FoVal *fail(FO *f, Span sp, const char *msg) {
   if (!f->failed) diag_error(f->d, sp, "%s", msg);
@@ -241,102 +308,165 @@ static FoVal *fail(FO *f, Span sp, const char *msg) {
 }
 
 static void act(FO *f, ActKind k, Expr *call, FoVal *res, FoVal **args, uint32_t n, uint32_t index) {
-  Action a = {k, call, res, NULL, n, index};
-  if (n) {
-    a.args = arena_alloc(f->m->arena, n * sizeof *a.args);
-    memcpy(a.args, args, n * sizeof *args);
-  }
-  vec_push(f->acts, a);
+  Action *a = arena_alloc_aligned(f->scratch, sizeof *a + n * sizeof *args, _Alignof(Action));
+  *a = (Action){k, n, index, call, res, f->last_act};
+  for (uint32_t i = 0; i < n; i++) a->args[i] = args[i];
+  f->last_act = a;
 }
 
-static FoVal *fo_call(FO *f, Expr *e) {
-  uint32_t n = e->call.nargs;
-  enum { SMALL = 8 }; /* most calls: arrays on the stack, not mallocs per call */
-  FoVal *args_s[SMALL] = {0};
-  Expr *vals_s[SMALL] = {0};
-  bool small = n <= SMALL;
-  FoVal **args = small ? args_s : mem_calloc(n, sizeof *args);
-  FoVal *res = NULL;
-  for (uint32_t i = 0; i < n && !f->failed; i++) args[i] = fo(f, e->call.args[i]);
-  if (f->failed) goto done;
-  Expr *fn = e->call.fn;
-  if (fn->kind == EXPR_OP) {
-    Expr **vals = small ? vals_s : mem_calloc(n, sizeof *vals);
-    for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
-    Expr *y = push(f, "y", grad_forward_call(&f->tc, e, vals));
-    if (!small) mem_free(vals);
-    res = val_new(f, y, e->type);
-    if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
-  } else if (fn->kind == EXPR_FN) {
-    Function *lit = fn->fn;
-    if (lit->nparams != n) {
-      fail(f, e->span, "wrong number of arguments for the function literal");
-      goto done;
-    }
-    for (uint32_t i = 0; i < n; i++) ptrmap_put(&f->env, lit->params[i], (int64_t)(intptr_t)args[i]);
-    PtrMap scope = {0};
-    vec_push(f->memo, scope);
-    res = fo(f, lit->body);
-    ptrmap_free(&f->memo.data[f->memo.len - 1]);
-    f->memo.len--;
-  } else {
-    fail(f, e->span,
-         "first-order gradient only supports calls of operators and of function literals applied on the spot (use --pass='Gradient(mode=higher_order)')");
+/* The forward walk is iterative (a 100,000-binding chain is that deep): a
+ * stack of frames, one per node being walked, and a stack of the values of
+ * the children walked so far, which a node takes off when it is done. */
+enum { NO_SCOPE = UINT32_MAX };
+typedef struct Frame {
+  Expr *e;
+  uint32_t next;  /* the next child to walk */
+  uint32_t scope; /* a literal's call whose body is being walked: where the body's memo entries start */
+} Frame;
+
+typedef struct Walk {
+  VEC(Frame) frames;
+  VEC(FoVal *) vals;
+} Walk;
+
+/* The i-th child walked before e (NULL when there is none left). A call's
+ * callee is not one: an operator or a literal applied on the spot. */
+static Expr *fwd_child(const Expr *e, uint32_t i) {
+  switch (e->kind) {
+  case EXPR_CALL: return i < e->call.nargs ? e->call.args[i] : NULL;
+  case EXPR_TUPLE: return i < e->tuple.n ? e->tuple.fields[i] : NULL;
+  case EXPR_PROJ: return i == 0 ? e->proj.tuple : NULL;
+  default: return NULL;
   }
-done:
-  if (!small) mem_free(args);
-  return res;
 }
 
-static FoVal *fo(FO *f, Expr *e) {
-  if (f->failed) return NULL;
-  if (stack_exhausted()) return fail(f, e->span, "expression nested too deeply");
-  FoVal *got = memo_get(f, e);
-  if (got) return got;
-  Module *m = f->m;
-  FoVal *r = NULL;
+static bool fwd_leaf(const Expr *e) { return e->kind != EXPR_CALL && e->kind != EXPR_TUPLE && e->kind != EXPR_PROJ; }
+
+/* A leaf's value; NULL (after an error) for what first-order mode rejects. */
+static FoVal *fo_leaf(FO *f, Expr *e) {
   switch (e->kind) {
   case EXPR_VAR: {
     int64_t v = 0;
     if (!ptrmap_get(&f->env, e->var.var, &v)) return fail(f, e->span, "first-order gradient: unbound variable");
-    r = (FoVal *)(intptr_t)v;
-    break;
+    return (FoVal *)(intptr_t)v;
   }
-  case EXPR_CONST:
-    r = val_new(f, e, e->type);
+  case EXPR_CONST: {
+    FoVal *r = val_new(f, e, e->type);
     r->constant = true;
-    break;
-  case EXPR_TUPLE: {
-    uint32_t n = e->tuple.n;
-    FoVal **fs = mem_calloc(n + 1, sizeof *fs);
-    Expr **fw = mem_calloc(n + 1, sizeof *fw);
-    for (uint32_t i = 0; i < n && !f->failed; i++) {
-      fs[i] = fo(f, e->tuple.fields[i]);
-      if (fs[i]) fw[i] = fs[i]->fwd;
-    }
-    if (!f->failed) {
-      r = val_new(f, push(f, "t", build_tuple(m, fw, n, e->span)), e->type);
-      act(f, ACT_TUPLE, NULL, r, fs, n, 0);
-    }
-    mem_free(fs);
-    mem_free(fw);
-    break;
+    return r;
   }
-  case EXPR_PROJ: {
-    FoVal *t = fo(f, e->proj.tuple);
-    if (!t) return NULL;
-    r = val_new(f, push(f, "x", build_proj(m, t->fwd, e->proj.index, e->span)), e->type);
-    act(f, ACT_PROJ, NULL, r, &t, 1, e->proj.index);
-    break;
-  }
-  case EXPR_CALL: r = fo_call(f, e); break;
   case EXPR_FN:
     return fail(f, e->span,
                 "first-order gradient only supports function literals applied on the spot (use --pass='Gradient(mode=higher_order)')");
   default:
     return fail(f, e->span, "first-order gradient does not support this expression (use --pass='Gradient(mode=higher_order)')");
   }
-  if (r && f->memo.len) ptrmap_put(&f->memo.data[f->memo.len - 1], e, (int64_t)(intptr_t)r);
+}
+
+/* res = op(args): the forward call bound, its backward action recorded. */
+static FoVal *fo_op_call(FO *f, Expr *e, FoVal **args) {
+  uint32_t n = e->call.nargs;
+  Expr *small[8], **vals = n <= 8 ? small : mem_calloc(n, sizeof *vals);
+  for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
+  Expr *y = push(f, "y", grad_forward_call(&f->tc, e, vals));
+  if (vals != small) mem_free(vals);
+  FoVal *res = val_new(f, y, e->type);
+  if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
+  return res;
+}
+
+static FoVal *fo_tuple(FO *f, Expr *e, FoVal **fs) {
+  uint32_t n = e->tuple.n;
+  Expr *small[8], **fw = n <= 8 ? small : mem_calloc(n, sizeof *fw);
+  for (uint32_t i = 0; i < n; i++) fw[i] = fs[i]->fwd;
+  FoVal *r = val_new(f, push(f, "t", build_tuple(f->m, fw, n, e->span)), e->type);
+  if (fw != small) mem_free(fw);
+  act(f, ACT_TUPLE, NULL, r, fs, n, 0);
+  return r;
+}
+
+static FoVal *fo_proj(FO *f, Expr *e, FoVal *t) {
+  FoVal *r = val_new(f, push(f, "x", build_proj(f->m, t->fwd, e->proj.index, e->span)), e->type);
+  act(f, ACT_PROJ, NULL, r, &t, 1, e->proj.index);
+  return r;
+}
+
+/* A call of a literal whose arguments are walked: its parameters bound to
+ * them, its body pushed to be walked in a memo scope of its own. False (after
+ * an error) for any other callee than an operator or a literal. */
+static bool fo_enter_literal(FO *f, Walk *w, Frame *fr) {
+  Expr *e = fr->e;
+  uint32_t n = e->call.nargs;
+  if (e->call.fn->kind != EXPR_FN) {
+    fail(f, e->span,
+         "first-order gradient only supports calls of operators and of function literals applied on the spot (use --pass='Gradient(mode=higher_order)')");
+    return false;
+  }
+  Function *lit = e->call.fn->fn;
+  if (lit->nparams != n) {
+    fail(f, e->span, "wrong number of arguments for the function literal");
+    return false;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    ptrmap_put(&f->env, lit->params[i], (int64_t)(intptr_t)w->vals.data[w->vals.len - n + i]);
+  w->vals.len -= n;
+  fr->scope = (uint32_t)f->memo.len;
+  Frame body = {lit->body, 0, NO_SCOPE};
+  vec_push(w->frames, body);
+  return true;
+}
+
+/* The value of a node whose children's values are the top of the value stack (taken off). */
+static FoVal *fo_finish(FO *f, Walk *w, Frame *fr) {
+  Expr *e = fr->e;
+  if (fr->scope != NO_SCOPE) { /* a literal's call: its value is its body's */
+    FoVal *r = w->vals.data[--w->vals.len];
+    memo_pop(f, fr->scope);
+    return r;
+  }
+  uint32_t n = e->kind == EXPR_CALL ? e->call.nargs : e->kind == EXPR_TUPLE ? e->tuple.n : 1;
+  FoVal **kids = n ? w->vals.data + w->vals.len - n : NULL;
+  FoVal *r = e->kind == EXPR_CALL ? fo_op_call(f, e, kids) : e->kind == EXPR_TUPLE ? fo_tuple(f, e, kids) : fo_proj(f, e, kids[0]);
+  w->vals.len -= n;
+  return r;
+}
+
+/* The forward value of root (NULL after an error): children before parents,
+ * each node once per memo scope, in the order a recursive walk would take. */
+static FoVal *fo(FO *f, Expr *root) {
+  Walk w = {0};
+  Frame top = {root, 0, NO_SCOPE};
+  vec_push(w.frames, top);
+  while (w.frames.len && !f->failed) {
+    Frame *fr = &w.frames.data[w.frames.len - 1];
+    Expr *e = fr->e;
+    FoVal *r = NULL;
+    if (fr->next == 0 && fr->scope == NO_SCOPE && (r = memo_get(f, e))) {
+      /* walked already in a live scope */
+    } else if (fwd_leaf(e)) {
+      if (!(r = fo_leaf(f, e))) break;
+      memo_put(f, e, r);
+    } else {
+      Expr *c = fr->scope == NO_SCOPE ? fwd_child(e, fr->next) : NULL;
+      if (c) {
+        fr->next++;
+        Frame cf = {c, 0, NO_SCOPE};
+        vec_push(w.frames, cf);
+        continue;
+      }
+      if (e->kind == EXPR_CALL && e->call.fn->kind != EXPR_OP && fr->scope == NO_SCOPE) {
+        if (!fo_enter_literal(f, &w, fr)) break;
+        continue;
+      }
+      if (!(r = fo_finish(f, &w, fr))) break;
+      memo_put(f, e, r);
+    }
+    w.frames.len--;
+    vec_push(w.vals, r);
+  }
+  FoVal *r = f->failed || w.vals.len != 1 ? NULL : w.vals.data[0];
+  vec_free(w.frames);
+  vec_free(w.vals);
   return r;
 }
 
@@ -351,20 +481,20 @@ static Expr *rule_call(GradCtx *c, int32_t op, Attrs *attrs, Expr **args, uint32
 }
 
 /* One backward action. */
-static void backward(FO *f, Action *a) {
+static void backward(FO *f, const Action *a) {
   switch (a->kind) {
   case ACT_TUPLE:
     for (uint32_t i = 0; i < a->n; i++)
-      if (!a->args[i]->constant) acc_add_acc(f, a->args[i]->acc, a->res->acc->kids[i], a->res->fwd->span);
+      if (!a->args[i]->constant) acc_add_acc(f, &a->args[i]->acc, &a->res->acc.kids[i], a->res->fwd->span);
     return;
-  case ACT_PROJ: acc_add_acc(f, a->args[0]->acc->kids[a->index], a->res->acc, a->res->fwd->span); return;
+  case ACT_PROJ: acc_add_acc(f, &a->args[0]->acc.kids[a->index], &a->res->acc, a->res->fwd->span); return;
   case ACT_OP: break;
   }
-  if (acc_zero(a->res->acc)) return; /* nothing flows back through this call */
+  if (acc_zero(&a->res->acc)) return; /* nothing flows back through this call */
   Expr *call = a->call;
   Span sp = call->span;
   const OpDef *op = op_get(call->call.fn->op.id);
-  Expr *g = acc_value(f, a->res->acc, a->res->fwd, a->res->t, sp);
+  Expr *g = acc_value(f, &a->res->acc, a->res->fwd, a->res->t, sp);
   if (g->kind != EXPR_VAR) g = push(f, "g", g);
   uint32_t n = a->n;
   enum { SMALL = 8 };
@@ -385,7 +515,7 @@ static void backward(FO *f, Action *a) {
   for (uint32_t i = 0; i < n && !f->failed; i++)
     if (dx[i] && !a->args[i]->constant) {
       typeof_tree(&f->tc, dx[i]);
-      acc_add_expr(f, a->args[i]->acc, dx[i], ts[i], sp);
+      acc_add_expr(f, &a->args[i]->acc, dx[i], ts[i], sp);
     }
   if (!small) {
     mem_free(xs);
@@ -395,13 +525,13 @@ static void backward(FO *f, Action *a) {
 }
 
 Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
-  FeatScan fs = {{0}, {{0, 0}}}; /* the features, then the rules: one walk over the input */
+  FeatScan fs = {{0}, {{0, 0}}, 0}; /* the features, then the rules: one walk over the input */
   if (!grad_check_rules_after(m, fn, feat_node, &fs, feat_report, d)) return NULL;
-  FO f = {.m = m, .d = d, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
+  FO f = {.m = m, .d = d, .scratch = arena_new_huge(), .lets_end = &f.lets, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
           .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&f.tc, m);
-  PtrMap top = {0};
-  vec_push(f.memo, top);
+  f.lets_type = expected_result_type(&f, fn);
+  memo_reserve(&f, fs.nodes);
   Span sp = fn->span;
   FoVal **ps = mem_calloc(fn->nparams + 1, sizeof *ps);
   for (uint32_t i = 0; i < fn->nparams; i++) {
@@ -412,25 +542,22 @@ Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   FoVal *res = fo(&f, fn->body);
   Expr *out = NULL;
   if (res && !f.failed) {
-    acc_seed(&f, res->acc, res->fwd, res->t, sp);
-    for (size_t i = f.acts.len; i-- > 0 && !f.failed;) backward(&f, &f.acts.data[i]);
+    acc_seed(&f, &res->acc, res->fwd, res->t, sp);
+    for (const Action *a = f.last_act; a && !f.failed; a = a->prev) backward(&f, a);
   }
   if (res && !f.failed) {
     Expr **gs = mem_calloc(fn->nparams + 1, sizeof *gs);
-    for (uint32_t i = 0; i < fn->nparams; i++) gs[i] = acc_value(&f, ps[i]->acc, ps[i]->fwd, ps[i]->t, sp);
+    for (uint32_t i = 0; i < fn->nparams; i++) gs[i] = acc_value(&f, &ps[i]->acc, ps[i]->fwd, ps[i]->t, sp);
     Expr *grads = typeof_set(&f.tc, build_tuple(m, gs, fn->nparams, sp));
     Expr *body = typeof_set(&f.tc, build_tuple(m, (Expr *[]){res->fwd, grads}, 2, sp));
     mem_free(gs);
-    for (size_t i = f.ll.len; i-- > 0;)
-      body = typeof_set(&f.tc, build_let(m, f.ll.data[i].v, f.ll.data[i].e, body, f.ll.data[i].e->span));
+    body = lets_close(&f, body);
     Function *nf = build_function(m, fn->params, fn->nparams, grad_result_annotation(m, fn), body, fn->attrs, sp);
     out = build_fn(m, nf, sp);
   }
   mem_free(ps);
-  for (size_t i = 0; i < f.memo.len; i++) ptrmap_free(&f.memo.data[i]);
-  vec_free(f.memo);
-  vec_free(f.ll);
-  vec_free(f.acts);
+  memo_pop(&f, 0);
+  arena_free(f.scratch);
   ptrmap_free(&f.env);
   grad_op_cache_free(f.ops);
   typeof_fini(&f.tc);

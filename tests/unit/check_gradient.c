@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/mem.h"
+#include "ir/walk.h"
 #include "ops/gradients/grad.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
@@ -268,6 +270,61 @@ START_TEST(column_op_cache) {
 }
 END_TEST
 
+/* A 100,000-binding graph chain (%i = op(%i-1, %x)), loaded on a thread with the
+ * driver's 1 GiB stack: parsing and type-checking it recurse deeper than 8 MiB. */
+static void *load_chain(void *ud) {
+  enum { N = 100000 };
+  static const char *const ops[] = {"add", "multiply", "maximum", "subtract"};
+  size_t cap = (size_t)N * 48 + 256, len = 0;
+  char *text = mem_malloc(cap);
+  len += (size_t)snprintf(text + len, cap - len,
+                          "#[version = \"0.0.5\"]\n"
+                          "def @main(%%x: Tensor[(4), float32], %%y: Tensor[(4), float32]) {\n"
+                          "  %%0 = add(%%x, %%y);\n");
+  for (int i = 1; i < N; i++) len += (size_t)snprintf(text + len, cap - len, "  %%%d = %s(%%%d, %%x);\n", i, ops[i % 4], i - 1);
+  snprintf(text + len, cap - len, "  %%%d\n}\n", N - 1);
+  load(ud, text);
+  mem_free(text);
+  return NULL;
+}
+
+static void collect_node(Expr *e, void *ud) { vec_push(*(ExprVec *)ud, e); }
+
+/* FirstOrderGradient walks its input with a stack of its own: the chain is
+ * differentiated on this suite's guarded 8 MiB stack, where a recursive walk
+ * ran out ("expression nested too deeply"). Its memo lives in the nodes'
+ * marks and puts every mark back (here a value no memo entry has). The let
+ * chain it builds is typed as built: every let has the result's type. */
+START_TEST(grad_first_order_deep_chain) {
+  Prog p;
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  ck_assert_int_eq(pthread_create(&th, &attr, load_chain, &p), 0);
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&attr);
+  Function *f = global_fn(p.m, "main");
+  ExprVec nodes = {0};
+  walk_post_order(f->body, true, collect_node, &nodes); /* (the walk's own marks are put back) */
+  ck_assert_uint_gt(nodes.len, 200000);
+  for (size_t i = 0; i < nodes.len; i++) nodes.data[i]->mark = 7;
+  Expr *g = gradient_of_function(p.m, f, GRAD_FIRST_ORDER, &p.d);
+  fflush(p.err);
+  ck_assert_msg(g != NULL && p.d.nerrors == 0, "%s", p.errbuf ? p.errbuf : "");
+  for (size_t i = 0; i < nodes.len; i++) ck_assert_uint_eq(nodes.data[i]->mark, 7);
+  vec_free(nodes);
+  Expr *e = g->fn->body;
+  size_t lets = 0;
+  for (; e->kind == EXPR_LET; e = e->let.body) lets++;
+  ck_assert_uint_gt(lets, 100000);
+  ck_assert_int_eq(e->kind, EXPR_TUPLE);
+  ck_assert_ptr_nonnull(e->type);
+  for (Expr *l = g->fn->body; l != e; l = l->let.body) ck_assert_ptr_eq(l->type, e->type);
+  unload(&p);
+}
+END_TEST
+
 static Suite *gradient_suite(void) {
   Suite *s = suite_create("gradient");
   TCase *tc = tcase_create("api");
@@ -275,6 +332,10 @@ static Suite *gradient_suite(void) {
   tcase_add_test(tc, grad_literal_with_capture);
   tcase_add_test(tc, grad_missing_rules_one_diagnostic);
   tcase_add_test(tc, grad_int_parameter_zero);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("deep");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, grad_first_order_deep_chain);
   suite_add_tcase(s, tc);
   tc = tcase_create("column");
   tcase_add_test(tc, column_rules_present);
