@@ -3,12 +3,16 @@
  * One TyCx for the whole module: every global first gets its signature
  * (annotations, `_` and missing ones as uvars, so callers see the annotated
  * signature and mutually recursive globals need nothing special), then the
- * bodies are walked in textual order. A global or constructor with type
- * parameters is instantiated freshly at each use; a global without them is
- * monomorphic (not generalized). Operator calls add relation constraints to
- * the solver, which runs them eagerly and wakes them when their inputs get
- * bound. Each Expr is typed once (the resolved tree is a DAG: e->type set
- * means visited). A failed node gets the error type, which unifies silently,
+ * bodies are walked in textual order. A function type with type parameters
+ * (a polymorphic global's, literal's, or a variable's bound to one) is
+ * instantiated freshly where it is called, as in TVM; as a value it stays
+ * polymorphic (a constructor value is instantiated where it stands). A
+ * global without type parameters is monomorphic (not generalized). Operator
+ * calls add relation constraints to the solver, which runs them eagerly and
+ * wakes them when their inputs get bound. Each Expr is typed once (the
+ * resolved tree is a DAG: e->type set means visited), except globals,
+ * variables and constructors, typed at each use (typed_per_use). A failed
+ * node gets the error type, which unifies silently,
  * so one mistake gives one message. At the end unsolved relations are
  * reported and every recorded type is zonked in place.
  */
@@ -47,6 +51,17 @@ static Type *var_type(Inf *I, Var *v) {
     vec_push(I->vars, v);
   }
   return v->type;
+}
+
+/* A global, variable or constructor node is typed at each use, not once:
+ * one node may stand at several uses (a pass that inlines a literal at
+ * several places keeps the `@id` of its body as one node, DeadCodeElimination
+ * inlining `%0 = let %u = 1; @id` puts that @id at each use of %0), and a
+ * polymorphic one stays polymorphic as a value (`let %f = @id` gives %f
+ * @id's type, fn [A](A) -> A) and is instantiated where it is called: each
+ * callee use records its own instance (infer_call). */
+static bool typed_per_use(const Expr *e) {
+  return e->kind == EXPR_GLOBAL || e->kind == EXPR_VAR || e->kind == EXPR_CTOR;
 }
 
 static Expr *tail_of(Expr *e) {
@@ -143,20 +158,14 @@ static Type *infer_call(Inf *I, Expr *e) {
    * share one EXPR_OP node (its recorded type is the last call's). */
   if (f->kind == EXPR_OP) return infer_op_call(I, e);
   TyCx *cx = &I->cx;
-  /* Likewise a global, constructor or variable callee shared by several
-   * calls (a pass that inlines one literal at several places keeps the
-   * `@id` of its body as one node): a polymorphic callee is instantiated
-   * afresh for each call, as TVM instantiates a GlobalVar at each call.
-   * The callee then records this call's instantiation: a typed callee of an
-   * untyped call is also what a pass leaves when it rebuilds a call with new
-   * arguments (FoldConstant folding `arange(...)` in `@id(arange(...))`),
-   * and its old record would be stale (infer_untyped keeps typed nodes). */
-  bool shared_atom = f->type && f->type != I->cx.err && (f->kind == EXPR_GLOBAL || f->kind == EXPR_CTOR || f->kind == EXPR_VAR);
-  Type *ft = ty_instantiate(cx, shared_atom ? infer_kind(I, f) : infer(I, f));
-  if (shared_atom) {
-    f->type = ft;
-    vec_push(I->exprs, f);
-  }
+  /* A polymorphic callee is instantiated here, at the call, as TVM does,
+   * and a global, constructor or variable callee records this call's
+   * instantiation (typed_per_use: it may be shared by several calls, or a
+   * typed callee of a call a pass rebuilt with new arguments, FoldConstant
+   * folding `arange(...)` in `@id(arange(...))`, whose old record would be
+   * stale: infer_untyped keeps typed nodes). */
+  Type *ft = ty_instantiate(cx, infer(I, f));
+  if (typed_per_use(f) && ft != cx->err) f->type = ft;
   uint32_t n = e->call.nargs;
   Type **at = arena_alloc(cx->a, (n ? n : 1) * sizeof *at);
   for (uint32_t i = 0; i < n; i++) at[i] = infer(I, e->call.args[i]);
@@ -431,7 +440,7 @@ static Type *infer_kind(Inf *I, Expr *e) {
       diag_error(cx->d, e->span, "unbound variable %%%s", e->var.name);
       return cx->err;
     }
-    return ty_instantiate(cx, var_type(I, v));
+    return var_type(I, v);
   }
   case EXPR_GLOBAL: {
     GlobalDef *g = e->global.def;
@@ -439,7 +448,7 @@ static Type *infer_kind(Inf *I, Expr *e) {
       diag_error(cx->d, e->span, "undefined global @%s", e->global.name);
       return cx->err;
     }
-    return ty_instantiate(cx, g->fn->type);
+    return g->fn->type;
   }
   case EXPR_OP:
     return infer_op_value(I, e);
@@ -502,7 +511,7 @@ static Type *infer_kind(Inf *I, Expr *e) {
 }
 
 static Type *infer(Inf *I, Expr *e) {
-  if (e->type) return e->type;
+  if (e->type && !(typed_per_use(e) && e->type != I->cx.err)) return e->type;
   if (stack_exhausted()) {
     if (!I->deep_reported) diag_error(I->cx.d, e->span, "expression nested too deeply");
     I->deep_reported = true;
@@ -851,6 +860,10 @@ static inline __attribute__((always_inline)) bool judge_self(Judge *J, Expr *e, 
     return e->ctor.ctor && e->ctor.ctor->owner->ntparams == 0;
   case EXPR_CALL: {
     Expr *f = e->call.fn;
+    /* a global or constructor callee records the call's instance: not when
+     * a pass put a node typed elsewhere there (a polymorphic @g used as a
+     * value, `let %f = @g; %f(x)` with %f replaced by that @g) */
+    if ((f->kind == EXPR_GLOBAL || f->kind == EXPR_CTOR) && !judge_ground(J, f->type)) return false;
     if (f->kind == EXPR_GLOBAL) {
       GlobalDef *g = f->global.def;
       if (!g || !g->fn || !g->fn->type || g->fn->type->kind != TYPE_FUNC) return false;

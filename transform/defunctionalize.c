@@ -19,6 +19,12 @@
  * that global for the instantiation (`@map_1`), with function types replaced
  * by their ADTs throughout. A recursive `let %f = fn ...` refers to itself
  * through the matched constructor.
+ * A polymorphic global used as a value has the global's polymorphic type
+ * (it is instantiated where it is called, sema/infer.c): it is encoded at
+ * the type its use expects (a call's parameter, or the call's own type for
+ * a callee: through the lets and ifs that yield it, conv_at), and a variable
+ * let-bound to it stands for it (the let is dropped; each use is the
+ * global's, at the use's type). What has no such type is refused.
  *
  * relayc's deviations from TVM (which works with ONE encoded function type:
  * all names derive from the kind FuncType, constructors are named by bare
@@ -85,6 +91,7 @@ typedef struct Df {
   VEC(FnT *) types;
   VEC(Inst *) insts;
   PtrMap self_of;      /* Function* of a let-bound literal -> the let Var* */
+  PtrMap alias_of;     /* Var* let-bound to a polymorphic global -> that EXPR_GLOBAL node */
   bool failed;
 } Df;
 
@@ -95,6 +102,7 @@ typedef struct Cx {
   PtrMap vars;         /* original Var* -> Expr* (its use in the output) */
   PtrMap memo;         /* original Expr* -> converted Expr* (keeps sharing) */
   PtrMap reduced;      /* literals already beta-reduced at a call (at most once each) */
+  PtrMap at_of;        /* original Expr* converted by conv_at -> the Type* it was converted at */
 } Cx;
 
 static Expr *conv(Cx *c, Expr *e);
@@ -104,6 +112,13 @@ static bool fail(Df *df, Span sp, const char *msg) {
   if (!df->failed) diag_error(df->d, sp, "Defunctionalization: %s", msg);
   df->failed = true;
   return false;
+}
+
+/* The polymorphic global that `let %v = @g` bound v to (the let is dropped:
+ * each use of v is converted as a use of @g, at that use's type), or NULL. */
+static Expr *alias_of(Df *df, const Var *v) {
+  int64_t x;
+  return ptrmap_get(&df->alias_of, v, &x) ? (Expr *)(intptr_t)x : NULL;
 }
 
 /* ------------------------------------------------------------------- types */
@@ -130,6 +145,10 @@ static bool has_tvar(const Type *t) {
   switch (t->kind) {
   case TYPE_VAR: case TYPE_INCOMPLETE: case TYPE_UVAR: return true;
   case TYPE_FUNC:
+    /* a polymorphic function type is no instance either, even where the
+     * instantiation substituted its variables (a lifted literal's global
+     * shares its enclosing global's type parameters) */
+    if (t->func.ntparams) return true;
     for (uint32_t i = 0; i < t->func.nargs; i++)
       if (has_tvar(t->func.args[i])) return true;
     return has_tvar(t->func.ret);
@@ -401,6 +420,10 @@ static Expr *encode_literal(Cx *c, Expr *e, Type *at) {
   Var *self = ptrmap_get(&df->self_of, e->fn, &sv) ? (Var *)(intptr_t)sv : NULL;
   ExprVarList fvs = {0};
   fn_free_vars(e->fn, self, &fvs);
+  size_t kept = 0; /* a variable standing for a global is no capture */
+  for (size_t i = 0; i < fvs.len; i++)
+    if (!alias_of(df, fvs.data[i])) fvs.data[kept++] = fvs.data[i];
+  fvs.len = kept;
   Type **fields = arena_alloc(df->m->arena, (fvs.len ? fvs.len : 1) * sizeof *fields);
   Expr **args = arena_alloc(df->m->arena, (fvs.len ? fvs.len : 1) * sizeof *args);
   for (size_t i = 0; i < fvs.len; i++) {
@@ -448,15 +471,99 @@ static Expr **conv_list(Cx *c, Expr **xs, uint32_t n) {
   return out;
 }
 
+/* A polymorphic global used as a value: its type is the global's own, not
+ * an instance (it is instantiated where it is called, sema/infer.c). */
+static bool is_polymorphic_global(const Expr *e) {
+  return e->kind == EXPR_GLOBAL && e->global.def && e->global.def->fn && e->type && e->type->kind == TYPE_FUNC &&
+         e->type->func.ntparams;
+}
+
+/* The polymorphic global node that value e stands for (@g itself, or a
+ * variable let-bound to it), or NULL: a let of it binds an alias. */
+static Expr *let_alias(Df *df, Expr *e) {
+  if (is_polymorphic_global(e)) return e;
+  return e->kind == EXPR_VAR && e->var.var ? alias_of(df, e->var.var) : NULL;
+}
+
+/* A global used as a value, at the type `at` its use expects (NULL: its own
+ * type, which must then be an instance). */
+static Expr *encode_global(Cx *c, Expr *e, Type *at) {
+  Type *t = at ? at : ty(c, e->type);
+  if (!t || t->kind != TYPE_FUNC || has_tvar(t)) {
+    fail(c->df, e->span, "cannot tell the type of this function value (a polymorphic global used as a value, "
+                         "not where a function type is expected)");
+    return e;
+  }
+  return encode_named(c, intern(c->df, t), CASE_GLOBAL, instance(c->df, e->global.def, t, e->span), e);
+}
+
+static bool is_polymorphic_type(const Type *t) { return t && t->kind == TYPE_FUNC && t->func.ntparams; }
+
+static Expr *conv_tail(Cx *c, Expr *e, Type *at);
+
+/* e at the type `at` its use expects (a call's parameter, the call's own
+ * type for its callee, a function's result type for its body), or NULL: a
+ * polymorphic value's own type is no instance, so each polymorphic global
+ * or literal it yields is encoded at `at` (through lets, ifs and matches:
+ * conv_tail). Other values are converted as they are. A let, if or match
+ * shared by uses at two instances cannot be one encoding: refused. */
+static Expr *conv_at(Cx *c, Expr *e, Type *at) {
+  if (!at || at->kind != TYPE_FUNC) return conv(c, e);
+  if (e->kind == EXPR_FN) return e->fn->ntparams ? encode_literal(c, e, at) : conv(c, e);
+  if (let_alias(c->df, e)) return encode_global(c, let_alias(c->df, e), at);
+  if (e->kind != EXPR_LET && e->kind != EXPR_IF && e->kind != EXPR_MATCH) return conv(c, e);
+  int64_t x;
+  if (ptrmap_get(&c->memo, e, &x)) {
+    int64_t was;
+    bool same = ptrmap_get(&c->at_of, e, &was) ? type_equal((Type *)(intptr_t)was, at) : !is_polymorphic_type(e->type);
+    if (same) return (Expr *)(intptr_t)x;
+    fail(c->df, e->span, "a polymorphic function value used at two types is not supported");
+    return e;
+  }
+  if (c->df->failed) return e;
+  Expr *r = conv_tail(c, e, at);
+  ptrmap_put(&c->memo, e, (int64_t)(intptr_t)r);
+  ptrmap_put(&c->at_of, e, (int64_t)(intptr_t)at);
+  return r;
+}
+
+/* A let, if or match, its value(s) converted at `at` (NULL: as they are). */
+static Expr *conv_tail(Cx *c, Expr *e, Type *at) {
+  Module *m = c->df->m;
+  switch (e->kind) {
+  case EXPR_LET: {
+    if (let_alias(c->df, e->let.value)) {
+      ptrmap_put(&c->df->alias_of, e->let.var, (int64_t)(intptr_t)let_alias(c->df, e->let.value));
+      return conv_at(c, e->let.body, at);
+    }
+    Var *v = fresh_binder(c, e->let.var);
+    Expr *val = conv(c, e->let.value);
+    return build_let(m, v, val, conv_at(c, e->let.body, at), e->span);
+  }
+  case EXPR_IF:
+    return build_if(m, conv(c, e->if_.cond), conv_at(c, e->if_.then_, at), conv_at(c, e->if_.else_, at), e->span);
+  case EXPR_MATCH: {
+    Expr *scrut = conv(c, e->match.scrut);
+    Clause *cl = arena_alloc(m->arena, (e->match.nclauses ? e->match.nclauses : 1) * sizeof *cl);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) {
+      cl[i] = e->match.clauses[i];
+      cl[i].pattern = conv_pattern(c, e->match.clauses[i].pattern);
+      cl[i].body = conv_at(c, e->match.clauses[i].body, at);
+    }
+    return build_match(m, scrut, cl, e->match.nclauses, e->match.partial, e->span);
+  }
+  default:
+    return conv(c, e);
+  }
+}
+
 /* The arguments of a call whose callee has the (instantiated, unconverted)
  * function type `ft`: a polymorphic literal argument is encoded at the
  * parameter's type. */
 static Expr **conv_args(Cx *c, Expr **xs, uint32_t n, Type *ft) {
   Expr **out = arena_alloc(c->df->m->arena, (n ? n : 1) * sizeof *out);
   bool typed = ft && ft->kind == TYPE_FUNC && ft->func.nargs == n;
-  for (uint32_t i = 0; i < n; i++)
-    out[i] = typed && xs[i]->kind == EXPR_FN && xs[i]->fn->ntparams ? encode_literal(c, xs[i], ft->func.args[i])
-                                                                    : conv(c, xs[i]);
+  for (uint32_t i = 0; i < n; i++) out[i] = typed ? conv_at(c, xs[i], ft->func.args[i]) : conv(c, xs[i]);
   return out;
 }
 
@@ -480,6 +587,18 @@ static Type *call_instance_type(Module *m, Expr *e) {
   return t;
 }
 
+/* e, a call of global g (written as @g, or as a variable let-bound to it):
+ * a call of g's instance at this call's type. */
+static Expr *call_global(Cx *c, Expr *e, GlobalDef *def) {
+  Module *m = c->df->m;
+  Expr *f = e->call.fn;
+  Type *at = ty(c, call_instance_type(m, e));
+  if (has_tvar(at)) at = ty(c, f->type); /* a polymorphic argument: its type is not the instance */
+  GlobalDef *g = instance(c->df, def, at, f->span);
+  return build_call(m, build_global(m, g, f->span), conv_args(c, e->call.args, e->call.nargs, at), e->call.nargs,
+                    e->span);
+}
+
 static Expr *conv_call(Cx *c, Expr *e) {
   Df *df = c->df;
   Module *m = df->m;
@@ -493,13 +612,10 @@ static Expr *conv_call(Cx *c, Expr *e) {
     r->call.args = conv_list(c, e->call.args, e->call.nargs);
     return r;
   case EXPR_GLOBAL:
-    if (f->global.def && f->global.def->fn) {
-      Type *at = ty(c, call_instance_type(df->m, e));
-      if (has_tvar(at)) at = ty(c, f->type); /* a polymorphic literal argument: its type is not the instance */
-      GlobalDef *g = instance(df, f->global.def, at, f->span);
-      return build_call(m, build_global(m, g, f->span), conv_args(c, e->call.args, e->call.nargs, at),
-                        e->call.nargs, e->span);
-    }
+    if (f->global.def && f->global.def->fn) return call_global(c, e, f->global.def);
+    break;
+  case EXPR_VAR:
+    if (f->var.var && alias_of(df, f->var.var)) return call_global(c, e, alias_of(df, f->var.var)->global.def);
     break;
   case EXPR_FN: {
     /* (fn (p...) { b })(a...)  ->  let %p = a; ... b */
@@ -515,7 +631,7 @@ static Expr *conv_call(Cx *c, Expr *e) {
     Expr **args = conv_list(c, e->call.args, e->call.nargs);
     Var **ps = arena_alloc(m->arena, (fn->nparams ? fn->nparams : 1) * sizeof *ps);
     for (uint32_t i = 0; i < fn->nparams; i++) ps[i] = fresh_binder(c, fn->params[i]);
-    r = conv(c, fn->body);
+    r = conv_at(c, fn->body, ty(c, e->type));
     for (uint32_t i = fn->nparams; i-- > 0;) r = build_let(m, ps[i], args[i], r, e->span);
     return r;
   }
@@ -523,13 +639,14 @@ static Expr *conv_call(Cx *c, Expr *e) {
     break;
   }
   Type *ft = ty(c, f->type);
+  if (is_polymorphic_type(ft)) ft = ty(c, call_instance_type(m, e)); /* instantiated here, at the call */
   if (!ft || ft->kind != TYPE_FUNC || has_tvar(ft)) {
     fail(df, e->span, "cannot tell the type of the function called here");
     return e;
   }
   FnT *t = intern(df, ft);
   Expr **args = arena_alloc(m->arena, (e->call.nargs + 1) * sizeof *args);
-  args[0] = conv(c, f);
+  args[0] = conv_at(c, f, ft);
   Expr **rest = conv_args(c, e->call.args, e->call.nargs, ft);
   memcpy(args + 1, rest, e->call.nargs * sizeof *args);
   return build_call(m, build_global(m, t->apply, e->span), args, e->call.nargs + 1, e->span);
@@ -548,34 +665,23 @@ static Expr *conv_kind(Cx *c, Expr *e) {
   Module *m = c->df->m;
   Expr *r;
   switch (e->kind) {
-  case EXPR_VAR: return use_of(c, e->var.var, e->span);
+  case EXPR_VAR:
+    if (alias_of(c->df, e->var.var)) return encode_global(c, alias_of(c->df, e->var.var), ty(c, e->type));
+    return use_of(c, e->var.var, e->span);
   case EXPR_CONST: return e;
   case EXPR_GLOBAL:
     if (!e->global.def || !e->global.def->fn) return e;
-    return conv_value(c, e, CASE_GLOBAL, instance(c->df, e->global.def, ty(c, e->type), e->span));
+    return encode_global(c, e, NULL);
   case EXPR_CTOR: return conv_value(c, e, CASE_CTOR, e->ctor.ctor);
   case EXPR_OP: return conv_value(c, e, CASE_OP, (const void *)(intptr_t)e->op.id);
   case EXPR_FN: return encode_literal(c, e, NULL);
   case EXPR_CALL: return conv_call(c, e);
   case EXPR_TUPLE: return build_tuple(m, conv_list(c, e->tuple.fields, e->tuple.n), e->tuple.n, e->span);
   case EXPR_PROJ: return build_proj(m, conv(c, e->proj.tuple), e->proj.index, e->span);
-  case EXPR_LET: {
-    Var *v = fresh_binder(c, e->let.var);
-    Expr *val = conv(c, e->let.value);
-    return build_let(m, v, val, conv(c, e->let.body), e->span);
-  }
+  case EXPR_LET:
   case EXPR_IF:
-    return build_if(m, conv(c, e->if_.cond), conv(c, e->if_.then_), conv(c, e->if_.else_), e->span);
-  case EXPR_MATCH: {
-    Expr *scrut = conv(c, e->match.scrut);
-    Clause *cl = arena_alloc(m->arena, (e->match.nclauses ? e->match.nclauses : 1) * sizeof *cl);
-    for (uint32_t i = 0; i < e->match.nclauses; i++) {
-      cl[i] = e->match.clauses[i];
-      cl[i].pattern = conv_pattern(c, e->match.clauses[i].pattern);
-      cl[i].body = conv(c, e->match.clauses[i].body);
-    }
-    return build_match(m, scrut, cl, e->match.nclauses, e->match.partial, e->span);
-  }
+  case EXPR_MATCH:
+    return conv_tail(c, e, NULL);
   case EXPR_REF_NEW: return build_ref_new(m, conv(c, e->ref.arg), e->span);
   case EXPR_REF_READ: return build_ref_read(m, conv(c, e->ref.arg), e->span);
   case EXPR_REF_WRITE:
@@ -611,6 +717,7 @@ static void cx_fini(Cx *c) {
   ptrmap_free(&c->vars);
   ptrmap_free(&c->memo);
   ptrmap_free(&c->reduced);
+  ptrmap_free(&c->at_of);
 }
 
 static void do_inst(Df *df, Inst *in) {
@@ -622,7 +729,7 @@ static void do_inst(Df *df, Inst *in) {
   Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) ps[i] = fresh_binder(&c, f->params[i]);
   Type *ret = conv_type(df, ty(&c, f->type->func.ret));
-  Expr *body = conv(&c, f->body);
+  Expr *body = conv_at(&c, f->body, ty(&c, f->type->func.ret));
   Function *nf = build_function(m, ps, f->nparams, ret, body, f->attrs, f->span);
   if (in->out == in->orig && f->ntparams) { /* never: polymorphic globals are cloned */
     nf->tparams = f->tparams;
@@ -665,7 +772,7 @@ static Clause make_clause(Df *df, FnT *ft, Case *cs) {
     for (uint32_t i = 0; i < lf->nparams && i < na; i++)
       ptrmap_put(&c.vars, lf->params[i], (int64_t)(intptr_t)args[i]);
     if (cs->self) ptrmap_put(&c.vars, cs->self, (int64_t)(intptr_t)build_var(m, ft->fparam, sp));
-    cl.body = conv(&c, lf->body);
+    cl.body = conv_at(&c, lf->body, ft->type->func.ret);
     cx_fini(&c);
     break;
   }
@@ -750,5 +857,6 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
   vec_free(df.types);
   vec_free(df.insts);
   ptrmap_free(&df.self_of);
+  ptrmap_free(&df.alias_of);
   return !df.failed;
 }
