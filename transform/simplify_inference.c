@@ -10,8 +10,9 @@
  *    variance over the normalised axes, (x - m) / sqrt(v + ε), then γ/β
  *  - nn.l2_normalize(x): x / sqrt(maximum(sum(x*x, axis, keepdims), ε))
  * ε is the attribute rounded to float32 and stored in the data dtype (TVM's
- * MakeConstantScalar); l2_normalize's ε is always float32, like TVM's (so
- * it does not type-check on float16 data: TVM's bug, reproduced).
+ * MakeConstantScalar); l2_normalize's ε is always float32, like TVM's, whose
+ * expansion of an l2_normalize of other data (float16, int8) does not
+ * type-check (`maximum` of two dtypes): relayc leaves such a call alone.
  * `expand(v)` = expand_dims(v, axis=1, num_newaxis=ndim-axis-1), left out
  * when that is 0. Types come from the data input as the pass received it.
  * A call whose data type is not a tensor of known rank (or, for group_norm,
@@ -167,7 +168,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
   case OP_NN_LAYER_NORM: r = layer_norm(m, e, ty, e->span); break;
   case OP_NN_INSTANCE_NORM: r = instance_norm(m, e, ty, e->span); break;
   case OP_NN_GROUP_NORM: r = group_norm(m, e, ty, e->span); break;
-  default: r = l2_normalize(m, e, e->span); break;
+  default: r = dtype_eq(ty->tensor.dtype, DT_F32) ? l2_normalize(m, e, e->span) : NULL; break;
   }
   return r ? r : e;
 }
