@@ -317,9 +317,16 @@ typedef VEC(Bind) BindVec;
  * the Var, or a typed use of it once one was made, shared by every later use. */
 typedef int64_t VarRef;
 
+/* A memo entry: source node `key` translated to v in scope `scope`. The
+ * entry's number (1 + its index) is kept in key's Expr.mark while the pass
+ * runs, validated by `key` (other walks' stale marks never match), and the
+ * mark the node had before is put back when the pass ends: no hash map (a
+ * 4 MB table of fresh pages and a cache miss per look-up on the 100k chain). */
 typedef struct MemoVal {
+  Expr *key;
   VarRef v;
   uint32_t scope;
+  uint32_t saved_mark;
 } MemoVal;
 
 typedef struct AD {
@@ -330,8 +337,7 @@ typedef struct AD {
   Expr *k_use;        /* a typed use of k, shared by its later uses, or NULL */
   PtrMap vmap;        /* source Var* -> translated variable (VarRef) */
   PtrMap gmap;        /* GlobalDef* -> its @g_grad */
-  PtrMap memo;        /* source Expr* -> 1 + index in memo_vals */
-  VEC(MemoVal) memo_vals;
+  VEC(MemoVal) memo_vals; /* the memo (MemoVal) */
   VEC(uint8_t) open;  /* scope id -> still open */
   uint32_t scope;
   PtrMap tpmap;       /* TypeParam* -> TypeParam* (a translated global's own) */
@@ -975,23 +981,32 @@ static Expr *tr_block(AD *a, Expr *e) {
   return wrap(a, &body, res);
 }
 
+/* e's memo entry while its scope is open, or NULL. */
+static MemoVal *memo_find(AD *a, const Expr *e) {
+  uint32_t k = e->mark;
+  if (k == 0 || k > a->memo_vals.len) return NULL;
+  MemoVal *mv = &a->memo_vals.data[k - 1];
+  return mv->key == e && a->open.data[mv->scope] ? mv : NULL;
+}
+
 static Expr *memo_get(AD *a, Expr *e) {
-  int64_t *ix = ptrmap_find(&a->memo, e);
-  if (!ix || !*ix) return NULL;
-  MemoVal *mv = &a->memo_vals.data[*ix - 1];
-  if (!a->open.data[mv->scope]) return NULL;
-  return ref_use(a, &mv->v, e->span);
+  MemoVal *mv = memo_find(a, e);
+  return mv ? ref_use(a, &mv->v, e->span) : NULL;
 }
 
 static void memo_put(AD *a, Expr *e, VarRef v) {
-  MemoVal mv = {v, a->scope};
+  MemoVal mv = {e, v, a->scope, e->mark};
   vec_push(a->memo_vals, mv);
-  ptrmap_put(&a->memo, e, (int64_t)a->memo_vals.len);
+  e->mark = (uint32_t)a->memo_vals.len;
 }
 
-static bool memo_has(AD *a, Expr *e) {
-  int64_t *ix = ptrmap_find(&a->memo, e);
-  return ix && *ix && a->open.data[a->memo_vals.data[*ix - 1].scope];
+static bool memo_has(AD *a, Expr *e) { return memo_find(a, e) != NULL; }
+
+/* The memo's marks taken back, newest first (a node entered twice, once per
+ * scope, gets the mark it had before the first). */
+static void memo_free(AD *a) {
+  for (size_t i = a->memo_vals.len; i-- > 0;) a->memo_vals.data[i].key->mark = a->memo_vals.data[i].saved_mark;
+  vec_free(a->memo_vals);
 }
 
 static bool is_dataflow(const Expr *e) {
@@ -1239,12 +1254,11 @@ static Expr *tr_value(AD *a, Expr *e) {
 static void ad_free(AD *a) {
   ptrmap_free(&a->vmap);
   ptrmap_free(&a->gmap);
-  ptrmap_free(&a->memo);
   ptrmap_free(&a->tpmap);
   ptrmap_free(&a->adt_needs);
   ptrmap_free(&a->adt_map);
   ptrmap_free(&a->ctor_map);
-  vec_free(a->memo_vals);
+  memo_free(a);
   vec_free(a->open);
   vec_free(a->bp_spare);
   fn_homes_free(&a->homes);
@@ -1263,7 +1277,8 @@ static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *fact
   /* the homes of shared nodes matter only to the literals in f (tr_captured_nodes;
    * a called global's body is added when it is translated): none, no map of f's nodes */
   if (facts->has_fn) fn_homes_add(&a.homes, f);
-  ptrmap_reserve(&a.memo, facts->compound); /* grown once, not by doubling along a long chain */
+  a.memo_vals.data = mem_calloc(facts->compound + 1, sizeof *a.memo_vals.data); /* grown once, not by doubling */
+  a.memo_vals.cap = facts->compound + 1;
   ptrmap_reserve(&a.vmap, facts->lets + f->nparams);
   uint8_t one = 1;
   vec_push(a.open, one);

@@ -129,6 +129,45 @@ START_TEST(grad_global_keeps_input) {
 }
 END_TEST
 
+/* The higher-order mode keeps its memo in the input nodes' Expr.mark while it
+ * runs (transform/gradient.c MemoVal): afterwards every input node has the mark
+ * it had before, whatever other walks left there, and a node met twice (in two
+ * branches, so translated twice) gets its own back too. */
+static void set_marks(Expr *e, uint32_t base, uint32_t *n) {
+  if (!e || e->mark == base + 1000) return; /* a shared node: once */
+  ExprVec kids = {0};
+  walk_push_children(e, true, &kids);
+  e->mark = base + 1000;
+  for (size_t i = 0; i < kids.len; i++) set_marks(kids.data[i], base, n);
+  vec_free(kids);
+  e->mark = base + (*n)++;
+}
+
+static void check_marks(Expr *e, uint32_t base, uint32_t *n) {
+  ExprVec kids = {0};
+  walk_push_children(e, true, &kids);
+  for (size_t i = 0; i < kids.len; i++) check_marks(kids.data[i], base, n);
+  vec_free(kids);
+  ck_assert_uint_ge(e->mark, base);
+  ck_assert_uint_lt(e->mark, base + 1000);
+  (*n)++;
+}
+
+START_TEST(grad_restores_input_marks) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32], %c: bool) {\n"
+           "  %0 = multiply(%x, %x);\n  %1 = add(%0, %x);\n"
+           "  if (%c) { multiply(%1, %0) } else { add(%1, %1) }\n}\n");
+  Function *f = global_fn(p.m, "main");
+  uint32_t n = 0, seen = 0;
+  set_marks(f->body, 77, &n);
+  ck_assert_ptr_nonnull(gradient_of_function(p.m, f, GRAD_HIGHER_ORDER, &p.d));
+  check_marks(f->body, 77, &seen);
+  ck_assert_uint_gt(seen, 8);
+  unload(&p);
+}
+END_TEST
+
 /* The literal fn (%a) { %a * %c } inside @main captures %c: differentiated on its own,
  * the captured variable is a constant of the gradient. */
 START_TEST(grad_literal_with_capture) {
@@ -340,6 +379,7 @@ static Suite *gradient_suite(void) {
   tc = tcase_create("column");
   tcase_add_test(tc, column_rules_present);
   tcase_add_test(tc, column_op_cache);
+  tcase_add_test(tc, grad_restores_input_marks);
   suite_add_tcase(s, tc);
   return s;
 }
