@@ -47,12 +47,6 @@ void an_postorder(Expr *root, AnList *out) {
   if (root) walk_post_order(root, true, append, out);
 }
 
-const Type *an_type(const Type *t) {
-  for (uint32_t guard = 0; t && t->kind == TYPE_UVAR && t->uvar.link && guard < (1u << 24); guard++)
-    t = t->uvar.link;
-  return t;
-}
-
 const Function *an_find_def(const Module *m, const char *name) {
   for (uint32_t i = 0; i < m->ndefs; i++)
     if (strcmp(m->defs[i]->name, name) == 0) return m->defs[i]->fn;

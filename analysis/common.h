@@ -31,8 +31,6 @@ uint32_t an_nchildren(const Expr *e);
 Expr *an_child(const Expr *e, uint32_t i);
 /* Appends every node reachable from root to *out, each once, children first. */
 void an_postorder(Expr *root, AnList *out);
-/* The type with inference links followed (NULL stays NULL). */
-const Type *an_type(const Type *t);
 /* The function @name of m, or NULL. */
 const Function *an_find_def(const Module *m, const char *name);
 

@@ -151,7 +151,7 @@ static void str_esc(Str *s, const char *t, size_t max) { str_escaped(s, t, strle
  * deep. Stops growing past `max` bytes (the caller cuts), so a type nested
  * 10,000 deep costs no more than a short one. */
 static void type_raw(Str *s, const Type *t, size_t max, int depth) {
-  t = an_type(t);
+  t = type_solved(t);
   char dt[32];
   if (!t || s->len > max) return;
   if (depth > 4) {

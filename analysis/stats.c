@@ -56,7 +56,7 @@ static int64_t add_sat(int64_t a, int64_t b) {
 
 /* Elements and bytes of a static tensor type; false otherwise. */
 static bool tensor_size(const Type *t, int64_t *elements, int64_t *bytes) {
-  t = an_type(t);
+  t = type_solved(t);
   int64_t n = mac_elements(t);
   if (n < 0) return false;
   *elements = n;
@@ -66,7 +66,7 @@ static bool tensor_size(const Type *t, int64_t *elements, int64_t *bytes) {
 
 /* A parameter: tensors, and tuples of them, have a size. */
 static bool value_size(const Type *t, int64_t *elements, int64_t *bytes, int depth) {
-  t = an_type(t);
+  t = type_solved(t);
   if (!t || depth > 64) return false;
   if (t->kind == TYPE_TENSOR) return tensor_size(t, elements, bytes);
   if (t->kind != TYPE_TUPLE) return false;
@@ -84,7 +84,7 @@ static void consider_result(Stats *s, const Expr *call, const Type *t) {
   int64_t e, b;
   if (!tensor_size(t, &e, &b) || b < s->big_bytes) return;
   if (s->big && b == s->big_bytes && call->span.lo >= s->big_call->span.lo) return; /* ties: the first in the text */
-  s->big = an_type(t);
+  s->big = type_solved(t);
   s->big_bytes = b;
   s->big_elements = e;
   s->big_call = call;
@@ -109,7 +109,7 @@ static void count_call(Stats *s, Expr *e) {
   } else if (callee && callee->kind != EXPR_CTOR) {
     s->fn_calls++;
   }
-  const Type *t = an_type(e->type);
+  const Type *t = type_solved(e->type);
   if (t && t->kind == TYPE_TUPLE)
     for (uint32_t i = 0; i < t->tuple.n; i++) consider_result(s, e, t->tuple.fields[i]);
   else

@@ -771,8 +771,7 @@ static Opcode fast_binop(int32_t id) {
 
 /* Rank-0 int32 / float32 inferred type of e: 'I', 'F', or 0 (other or unknown). */
 static char scalar_kind(const Expr *e) {
-  const Type *t = e->type;
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  const Type *t = type_solved(e->type);
   if (!t || t->kind != TYPE_TENSOR || t->tensor.ndim != 0 || t->tensor.dtype.lanes != 1) return 0;
   DType dt = t->tensor.dtype;
   if (dt.code == DT_INT && dt.bits == 32) return 'I';
@@ -782,7 +781,7 @@ static char scalar_kind(const Expr *e) {
 
 /* Whether values of type t are always immediates (rank-0 bool/int/uint/float32/64). */
 static bool is_immediate_type(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   return t && t->kind == TYPE_TENSOR && t->tensor.ndim == 0 && value_dtype_is_immediate(t->tensor.dtype);
 }
 
@@ -1012,13 +1011,12 @@ static void emit_inline_call(F *f, Expr *e, uint32_t dst, bool tail) {
 /* Can a kernel take a value of type t: a tensor or a tuple of tensors
  * (eval/vm.c flattens a tuple argument into its fields)? */
 static bool kernel_takes(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   if (!t) return true; /* untyped: as before */
   if (t->kind == TYPE_TENSOR) return true;
   if (t->kind != TYPE_TUPLE) return false;
   for (uint32_t i = 0; i < t->tuple.n; i++) {
-    const Type *ft = t->tuple.fields[i];
-    while (ft && ft->kind == TYPE_UVAR && ft->uvar.link) ft = ft->uvar.link;
+    const Type *ft = type_solved(t->tuple.fields[i]);
     if (!ft || ft->kind != TYPE_TENSOR) return false;
   }
   return true;

@@ -23,9 +23,7 @@
 #include "runtime/value.h"
 
 static const Type *param_type(const Var *v) {
-  const Type *t = v->type ? v->type : v->annot;
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
+  return type_solved(v->type ? v->type : v->annot);
 }
 
 static char *type_text(Module *m, const Type *t) {

@@ -152,7 +152,9 @@ struct Type {
 };
 
 /* t with solved unification variables followed to what they stand for: an
- * unbound variable is returned as itself, NULL as NULL. */
+ * unbound variable is returned as itself, NULL as NULL. The links never form
+ * a cycle (sema/unify.c binds only an unbound representative, to another
+ * type after an occurs check, or to a fresh `_`), so the loop needs no guard. */
 static inline Type *type_solved(const Type *t) {
   while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
   return (Type *)t;

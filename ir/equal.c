@@ -413,12 +413,6 @@ static bool eq_fail(Eq *q, Side a, Side b, const char *fmt, ...) {
 
 /* ---------------------------------------------------------------- types */
 
-static const Type *ty_follow(const Type *t) {
-  for (uint32_t guard = 0; t && t->kind == TYPE_UVAR && t->uvar.link && guard < (1u << 24); guard++)
-    t = t->uvar.link;
-  return t;
-}
-
 static bool ty_eq(Eq *q, const Type *a, const Type *b);
 
 static bool ty_list_eq(Eq *q, Type *const *a, Type *const *b, uint32_t n) {
@@ -467,8 +461,8 @@ static bool tensor_eq(const Type *a, const Type *b) {
 }
 
 static bool ty_eq(Eq *q, const Type *a, const Type *b) {
-  a = ty_follow(a);
-  b = ty_follow(b);
+  a = type_solved(a);
+  b = type_solved(b);
   if (!a || !b) return a == b;
   if (a == b) return true;
   /* in an inferred type, a part inference left open (`_`: nothing
@@ -511,8 +505,8 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
 bool type_equal(const Type *a, const Type *b) {
   /* the common cases without the pairing tables: the same object, two
    * tensors, two kinds apart (passes compare millions of node types) */
-  a = ty_follow(a);
-  b = ty_follow(b);
+  a = type_solved(a);
+  b = type_solved(b);
   if (!a || !b || a == b) return a == b;
   if (a->kind != b->kind) return false;
   if (a->kind == TYPE_TENSOR) return tensor_eq(a, b);
@@ -533,7 +527,7 @@ static bool var_type_inferred(const Var *v) { return var_annotation(v) == v->typ
 
 static const Type *fn_ret_annotation(const Function *f) {
   if (f->ret_annot && f->ret_annot->kind != TYPE_INCOMPLETE) return f->ret_annot;
-  const Type *t = ty_follow(f->type);
+  const Type *t = type_solved(f->type);
   if (t && t->kind == TYPE_FUNC) return t->func.ret;
   return f->ret_annot;
 }

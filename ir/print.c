@@ -258,12 +258,6 @@ static void doc_render(const Doc *d, Buf *out, FILE *sink) {
 
 /* ---------------------------------------------------------------- types */
 
-static const Type *ty_follow(const Type *t) {
-  for (uint32_t guard = 0; t && t->kind == TYPE_UVAR && t->uvar.link && guard < (1u << 24); guard++)
-    t = t->uvar.link;
-  return t;
-}
-
 /* Dtypes whose name the lexer reads as scalar shorthand (§4.2). */
 static bool ty_shorthand_ok(const char *name) {
   return strncmp(name, "int", 3) == 0 || strncmp(name, "uint", 4) == 0 ||
@@ -324,7 +318,7 @@ static void ty_tparams(Buf *b, TypeParam *const *ps, uint32_t n) {
 }
 
 static void ty_write(Buf *b, const Type *t, bool *deep) {
-  t = ty_follow(t);
+  t = type_solved(t);
   if (!t || t->kind == TYPE_UVAR || t->kind == TYPE_INCOMPLETE) {
     buf_puts(b, "_");
     return;
@@ -376,7 +370,7 @@ static void ty_write(Buf *b, const Type *t, bool *deep) {
 
 /* True when `t` still contains `_` or an unbound unification variable. */
 static bool ty_incomplete(const Type *t, int depth) {
-  t = ty_follow(t);
+  t = type_solved(t);
   if (!t || t->kind == TYPE_INCOMPLETE || t->kind == TYPE_UVAR) return true;
   if (depth > 200 || stack_exhausted()) return false;
   switch (t->kind) {
@@ -1157,7 +1151,7 @@ static Doc *pr_func(Printer *p, const char *prefix, const Function *fn, uint32_t
   pr_attrs(p, d, fn->attrs, &first);
   pr_put(p, d, ") ");
   const Type *ret = fn->ret_annot;
-  const Type *ft = ty_follow(fn->type);
+  const Type *ft = type_solved(fn->type);
   if (p->opts.types && ft && ft->kind == TYPE_FUNC && (!ret || ty_incomplete(ret, 0)))
     ret = ft->func.ret;
   if (ret) {

@@ -27,17 +27,12 @@ struct CallMemoEntry {
   int32_t next;  /* next entry in the bucket, -1 at the end */
 };
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
 /* A hash of a type the memo takes (tensors with integer or `?` extents,
  * tuples of them); false for any other. */
 static bool type_key(const Type *t, uint64_t *h, int depth) {
-  t = resolved(t);
+  t = type_solved(t);
   if (!t || depth > 8) return false;
   if (t->kind == TYPE_TENSOR) {
     *h = mix(*h, 1 + ((uint64_t)t->tensor.dtype.code << 8) + ((uint64_t)t->tensor.dtype.bits << 16) +
@@ -85,8 +80,8 @@ bool call_memo_key(const Expr *e, uint64_t *h) {
 /* type_equal, without its set-up for the common case: two tensors with
  * integer or `?` extents (as ir/equal.c dim_eq: `?` equals `?` only). */
 static bool same(const Type *a, const Type *b) {
-  a = resolved(a);
-  b = resolved(b);
+  a = type_solved(a);
+  b = type_solved(b);
   if (a == b) return true;
   if (!a || !b) return false;
   if (a->kind == TYPE_TENSOR && b->kind == TYPE_TENSOR) {
@@ -131,7 +126,7 @@ static void rehash(CallMemo *cm, size_t n) {
 }
 
 void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h) {
-  const Type *fn = resolved(e->call.fn->type);
+  const Type *fn = type_solved(e->call.fn->type);
   uint64_t rh = 0;
   if (!fn || fn->kind != TYPE_FUNC || !type_key(e->type, &rh, 0) || !type_key(fn->func.ret, &rh, 0))
     return; /* a result that is not concrete: not remembered */
@@ -142,10 +137,10 @@ void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h) {
   }
   uint32_t n = e->call.nargs;
   Type **args = arena_alloc(m->arena, (n ? n : 1) * sizeof *args);
-  for (uint32_t i = 0; i < n; i++) args[i] = (Type *)resolved(e->call.args[i]->type);
+  for (uint32_t i = 0; i < n; i++) args[i] = type_solved(e->call.args[i]->type);
   size_t b = h & (cm->nheads - 1);
   cm->items[cm->n] = (CallMemoEntry){e->call.fn->op.id, n, h, e->call.attrs, args, (Type *)fn,
-                                      (Type *)resolved(e->type), cm->heads[b]};
+                                      type_solved(e->type), cm->heads[b]};
   cm->heads[b] = (int32_t)cm->n++;
 }
 

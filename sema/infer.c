@@ -575,7 +575,7 @@ bool infer_module(Module *m, Diag *d) {
 /* ------------------------------------------------------------ clearing */
 
 bool type_has_unknown_extent(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   if (!t || stack_exhausted()) return true;
   switch (t->kind) {
   case TYPE_TENSOR:

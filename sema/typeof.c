@@ -286,10 +286,8 @@ static Type *canon(TypeofCx *tc, Type *t, int depth) {
 }
 
 static Type *canon_of(TypeofCx *tc, Type *t, int depth) {
-  if (t->kind == TYPE_UVAR && t->uvar.link) { /* solved: its solution */
-    while (t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-    return canon(tc, t, depth);
-  }
+  if (t->kind == TYPE_UVAR && t->uvar.link) /* solved: its solution */
+    return canon(tc, type_solved(t), depth);
   if (depth > 16) return t;
   switch (t->kind) {
   case TYPE_TENSOR: /* a source node's own object, mostly equal to the tensor seen last */

@@ -36,8 +36,7 @@ Type *ty_fresh(TyCx *cx) {
 }
 
 Type *ty_find(Type *t) {
-  Type *r = t;
-  while (r->kind == TYPE_UVAR && r->uvar.link) r = r->uvar.link;
+  Type *r = type_solved(t);
   while (t->kind == TYPE_UVAR && t->uvar.link && t->uvar.link != r) {
     Type *next = t->uvar.link;
     t->uvar.link = r;

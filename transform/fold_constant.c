@@ -449,7 +449,7 @@ static Expr *fold_direct(Folder *f, Expr *e) {
 
 /* The extents of a tensor type when every one is known. */
 static bool static_shape(const Type *t, int64_t **dims, uint32_t *ndim, Module *m) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   if (!t || t->kind != TYPE_TENSOR) return false;
   *ndim = t->tensor.ndim;
   *dims = arena_alloc(m->arena, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof **dims);

@@ -739,7 +739,7 @@ static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
 
 /* A function type with type parameters (through inference links). */
 static bool type_polymorphic(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
+  t = type_solved(t);
   return t && t->kind == TYPE_FUNC && t->func.ntparams;
 }
 

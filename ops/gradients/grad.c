@@ -224,13 +224,8 @@ Expr *gr_expand_axes(GradCtx *c, Expr *e, const int64_t *axes, uint32_t naxes) {
 
 /* -------------------------------------------------------------------- types */
 
-static const Type *resolved(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 const Type *gr_tensor(GradCtx *c, int i) {
-  const Type *t = resolved(i < 0 ? c->out_t : c->xt[i]);
+  const Type *t = type_solved(i < 0 ? c->out_t : c->xt[i]);
   return t && t->kind == TYPE_TENSOR ? t : NULL;
 }
 

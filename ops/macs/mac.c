@@ -6,12 +6,6 @@
 
 #include "ir/attrs.h"
 
-static const Type *resolved(const Type *t) {
-  for (uint32_t guard = 0; t && t->kind == TYPE_UVAR && t->uvar.link && guard < (1u << 24); guard++)
-    t = t->uvar.link;
-  return t;
-}
-
 static const OpDef *call_op(const Expr *call) {
   if (!call || call->kind != EXPR_CALL || !call->call.fn || call->call.fn->kind != EXPR_OP) return NULL;
   return op_get(call->call.fn->op.id);
@@ -28,15 +22,15 @@ int64_t mac_count(const Expr *call) {
   enum { MAX_IN = 16 };
   const Type *in[MAX_IN] = {0};
   uint32_t n = call->call.nargs < MAX_IN ? call->call.nargs : MAX_IN;
-  for (uint32_t i = 0; i < n; i++) in[i] = call->call.args[i] ? resolved(call->call.args[i]->type) : NULL;
-  MacCtx c = {call, in, n, resolved(call->type)};
+  for (uint32_t i = 0; i < n; i++) in[i] = call->call.args[i] ? type_solved(call->call.args[i]->type) : NULL;
+  MacCtx c = {call, in, n, type_solved(call->type)};
   if (!c.out) return MAC_UNKNOWN;
   int64_t v = op->macs(&c);
   return v < 0 ? MAC_UNKNOWN : v;
 }
 
 int32_t mac_shape(const Type *t, int64_t *dims, int32_t max) {
-  t = resolved(t);
+  t = type_solved(t);
   if (!t || t->kind != TYPE_TENSOR) return -1;
   for (uint32_t i = 0; i < t->tensor.ndim; i++) {
     if (t->tensor.dims[i].kind != DIM_INT || t->tensor.dims[i].value < 0) return -1;
@@ -52,7 +46,7 @@ int64_t mac_mul(int64_t a, int64_t b) {
 }
 
 int64_t mac_elements(const Type *t) {
-  t = resolved(t);
+  t = type_solved(t);
   if (!t || t->kind != TYPE_TENSOR) return MAC_UNKNOWN;
   int64_t n = 1;
   for (uint32_t i = 0; i < t->tensor.ndim; i++) {
