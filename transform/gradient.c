@@ -67,15 +67,10 @@
 
 /* ================================================================ shared checks */
 
-static const Type *rt(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 static const char *type_text(Module *m, const Type *t) { return t ? type_to_string(m->arena, t) : "_"; }
 
 bool grad_type_has_float(const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t) return false;
   if (t->kind == TYPE_TENSOR) return dtype_is_float(t->tensor.dtype);
   if (t->kind == TYPE_TUPLE) {
@@ -214,7 +209,7 @@ bool grad_check_rules_after(Module *m, Function *f, ExprVisitFn visit, void *ud,
 
 /* Tensor, or tuples of them (nested); empty tuples only when allowed. */
 static bool tensors_only(const Type *t, bool allow_empty) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t) return false;
   if (t->kind == TYPE_TENSOR) return true;
   if (t->kind != TYPE_TUPLE) return false;
@@ -226,8 +221,8 @@ static bool tensors_only(const Type *t, bool allow_empty) {
 
 /* The seed follows the first field of every tuple: it must reach a tensor. */
 static bool seedable(const Type *t) {
-  t = rt(t);
-  while (t && t->kind == TYPE_TUPLE && t->tuple.n > 0) t = rt(t->tuple.fields[0]);
+  t = type_solved(t);
+  while (t && t->kind == TYPE_TUPLE && t->tuple.n > 0) t = type_solved(t->tuple.fields[0]);
   return t && t->kind == TYPE_TENSOR;
 }
 
@@ -245,7 +240,7 @@ bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d) {
       ok = false;
     }
   }
-  const Type *r = f->type && rt(f->type)->kind == TYPE_FUNC ? rt(f->type)->func.ret : f->body->type;
+  const Type *r = f->type && type_solved(f->type)->kind == TYPE_FUNC ? type_solved(f->type)->func.ret : f->body->type;
   if (!tensors_only(r, true) || (!first_order && !seedable(r))) {
     diag_error(d, f->ret_annot ? f->ret_annot->span : f->body->span,
                "cannot differentiate a function returning %s: the result must be a tensor or a tuple of tensors%s",
@@ -287,7 +282,7 @@ Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals) {
   uint32_t n = e->call.nargs;
   bool known = typeof_ground(e->type) && e->call.fn->type;
   for (uint32_t i = 0; i < n && known; i++) {
-    const Type *want = rt(e->call.args[i]->type);
+    const Type *want = type_solved(e->call.args[i]->type);
     known = vals[i]->type && (vals[i]->type == want || type_equal(vals[i]->type, want));
   }
   if (!known) return expr_call(m, build_copy(m, e->call.fn), vals, n, e->call.attrs, e->span);
@@ -496,7 +491,7 @@ static bool adt_needs_shadow(AD *a, TypeDef *def);
 
 /* Does translating t change it? */
 static bool type_changes(AD *a, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t) return false;
   switch (t->kind) {
   case TYPE_TENSOR:
@@ -533,7 +528,7 @@ static TypeDef *shadow_adt(AD *a, TypeDef *def);
 
 /* τ̂ (spec/gradient.md §1.4); NULL for a type that cannot be written (`_`). */
 static Type *tr_type(AD *a, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (!t) return NULL;
   switch (t->kind) {
   case TYPE_TENSOR: /* (t, ref(t)), shared */
@@ -675,7 +670,7 @@ static Expr *per_field(AD *a, Expr *x, const Type *t, Span sp, const char *hint,
 
 /* pair(x) = (x, ref(zeros_like(x))), structurally over tuples (x an atom of type t) */
 static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) return per_field(a, x, t, sp, "p", pair_of);
   Expr *z = grad_op_call(&a->tc, &a->zeros_like, &x, 1, sp);
   return ty_tuple(a, (Expr *[]){x, ty_ref_new(a, z, sp)}, 2, sp);
@@ -683,21 +678,21 @@ static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
 
 /* val(p): the forward value of a translated value p of source type t */
 static Expr *value_of(AD *a, Expr *p, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) return per_field(a, p, t, sp, "v", value_of);
   return ty_proj(a, p, 0, sp);
 }
 
 /* grad(p): the current contents of p's gradient cells */
 static Expr *grad_of(AD *a, Expr *p, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) return per_field(a, p, t, sp, "g", grad_of);
   return ty_ref_read(a, ty_proj(a, p, 1, sp), sp);
 }
 
 /* acc(p, d): add d into p's cells (d an expression of source type t) */
 static void accumulate(AD *a, Expr *p, Expr *d, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (!grad_type_has_float(t)) return;
   if (t->kind == TYPE_TUPLE) {
     Expr *dv = atomize(a, "d", d);
@@ -758,7 +753,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
       args[i] = tr(a, e->call.args[i]);
   }
   for (uint32_t i = 0; i < n; i++) {
-    types[i] = rt(e->call.args[i]->type);
+    types[i] = type_solved(e->call.args[i]->type);
     vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];
   }
   Expr *y = push(a, "y", grad_forward_call(&a->tc, e, vals));
@@ -774,7 +769,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
     Expr **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
-                  .x = vals, .xt = types, .out = y, .out_t = rt(e->type), .g = gy, .dx = dx,
+                  .x = vals, .xt = types, .out = y, .out_t = type_solved(e->type), .g = gy, .dx = dx,
                   .bind = rule_bind, .pass = a, .ops = a->ops, .call = rule_call};
     int before = a->d->nerrors;
     if (!op->grad(&gc) || a->d->nerrors > before) a->failed = true;
@@ -816,7 +811,7 @@ static Expr *ckpt_pre(Rewriter *rw, Expr *e) {
 
 /* Copies the gradient cells of `from` into the cells of `to` (pairs of type t), per leaf. */
 static void transfer_grads(AD *a, Expr *from, Expr *to, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) {
     for (uint32_t i = 0; i < t->tuple.n; i++)
       transfer_grads(a, push(a, "x", ty_proj(a, from, i, sp)), push(a, "x", ty_proj(a, to, i, sp)),
@@ -910,7 +905,7 @@ static Function *tr_function(AD *a, Function *f, Span sp) {
   scope_close(a, prev_scope);
   a->ll = saved_ll;
   tape_restore(a, saved_k);
-  const Type *ft = rt(f->type);
+  const Type *ft = type_solved(f->type);
   Type *ret = ft && ft->kind == TYPE_FUNC ? tr_type(a, ft->func.ret) : NULL;
   Function *nf = build_function(m, ps, f->nparams + 1, ret, wrap(a, &body, res), NULL, sp);
   nf->tparams = tps;
@@ -1132,7 +1127,7 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
  * the parameter and result types; an operator value has default attributes).
  * NULL when the type is not a monomorphic function type. */
 static Function *eta_expand(AD *a, Expr *e) {
-  const Type *t = rt(e->type);
+  const Type *t = type_solved(e->type);
   if (!t || t->kind != TYPE_FUNC || t->func.ntparams) return NULL;
   Module *m = a->m;
   uint32_t n = t->func.nargs;
@@ -1300,11 +1295,11 @@ static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *fact
   Expr *out = NULL;
   if (!a.failed) {
     /* seed: ones_like at the first leaf (overwriting its cell) */
-    const Type *t = rt(f->body->type);
+    const Type *t = type_solved(f->body->type);
     Expr *leaf = res;
     while (t->kind == TYPE_TUPLE) {
       leaf = push(&a, "x", ty_proj(&a, leaf, 0, sp));
-      t = rt(t->tuple.fields[0]);
+      t = type_solved(t->tuple.fields[0]);
     }
     Expr *ones = grad_op_call(&a.tc, &a.ones_like, (Expr *[]){ty_proj(&a, leaf, 0, sp)}, 1, sp);
     push_unit(&a, ty_ref_write(&a, ty_proj(&a, leaf, 1, sp), ones, sp));

@@ -107,11 +107,6 @@ typedef struct FO {
   TypeofCx tc;      /* types of the nodes built (sema/typeof.h) */
 } FO;
 
-static const Type *rt(const Type *t) {
-  while (t && t->kind == TYPE_UVAR && t->uvar.link) t = t->uvar.link;
-  return t;
-}
-
 /* Binds e to a fresh variable at the end of the let chain; returns a use of it.
  * The let's body is filled by the next one (lets_close gives the last its
  * body), its type is the expected result's. */
@@ -152,7 +147,7 @@ static Expr *lets_close(FO *f, Expr *body) {
 
 /* A zero accumulator of type t (arena memory is zeroed). */
 static void acc_init(FO *f, Acc *a, const Type *t) {
-  t = rt(t);
+  t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) {
     a->tuple = true;
     a->n = t->tuple.n;
@@ -164,7 +159,7 @@ static void acc_init(FO *f, Acc *a, const Type *t) {
 static FoVal *val_new(FO *f, Expr *fwd, const Type *t) {
   FoVal *v = arena_alloc(f->scratch, sizeof *v);
   v->fwd = fwd;
-  v->t = rt(t);
+  v->t = type_solved(t);
   acc_init(f, &v->acc, t);
   return v;
 }
@@ -189,7 +184,7 @@ static void acc_add_acc(FO *f, Acc *dst, const Acc *src, Span sp) {
 
 /* dst += d, an expression of type t */
 static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (!grad_type_has_float(t)) return;
   Expr *dv = d->kind == EXPR_VAR || d->kind == EXPR_CONST ? d : push(f, "d", d);
   if (t->kind == TYPE_TUPLE) {
@@ -202,7 +197,7 @@ static void acc_add_expr(FO *f, Acc *dst, Expr *d, const Type *t, Span sp) {
 
 /* The accumulated adjoint as an expression (zeros where nothing arrived). */
 static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (!a->tuple) return a->e ? a->e : grad_op_call(&f->tc, &f->zeros_like, &fwd, 1, sp);
   Expr **fs = mem_calloc(a->n + 1, sizeof *fs);
   for (uint32_t i = 0; i < a->n; i++) {
@@ -216,7 +211,7 @@ static Expr *acc_value(FO *f, const Acc *a, Expr *fwd, const Type *t, Span sp) {
 
 /* Seed: ones at every leaf (overwriting). */
 static void acc_seed(FO *f, Acc *a, Expr *fwd, const Type *t, Span sp) {
-  t = rt(t);
+  t = type_solved(t);
   if (!a->tuple) {
     a->e = push(f, "seed", grad_op_call(&f->tc, &f->ones_like, &fwd, 1, sp));
     return;
