@@ -130,7 +130,7 @@ static int cmp_use(const void *a, const void *b) {
   return x->sp.lo < y->sp.lo ? -1 : x->sp.lo > y->sp.lo;
 }
 
-/* The walk of grad_check_rules (f's body, then the globals it calls when
+/* The walk of the rule check (f's body, then the globals it calls when
  * with_globals), `also` visiting f's own nodes on the way. */
 static void rule_scan(RuleScan *s, Function *f, bool with_globals, ExprVisitFn also, void *also_ud) {
   *s = (RuleScan){.with_globals = with_globals, .also = also, .also_ud = also_ud};
@@ -181,8 +181,9 @@ typedef struct RootFacts {
   size_t compound, lets; /* nodes that are not atoms; lets (the memo's and binder map's sizes) */
 } RootFacts;
 
-/* grad_check_rules, telling also what the higher-order mode wants to know
- * of f's body (the one walk over the input both need). */
+/* The rule check (grad_check_rules_after without a visitor; `with_globals`:
+ * also the globals f calls, transitively), telling also what the higher-order
+ * mode wants to know of f's body (the one walk over the input both need). */
 static bool check_rules(Function *f, bool with_globals, Diag *d, RootFacts *facts) {
   RuleScan s;
   rule_scan(&s, f, with_globals, NULL, NULL);
@@ -190,14 +191,7 @@ static bool check_rules(Function *f, bool with_globals, Diag *d, RootFacts *fact
   return rule_report(&s, d);
 }
 
-bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d) {
-  (void)m;
-  return check_rules(f, with_globals, d, NULL);
-}
-
-bool grad_check_rules_after(Module *m, Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d),
-                            Diag *d) {
-  (void)m;
+bool grad_check_rules_after(Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d), Diag *d) {
   RuleScan s;
   rule_scan(&s, f, false, visit, ud);
   if (!first(ud, d)) {

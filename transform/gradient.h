@@ -48,15 +48,11 @@ Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d);
 bool grad_type_has_float(const Type *t);
 /* Does the operator call need a gradient rule: a float result and a float input? */
 bool grad_call_needs_rule(const Expr *call);
-/* Reports, in one diagnostic, every operator call reachable from f that needs a
- * rule and has none; false when there was any. `with_globals`: also scan the
- * globals f calls (transitively). */
-bool grad_check_rules(Module *m, Function *f, bool with_globals, Diag *d);
-/* The same in the one walk over f's body that also calls visit(e, ud) on each
- * of its nodes (globals not scanned); first(ud, d) then reports what visit
- * found, before the missing rules are: false from it stops there. */
-bool grad_check_rules_after(Module *m, Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d),
-                            Diag *d);
+/* Reports, in one diagnostic, every operator call in f's body that needs a
+ * rule and has none; false when there was any. The one walk over f's body
+ * also calls visit(e, ud) on each of its nodes; first(ud, d) then reports
+ * what visit found, before the missing rules are: false from it stops there. */
+bool grad_check_rules_after(Function *f, ExprVisitFn visit, void *ud, bool (*first)(void *ud, Diag *d), Diag *d);
 /* Checks the parameter and result types the transform accepts (§1.2). */
 bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d);
 /* The return annotation (R, (T1..Tn)) when f's result and every parameter

@@ -521,7 +521,7 @@ static void backward(FO *f, const Action *a) {
 
 Expr *gradient_first_order(Module *m, Function *fn, Diag *d) {
   FeatScan fs = {{0}, {{0, 0}}, 0}; /* the features, then the rules: one walk over the input */
-  if (!grad_check_rules_after(m, fn, feat_node, &fs, feat_report, d)) return NULL;
+  if (!grad_check_rules_after(fn, feat_node, &fs, feat_report, d)) return NULL;
   FO f = {.m = m, .d = d, .scratch = arena_new_huge(), .lets_end = &f.lets, .zeros_like = {"zeros_like", -1, NULL}, .ones_like = {"ones_like", -1, NULL},
           .add = {"add", -1, NULL}, .ops = grad_op_cache_new()};
   typeof_init(&f.tc, m);
