@@ -75,6 +75,7 @@ typedef struct Lower {
    * activation, and captured by the literals that use it, as in TVM (which
    * interprets the A-normal form), not re-evaluated per closure call. */
   FnHomes homes;
+  FnCaptures captures; /* each literal's captured shared nodes (when has_cross) */
   PtrMap cross_head;   /* home tree index + 1 -> 1 + first index in cross_list */
   VEC(struct CrossItem { Expr *e; uint32_t next; }) cross_list;
   bool has_cross;
@@ -539,18 +540,18 @@ static void home_index(Lower *L) {
 
 /* The captures of the literal `lit` (an EXPR_FN node whose nested literals
  * have theirs in L->fv_memo already): its free variables in first-use order
- * and, when the global has cross nodes, the shared nodes it captures (their
- * home is outside it: evaluated there, their variables are not captured for
- * them). A nested literal is not entered: its own captures stand for it,
- * each variable as a use here, each captured node either captured here too
- * or (its home is in here) walked here. */
+ * and, when the global has cross nodes, the shared nodes it captures (ir/walk.h
+ * fn_captures_of; their home is outside it: evaluated there, their variables
+ * are not captured for them). A nested literal is not entered: its own
+ * captures stand for it, each variable as a use here, each captured node
+ * either captured here too or (its home is in here) walked here, in the same
+ * depth-first order as fn_captures_of's walk. */
 static const struct FvInfo *fv_of(Lower *L, Expr *lit);
 
 static void fv_compute(Lower *L, Expr *lit_node) {
   Function *fn = lit_node->fn;
   PtrMap seen = {0}, bound = {0}, used = {0};
   VEC(Var *) order = {0};
-  ExprVec nodes = {0};
   const Expr *lit = L->has_cross ? lit_node : NULL;
   for (uint32_t i = 0; i < fn->nparams; i++) ptrmap_put(&bound, fn->params[i], 1);
   ExprStack st = {0};
@@ -559,10 +560,7 @@ static void fv_compute(Lower *L, Expr *lit_node) {
     Expr *e = st.data[--st.len];
     if (ptrmap_get(&seen, e, NULL)) continue;
     ptrmap_put(&seen, e, 1);
-    if (lit && !trivial(e) && fn_homes_captured(&L->homes, e, lit)) {
-      vec_push(nodes, e);
-      continue;
-    }
+    if (lit && !trivial(e) && fn_homes_captured(&L->homes, e, lit)) continue; /* in fn_captures_of's list */
     switch (e->kind) {
     case EXPR_VAR:
       if (!ptrmap_get(&used, e->var.var, NULL)) {
@@ -580,7 +578,7 @@ static void fv_compute(Lower *L, Expr *lit_node) {
           ptrmap_put(&used, in->vars[i], 1);
           vec_push(order, in->vars[i]);
         }
-      for (uint32_t i = 0; i < in->nncaps; i++) vec_push(st, in->ncaps[i]); /* captured here or walked */
+      for (uint32_t i = in->nncaps; i-- > 0;) vec_push(st, in->ncaps[i]); /* captured here or walked; the first on top */
       continue;
     }
     case EXPR_MATCH:
@@ -601,11 +599,9 @@ static void fv_compute(Lower *L, Expr *lit_node) {
   in.vars = arena_alloc(L->m->arena, (order.len + 1) * sizeof *in.vars);
   for (size_t i = 0; i < order.len; i++)
     if (!ptrmap_get(&bound, order.data[i], NULL)) in.vars[in.n++] = order.data[i];
-  in.nncaps = (uint32_t)nodes.len;
-  in.ncaps = nodes.len ? arena_memdup(L->m->arena, nodes.data, nodes.len * sizeof *in.ncaps) : NULL;
+  if (lit) in.ncaps = fn_captures_of(&L->captures, &L->homes, lit_node, &in.nncaps);
   vec_push(L->fv_list, in);
   ptrmap_put(&L->fv_memo, lit_node, (int64_t)L->fv_list.len);
-  vec_free(nodes);
   vec_free(st);
   vec_free(order);
   ptrmap_free(&seen);
@@ -2434,6 +2430,7 @@ static Program *lower_all(Lower *L, Expr *expr_body, bool globals) {
   prog->entry = entry;
   vec_free(L->pending);
   fn_homes_free(&L->homes);
+  fn_captures_free(&L->captures);
   ptrmap_free(&L->fv_memo);
   vec_free(L->fv_list);
   ptrmap_free(&L->cross_head);
