@@ -272,10 +272,17 @@ static Tensor *widen_f16(const Tensor *t) {
   return w;
 }
 
-static void narrow_to_f16(const Tensor *src, Tensor *dst) {
-  const float *p = src->data;
-  uint16_t *q = dst->data;
-  for (int64_t i = 0; i < src->numel; i++) q[i] = float_to_half(p[i]);
+/* The float16 tensor (dtype f16) of a float32 result computed for a float16
+ * operator; consumes src, also when out of memory (then NULL). */
+static Tensor *narrow_f16(Tensor *src, DType f16) {
+  Tensor *dst = tensor_new(f16, src->ndim, src->shape);
+  if (dst) {
+    const float *p = src->data;
+    uint16_t *q = dst->data;
+    for (int64_t i = 0; i < src->numel; i++) q[i] = float_to_half(p[i]);
+  }
+  tensor_release(src);
+  return dst;
 }
 
 /* Input-to-output index mapping for broadcasting: for output dim i, the
@@ -469,14 +476,8 @@ static int binary_kernel(KernelCtx *c) {
     return kernel_fail(c, "%s: %s", name, j.msg);
   }
   if (half && !cmp) {
-    Tensor *h = tensor_new(c->inputs[0]->dtype, ndim, shape);
-    if (!h) {
-      tensor_release(o);
-      return kernel_fail(c, "%s: out of memory", name);
-    }
-    narrow_to_f16(o, h);
-    tensor_release(o);
-    o = h;
+    o = narrow_f16(o, c->inputs[0]->dtype);
+    if (!o) return kernel_fail(c, "%s: out of memory", name);
   }
   kernel_set_output(c, o);
   return KERNEL_OK;
@@ -544,14 +545,8 @@ static int unary_kernel(KernelCtx *c) {
     return kernel_fail(c, "%s: %s", name, msg ? msg : "not supported for this dtype");
   }
   if (half && !bout) {
-    Tensor *h = tensor_new(c->inputs[0] ? c->inputs[0]->dtype : DT_F16, o->ndim, o->shape);
-    if (!h) {
-      tensor_release(o);
-      return kernel_fail(c, "%s: out of memory", name);
-    }
-    narrow_to_f16(o, h);
-    tensor_release(o);
-    o = h;
+    o = narrow_f16(o, c->inputs[0]->dtype);
+    if (!o) return kernel_fail(c, "%s: out of memory", name);
   }
   kernel_set_output(c, o);
   return KERNEL_OK;
