@@ -263,7 +263,7 @@ static void shape_text(const Tensor *t, char *buf, size_t cap) {
 }
 
 static void index_text(const Tensor *t, int64_t flat, char *buf, size_t cap) {
-  int64_t idx[64];
+  int64_t idx[TENSOR_MAX_NDIM];
   for (int32_t i = t->ndim; i-- > 0;) {
     idx[i] = t->shape[i] ? flat % t->shape[i] : 0;
     flat = t->shape[i] ? flat / t->shape[i] : 0;

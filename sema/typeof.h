@@ -124,9 +124,9 @@ Type *typeof_ref_type(TypeofCx *t, Type *inner);
 Type *typeof_fn_type(TypeofCx *t, Type *const *args, uint32_t n, Type *ret);
 /* The ADT type def[args...], shared the same way. */
 Type *typeof_adt_type(TypeofCx *t, TypeDef *def, Type *const *args, uint32_t n);
-/* The shared type equal to ty; ty as it is when the table does not take it
- * (type variables, polymorphic function types, symbolic extents). */
-Type *typeof_shared(TypeofCx *t, Type *ty);
+/* The shared type equal to `type`; `type` as it is when the table does not
+ * take it (type variables, polymorphic function types, symbolic extents). */
+Type *typeof_shared(TypeofCx *t, Type *type);
 
 /* No unification variable, `_`, unresolved name or type parameter. */
 bool typeof_ground(const Type *t);

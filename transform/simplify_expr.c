@@ -585,7 +585,7 @@ static void build_patterns(Patterns *P) {
   }
   {
     DfPat *clip = dfp_call(p, S_CLIP, "clip", 1, dfp_wild(p, -1));
-    DfPat *cast = dfp_call(p, -1, "cast", 1, NULL);
+    DfPat *cast = dfp_call(p, -1, "cast", 1, (DfPat *)NULL);
     cast->args[0] = dfp_alt(p, -1, cast, clip); /* cast(cast(...cast(clip(x)))) */
     P->clip_casts = (DfRewrite){"SimplifyClipAndConsecutiveCast", cast, clip_and_casts};
     P->clip = (DfRewrite){"SimplifyClip", dfp_call(p, -1, "clip", 1, dfp_wild(p, S_X)), simplify_clip};
