@@ -301,8 +301,11 @@ static void count_uses_inlining(F *f, Expr *body) {
       Expr *call = calls.data[i], *lit = call->call.fn;
       int64_t n = 0;
       ptrmap_get(&f->uses, lit, &n);
+      /* a literal the enclosing code shares (captured here) is a closure
+       * made there: lowered in place, its body's shared nodes were computed
+       * anew per call (a `ref(100)` per call of the capturing closure) */
       if (n != 1 || lit->fn->nparams != call->call.nargs || ptrmap_get(&excluded, lit, NULL) ||
-          ptrmap_get(&f->inl, lit, NULL))
+          ptrmap_get(&f->inl, lit, NULL) || ptrmap_get(&f->ncapset, lit, NULL))
         continue;
       ptrmap_put(&f->inl, lit, 1);
       vec_push(chosen, lit);

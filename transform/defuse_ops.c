@@ -139,9 +139,16 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
   /* fresh binders: a literal called twice (a shared `%g = fn ...`) is
    * inlined twice, and the same let binder twice in one function printed as
    * one name and re-parsed as two (print -> parse -> print differed) */
+  /* the callee was another expression that an inlining made a literal (the
+   * result of `%5()` where `%5 = fn () { %3 }`): which of its nodes the
+   * enclosing code shares is known for original literals only (FnHomes of
+   * the original function), and a copy that made its own `ref(100)` for a
+   * shared one changed the value (a closure returned by another closure
+   * incremented a fresh cell: 100 for 120), so such a call stays a call */
+  if (old->kind != EXPR_CALL || old->call.fn->kind != EXPR_FN) return e;
   int before = rw->d->nerrors;
   PtrMap keep = {0};
-  if (old->kind == EXPR_CALL && old->call.fn->kind == EXPR_FN) outside_nodes(st, rw, old->call.fn, &keep);
+  outside_nodes(st, rw, old->call.fn, &keep);
   Expr *body = rw_copy_fresh_keep(rw->m, rw->d, f->body, f->params, e->call.args, f->nparams, &keep);
   ptrmap_free(&keep);
   if (rw->d->nerrors != before) rw->failed = true;
