@@ -132,11 +132,15 @@ static Expr *cached_cast(Mixed *mx, Expr *e, DType have, DType want) {
 }
 
 /* TVM's CastArg: tensors cast, tuples field by field (a tuple rebuilt only
- * when a field changed). */
-static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want) {
+ * when a field changed). With `only_from`, only tensors of that dtype are
+ * cast (the others stay as they are). */
+static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want, const DType *only_from) {
   t = type_solved(t);
   if (!t) return e;
-  if (t->kind == TYPE_TENSOR) return cached_cast(mx, e, t->tensor.dtype, want);
+  if (t->kind == TYPE_TENSOR) {
+    if (only_from && !dtype_eq(t->tensor.dtype, *only_from)) return e;
+    return cached_cast(mx, e, t->tensor.dtype, want);
+  }
   if (t->kind != TYPE_TUPLE) return e;
   uint32_t n = t->tuple.n;
   Expr **fs = arena_alloc(mx->m->arena, (n ? n : 1) * sizeof *fs);
@@ -144,7 +148,7 @@ static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want) {
   for (uint32_t i = 0; i < n; i++) {
     Expr *f = e->kind == EXPR_TUPLE ? e->tuple.fields[i] : build_proj(mx->m, e, i, e->span);
     typed(mx, f);
-    fs[i] = cast_arg(mx, f, t->tuple.fields[i], want);
+    fs[i] = cast_arg(mx, f, t->tuple.fields[i], want, only_from);
     same &= fs[i] == f;
   }
   if (same) return e;
@@ -280,7 +284,12 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   Expr **args = arena_alloc(mx->m->arena, (n ? n : 1) * sizeof *args);
   bool same_args = true;
   for (uint32_t i = 0; i < n; i++) {
-    args[i] = cast_arg(mx, e->call.args[i], e->call.args[i]->type, want);
+    /* a call kept in float32 (NEVER, or FOLLOW with an argument not in M)
+     * casts back what the pass made M; a float64 argument stays float64
+     * (TVM casts every float argument to float32: a float64 arange's
+     * arguments became float32 against its dtype="float64", an ill-typed
+     * output; pass fuzzer, session 11) */
+    args[i] = cast_arg(mx, e->call.args[i], e->call.args[i]->type, want, mixed ? NULL : &mx->M);
     same_args &= args[i] == e->call.args[i];
   }
   /* nothing changes (the input call itself, typed): no copy to type again */
