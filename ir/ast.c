@@ -39,13 +39,25 @@ Type *type_new(Module *m, TypeKind kind, Span sp) {
   return t;
 }
 
-Var *var_new(Module *m, const char *name, Span sp, Type *annot) {
-  _Static_assert(sizeof(Var) == 48, "a Var is 48 bytes: passes make millions");
-  Var *v = arena_alloc_aligned(m->arena, sizeof *v, _Alignof(Var)); /* 8-aligned: no padding to 16 */
+/* A Var with `extra` bytes after it (var_attrs reads an Attrs pointer there). */
+static Var *var_alloc(Module *m, const char *name, Span sp, Type *annot, size_t extra) {
+  _Static_assert(sizeof(Var) == 40, "a Var is 40 bytes: passes make millions");
+  _Static_assert(sizeof(Function) == 64, "a Function is 64 bytes");
+  Var *v = arena_alloc_aligned(m->arena, sizeof *v + extra, _Alignof(Var)); /* 8-aligned: no padding to 16 */
   v->name = name;
   v->span = sp;
   v->annot = annot;
   v->id = m->next_id++;
+  return v;
+}
+
+Var *var_new(Module *m, const char *name, Span sp, Type *annot) { return var_alloc(m, name, sp, annot, 0); }
+
+Var *var_new_with_attrs(Module *m, const char *name, Span sp, Type *annot, Attrs *attrs) {
+  if (!attrs) return var_new(m, name, sp, annot);
+  Var *v = var_alloc(m, name, sp, annot, sizeof attrs);
+  v->has_attrs = true;
+  *(Attrs **)(v + 1) = attrs;
   return v;
 }
 

@@ -99,9 +99,7 @@ Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
 }
 
 Var *build_var_like(Module *m, const Var *v) {
-  Var *n = var_new(m, v->name, v->span, v->annot);
-  n->attrs = v->attrs;
-  return n;
+  return var_new_with_attrs(m, v->name, v->span, v->annot, var_attrs(v));
 }
 
 Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {

@@ -645,8 +645,8 @@ static bool var_bind(Eq *q, const Var *a, const Var *b) {
   bool ty_same = ty_eq(q, var_annotation(a), var_annotation(b));
   q->inferred = false;
   if (!ty_same) return eq_fail(q, side_v(a), side_v(b), "annotation of %%%s differs", a->name);
-  if (a->attrs || b->attrs) {
-    const Attrs *x = a->attrs, *y = b->attrs;
+  if (var_attrs(a) || var_attrs(b)) {
+    const Attrs *x = var_attrs(a), *y = var_attrs(b);
     uint32_t nx = x ? x->n : 0, ny = y ? y->n : 0;
     bool same = nx == ny;
     for (uint32_t i = 0; same && i < nx; i++) {

@@ -817,10 +817,11 @@ static Doc *pr_alloc_var(Printer *p, const Var *v) {
     vi->name = pr_unique(p, disp);
   }
   Doc *d = pr_text(p, vi->name);
-  if (v->attrs && (v->attrs->n || v->attrs->meta_key)) {
+  const Attrs *va = var_attrs(v);
+  if (va && (va->n || va->meta_key)) {
     bool first = true;
     pr_put(p, d, " {");
-    pr_attrs(p, d, v->attrs, &first);
+    pr_attrs(p, d, va, &first);
     pr_put(p, d, "}");
   }
   const Type *annot = pr_var_annot(p, v);

@@ -338,9 +338,7 @@ FParams *pb_fparams(Parser *p, FList params, Attrs *attrs) {
 }
 
 Var *pb_param(Parser *p, Text name, Span sp, Attrs *attrs, Type *annot) {
-  Var *v = var_new(p->m, pb_name(p, name), sp, annot);
-  v->attrs = attrs;
-  return v;
+  return var_new_with_attrs(p->m, pb_name(p, name), sp, annot, attrs);
 }
 
 Function *pb_function(Parser *p, FList tparams, FList params, Attrs *attrs, Type *ret,

@@ -609,7 +609,7 @@ static void res_function(Resolver *r, Function *f) {
   for (uint32_t i = 0; i < f->nparams; i++) {
     Var *p = f->params[i];
     res_type(r, p->annot);
-    res_attrs(r, p->attrs, p->span);
+    res_attrs(r, var_attrs(p), p->span);
     res_bind(r, p, group, "parameter");
   }
   res_type(r, f->ret_annot);

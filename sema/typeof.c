@@ -258,7 +258,7 @@ static Type *shared_of(TypeofCx *tc, TypeKind kind, TypeDef *def, Type *const *p
     Type *p1 = n >= 2 ? cs[1] : NULL, *p2 = n == 3 ? cs[2] : NULL;
     uint64_t h = tmix(tmix(tmix(tmix((uint64_t)kind, (uint64_t)(uintptr_t)def), (uint64_t)(uintptr_t)cs[0]), (uint64_t)(uintptr_t)p1),
                       (uint64_t)(uintptr_t)p2);
-    seen = &tc->parts_seen[(h ^ (h >> 23)) % TYPEOF_PARTS_CACHE];
+    seen = &tc->parts_seen[(h * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots: the top 6 bits */
     if (seen->t && seen->kind == kind && seen->n == n && seen->def == def && seen->p[0] == cs[0] && seen->p[1] == p1 &&
         seen->p[2] == p2)
       return seen->t;

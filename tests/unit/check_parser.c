@@ -145,9 +145,9 @@ static void sx_attrs(Buf *b, const Attrs *a) {
 
 static void sx_var(Buf *b, const Var *v) {
   bp(b, "%%%s", v->name);
-  if (v->attrs) {
+  if (var_attrs(v)) {
     bp(b, "{");
-    sx_attrs(b, v->attrs);
+    sx_attrs(b, var_attrs(v));
     bp(b, "}");
   }
   if (v->annot) {
