@@ -44,6 +44,24 @@ static Type *err_at(Inf *I) { return I->cx.err; }
 
 static const char *tstr(Inf *I, Type *t) { return ty_str(&I->cx, t); }
 
+/* ty_unify, forgetting an earlier refusal of the occurs check first, so
+ * that note_occurs after a failure speaks of this unification only. */
+static bool unify_here(Inf *I, Type *a, Type *b) {
+  I->cx.occurs_var = I->cx.occurs_in = NULL;
+  return ty_unify(&I->cx, a, b);
+}
+
+/* After an error for a failed unify_here: when the occurs check refused it,
+ * a note saying so ("expected _, found (_, _)" alone reads as if the two
+ * should have unified). */
+static void note_occurs(Inf *I, Span sp) {
+  TyCx *cx = &I->cx;
+  if (!cx->occurs_var) return;
+  diag_note(cx->d, sp, "the unknown type %s would have to be %s, a type containing itself (an infinite type)",
+            tstr(I, cx->occurs_var), tstr(I, cx->occurs_in));
+  cx->occurs_var = cx->occurs_in = NULL;
+}
+
 /* A variable's type: its annotation (with `_` as fresh uvars) on first use. */
 static Type *var_type(Inf *I, Var *v) {
   if (!v->type) {
@@ -189,9 +207,10 @@ static Type *infer_call(Inf *I, Expr *e) {
   }
   bool ok = true;
   for (uint32_t i = 0; i < n; i++) {
-    if (ty_unify(cx, r->func.args[i], at[i])) continue;
+    if (unify_here(I, r->func.args[i], at[i])) continue;
     diag_error(cx->d, e->call.args[i]->span, "argument %u of %s: expected %s, found %s", i + 1,
                callee_name(I, f), tstr(I, r->func.args[i]), tstr(I, at[i]));
+    note_occurs(I, e->call.args[i]->span);
     ok = false;
   }
   solver_drain(cx);
@@ -420,10 +439,11 @@ static Type *infer_if(Inf *I, Expr *e) {
                tstr(I, ct));
   Type *tt = infer(I, e->if_.then_);
   Type *et = infer(I, e->if_.else_);
-  if (!ty_unify(cx, tt, et)) {
+  if (!unify_here(I, tt, et)) {
     diag_error(cx->d, tail_of(e->if_.else_)->span,
                "the branches of if have different types: then-branch %s, else-branch %s", tstr(I, tt),
                tstr(I, et));
+    note_occurs(I, tail_of(e->if_.else_)->span);
     return cx->err;
   }
   return less_generic(tt, et);

@@ -36,6 +36,8 @@ typedef struct TyCx {
   size_t qhead;
   bool draining;
   uint32_t depth_errors;     /* "nested too deeply" already reported */
+  Type *occurs_var, *occurs_in; /* the last unification the occurs check refused (the
+                                 * variable would have to be a type containing it) */
 } TyCx;
 
 /* ---- sema/unify.c: uvars, unification, substitution, zonking ------------- */

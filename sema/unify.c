@@ -165,7 +165,11 @@ bool ty_unify(TyCx *cx, Type *a, Type *b) {
   if (a->kind == TYPE_INCOMPLETE || b->kind == TYPE_INCOMPLETE) return true;
   if (a->kind == TYPE_UVAR || b->kind == TYPE_UVAR) {
     Type *u = a->kind == TYPE_UVAR ? a : b, *t = u == a ? b : a;
-    if (t->kind != TYPE_UVAR && t->kind != TYPE_TENSOR && occurs(u, t)) return false;
+    if (t->kind != TYPE_UVAR && t->kind != TYPE_TENSOR && occurs(u, t)) {
+      cx->occurs_var = u;
+      cx->occurs_in = t;
+      return false;
+    }
     bind(cx, u, t);
     return true;
   }
