@@ -41,6 +41,7 @@
 
 #include "ir/build.h"
 #include "ir/equal.h"
+#include "ir/type_any.h"
 #include "ir/walk.h"
 #include "transform/dagscan.h"
 #include "transform/normal_form.h"
@@ -123,47 +124,19 @@ static Expr *alias_of(Df *df, const Var *v) {
 
 /* ------------------------------------------------------------------- types */
 
-static bool has_fn(const Type *t) {
-  if (!t) return false;
-  switch (t->kind) {
-  case TYPE_FUNC: return true;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (has_fn(t->tuple.fields[i])) return true;
-    return false;
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (has_fn(t->adt.args[i])) return true;
-    return false;
-  case TYPE_REF: return has_fn(t->ref.inner);
-  default: return false;
-  }
+static bool is_fn_type(const Type *t, void *ctx) { return t->kind == TYPE_FUNC; }
+
+static bool has_fn(const Type *t) { return type_any(t, is_fn_type, NULL, 0); }
+
+/* A type variable or an unknown; a polymorphic function type is no instance
+ * either, even where the instantiation substituted its variables (a lifted
+ * literal's global shares its enclosing global's type parameters). */
+static bool not_instance(const Type *t, void *ctx) {
+  return t->kind == TYPE_VAR || t->kind == TYPE_INCOMPLETE || t->kind == TYPE_UVAR
+         || (t->kind == TYPE_FUNC && t->func.ntparams);
 }
 
-static bool has_tvar(const Type *t) {
-  if (!t) return false;
-  switch (t->kind) {
-  case TYPE_VAR: case TYPE_INCOMPLETE: case TYPE_UVAR: return true;
-  case TYPE_FUNC:
-    /* a polymorphic function type is no instance either, even where the
-     * instantiation substituted its variables (a lifted literal's global
-     * shares its enclosing global's type parameters) */
-    if (t->func.ntparams) return true;
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (has_tvar(t->func.args[i])) return true;
-    return has_tvar(t->func.ret);
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (has_tvar(t->tuple.fields[i])) return true;
-    return false;
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (has_tvar(t->adt.args[i])) return true;
-    return false;
-  case TYPE_REF: return has_tvar(t->ref.inner);
-  default: return false;
-  }
-}
+static bool has_tvar(const Type *t) { return type_any(t, not_instance, NULL, 0); }
 
 /* The type of an original node under the instantiation. */
 static Type *ty(Cx *c, Type *t) {

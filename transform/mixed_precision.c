@@ -33,6 +33,7 @@
 #include "ir/equal.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
+#include "ir/type_any.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/op_traits.h"
@@ -313,32 +314,17 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   return out;
 }
 
+static bool binds_or_uses_tparam(const Type *t, void *ctx) {
+  return t->kind == TYPE_VAR || (t->kind == TYPE_FUNC && t->func.ntparams);
+}
+
 /* Does t bind or use a type parameter (a polymorphic function literal's
  * type)? Such a type is no annotation: its parameters are the literal's own
  * objects, and printed and read back they become new ones (the re-parsed
  * module was not --equal to the pass output: fuzz, from
  * passes/lambda_lift/shared_polymorphic_literal.relay). */
 static bool mentions_tparams(const Type *t) {
-  t = type_solved(t);
-  if (!t || stack_exhausted()) return true;
-  switch (t->kind) {
-  case TYPE_VAR: return true;
-  case TYPE_FUNC:
-    if (t->func.ntparams) return true;
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (mentions_tparams(t->func.args[i])) return true;
-    return mentions_tparams(t->func.ret);
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (mentions_tparams(t->tuple.fields[i])) return true;
-    return false;
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (mentions_tparams(t->adt.args[i])) return true;
-    return false;
-  case TYPE_REF: return mentions_tparams(t->ref.inner);
-  default: return false;
-  }
+  return type_any(t, binds_or_uses_tparam, NULL, TYPE_ANY_SOLVED | TYPE_ANY_MISSING);
 }
 
 static Expr *mp_pre(Rewriter *rw, Expr *e) {

@@ -10,6 +10,7 @@
 #include "ir/diag.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
+#include "ir/type_any.h"
 #include "ir/walk.h"
 
 START_TEST(arena_alignment_and_big_blocks) {
@@ -284,6 +285,56 @@ START_TEST(fresh_var_names) {
 }
 END_TEST
 
+/* type_any: parts are tuple fields, function arguments and result, ADT
+ * arguments and a reference's contents; TYPE_ANY_SOLVED follows a solved
+ * unification variable, TYPE_ANY_MISSING makes a NULL part and a part past
+ * the stack bound answer yes. */
+static bool is_func_part(const Type *t, void *ctx) {
+  (*(int *)ctx)++;
+  return t->kind == TYPE_FUNC;
+}
+
+static Type *one_part(Module *m, TypeKind kind, Type *inner) {
+  Type *t = type_new(m, kind, (Span){0, 0});
+  if (kind == TYPE_REF) t->ref.inner = inner;
+  if (kind == TYPE_TUPLE) {
+    t->tuple.fields = arena_alloc(m->arena, sizeof(Type *));
+    t->tuple.fields[0] = inner;
+    t->tuple.n = 1;
+  }
+  return t;
+}
+
+START_TEST(type_any_parts_links_and_missing) {
+  stack_guard_init(8u << 20);
+  Module *m = module_new(NULL);
+  Type *f32 = type_scalar(m, DT_F32), *fn = type_new(m, TYPE_FUNC, (Span){0, 0});
+  fn->func.ret = f32;
+  Type *u = type_new(m, TYPE_UVAR, (Span){0, 0});
+  u->uvar.link = fn;
+  Type *in_ref = one_part(m, TYPE_REF, u);
+  int asked = 0;
+  ck_assert(!type_any(in_ref, is_func_part, &asked, 0)); /* the link is not followed */
+  ck_assert_int_eq(asked, 2);
+  ck_assert(type_any(in_ref, is_func_part, &asked, TYPE_ANY_SOLVED));
+  Type *pair = type_new(m, TYPE_TUPLE, (Span){0, 0});
+  pair->tuple.fields = arena_alloc(m->arena, 2 * sizeof(Type *));
+  pair->tuple.fields[0] = f32, pair->tuple.fields[1] = NULL;
+  ck_assert(!type_any(pair, is_func_part, &asked, TYPE_ANY_SOLVED));
+  pair->tuple.n = 2;
+  ck_assert(!type_any(pair, is_func_part, &asked, 0));
+  ck_assert(type_any(pair, is_func_part, &asked, TYPE_ANY_MISSING));
+  asked = 0; /* the first yes ends the walk: the tensor result is not asked */
+  ck_assert(type_any(fn, is_func_part, &asked, 0));
+  ck_assert_int_eq(asked, 1);
+  Type *deep = f32; /* a million levels: bounded, not a crash */
+  for (int i = 0; i < 1000000; i++) deep = one_part(m, i % 2 ? TYPE_REF : TYPE_TUPLE, deep);
+  ck_assert(!type_any(deep, is_func_part, &asked, 0));
+  ck_assert(type_any(deep, is_func_part, &asked, TYPE_ANY_MISSING));
+  module_free(m);
+}
+END_TEST
+
 START_TEST(edit_distances) {
   ck_assert_uint_eq(edit_distance("add", "add", 3), 0);
   ck_assert_uint_eq(edit_distance("nn.conv", "nn.conv2d", 3), 2);
@@ -304,6 +355,7 @@ int main(void) {
   tcase_add_test(tc, error_cap);
   tcase_add_test(tc, warnings_reported_once);
   tcase_add_test(tc, edit_distances);
+  tcase_add_test(tc, type_any_parts_links_and_missing);
   tcase_add_test(tc, fresh_var_names);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
   suite_add_tcase(s, tc);
