@@ -283,7 +283,7 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
   Lift st = {0};
   st.fv = fv_cache_new(m);
   uint32_t n = m->ndefs; /* lifted globals are appended: they are already lifted */
-  bool ok = normal_form_bind_captured_effects(c);
+  bool ok = normal_form_bind_captured_effects(c, NULL);
   for (uint32_t i = 0; i < n && ok; i++) {
     GlobalDef *g = m->defs[i];
     if (!g->fn || fn_has_attr(g->fn, "Compiler") || fn_has_attr(g->fn, "Primitive")) continue;

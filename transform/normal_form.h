@@ -24,7 +24,8 @@ bool normal_form_bind_lifted_effects(PassCtx *c, const bool *effectful);
  * preparation, so the literal captures the let-bound variable instead of
  * running the node per call; what it cannot bind they still refuse. The
  * module is re-typed after binding (those passes read signatures). false:
- * nesting too deep, or (an internal error) the result does not type-check. */
-bool normal_form_bind_captured_effects(PassCtx *c);
+ * nesting too deep, or (an internal error) the result does not type-check.
+ * *bound (when not NULL): whether some function was rewritten. */
+bool normal_form_bind_captured_effects(PassCtx *c, bool *bound);
 
 #endif
