@@ -318,6 +318,14 @@ typedef struct MemoVal {
   uint32_t saved_mark;
 } MemoVal;
 
+/* The types pair_of gave the pair (x, ref(z)) last, for x and z of the types
+ * x_t and z_t: the next pair of the same two type objects (nearly every
+ * forward result of a chain) gets them without the shared-type look-ups. */
+typedef struct PairTypes {
+  const Type *x_t, *z_t;
+  Type *ref_t, *pair_t;
+} PairTypes;
+
 typedef struct AD {
   Module *m;
   Diag *d;
@@ -342,6 +350,7 @@ typedef struct AD {
   TypeofCx tc;        /* types of the nodes built (sema/typeof.h) */
   BindVec bp_spare;   /* the let list of the backpropagator being built, reused (one malloc, not one per call) */
   bool bp_spare_busy;
+  PairTypes pair_last; /* the types of the pair pair_of made last */
 } AD;
 
 /* ------------------------------------------------------------ typed builders
@@ -667,7 +676,18 @@ static Expr *pair_of(AD *a, Expr *x, const Type *t, Span sp) {
   t = type_solved(t);
   if (t && t->kind == TYPE_TUPLE) return per_field(a, x, t, sp, "p", pair_of);
   Expr *z = grad_op_call(&a->tc, &a->zeros_like, &x, 1, sp);
-  return ty_tuple(a, (Expr *[]){x, ty_ref_new(a, z, sp)}, 2, sp);
+  PairTypes *last = &a->pair_last;
+  if (x->type && z->type && x->type == last->x_t && z->type == last->z_t) {
+    Expr *cell = build_ref_new(a->m, z, sp);
+    cell->type = last->ref_t;
+    Expr *pair = build_tuple(a->m, (Expr *[]){x, cell}, 2, sp);
+    pair->type = last->pair_t;
+    return pair;
+  }
+  Expr *cell = ty_ref_new(a, z, sp);
+  Expr *pair = ty_tuple(a, (Expr *[]){x, cell}, 2, sp);
+  if (cell->type && pair->type) *last = (PairTypes){x->type, z->type, cell->type, pair->type};
+  return pair;
 }
 
 /* val(p): the forward value of a translated value p of source type t */

@@ -17,6 +17,7 @@
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ops/op_call.h"
+#include "ops/op_ids.h"
 
 static const char *op_name(GradCtx *c) {
   const OpDef *op = op_get(c->op);
@@ -70,6 +71,10 @@ struct GradOpCache {
   GradOpEntry *slots;
   size_t cap, n; /* cap a power of two */
   GradOpRecent recent[GRAD_OP_RECENT]; /* name NULL: empty; cleared when slots move */
+  /* the attribute-less calls of built-in operators (gr_call: gr_add, gr_unb, ...)
+   * by operator id: their normalised attributes once the first is made */
+  Attrs *plain[OP_BUILTIN_COUNT];
+  bool plain_made[OP_BUILTIN_COUNT];
 };
 
 GradOpCache *grad_op_cache_new(void) { return mem_calloc(1, sizeof(GradOpCache)); }
@@ -113,6 +118,8 @@ static void cache_grow(GradOpCache *cache) {
   mem_free(old);
 }
 
+static Expr *cache_hit_call(GradCtx *c, int32_t id, Attrs *attrs, Expr **args, uint32_t nargs);
+
 /* A call of `name` with attributes from `text` through the cache: the first
  * call of a (name, text) is built by op_call, the rest share its attributes. */
 static Expr *cached_call(GradCtx *c, const char *name, const char *text, Expr **args, uint32_t nargs) {
@@ -141,11 +148,33 @@ static Expr *cached_call(GradCtx *c, const char *name, const char *text, Expr **
     if (!c->call) return e;
   }
   if (k->id < 0) return missing_op(c, name);
-  if (c->call) return c->call(c, k->id, k->attrs, args, nargs);
+  return cache_hit_call(c, k->id, k->attrs, args, nargs);
+}
+
+/* The call as the pass wants it built (GradCtx.call), or untyped with its own callee node. */
+static Expr *cache_hit_call(GradCtx *c, int32_t id, Attrs *attrs, Expr **args, uint32_t nargs) {
+  if (c->call) return c->call(c, id, attrs, args, nargs);
   Expr *callee = expr_new(c->m, EXPR_OP, c->sp);
-  callee->op.name = op_get(k->id)->name;
-  callee->op.id = k->id;
-  return expr_call(c->m, callee, args, nargs, k->attrs, c->sp);
+  callee->op.name = op_get(id)->name;
+  callee->op.id = id;
+  return expr_call(c->m, callee, args, nargs, attrs, c->sp);
+}
+
+/* The calls of the helpers below and of rules' GR_CALL: no attribute text, a
+ * built-in operator known by id, so nothing is hashed or compared (the
+ * (name, text) cache's look-up and key check were ~180 instructions a call,
+ * a few million on a 10k-binding chain). What the first call's op_call
+ * normalised is shared as cached_call shares it. */
+Expr *gr_call(GradCtx *c, int32_t id, Expr **args, uint32_t nargs) {
+  GradOpCache *cache = c->ops;
+  if (!cache || id < 0 || id >= OP_BUILTIN_COUNT) return gr_op(c, op_get(id)->name, NULL, args, nargs);
+  if (!cache->plain_made[id]) {
+    Expr *e = op_call(c->m, op_get(id)->name, args, nargs, "", c->sp);
+    cache->plain[id] = e->call.attrs;
+    cache->plain_made[id] = true;
+    if (!c->call) return e;
+  }
+  return cache_hit_call(c, id, cache->plain[id], args, nargs);
 }
 
 Expr *gr_op(GradCtx *c, const char *name, const char *attrs, Expr **args, uint32_t nargs) {
@@ -177,20 +206,18 @@ Expr *gr_op_like(GradCtx *c, const char *name, const char *changes, Expr **args,
   return op_call_attrs(c->m, name, args, nargs, a, c->sp);
 }
 
-Expr *gr_add(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "add", NULL, a, b); }
-Expr *gr_sub(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "subtract", NULL, a, b); }
-Expr *gr_mul(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "multiply", NULL, a, b); }
-Expr *gr_div(GradCtx *c, Expr *a, Expr *b) { return GR_OP(c, "divide", NULL, a, b); }
-Expr *gr_neg(GradCtx *c, Expr *a) { return GR_OP(c, "negative", NULL, a); }
+Expr *gr_add(GradCtx *c, Expr *a, Expr *b) { return GR_CALL(c, OP_ADD, a, b); }
+Expr *gr_sub(GradCtx *c, Expr *a, Expr *b) { return GR_CALL(c, OP_SUBTRACT, a, b); }
+Expr *gr_mul(GradCtx *c, Expr *a, Expr *b) { return GR_CALL(c, OP_MULTIPLY, a, b); }
+Expr *gr_div(GradCtx *c, Expr *a, Expr *b) { return GR_CALL(c, OP_DIVIDE, a, b); }
+Expr *gr_neg(GradCtx *c, Expr *a) { return GR_CALL(c, OP_NEGATIVE, a); }
 Expr *gr_un(GradCtx *c, const char *name, Expr *a) { return gr_op(c, name, NULL, &a, 1); }
-Expr *gr_where(GradCtx *c, Expr *cond, Expr *a, Expr *b) { return GR_OP(c, "where", NULL, cond, a, b); }
-Expr *gr_zeros_like(GradCtx *c, Expr *a) { return GR_OP(c, "zeros_like", NULL, a); }
-Expr *gr_ones_like(GradCtx *c, Expr *a) { return GR_OP(c, "ones_like", NULL, a); }
-Expr *gr_cast_like(GradCtx *c, Expr *a, Expr *like) { return GR_OP(c, "cast_like", NULL, a, like); }
-Expr *gr_reshape_like(GradCtx *c, Expr *a, Expr *like) { return GR_OP(c, "reshape_like", NULL, a, like); }
-Expr *gr_broadcast_to_like(GradCtx *c, Expr *a, Expr *like) {
-  return GR_OP(c, "broadcast_to_like", NULL, a, like);
-}
+Expr *gr_where(GradCtx *c, Expr *cond, Expr *a, Expr *b) { return GR_CALL(c, OP_WHERE, cond, a, b); }
+Expr *gr_zeros_like(GradCtx *c, Expr *a) { return GR_CALL(c, OP_ZEROS_LIKE, a); }
+Expr *gr_ones_like(GradCtx *c, Expr *a) { return GR_CALL(c, OP_ONES_LIKE, a); }
+Expr *gr_cast_like(GradCtx *c, Expr *a, Expr *like) { return GR_CALL(c, OP_CAST_LIKE, a, like); }
+Expr *gr_reshape_like(GradCtx *c, Expr *a, Expr *like) { return GR_CALL(c, OP_RESHAPE_LIKE, a, like); }
+Expr *gr_broadcast_to_like(GradCtx *c, Expr *a, Expr *like) { return GR_CALL(c, OP_BROADCAST_TO_LIKE, a, like); }
 Expr *gr_proj(GradCtx *c, Expr *tuple, uint32_t i) { return build_proj(c->m, tuple, i, c->sp); }
 Expr *gr_tuple(GradCtx *c, Expr **fields, uint32_t n) { return build_tuple(c->m, fields, n, c->sp); }
 
@@ -209,7 +236,7 @@ Expr *gr_scalar(GradCtx *c, double v, int i) { return gr_const(c, v, gr_dtype(c,
 /* Always collapse_sum_like, even where x already has the result's shape: TVM's
  * rules do, and its tests compare the printed gradient (test_pass_partial_eval's
  * test_ad). `--run` drops the identity ones (FuseDenseTranspose). */
-Expr *gr_unb(GradCtx *c, Expr *e, uint32_t i) { return GR_OP(c, "collapse_sum_like", NULL, e, c->x[i]); }
+Expr *gr_unb(GradCtx *c, Expr *e, uint32_t i) { return GR_CALL(c, OP_COLLAPSE_SUM_LIKE, e, c->x[i]); }
 
 Expr *gr_sum(GradCtx *c, Expr *e, const int64_t *axes, uint32_t naxes, bool keepdims) {
   const char *ax = naxes ? gr_ints_text(c, axes, naxes) : "None";

@@ -105,6 +105,12 @@ Expr *gr_op(GradCtx *c, const char *name, const char *attrs, Expr **args, uint32
 #define GR_OP(c, name, attrs, ...) \
   gr_op((c), (name), (attrs), (Expr *[]){__VA_ARGS__}, \
         (uint32_t)(sizeof((Expr *[]){__VA_ARGS__}) / sizeof(Expr *)))
+/* A built-in operator without attributes, by id (ops/op_ids.h): the same call
+ * as gr_op(c, name, NULL, ...) without the name's look-up, e.g.
+ * GR_CALL(c, OP_LESS, X0, zero). */
+Expr *gr_call(GradCtx *c, int32_t id, Expr **args, uint32_t nargs);
+#define GR_CALL(c, id, ...) \
+  gr_call((c), (id), (Expr *[]){__VA_ARGS__}, (uint32_t)(sizeof((Expr *[]){__VA_ARGS__}) / sizeof(Expr *)))
 /* The forward call's operator replaced by `name`, same attributes with `key=value`
  * text changes applied (a "k=v, k=v" list, or NULL): for a backward operator
  * sharing the forward's attribute class (max_pool2d -> max_pool2d_grad). */

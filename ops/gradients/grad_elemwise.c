@@ -10,6 +10,7 @@
  * leaky_relu/prelu take the alpha branch at 0.
  */
 #include "ops/gradients/grad.h"
+#include "ops/op_ids.h"
 
 #define G (c->g)
 #define OUT (c->out)
@@ -118,7 +119,7 @@ GRAD_RULE(ABS) {
 }
 /* relu'(x) = 0 for x < 0, else 1 (TVM: 1 at 0) */
 GRAD_RULE(NN_RELU) {
-  c->dx[0] = gr_where(c, GR_OP(c, "less", NULL, X0, gr_scalar(c, 0, 0)), gr_zeros_like(c, G), G);
+  c->dx[0] = gr_where(c, GR_CALL(c, OP_LESS, X0, gr_scalar(c, 0, 0)), gr_zeros_like(c, G), G);
   return true;
 }
 /* g inside [a_min, a_max] (bounds included), 0 outside */
@@ -207,17 +208,16 @@ GRAD_RULE(POWER) {
   return true;
 }
 /* maximum(a, b): g to the larger side, g/2 to each at a tie */
-static bool minmax(GradCtx *c, const char *a_wins, const char *b_wins) {
-  Expr *half_tie = gr_let(c, gr_mul(c, gr_scalar(c, 0.5, -1),
-                                    gr_cast_like(c, GR_OP(c, "equal", NULL, X0, X1), G)));
-  Expr *ma = gr_add(c, gr_cast_like(c, gr_op(c, a_wins, NULL, (Expr *[]){X0, X1}, 2), G), half_tie);
-  Expr *mb = gr_add(c, gr_cast_like(c, gr_op(c, b_wins, NULL, (Expr *[]){X0, X1}, 2), G), half_tie);
+static bool minmax(GradCtx *c, int32_t a_wins, int32_t b_wins) {
+  Expr *half_tie = gr_let(c, gr_mul(c, gr_scalar(c, 0.5, -1), gr_cast_like(c, GR_CALL(c, OP_EQUAL, X0, X1), G)));
+  Expr *ma = gr_add(c, gr_cast_like(c, GR_CALL(c, a_wins, X0, X1), G), half_tie);
+  Expr *mb = gr_add(c, gr_cast_like(c, GR_CALL(c, b_wins, X0, X1), G), half_tie);
   c->dx[0] = gr_unb(c, gr_mul(c, G, ma), 0);
   c->dx[1] = gr_unb(c, gr_mul(c, G, mb), 1);
   return true;
 }
-GRAD_RULE(MAXIMUM) { return minmax(c, "greater", "less"); }
-GRAD_RULE(MINIMUM) { return minmax(c, "less", "greater"); }
+GRAD_RULE(MAXIMUM) { return minmax(c, OP_GREATER, OP_LESS); }
+GRAD_RULE(MINIMUM) { return minmax(c, OP_LESS, OP_GREATER); }
 /* a mod b = a − b·q with q = trunc(a/b) (fmod) or floor(a/b) (floor_mod), piecewise constant */
 static bool mod_rule(GradCtx *c, const char *round) {
   c->dx[0] = gr_unb(c, G, 0);

@@ -309,6 +309,40 @@ START_TEST(column_op_cache) {
 }
 END_TEST
 
+/* GR_CALL / the helpers (gr_add, gr_unb, ...): an attribute-less call of a
+ * built-in operator by id, the same call gr_op(name, NULL) builds (operator,
+ * arguments, attributes equal to op_call's), the calls of one operator sharing
+ * one Attrs through a pass's cache; without a cache, a call each as gr_op. */
+START_TEST(column_gr_call_by_id) {
+  Module *m = module_new(NULL);
+  Span sp = {0, 0};
+  Expr *x = build_var(m, build_fresh_var(m, "x", NULL, sp), sp);
+  Expr *y = build_var(m, build_fresh_var(m, "y", NULL, sp), sp);
+  Diag d;
+  diag_init_silent(&d, NULL);
+  GradCtx c = {.m = m, .d = &d, .sp = sp, .op = OP_ADD, .ops = grad_op_cache_new()};
+  Expr *a = GR_CALL(&c, OP_LESS, x, y);
+  Expr *b = GR_CALL(&c, OP_LESS, y, x);
+  Expr *named = GR_OP(&c, "less", NULL, x, y);
+  Expr *plain = op_call(m, "less", (Expr *[]){x, y}, 2, "", sp);
+  ck_assert(op_call_id(a) == OP_LESS && op_call_id(b) == OP_LESS && op_call_id(named) == OP_LESS);
+  ck_assert(a->call.nargs == 2 && a->call.args[0] == x && a->call.args[1] == y);
+  ck_assert(b->call.args[0] == y && b->call.args[1] == x);
+  ck_assert_ptr_eq(a->call.attrs, b->call.attrs);
+  ck_assert(attrs_equal_exact(a->call.attrs, plain->call.attrs));
+  ck_assert(attrs_equal_exact(a->call.attrs, named->call.attrs));
+  Expr *s = gr_add(&c, x, y), *u = gr_unb(&(GradCtx){.m = m, .d = &d, .sp = sp, .x = (Expr *[]){y}, .ops = c.ops}, x, 0);
+  ck_assert(op_call_id(s) == OP_ADD && op_call_id(u) == OP_COLLAPSE_SUM_LIKE && u->call.args[1] == y);
+  GradCtx bare = {.m = m, .d = &d, .sp = sp, .op = OP_ADD};
+  Expr *n = GR_CALL(&bare, OP_MULTIPLY, x, y);
+  ck_assert(op_call_id(n) == OP_MULTIPLY && n->call.args[1] == y);
+  ck_assert(attrs_equal_exact(n->call.attrs, op_call(m, "multiply", (Expr *[]){x, y}, 2, "", sp)->call.attrs));
+  ck_assert_int_eq(d.nerrors, 0);
+  grad_op_cache_free(c.ops);
+  module_free(m);
+}
+END_TEST
+
 /* A 100,000-binding graph chain (%i = op(%i-1, %x)), loaded on a thread with the
  * driver's 1 GiB stack: parsing and type-checking it recurse deeper than 8 MiB. */
 static void *load_chain(void *ud) {
@@ -379,6 +413,7 @@ static Suite *gradient_suite(void) {
   tc = tcase_create("column");
   tcase_add_test(tc, column_rules_present);
   tcase_add_test(tc, column_op_cache);
+  tcase_add_test(tc, column_gr_call_by_id);
   tcase_add_test(tc, grad_restores_input_marks);
   suite_add_tcase(s, tc);
   return s;
