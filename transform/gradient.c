@@ -271,7 +271,47 @@ Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span s
   return typeof_op_call(tc, op->id, op->attrs, args, nargs, sp);
 }
 
-Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals) {
+/* memo's slot for a call of op with vals' types and result ret: the entry when
+ * it holds that key (*hit), else the slot to fill; NULL when not kept. */
+static GradForwardSeen *forward_seen(GradForwardMemo *memo, int32_t op, Expr **vals, uint32_t n, Type *ret, bool *hit) {
+  *hit = false;
+  if (!memo || n > GRAD_FORWARD_SEEN_ARGS) return NULL;
+  uintptr_t h = (uintptr_t)(uint32_t)op * 0x9E3779B1u ^ (uintptr_t)ret >> 4;
+  for (uint32_t i = 0; i < n; i++) h = h * 31 + ((uintptr_t)vals[i]->type >> 4);
+  GradForwardSeen *s = &memo->seen[(h ^ h >> 7) % GRAD_FORWARD_SEEN];
+  bool same = s->fn && s->op == op && s->n == n && s->ret == ret;
+  for (uint32_t i = 0; i < n && same; i++) same = s->args[i] == vals[i]->type;
+  *hit = same;
+  return s;
+}
+
+/* The forward call's callee: its function type built from vals' types and
+ * ret, and the node shared by that operator's calls at that type (both a
+ * function of the type objects, so remembered in memo by them). */
+static Expr *forward_callee(TypeofCx *tc, GradForwardMemo *memo, const Expr *e, Expr **vals, Type *ret) {
+  uint32_t n = e->call.nargs;
+  int32_t op = e->call.fn->op.id;
+  bool hit;
+  GradForwardSeen *s = forward_seen(memo, op, vals, n, ret, &hit);
+  if (hit) return s->callee;
+  Type *small[8], **ats = n <= 8 ? small : mem_calloc(n, sizeof *ats);
+  for (uint32_t i = 0; i < n; i++) ats[i] = vals[i]->type;
+  Type *fn = typeof_fn_type(tc, ats, n, ret);
+  if (ats != small) mem_free(ats);
+  if (!fn) {
+    Expr *callee = build_copy(tc->m, e->call.fn);
+    callee->type = e->call.fn->type;
+    return callee;
+  }
+  Expr *callee = typeof_op_node(tc, op, fn, e->span);
+  if (s) {
+    *s = (GradForwardSeen){.op = op, .n = n, .ret = ret, .fn = fn, .callee = callee};
+    for (uint32_t i = 0; i < n; i++) s->args[i] = vals[i]->type;
+  }
+  return callee;
+}
+
+Expr *grad_forward_call(TypeofCx *tc, GradForwardMemo *memo, const Expr *e, Expr **vals) {
   Module *m = tc->m;
   uint32_t n = e->call.nargs;
   bool known = typeof_ground(e->type) && e->call.fn->type;
@@ -281,12 +321,7 @@ Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals) {
   }
   if (!known) return expr_call(m, build_copy(m, e->call.fn), vals, n, e->call.attrs, e->span);
   Type *ret = typeof_shared(tc, e->type); /* the shared object: later look-ups go by address */
-  Type *small[8], **ats = n <= 8 ? small : mem_calloc(n, sizeof *ats);
-  for (uint32_t i = 0; i < n; i++) ats[i] = vals[i]->type;
-  Type *fn = typeof_fn_type(tc, ats, n, ret);
-  if (ats != small) mem_free(ats);
-  Expr *callee = fn ? typeof_op_node(tc, e->call.fn->op.id, fn, e->span) : build_copy(m, e->call.fn);
-  if (!fn) callee->type = e->call.fn->type;
+  Expr *callee = forward_callee(tc, memo, e, vals, ret);
   Expr *call = expr_call(m, callee, vals, n, e->call.attrs, e->span);
   call->type = ret;
   return call;
@@ -351,6 +386,7 @@ typedef struct AD {
   BindVec bp_spare;   /* the let list of the backpropagator being built, reused (one malloc, not one per call) */
   bool bp_spare_busy;
   PairTypes pair_last; /* the types of the pair pair_of made last */
+  GradForwardMemo forward; /* grad_forward_call's */
 } AD;
 
 /* ------------------------------------------------------------ typed builders
@@ -770,7 +806,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     types[i] = type_solved(e->call.args[i]->type);
     vals[i] = args[i] ? atomize(a, "v", value_of(a, args[i], types[i], sp)) : e->call.args[i];
   }
-  Expr *y = push(a, "y", grad_forward_call(&a->tc, e, vals));
+  Expr *y = push(a, "y", grad_forward_call(&a->tc, &a->forward, e, vals));
   Expr *r = push(a, "r", pair_of(a, y, e->type, sp));
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {

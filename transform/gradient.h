@@ -70,11 +70,27 @@ typedef struct GradOp {
   Attrs *attrs;
 } GradOp;
 Expr *grad_op_call(TypeofCx *tc, GradOp *op, Expr **args, uint32_t nargs, Span sp);
+/* The callee types and nodes of the forward calls made last, by operator,
+ * argument type objects and result type object (each mode keeps one per
+ * run, zeroed): a chain's calls of one operator at one type take them
+ * without building the function type from its parts again. */
+enum { GRAD_FORWARD_SEEN = 16, GRAD_FORWARD_SEEN_ARGS = 4 };
+typedef struct GradForwardSeen {
+  int32_t op;
+  uint32_t n;
+  Type *args[GRAD_FORWARD_SEEN_ARGS];
+  Type *ret;
+  Type *fn;     /* NULL: empty */
+  Expr *callee; /* typeof_op_node(op, fn) */
+} GradForwardSeen;
+typedef struct GradForwardMemo {
+  GradForwardSeen seen[GRAD_FORWARD_SEEN];
+} GradForwardMemo;
 /* The forward copy of the source operator call e with arguments vals (atoms):
  * when every vals[i] has the type of e's argument i, typed with e's type
  * (the shared object) and its callee the node shared by the calls of that
  * operator at that type (typeof_op_node); else untyped, with a copy of e's
- * callee. */
-Expr *grad_forward_call(TypeofCx *tc, const Expr *e, Expr **vals);
+ * callee. `memo` may be NULL. */
+Expr *grad_forward_call(TypeofCx *tc, GradForwardMemo *memo, const Expr *e, Expr **vals);
 
 #endif

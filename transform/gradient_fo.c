@@ -104,6 +104,7 @@ typedef struct FO {
   bool failed;
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
   GradOpCache *ops; /* the calls the rules build (ops/gradients/grad.h) */
+  GradForwardMemo forward; /* grad_forward_call's */
   TypeofCx tc;      /* types of the nodes built (sema/typeof.h) */
 } FO;
 
@@ -363,7 +364,7 @@ static FoVal *fo_op_call(FO *f, Expr *e, FoVal **args) {
   uint32_t n = e->call.nargs;
   Expr *small[8], **vals = n <= 8 ? small : mem_calloc(n, sizeof *vals);
   for (uint32_t i = 0; i < n; i++) vals[i] = args[i]->fwd;
-  Expr *y = push(f, "y", grad_forward_call(&f->tc, e, vals));
+  Expr *y = push(f, "y", grad_forward_call(&f->tc, &f->forward, e, vals));
   if (vals != small) mem_free(vals);
   FoVal *res = val_new(f, y, e->type);
   if (grad_call_needs_rule(e)) act(f, ACT_OP, e, res, args, n, 0);
