@@ -706,8 +706,9 @@ bool infer_expression(Module *m, Diag *d) {
  * whose match keeps its scrutinee. Unstable variables are cleared (their
  * binder gives them a type again) and every use of them is re-inferred.
  * The judgement is one iterative walk (binders before uses: a let's value,
- * then its variable, then its body), memoised in Expr.mark (validated and
- * restored, as in ir/walk.c). Nodes that fail it are cleared; infer() then
+ * then its variable, then its body) that touches each node once, memoised
+ * in Expr.mark (tagged per run, not put back: see JUDGE_TAG_BIT below; only
+ * for the runner, between passes). Nodes that fail it are cleared; infer() then
  * types them with the kept ones as leaves. Types a pass assigned to nodes it
  * built are taken as kept too: RELAYC_VERIFY_RETYPE (infer_verify_module)
  * re-infers everything and compares, for the sweeps and the fuzzer.
@@ -771,50 +772,52 @@ static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *ar
   return true;
 }
 
-/* The memo: node k (Expr.mark == k + 1, validated) is slot k of fixed-size
- * blocks (no reallocation: a module-sized array grown by doubling would be
- * copied and faulted in again and again); a slot holds the node's pointer
- * with the verdict in its low bits. The marks nodes had before (most are 0:
- * a pass's new nodes) are kept aside only when not 0, so a slot is 8 bytes
- * (a 5M-node output: 40 MB of fresh memory less). */
-#define JUDGE_BLOCK 65536u
+/* The memo lives in Expr.mark: a node the walk has entered holds this run's
+ * tag, whose low bit is the verdict (1 keep, 0 re-infer; a node on the stack
+ * holds 1 until it is finished: in a DAG nothing meets it again before).
+ * Tags have the top bit set, above the length of any mark-keyed table, so
+ * they are stale marks for every other user (ir/walk.c's convention), and a
+ * new run's tag makes the last run's stale too: nothing is reset or put back
+ * afterwards (the walk touches each node once and needs no memory of its
+ * own per node). The runner calls infer_module_incremental between passes,
+ * where no mark-keyed table is alive. */
+#define JUDGE_TAG_BIT 0x80000000u
 
-enum { J_BUSY = 0, J_KEEP = 1, J_REDO = 2 };
+static uint32_t judge_last_tag; /* the tag of the last run */
 
-typedef uintptr_t JSlot; /* Expr pointer | verdict */
-
-typedef struct JSaved {
-  Expr *e;
-  uint32_t mark; /* Expr.mark before the walk, not 0 */
-} JSaved;
+enum { J_REDO = 0, J_KEEP = 1 };
 
 /* ground(t, false) of the types seen last, by address: a pass's output has
  * millions of nodes of a few shared types */
 #define GROUND_CACHE 256u
 
+/* A node whose children are being judged. */
+/* A let whose body needs a frame hands its own frame to the body (a
+ * 1M-binding chain needs no 1M frames): the frame then judges the body of a
+ * chain of `lets` lets from first_let (each the body of the one before),
+ * which wait for its verdict. A let keeps its type when its value, variable
+ * and type do ("its own verdict") and its body keeps: the outer redo_lets of
+ * the chain (up to the innermost whose own verdict failed) are re-inferred
+ * whatever the body's verdict, the others keep iff the body keeps. */
 typedef struct JFrame {
   Expr *e;
-  uintptr_t *slot; /* its memo slot */
-  uint32_t i;      /* next child step */
-  bool ok;         /* every child judged so far keeps its type */
+  Expr *first_let;
+  uint32_t i;         /* next child step */
+  uint32_t lets;      /* waiting lets, from first_let */
+  uint32_t redo_lets; /* the outer ones to re-infer in any case */
+  bool ok;            /* every child judged so far keeps its type */
 } JFrame;
 
 typedef struct Judge {
-  VEC(JSlot *) blocks;
-  Arena *slots;   /* where the blocks after the first are (judge_new_block) */
-  uint32_t nnodes;
-  VEC(JSaved) saved;
+  uint32_t tag; /* this run's marks: tag | verdict */
   const Type *ground_seen[GROUND_CACHE]; /* types known ground, by address */
   VEC(JFrame) stack;
-  Var **vowner;   /* by Var.id: the variable decided (ids may repeat after copies) */
-  uint8_t *vstate; /* 1 stable, 2 cleared */
+  uintptr_t *vdecided; /* by Var.id: the variable decided (ids may repeat after copies) | 1 if stable */
   uint32_t nv;
   InferIncStats *st;
   VEC(Var *) undecided; /* variables used before any binder of theirs was met */
   VEC(GlobalDef *) kept_refs; /* the globals whose type a kept node holds (a use, or a call) */
 } Judge;
-
-static JSlot *judge_slot(Judge *J, uint32_t k) { return &J->blocks.data[k / JUDGE_BLOCK][k % JUDGE_BLOCK]; }
 
 /* ground(t, false), remembered for the last type seen at each cache slot. */
 static bool judge_ground(Judge *J, const Type *t) {
@@ -828,15 +831,16 @@ static bool judge_ground(Judge *J, const Type *t) {
 }
 
 static void var_decide(Judge *J, Var *v, bool stable) {
-  if (v->id < J->nv) {
-    J->vowner[v->id] = v;
-    J->vstate[v->id] = stable ? 1 : 2;
-  }
+  if (v->id < J->nv) J->vdecided[v->id] = (uintptr_t)v | (stable ? 1u : 0u);
   if (!stable) v->type = NULL;
 }
 
+static bool var_is_decided(const Judge *J, const Var *v) {
+  return v->id < J->nv && (J->vdecided[v->id] & ~(uintptr_t)1) == (uintptr_t)v;
+}
+
 static bool var_is_stable(const Judge *J, const Var *v) {
-  return v->id < J->nv && J->vowner[v->id] == v && J->vstate[v->id] == 1;
+  return v->id < J->nv && J->vdecided[v->id] == ((uintptr_t)v | 1u);
 }
 
 /* A parameter (or annotated binder) keeps its type iff it is its ground annotation. */
@@ -915,6 +919,22 @@ static inline __attribute__((always_inline)) bool judge_self(Judge *J, Expr *e, 
   }
 }
 
+/* A let's variable, decided once its value is judged (f->ok: the value
+ * keeps its type); f->ok becomes whether the let itself can still keep. */
+static void judge_let_var(Judge *J, JFrame *f) {
+  Expr *e = f->e;
+  Var *v = e->let.var;
+  Expr *val = e->let.value;
+  if (v->annot && ground(v->annot, true)) {
+    decide_annotated(J, v);
+    if (!var_is_stable(J, v)) f->ok = false;
+    return;
+  }
+  bool stable = f->ok && e->type && v->type && val->type && judge_ground(J, v->type) && same_type(v->type, val->type);
+  var_decide(J, v, stable);
+  f->ok = stable && var_is_stable(J, v); /* (false when its id is past the table's) */
+}
+
 /* The next child of the top frame to judge, or NULL when all are done;
  * decides binders on the way. */
 static Expr *judge_next(Judge *J, JFrame *f) {
@@ -944,16 +964,7 @@ static Expr *judge_next(Judge *J, JFrame *f) {
   case EXPR_LET:
     if (i == 0) return e->let.value;
     if (i == 1) {
-      Var *v = e->let.var;
-      Expr *val = e->let.value;
-      if (v->annot && ground(v->annot, true)) {
-        decide_annotated(J, v);
-        if (!var_is_stable(J, v)) f->ok = false;
-      } else {
-        bool stable = f->ok && e->type && v->type && val->type && judge_ground(J, v->type) && same_type(v->type, val->type);
-        var_decide(J, v, stable);
-        f->ok = stable && var_is_stable(J, v); /* (false when its id is past the table's) */
-      }
+      judge_let_var(J, f);
       return e->let.body;
     }
     return NULL;
@@ -971,51 +982,53 @@ static Expr *judge_next(Judge *J, JFrame *f) {
   }
 }
 
-/* Gives e its memo slot (busy); returns the slot. */
 /* (the walk below runs them once per node of a module: inlined) */
 #define JUDGE_INL static inline __attribute__((always_inline))
 
-/* The rare steps of judge_enter, out of line so that the inlined part stays short. */
-/* The first block is malloc'ed (a small module touches a few of its pages);
- * the others come from an arena's huge-page payload regions (ir/arena.h): a
- * 4M-node output's memo faulted in 2 MiB at a time, not 4 KiB. */
-static __attribute__((noinline)) void judge_new_block(Judge *J) {
-  if (!J->blocks.len) {
-    vec_push(J->blocks, mem_malloc(JUDGE_BLOCK * sizeof(JSlot)));
-    return;
-  }
-  if (!J->slots) J->slots = arena_new();
-  vec_push(J->blocks, arena_alloc_big(J->slots, JUDGE_BLOCK * sizeof(JSlot)));
-}
-static __attribute__((noinline)) void judge_save_mark(Judge *J, Expr *e) { vec_push(J->saved, ((JSaved){e, e->mark})); }
+/* The rare steps, out of line so that the inlined part stays short. */
 static __attribute__((noinline)) void judge_undecided(Judge *J, Var *v) { vec_push(J->undecided, v); }
-
-/* Gives e its memo slot holding `verdict` (J_BUSY until a node with
- * children is finished); returns the slot. */
-JUDGE_INL JSlot *judge_enter(Judge *J, Expr *e, unsigned verdict) {
-  uint32_t k = J->nnodes++;
-  if (k / JUDGE_BLOCK == J->blocks.len) judge_new_block(J);
-  JSlot *slot = judge_slot(J, k);
-  *slot = (uintptr_t)e | verdict;
-  if (e->mark) judge_save_mark(J, e);
-  e->mark = k + 1;
-  if (e->kind == EXPR_VAR && e->var.var) {
-    Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
-    if (v->id >= J->nv || J->vowner[v->id] != v) judge_undecided(J, v);
-  }
-  return slot;
-}
-
-/* A frame for e, its slot entered; the stack grows out of line (rarely). */
 static __attribute__((noinline)) void judge_grow_stack(Judge *J) {
   J->stack.cap = J->stack.cap ? 2 * J->stack.cap : 256;
   J->stack.data = mem_realloc(J->stack.data, J->stack.cap * sizeof *J->stack.data);
 }
 
+/* Starts loading what judging e will read soon: a pass's output is far
+ * larger than the caches. In a let chain, the next let's value and
+ * variable and the let after it (the next let itself was asked for one let
+ * before: it arrives while this one's value is judged). */
+JUDGE_INL void judge_prefetch(const Expr *e) {
+  switch (e->kind) {
+  case EXPR_LET: {
+    const Expr *next = e->let.body;
+    __builtin_prefetch(e->let.value);
+    if (next->kind == EXPR_LET) {
+      __builtin_prefetch(next->let.body);
+      __builtin_prefetch(next->let.value);
+      __builtin_prefetch(next->let.var);
+    }
+    break;
+  }
+  case EXPR_CALL: __builtin_prefetch(e->call.args); break;
+  default: break;
+  }
+}
+
+/* Marks e entered, its verdict `keep` (for a node with children: until it
+ * is finished). */
+JUDGE_INL void judge_enter(Judge *J, Expr *e, bool keep) {
+  e->mark = J->tag | (keep ? J_KEEP : J_REDO);
+  if (e->kind == EXPR_VAR && e->var.var) {
+    Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
+    if (!var_is_decided(J, v)) judge_undecided(J, v);
+  }
+}
+
+/* A frame for e, entered; the stack grows out of line (rarely). */
 JUDGE_INL void judge_push(Judge *J, Expr *e) {
-  JSlot *slot = judge_enter(J, e, J_BUSY);
+  judge_prefetch(e);
+  judge_enter(J, e, true);
   if (J->stack.len == J->stack.cap) judge_grow_stack(J);
-  J->stack.data[J->stack.len++] = (JFrame){e, slot, 0, true};
+  J->stack.data[J->stack.len++] = (JFrame){.e = e, .ok = true};
 }
 
 /* What a verdict on e does: a node to re-infer loses its type. */
@@ -1036,24 +1049,45 @@ JUDGE_INL bool judge_apply(Judge *J, Expr *e, bool ok) {
   return ok;
 }
 
-/* Records the verdict on e in its slot, and applies it. */
-JUDGE_INL bool judge_finish(Judge *J, Expr *e, JSlot *slot, bool ok) {
-  *slot = (uintptr_t)e | (ok ? J_KEEP : J_REDO);
+/* Records the verdict on a node with children (entered as kept), and applies it. */
+JUDGE_INL bool judge_finish(Judge *J, Expr *e, bool ok) {
+  if (!ok) e->mark = J->tag | J_REDO;
   return judge_apply(J, e, ok);
 }
 
-/* Nodes judge_next gives no child: judged on the spot, without a frame. */
+/* Nodes with no child to judge: judged on the spot, without a frame. */
 static bool judge_leaf(const Expr *e) {
   return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
          e->kind == EXPR_CTOR;
 }
 
-/* -1: not judged yet; else J_BUSY, J_KEEP or J_REDO. */
-JUDGE_INL int judge_memo(Judge *J, const Expr *e) {
-  uint32_t k = e->mark;
-  if (k == 0 || k > J->nnodes) return -1;
-  uintptr_t v = *judge_slot(J, k - 1);
-  return (v & ~(uintptr_t)3) == (uintptr_t)e ? (int)(v & 3) : -1;
+/* -1: not entered in this run; else J_KEEP or J_REDO. */
+JUDGE_INL int judge_memo(const Judge *J, const Expr *e) {
+  uint32_t m = e->mark;
+  return (m & ~(uint32_t)1) == J->tag ? (int)(m & 1) : -1;
+}
+
+/* A let's body needs a frame: the let's frame becomes the body's, the let
+ * waits (JFrame). */
+JUDGE_INL void judge_let_to_body(Judge *J, JFrame *f, Expr *body) {
+  if (!f->lets) f->first_let = f->e;
+  f->lets++;
+  if (!judge_self(J, f->e, f->ok)) f->redo_lets = f->lets;
+  judge_prefetch(body);
+  judge_enter(J, body, true);
+  f->e = body;
+  f->i = 0;
+  f->ok = true;
+}
+
+/* The verdicts on the frame's waiting lets, given their body's (body_ok);
+ * returns the outermost's. Kept lets are not touched again. */
+static bool judge_lets(Judge *J, const JFrame *f, bool body_ok) {
+  uint32_t redo = body_ok ? f->redo_lets : f->lets;
+  Expr *e = f->first_let;
+  for (uint32_t k = 0; k < redo; k++, e = e->let.body) judge_finish(J, e, false);
+  J->st->nodes_kept += f->lets - redo;
+  return redo == 0;
 }
 
 /* Judges every node under root; clears the types of those to re-infer.
@@ -1069,10 +1103,12 @@ static bool judge_tree(Judge *J, Expr *root) {
     bool pushed = false;
     while (!pushed && (c = judge_next(J, f))) { /* the frame's children up to one that needs a frame */
       int m = judge_memo(J, c);
-      if (m < 0 && judge_leaf(c)) { /* judged as it is entered: its slot written once */
+      if (m < 0 && judge_leaf(c)) { /* judged as it is entered */
         bool ok = judge_self(J, c, true);
-        judge_enter(J, c, ok ? J_KEEP : J_REDO);
+        judge_enter(J, c, ok);
         if (!judge_apply(J, c, ok)) f->ok = false;
+      } else if (m < 0 && f->e->kind == EXPR_LET && c == f->e->let.body && f->i == 2) {
+        judge_let_to_body(J, f, c);
       } else if (m < 0) {
         judge_push(J, c); /* (f may move) */
         pushed = true;
@@ -1081,8 +1117,8 @@ static bool judge_tree(Judge *J, Expr *root) {
       }
     }
     if (pushed) continue;
-    Expr *e = f->e;
-    bool ok = judge_finish(J, e, f->slot, judge_self(J, e, f->ok));
+    bool ok = judge_finish(J, f->e, judge_self(J, f->e, f->ok));
+    if (f->lets) ok = judge_lets(J, f, ok);
     J->stack.len--;
     if (J->stack.len) {
       if (!ok) J->stack.data[J->stack.len - 1].ok = false;
@@ -1150,9 +1186,10 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
   Judge J;
   memset(&J, 0, sizeof J);
   J.st = st;
+  judge_last_tag = JUDGE_TAG_BIT | ((judge_last_tag + 2) & ~JUDGE_TAG_BIT & ~(uint32_t)1);
+  J.tag = judge_last_tag;
   J.nv = m->next_id;
-  J.vowner = mem_calloc(J.nv + 1, sizeof *J.vowner);
-  J.vstate = mem_calloc(J.nv + 1, sizeof *J.vstate);
+  J.vdecided = mem_calloc(J.nv + 1, sizeof *J.vdecided);
   for (uint32_t i = 0; i < n; i++) {
     if (!m->defs[i]->fn) continue;
     if (!redo[i]) {
@@ -1165,26 +1202,15 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
     judge_tree(&J, fn->body);
     for (size_t k = 0; k < J.undecided.len && !st->unbound_suspect; k++) {
       Var *v = J.undecided.data[k];
-      if (v->id >= J.nv || J.vowner[v->id] != v) st->unbound_suspect = i + 1;
+      if (!var_is_decided(&J, v)) st->unbound_suspect = i + 1;
     }
     J.undecided.len = 0;
   }
-  for (size_t b = 0; b < J.blocks.len; b++) { /* every node judged: its mark back to 0 */
-    JSlot *slots = J.blocks.data[b];
-    uint32_t used = b + 1 < J.blocks.len ? JUDGE_BLOCK : J.nnodes - (uint32_t)b * JUDGE_BLOCK;
-    for (uint32_t k = 0; k < used; k++) ((Expr *)(slots[k] & ~(uintptr_t)3))->mark = 0;
-  }
-  for (size_t k = 0; k < J.saved.len; k++) J.saved.data[k].e->mark = J.saved.data[k].mark;
-  if (J.blocks.len) mem_free(J.blocks.data[0]);
-  if (J.slots) arena_free(J.slots);
-  vec_free(J.blocks);
-  vec_free(J.saved);
   vec_free(J.stack);
   vec_free(J.undecided);
   GlobalDef **kept_refs = J.kept_refs.data;
   size_t nkept_refs = J.kept_refs.len;
-  mem_free(J.vowner);
-  mem_free(J.vstate);
+  mem_free(J.vdecided);
 
   /* infer what was cleared, with the rest as given */
   Inf I;

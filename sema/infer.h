@@ -67,7 +67,9 @@ typedef enum {
  * nothing below was mutated in place); old_sigs[i]: the signature global i
  * had before the pass, or NULL (a new global). Globals not changed whose
  * signature their annotations fix are not visited; inside the others, nodes
- * with a ground type fixed by their kept subtree are leaves. st may be NULL. */
+ * with a ground type fixed by their kept subtree are leaves. st may be NULL.
+ * Leaves its own tags in the visited nodes' Expr.mark (stale for every other
+ * mark user, not put back): call it where no mark-keyed table is alive. */
 InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *const *old_sigs, Diag *d,
                                         InferIncStats *st);
 

@@ -870,6 +870,71 @@ START_TEST(typed_lazy_gradient_init) {
 }
 END_TEST
 
+/* The lets of a chain wait for their body's verdict without a frame each
+ * (sema/infer.c JFrame): a let whose own value changed is inferred again
+ * with every let around it, and the lets inside it keep their types when
+ * they do not use its variable. */
+START_TEST(let_chain_verdicts) {
+  Prog p;
+  load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
+           "  let %a = negative(%x);\n  let %b = exp(%a);\n  let %c = add(%a, %a);\n  %c\n}\n");
+  Function *fn = global(p.m, "main")->fn;
+  Expr *let_a = fn->body, *let_b = let_a->let.body, *let_c = let_b->let.body;
+  Type *c_type = let_c->type;
+  let_b->let.value = op_call(p.m, "negative", (Expr *[]){let_b->let.value->call.args[0]}, 1, NULL, let_b->span);
+  bool changed[1] = {true};
+  Type *old_sig[1] = {fn->type};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.nodes_retyped, 3); /* the new call, the lets of %b and %a */
+  ck_assert_ptr_eq(let_c->type, c_type);
+  ck_assert_str_eq(tystr(let_a->type), "Tensor[(3), float32]");
+  ck_assert_str_eq(tystr(let_b->let.var->type), "Tensor[(3), float32]");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  /* the chain's tail replaced: every let of the chain again, their values kept */
+  let_c->let.body = op_call(p.m, "exp", (Expr *[]){let_c->let.body}, 1, NULL, let_c->span);
+  ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.nodes_retyped, 4);
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* The judgement leaves its marks on the nodes, tagged for its run: the next
+ * run judges every node again (the last run's tags are stale to it, as are
+ * the printer's numbers), and a DAG prints the same after re-typings. */
+static char *printed(Prog *p) {
+  char *s = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&s, &n);
+  print_module(f, p->m, (PrintOptions){0});
+  fclose(f);
+  return s;
+}
+
+START_TEST(judge_marks_per_run) {
+  Prog p;
+  load(&p, "def @main(%a: Tensor[(4), float32]) {\n"
+           "  %0 = add(%a, 1f);\n  %1 = multiply(%0, %0);\n  %2 = (%1, %0);\n  %3 = %2.0;\n  add(%3, %1)\n}\n");
+  char *before = printed(&p);
+  bool changed[1] = {true};
+  InferIncStats st;
+  uint64_t kept = 0;
+  for (int round = 0; round < 3; round++) {
+    ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+    ck_assert_uint_eq(st.nodes_retyped, 0);
+    if (round == 0) kept = st.nodes_kept;
+    ck_assert_uint_eq(st.nodes_kept, kept);
+    char *after = printed(&p);
+    ck_assert_str_eq(after, before);
+    free(after);
+  }
+  ck_assert_uint_ge(kept, 7);
+  free(before);
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -906,6 +971,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, typeof_builders_leave_mismatch_untyped);
   tcase_add_test(tc, gradient_shares_callees);
   tcase_add_test(tc, gradient_shares_var_uses);
+  tcase_add_test(tc, let_chain_verdicts);
+  tcase_add_test(tc, judge_marks_per_run);
   suite_add_tcase(s, tc);
   return s;
 }
