@@ -44,24 +44,6 @@ static Type *err_at(Inf *I) { return I->cx.err; }
 
 static const char *tstr(Inf *I, Type *t) { return ty_str(&I->cx, t); }
 
-/* ty_unify, forgetting an earlier refusal of the occurs check first, so
- * that note_occurs after a failure speaks of this unification only. */
-static bool unify_here(Inf *I, Type *a, Type *b) {
-  I->cx.occurs_var = I->cx.occurs_in = NULL;
-  return ty_unify(&I->cx, a, b);
-}
-
-/* After an error for a failed unify_here: when the occurs check refused it,
- * a note saying so ("expected _, found (_, _)" alone reads as if the two
- * should have unified). */
-static void note_occurs(Inf *I, Span sp) {
-  TyCx *cx = &I->cx;
-  if (!cx->occurs_var) return;
-  diag_note(cx->d, sp, "the unknown type %s would have to be %s, a type containing itself (an infinite type)",
-            tstr(I, cx->occurs_var), tstr(I, cx->occurs_in));
-  cx->occurs_var = cx->occurs_in = NULL;
-}
-
 /* A variable's type: its annotation (with `_` as fresh uvars) on first use. */
 static Type *var_type(Inf *I, Var *v) {
   if (!v->type) {
@@ -207,10 +189,10 @@ static Type *infer_call(Inf *I, Expr *e) {
   }
   bool ok = true;
   for (uint32_t i = 0; i < n; i++) {
-    if (unify_here(I, r->func.args[i], at[i])) continue;
+    if (ty_unify_here(cx, r->func.args[i], at[i])) continue;
     diag_error(cx->d, e->call.args[i]->span, "argument %u of %s: expected %s, found %s", i + 1,
                callee_name(I, f), tstr(I, r->func.args[i]), tstr(I, at[i]));
-    note_occurs(I, e->call.args[i]->span);
+    ty_note_occurs(cx, e->call.args[i]->span);
     ok = false;
   }
   solver_drain(cx);
@@ -238,7 +220,7 @@ static void fn_body(Inf *I, Function *fn, const char *what) {
   int before = I->cx.d->nerrors;
   Type *bt = infer(I, fn->body);
   Type *ret = fn->type->func.ret;
-  if (ty_unify(&I->cx, ret, bt)) {
+  if (ty_unify_here(&I->cx, ret, bt)) {
     solver_drain(&I->cx);
     return;
   }
@@ -249,6 +231,7 @@ static void fn_body(Inf *I, Function *fn, const char *what) {
                tstr(I, ret));
   else
     diag_error(I->cx.d, tail->span, "%s returns %s but %s is expected", what, tstr(I, bt), tstr(I, ret));
+  ty_note_occurs(&I->cx, tail->span);
 }
 
 static Type *infer_fn(Inf *I, Expr *e, Var *self) {
@@ -373,10 +356,11 @@ static Type *infer_match(Inf *I, Expr *e) {
     check_pattern(I, cl->pattern, st);
     solver_drain(cx);
     Type *bt = infer(I, cl->body);
-    if (!ty_unify(cx, res, bt)) {
+    if (!ty_unify_here(cx, res, bt)) {
       bad = true;
       diag_error(cx->d, tail_of(cl->body)->span, "this match clause has type %s but %s type %s", tstr(I, bt),
                  i == 1 ? "the first clause has" : "the clauses before it have", tstr(I, res));
+      ty_note_occurs(cx, tail_of(cl->body)->span);
     }
   }
   if (cx->d->nerrors == before) exhaust_check(cx, e);
@@ -439,11 +423,11 @@ static Type *infer_if(Inf *I, Expr *e) {
                tstr(I, ct));
   Type *tt = infer(I, e->if_.then_);
   Type *et = infer(I, e->if_.else_);
-  if (!unify_here(I, tt, et)) {
+  if (!ty_unify_here(cx, tt, et)) {
     diag_error(cx->d, tail_of(e->if_.else_)->span,
                "the branches of if have different types: then-branch %s, else-branch %s", tstr(I, tt),
                tstr(I, et));
-    note_occurs(I, tail_of(e->if_.else_)->span);
+    ty_note_occurs(cx, tail_of(e->if_.else_)->span);
     return cx->err;
   }
   return less_generic(tt, et);
@@ -519,9 +503,11 @@ static Type *infer_kind(Inf *I, Expr *e) {
     want->ref.inner = ty_fresh(cx);
     if (!ty_unify(cx, rt, want))
       diag_error(cx->d, e->ref_write.ref->span, "ref_write expects a reference, found %s", tstr(I, rt));
-    else if (!ty_unify(cx, want->ref.inner, vt))
+    else if (!ty_unify_here(cx, want->ref.inner, vt)) {
       diag_error(cx->d, e->ref_write.value->span, "ref_write stores %s into a reference of type %s",
                  tstr(I, vt), tstr(I, rt));
+      ty_note_occurs(cx, e->ref_write.value->span);
+    }
     return ty_tuple(cx, NULL, 0);
   }
   default:

@@ -120,9 +120,10 @@ static void run_proj(TyCx *cx, Constraint *k) {
     diag_error(cx->d, k->span, "tuple index .%u out of range: the tuple %s has %u field%s", k->index,
                ty_str(cx, t), t->tuple.n, t->tuple.n == 1 ? "" : "s");
     ty_unify(cx, k->args[1], cx->err);
-  } else if (!ty_unify(cx, k->args[1], t->tuple.fields[k->index])) {
+  } else if (!ty_unify_here(cx, k->args[1], t->tuple.fields[k->index])) {
     diag_error(cx->d, k->span, "field .%u has type %s but %s is expected here", k->index,
                ty_str(cx, t->tuple.fields[k->index]), ty_str(cx, k->args[1]));
+    ty_note_occurs(cx, k->span);
   }
 }
 

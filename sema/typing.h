@@ -48,6 +48,13 @@ Type *ty_find(Type *t);               /* representative (path-compressing) */
 bool ty_is_err(TyCx *cx, Type *t);
 /* Unifies a and b; false on mismatch (no message: the caller reports). */
 bool ty_unify(TyCx *cx, Type *a, Type *b);
+/* ty_unify, forgetting an earlier refusal of the occurs check first, so that
+ * ty_note_occurs after a failure speaks of this unification only. */
+bool ty_unify_here(TyCx *cx, Type *a, Type *b);
+/* After the error for a failed ty_unify_here: when the occurs check refused
+ * it, a note at sp saying so ("expected _, found (_, _)" alone reads as if
+ * the two should have unified). */
+void ty_note_occurs(TyCx *cx, Span sp);
 /* Copy of t with type parameter ps[i] replaced by with[i]. */
 Type *ty_subst(TyCx *cx, Type *t, TypeParam **ps, Type **with, uint32_t n);
 /* A polymorphic function type instantiated with fresh uvars (else t). */

@@ -369,3 +369,15 @@ Type *ty_zonk(TyCx *cx, Type *t, bool final) {
 }
 
 const char *ty_str(TyCx *cx, Type *t) { return type_to_string(cx->a, ty_zonk(cx, t, false)); }
+
+bool ty_unify_here(TyCx *cx, Type *a, Type *b) {
+  cx->occurs_var = cx->occurs_in = NULL;
+  return ty_unify(cx, a, b);
+}
+
+void ty_note_occurs(TyCx *cx, Span sp) {
+  if (!cx->occurs_var) return;
+  diag_note(cx->d, sp, "the unknown type %s would have to be %s, a type containing itself (an infinite type)",
+            ty_str(cx, cx->occurs_var), ty_str(cx, cx->occurs_in));
+  cx->occurs_var = cx->occurs_in = NULL;
+}
