@@ -10,6 +10,19 @@ static bool any_of(Type *const *ts, uint32_t n, TypePartFn hit, void *ctx, unsig
   return false;
 }
 
+/* A part that keeps a type from being ground (type_ground). */
+static bool not_ground_part(const Type *t, void *tvars_ok) {
+  bool ok = *(const bool *)tvars_ok;
+  switch (t->kind) {
+  case TYPE_TENSOR: case TYPE_TUPLE: case TYPE_ADT: case TYPE_REF: return false;
+  case TYPE_FUNC: return t->func.ntparams && !ok;
+  case TYPE_VAR: return !ok;
+  default: return true;
+  }
+}
+
+bool type_ground(const Type *t, bool tvars_ok) { return !type_any(t, not_ground_part, &tvars_ok, TYPE_ANY_MISSING); }
+
 bool type_any(const Type *t, TypePartFn hit, void *ctx, unsigned how) {
   if (how & TYPE_ANY_SOLVED) t = type_solved(t);
   if (!t || stack_exhausted()) return (how & TYPE_ANY_MISSING) != 0;

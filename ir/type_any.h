@@ -38,4 +38,10 @@ enum {
  * unresolved names' arguments are not parts. Stops at the first yes. */
 bool type_any(const Type *t, TypePartFn hit, void *ctx, unsigned how);
 
+/* The question asked most: is t ground, with no unification variable
+ * (solved or not: links are not followed), `_` or unresolved name in it,
+ * and no type parameter or polymorphic function type unless tvars_ok?
+ * NULL, or a type too deep for the stack, is not. */
+bool type_ground(const Type *t, bool tvars_ok);
+
 #endif

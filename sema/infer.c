@@ -24,6 +24,7 @@
 #include "ir/equal.h"
 #include "ir/print.h"
 #include "ir/ptrmap.h"
+#include "ir/type_any.h"
 #include "ops/registry.h"
 #include "sema/typing.h"
 
@@ -580,29 +581,15 @@ bool infer_module(Module *m, Diag *d) {
 
 /* ------------------------------------------------------------ clearing */
 
+static bool has_unknown_dim(const Type *t, void *ctx) {
+  if (t->kind != TYPE_TENSOR) return false;
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    if (t->tensor.dims[i].kind != DIM_INT) return true;
+  return false;
+}
+
 bool type_has_unknown_extent(const Type *t) {
-  t = type_solved(t);
-  if (!t || stack_exhausted()) return true;
-  switch (t->kind) {
-  case TYPE_TENSOR:
-    for (uint32_t i = 0; i < t->tensor.ndim; i++)
-      if (t->tensor.dims[i].kind != DIM_INT) return true;
-    return false;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (type_has_unknown_extent(t->tuple.fields[i])) return true;
-    return false;
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (type_has_unknown_extent(t->func.args[i])) return true;
-    return type_has_unknown_extent(t->func.ret);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (type_has_unknown_extent(t->adt.args[i])) return true;
-    return false;
-  case TYPE_REF: return type_has_unknown_extent(t->ref.inner);
-  default: return false;
-  }
+  return type_any(t, has_unknown_dim, NULL, TYPE_ANY_SOLVED | TYPE_ANY_MISSING);
 }
 
 static void clear_pattern(Pattern *p) {
@@ -701,50 +688,14 @@ bool infer_expression(Module *m, Diag *d) {
  */
 
 /* No uvar, `_` or unresolved name; type parameters only when tvars_ok. */
-static bool ground(const Type *t, bool tvars_ok) {
-  if (!t || stack_exhausted()) return false;
-  switch (t->kind) {
-  case TYPE_TENSOR: return true;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!ground(t->tuple.fields[i], tvars_ok)) return false;
-    return true;
-  case TYPE_FUNC:
-    if (t->func.ntparams && !tvars_ok) return false;
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (!ground(t->func.args[i], tvars_ok)) return false;
-    return ground(t->func.ret, tvars_ok);
-  case TYPE_VAR: return tvars_ok;
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (!ground(t->adt.args[i], tvars_ok)) return false;
-    return true;
-  case TYPE_REF: return ground(t->ref.inner, tvars_ok);
-  default: return false;
-  }
-}
+static bool ground(const Type *t, bool tvars_ok) { return type_ground(t, tvars_ok); }
 
 static bool same_type(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
 
+static bool is_that_param(const Type *t, void *p) { return t->kind == TYPE_VAR && t->var.param == p; }
+
 static bool mentions_param(const Type *t, const TypeParam *p) {
-  if (!t || stack_exhausted()) return true;
-  switch (t->kind) {
-  case TYPE_VAR: return t->var.param == p;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (mentions_param(t->tuple.fields[i], p)) return true;
-    return false;
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (mentions_param(t->func.args[i], p)) return true;
-    return mentions_param(t->func.ret, p);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (mentions_param(t->adt.args[i], p)) return true;
-    return false;
-  case TYPE_REF: return mentions_param(t->ref.inner, p);
-  default: return false;
-  }
+  return type_any(t, is_that_param, (void *)p, TYPE_ANY_MISSING);
 }
 
 /* Every type parameter occurs in some argument type: a call's result is then

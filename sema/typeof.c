@@ -19,55 +19,16 @@
 #include "ir/diag.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
+#include "ir/type_any.h"
 #include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "ops/relations/type_rel.h"
 #include "sema/call_memo.h"
 #include "sema/infer.h"
 
-bool typeof_ground(const Type *t) {
-  if (!t || stack_exhausted()) return false;
-  switch (t->kind) {
-  case TYPE_TENSOR: return true;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!typeof_ground(t->tuple.fields[i])) return false;
-    return true;
-  case TYPE_FUNC:
-    if (t->func.ntparams) return false;
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (!typeof_ground(t->func.args[i])) return false;
-    return typeof_ground(t->func.ret);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (!typeof_ground(t->adt.args[i])) return false;
-    return true;
-  case TYPE_REF: return typeof_ground(t->ref.inner);
-  default: return false;
-  }
-}
+bool typeof_ground(const Type *t) { return type_ground(t, false); }
 
-bool typeof_known(const Type *t) {
-  if (!t || stack_exhausted()) return false;
-  switch (t->kind) {
-  case TYPE_TENSOR:
-  case TYPE_VAR: return true;
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (!typeof_known(t->tuple.fields[i])) return false;
-    return true;
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (!typeof_known(t->func.args[i])) return false;
-    return typeof_known(t->func.ret);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (!typeof_known(t->adt.args[i])) return false;
-    return true;
-  case TYPE_REF: return typeof_known(t->ref.inner);
-  default: return false;
-  }
-}
+bool typeof_known(const Type *t) { return type_ground(t, true); }
 
 /* typeof_ground, remembered by address for the last type seen at each slot:
  * the variables a pass uses have a few shared types. */

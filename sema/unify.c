@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ir/print.h"
+#include "ir/type_any.h"
 
 void ty_init(TyCx *cx, Module *m, Diag *d) {
   memset(cx, 0, sizeof *cx);
@@ -66,29 +67,10 @@ Type *ty_tuple(TyCx *cx, Type **fields, uint32_t n) {
 
 /* ------------------------------------------------------------ occurs check */
 
-static bool occurs(Type *u, Type *t) {
-  t = ty_find(t);
-  if (t == u) return true;
-  if (stack_exhausted()) return true;
-  switch (t->kind) {
-  case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++)
-      if (occurs(u, t->tuple.fields[i])) return true;
-    return false;
-  case TYPE_FUNC:
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (occurs(u, t->func.args[i])) return true;
-    return occurs(u, t->func.ret);
-  case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++)
-      if (occurs(u, t->adt.args[i])) return true;
-    return false;
-  case TYPE_REF:
-    return occurs(u, t->ref.inner);
-  default:
-    return false;
-  }
-}
+static bool is_that_uvar(const Type *t, void *u) { return t == u; }
+
+/* Does u occur in t (links followed)? Too deep to tell counts as yes. */
+static bool occurs(Type *u, Type *t) { return type_any(t, is_that_uvar, u, TYPE_ANY_SOLVED | TYPE_ANY_MISSING); }
 
 static void bind(TyCx *cx, Type *u, Type *t) {
   u->uvar.link = t;

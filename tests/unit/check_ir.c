@@ -285,7 +285,7 @@ START_TEST(fresh_var_names) {
 }
 END_TEST
 
-/* type_any: parts are tuple fields, function arguments and result, ADT
+/* type_any (and type_ground): parts are tuple fields, function arguments and result, ADT
  * arguments and a reference's contents; TYPE_ANY_SOLVED follows a solved
  * unification variable, TYPE_ANY_MISSING makes a NULL part and a part past
  * the stack bound answer yes. */
@@ -327,10 +327,18 @@ START_TEST(type_any_parts_links_and_missing) {
   asked = 0; /* the first yes ends the walk: the tensor result is not asked */
   ck_assert(type_any(fn, is_func_part, &asked, 0));
   ck_assert_int_eq(asked, 1);
+  ck_assert(type_ground(fn, false) && type_ground(fn, true));
+  Type *tv = type_new(m, TYPE_VAR, (Span){0, 0});
+  fn->func.ret = tv; /* a type parameter: ground only when they are allowed */
+  ck_assert(!type_ground(fn, false) && type_ground(fn, true));
+  fn->func.ret = f32;
+  ck_assert(!type_ground(in_ref, true)); /* a uvar, solved or not, is no ground part */
+  ck_assert(!type_ground(NULL, true));
   Type *deep = f32; /* a million levels: bounded, not a crash */
   for (int i = 0; i < 1000000; i++) deep = one_part(m, i % 2 ? TYPE_REF : TYPE_TUPLE, deep);
   ck_assert(!type_any(deep, is_func_part, &asked, 0));
   ck_assert(type_any(deep, is_func_part, &asked, TYPE_ANY_MISSING));
+  ck_assert(!type_ground(deep, true));
   module_free(m);
 }
 END_TEST
