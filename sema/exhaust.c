@@ -35,25 +35,29 @@ typedef struct Ex {
   P wild;
 } Ex;
 
+/* A constructor (c) or tuple (c NULL) pattern over n sub-patterns: args, or
+ * n new slots when args is NULL. */
+static P *p_new(Ex *x, Ctor *c, uint32_t n, P **args) {
+  P *q = arena_alloc(x->a, sizeof *q);
+  q->kind = c ? P_CTOR : P_TUPLE;
+  q->ctor = c;
+  q->n = n;
+  q->args = args ? args : arena_alloc(x->a, (n ? n : 1) * sizeof *q->args);
+  return q;
+}
+
 static P *simplify(Ex *x, const Pattern *p) {
   if (!p) return &x->wild;
   switch (p->kind) {
   case PAT_CTOR: {
-    P *q = arena_alloc(x->a, sizeof *q);
-    q->kind = P_CTOR;
-    q->ctor = p->ctor.ctor;
-    q->n = q->ctor ? q->ctor->nfields : 0;
-    q->args = arena_alloc(x->a, (q->n ? q->n : 1) * sizeof *q->args);
+    if (!p->ctor.ctor) return &x->wild;
+    P *q = p_new(x, p->ctor.ctor, p->ctor.ctor->nfields, NULL);
     for (uint32_t i = 0; i < q->n; i++)
       q->args[i] = i < p->ctor.nargs ? simplify(x, p->ctor.args[i]) : &x->wild;
-    if (!q->ctor) return &x->wild;
     return q;
   }
   case PAT_TUPLE: {
-    P *q = arena_alloc(x->a, sizeof *q);
-    q->kind = P_TUPLE;
-    q->n = p->tuple.n;
-    q->args = arena_alloc(x->a, (q->n ? q->n : 1) * sizeof *q->args);
+    P *q = p_new(x, NULL, p->tuple.n, NULL);
     for (uint32_t i = 0; i < q->n; i++) q->args[i] = simplify(x, p->tuple.fields[i]);
     return q;
   }
@@ -236,6 +240,16 @@ static bool useful(Ex *x, Mat M, P **q) {
   return useful(x, default_mat(x, M), q + 1);
 }
 
+/* The witness vector of n patterns for the witness w of the matrix
+ * specialised on constructor c (NULL: a tuple) of k fields: c over w's first
+ * k patterns, then the rest of w. */
+static P **unspecialize(Ex *x, Ctor *c, uint32_t k, P **w, uint32_t n) {
+  P **r = arena_alloc(x->a, n * sizeof *r);
+  r[0] = p_new(x, c, k, w);
+  for (uint32_t i = 1; i < n; i++) r[i] = w[k + i - 1];
+  return r;
+}
+
 /* A witness vector of M.n patterns no row matches, or NULL. */
 static P **missing(Ex *x, Mat M) {
   if (!tick(x)) return NULL;
@@ -244,15 +258,7 @@ static P **missing(Ex *x, Mat M) {
   if (hs.tuple) {
     uint32_t k = hs.tuple_n;
     P **w = missing(x, specialize(x, M, NULL, k));
-    if (!w) return NULL;
-    P *t = arena_alloc(x->a, sizeof *t);
-    t->kind = P_TUPLE;
-    t->n = k;
-    t->args = w;
-    P **r = arena_alloc(x->a, M.n * sizeof *r);
-    r[0] = t;
-    for (uint32_t i = 1; i < M.n; i++) r[i] = w[k + i - 1];
-    return r;
+    return w ? unspecialize(x, NULL, k, w, M.n) : NULL;
   }
   if (hs.adt && hs.nseen == hs.adt->nctors) {
     if (!M.bk) M.bk = buckets_of(x, M, hs.adt);
@@ -261,16 +267,7 @@ static P **missing(Ex *x, Mat M) {
       uint32_t k = c->nfields;
       P **w = missing(x, specialize(x, M, c, k));
       if (x->gave_up) return NULL;
-      if (!w) continue;
-      P *t = arena_alloc(x->a, sizeof *t);
-      t->kind = P_CTOR;
-      t->ctor = c;
-      t->n = k;
-      t->args = w;
-      P **r = arena_alloc(x->a, M.n * sizeof *r);
-      r[0] = t;
-      for (uint32_t i = 1; i < M.n; i++) r[i] = w[k + i - 1];
-      return r;
+      if (w) return unspecialize(x, c, k, w, M.n);
     }
     return NULL;
   }
@@ -282,11 +279,7 @@ static P **missing(Ex *x, Mat M) {
     for (uint32_t tg = 0; tg < hs.adt->nctors; tg++)
       if (!hs.seen[tg]) {
         Ctor *c = hs.adt->ctors[tg];
-        P *t = arena_alloc(x->a, sizeof *t);
-        t->kind = P_CTOR;
-        t->ctor = c;
-        t->n = c->nfields;
-        t->args = arena_alloc(x->a, (t->n ? t->n : 1) * sizeof *t->args);
+        P *t = p_new(x, c, c->nfields, NULL);
         for (uint32_t i = 0; i < t->n; i++) t->args[i] = &x->wild;
         r[0] = t;
         break;
