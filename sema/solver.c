@@ -281,9 +281,10 @@ static void note_blocker(TypeRelCtx *c, Type *t) {
   if (c->nblockers < REL_MAX_BLOCKERS) c->blockers[c->nblockers++] = t;
 }
 
-const Type *rel_type(TypeRelCtx *c, uint32_t i) {
-  if (i >= c->con->nargs) return NULL;
-  Type *t = ty_find(c->con->args[i]);
+/* What t stands for, or NULL: the error type (the relation has failed) or
+ * an unbound uvar (noted: the relation waits on it). */
+static Type *known_or_note(TypeRelCtx *c, Type *t) {
+  t = ty_find(t);
   if (t == c->cx->err) {
     c->failed = true;
     return NULL;
@@ -295,17 +296,14 @@ const Type *rel_type(TypeRelCtx *c, uint32_t i) {
   return t;
 }
 
+const Type *rel_type(TypeRelCtx *c, uint32_t i) {
+  return i < c->con->nargs ? known_or_note(c, c->con->args[i]) : NULL;
+}
+
 /* what/i name the slot in messages; what == NULL: the result. */
 static const Type *as_tensor(TypeRelCtx *c, Type *t, const char *what, uint32_t i) {
-  t = ty_find(t);
-  if (t == c->cx->err) {
-    c->failed = true;
-    return NULL;
-  }
-  if (t->kind == TYPE_UVAR) {
-    note_blocker(c, t);
-    return NULL;
-  }
+  t = known_or_note(c, t);
+  if (!t) return NULL;
   if (t->kind != TYPE_TENSOR) {
     if (what) rel_fail(c, "%s %u must be a tensor, found %s", what, i, ty_str(c->cx, t));
     else rel_fail(c, "the result must be a tensor, found %s", ty_str(c->cx, t));
