@@ -290,7 +290,7 @@ Type *typeof_adt_type(TypeofCx *tc, TypeDef *def, Type *const *args, uint32_t n)
   return shared_of(tc, TYPE_ADT, def, args, n);
 }
 
-Type *typeof_shared(TypeofCx *tc, Type *t) { return canon(tc, t, 0); }
+Type *typeof_shared(TypeofCx *t, Type *type) { return canon(t, type, 0); }
 
 Type *typeof_fn_type(TypeofCx *tc, Type *const *args, uint32_t n, Type *ret) {
   Type *small[8];
