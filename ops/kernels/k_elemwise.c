@@ -426,7 +426,7 @@ static int binary_kernel(KernelCtx *c) {
   int32_t ndim;
   int64_t shape[TENSOR_MAX_NDIM];
   if (a->ndim > TENSOR_MAX_NDIM || b->ndim > TENSOR_MAX_NDIM || !kernel_broadcast_shape(a, b, &ndim, shape))
-    return kernel_fail(c, "%s: shapes cannot be broadcast together", name);
+    return kernel_fail_broadcast(c, name, a, b);
   bool cmp = is_comparison(c->op_id);
   DType dt = a->dtype;
   bool half = dt.code == DT_FLOAT && dt.bits == 16;

@@ -422,9 +422,9 @@ int kernel_WHERE(KernelCtx *c) {
   if (!dtype_eq(x->dtype, y->dtype)) return kernel_fail(c, "where: x and y have different dtypes");
   int64_t s1[MAXR], shape[MAXR];
   int32_t n1, nd;
-  if (!kernel_broadcast_shape(x, y, &n1, s1)) return kernel_fail(c, "where: x and y cannot be broadcast together");
+  if (!kernel_broadcast_shape(x, y, &n1, s1)) return kernel_fail_broadcast(c, "where: x and y", x, y);
   Tensor tmp = {.ndim = n1, .shape = s1};
-  if (!kernel_broadcast_shape(cd, &tmp, &nd, shape)) return kernel_fail(c, "where: the condition cannot be broadcast");
+  if (!kernel_broadcast_shape(cd, &tmp, &nd, shape)) return kernel_fail_broadcast(c, "where: the condition and x, y", cd, &tmp);
   Tensor *o = kernel_output(c, x->dtype, nd, shape);
   if (!o) return KERNEL_ERROR;
   WhereJob j = {.cond = cd, .x = x, .y = y, .dst = o->data, .es = dtype_size(x->dtype), .nd = nd, .shape = o->shape};
@@ -490,7 +490,10 @@ int kernel_ARANGE(KernelCtx *c) {
   if (isnan(nf))
     return kernel_fail(c, "arange: the length of the range is not a number (start %g, stop %g, step %g)", start, stop,
                        step);
-  if (!(nf > 0)) return kernel_fail(c, "arange: the range is empty (start %g, stop %g, step %g)", start, stop, step);
+  /* stop == start at run time gives an empty tensor, as TVM's dynamic arange
+   * (its shape function computes 0); a range running the wrong way is an error
+   * (TVM computes a negative extent) */
+  if (nf < 0) return kernel_fail(c, "arange: the range is empty (start %g, stop %g, step %g)", start, stop, step);
   if (nf > 9e15) return kernel_fail(c, "arange: the range is too long (start %g, stop %g, step %g)", start, stop, step);
   int64_t n = (int64_t)nf;
   Tensor *o = kernel_output(c, dt, 1, &n);

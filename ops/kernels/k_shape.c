@@ -658,7 +658,7 @@ int kernel_BROADCAST_TO_LIKE(KernelCtx *c) {
   int64_t shape[MAXR];
   int32_t nd;
   if (!kernel_broadcast_shape(c->inputs[0], c->inputs[1], &nd, shape))
-    return kernel_fail(c, "broadcast_to_like: shapes cannot be broadcast together");
+    return kernel_fail_broadcast(c, "broadcast_to_like", c->inputs[0], c->inputs[1]);
   return broadcast_to(c, nd, shape);
 }
 

@@ -172,6 +172,20 @@ void kernel_parallel_for(KernelCtx *c, int64_t n, int64_t grain, KernelRangeFn b
 
 /* ------------------------------------------------------------ broadcasting */
 
+const char *kernel_shape_text(const Tensor *t, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "(");
+  for (int32_t i = 0; i < t->ndim && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+  if (used < size) snprintf(buf + used, size - used, ")");
+  return buf;
+}
+
+int kernel_fail_broadcast(KernelCtx *c, const char *op, const Tensor *a, const Tensor *b) {
+  char sa[96], sb[96];
+  return kernel_fail(c, "%s: shapes %s and %s cannot be broadcast together", op, kernel_shape_text(a, sa, sizeof sa),
+                     kernel_shape_text(b, sb, sizeof sb));
+}
+
 bool kernel_broadcast_shape(const Tensor *a, const Tensor *b, int32_t *ndim, int64_t *shape) {
   int32_t n = a->ndim > b->ndim ? a->ndim : b->ndim;
   for (int32_t i = 0; i < n; i++) {
