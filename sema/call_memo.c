@@ -97,20 +97,85 @@ static bool same(const Type *a, const Type *b) {
   return type_equal(a, b);
 }
 
-bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {
-  if (!cm->nheads) return false;
+/* ---- the calls met last, by address
+ *
+ * A slot holds a call's operator and argument type objects (solved) with the
+ * entry its key found: a call over the same objects with equal attributes is
+ * that entry's without hashing extents. A constant argument of an operator
+ * whose relation reads constants is never keyed, so never entered here. */
+#define RECENT_SLOTS 256u
+#define RECENT_ARGS 3u
+
+struct CallMemoRecent {
+  int32_t entry; /* 1 + index in items, 0 = empty */
+  int32_t op;
+  uint32_t nargs;
+  const Type *args[RECENT_ARGS];
+};
+
+static bool recent_fits(const Expr *e) {
+  if (e->call.nargs > RECENT_ARGS) return false;
+  for (uint32_t i = 0; i < e->call.nargs; i++)
+    if (e->call.args[i]->kind == EXPR_CONST && op_type_reads_consts(e->call.fn->op.id)) return false;
+  return true;
+}
+
+static size_t recent_slot(const Expr *e) {
+  uint64_t h = mix((uint64_t)(uint32_t)e->call.fn->op.id, e->call.nargs);
+  for (uint32_t i = 0; i < e->call.nargs; i++) h = mix(h, (uint64_t)(uintptr_t)type_solved(e->call.args[i]->type));
+  return (size_t)((h ^ (h >> 29)) % RECENT_SLOTS);
+}
+
+static bool recent_is(const CallMemo *cm, const CallMemoRecent *r, const Expr *e) {
+  if (!r->entry || r->op != e->call.fn->op.id || r->nargs != e->call.nargs) return false;
+  for (uint32_t i = 0; i < r->nargs; i++)
+    if (r->args[i] != type_solved(e->call.args[i]->type)) return false;
+  const Attrs *a = cm->items[r->entry - 1].attrs;
+  return a == e->call.attrs || attrs_equal_exact(a, e->call.attrs);
+}
+
+/* Enters e as a call of entry i; the slot's call before moves to its partner
+ * (two calls over the same arguments a program alternates between keep
+ * their places). */
+static void recent_put(CallMemo *cm, const Expr *e, size_t i) {
+  if (!recent_fits(e)) return;
+  if (!cm->recent) cm->recent = mem_calloc(RECENT_SLOTS, sizeof *cm->recent);
+  CallMemoRecent *r = &cm->recent[recent_slot(e)];
+  if (r->entry) cm->recent[(size_t)(r - cm->recent) ^ 1] = *r;
+  r->entry = (int32_t)i + 1;
+  r->op = e->call.fn->op.id;
+  r->nargs = e->call.nargs;
+  for (uint32_t k = 0; k < e->call.nargs; k++) r->args[k] = type_solved(e->call.args[k]->type);
+}
+
+/* The index of the entry of a call equal to e (keyed by h), or -1. */
+static int32_t find_entry(const CallMemo *cm, const Expr *e, uint64_t h) {
+  if (!cm->nheads) return -1;
   for (int32_t i = cm->heads[h & (cm->nheads - 1)]; i >= 0; i = cm->items[i].next) {
     const CallMemoEntry *k = &cm->items[i];
     if (k->hash != h || k->op != e->call.fn->op.id || k->nargs != e->call.nargs || !attrs_equal_exact(k->attrs, e->call.attrs))
       continue;
     bool eq = true;
     for (uint32_t j = 0; j < k->nargs && eq; j++) eq = same(k->args[j], e->call.args[j]->type);
-    if (!eq) continue;
-    e->call.fn->type = k->fn_type;
-    e->type = k->ret;
-    return true;
+    if (eq) return i;
   }
-  return false;
+  return -1;
+}
+
+bool call_memo_find(const CallMemo *cm, const Expr *e, uint64_t h, Type **fn_type, Type **ret) {
+  int32_t i = find_entry(cm, e, h);
+  if (i < 0) return false;
+  *fn_type = cm->items[i].fn_type;
+  *ret = cm->items[i].ret;
+  return true;
+}
+
+bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {
+  Type *fn_type, *ret;
+  if (!call_memo_find(cm, e, h, &fn_type, &ret)) return false;
+  e->call.fn->type = fn_type;
+  e->type = ret;
+  return true;
 }
 
 static void rehash(CallMemo *cm, size_t n) {
@@ -126,9 +191,13 @@ static void rehash(CallMemo *cm, size_t n) {
 }
 
 void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h) {
-  const Type *fn = type_solved(e->call.fn->type);
+  call_memo_add_types(cm, m, e, e->call.fn->type, e->type, h);
+}
+
+void call_memo_add_types(CallMemo *cm, Module *m, const Expr *e, Type *fn_type, Type *ret, uint64_t h) {
+  const Type *fn = type_solved(fn_type);
   uint64_t rh = 0;
-  if (!fn || fn->kind != TYPE_FUNC || !type_key(e->type, &rh, 0) || !type_key(fn->func.ret, &rh, 0))
+  if (!fn || fn->kind != TYPE_FUNC || !type_key(ret, &rh, 0) || !type_key(fn->func.ret, &rh, 0))
     return; /* a result that is not concrete: not remembered */
   if (2 * (cm->n + 1) > cm->nheads) rehash(cm, cm->nheads ? 2 * cm->nheads : 256);
   if (cm->n == cm->cap) {
@@ -140,11 +209,37 @@ void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h) {
   for (uint32_t i = 0; i < n; i++) args[i] = type_solved(e->call.args[i]->type);
   size_t b = h & (cm->nheads - 1);
   cm->items[cm->n] = (CallMemoEntry){e->call.fn->op.id, n, h, e->call.attrs, args, (Type *)fn,
-                                      type_solved(e->type), cm->heads[b]};
+                                      type_solved(ret), cm->heads[b]};
   cm->heads[b] = (int32_t)cm->n++;
+  recent_put(cm, e, cm->n - 1);
+}
+
+bool call_memo_lookup(CallMemo *cm, const Expr *e, bool *keyed, uint64_t *h, Type **fn_type, Type **ret) {
+  *keyed = false;
+  if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || e->call.fn->op.id < 0) return false;
+  if (cm->recent && recent_fits(e)) {
+    size_t s = recent_slot(e);
+    const CallMemoRecent *r = recent_is(cm, &cm->recent[s], e) ? &cm->recent[s] : &cm->recent[s ^ 1];
+    int32_t k = recent_is(cm, r, e) ? r->entry : 0;
+    if (k) {
+      *keyed = true;
+      *h = cm->items[k - 1].hash;
+      *fn_type = cm->items[k - 1].fn_type;
+      *ret = cm->items[k - 1].ret;
+      return true;
+    }
+  }
+  if (!(*keyed = call_memo_key(e, h))) return false;
+  int32_t i = find_entry(cm, e, *h);
+  if (i < 0) return false;
+  recent_put(cm, e, (size_t)i);
+  *fn_type = cm->items[i].fn_type;
+  *ret = cm->items[i].ret;
+  return true;
 }
 
 void call_memo_free(CallMemo *cm) {
+  mem_free(cm->recent);
   mem_free(cm->items);
   mem_free(cm->heads);
   *cm = (CallMemo){0};

@@ -2,8 +2,10 @@
  *
  * A pass that builds many operator calls over typed arguments builds the same
  * few calls over and over (Gradient: an add of two Tensor[(1, 16), float32];
- * ToMixedPrecision: a cast of one to float16). Typing each through its
- * relation (sema infer_untyped) costs far more than a look-up here:
+ * ToMixedPrecision: a cast of one to float16), and so does a program (a
+ * 100,000-call chain has a dozen distinct calls). Typing each through its
+ * relation costs far more than a look-up here (sema/infer.c looks every
+ * operator call up with call_memo_lookup once its arguments are inferred):
  *
  *     CallMemo cm = {0};
  *     uint64_t h;
@@ -32,12 +34,15 @@
 
 typedef struct CallMemoEntry CallMemoEntry;
 
+typedef struct CallMemoRecent CallMemoRecent;
+
 /* Zero-initialised is empty. */
 typedef struct CallMemo {
   CallMemoEntry *items;
   size_t n, cap;
   int32_t *heads; /* hash buckets into items (-1 = empty), a power of two */
   size_t nheads;
+  CallMemoRecent *recent; /* calls met last, by their argument types' addresses (call_memo_lookup) */
 } CallMemo;
 
 /* The key of e (an operator call whose arguments are typed); false when e is
@@ -46,9 +51,22 @@ bool call_memo_key(const Expr *e, uint64_t *h);
 /* Gives e (keyed by h) the result and callee types of an equal call recorded
  * before; false when there is none. */
 bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h);
+/* The result and callee types of a call equal to e (keyed by h) recorded
+ * before, e left as it is; false when there is none. */
+bool call_memo_find(const CallMemo *cm, const Expr *e, uint64_t h, Type **fn_type, Type **ret);
 /* Records e's type and its callee's (both set; nothing when the result is
  * not a type the memo takes). */
 void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h);
+/* call_memo_add with e's result and callee types given (the inference of e
+ * has them before it records them in e). */
+void call_memo_add_types(CallMemo *cm, Module *m, const Expr *e, Type *fn_type, Type *ret, uint64_t h);
+
+/* call_memo_key then call_memo_find, tried first by the addresses of e's
+ * argument types (a call over the very type objects of a recorded one, the
+ * common case in a module typed with shared types: no extents hashed).
+ * *keyed: whether e is a call the memo takes (*h its key then, for
+ * call_memo_add_types after a miss). */
+bool call_memo_lookup(CallMemo *cm, const Expr *e, bool *keyed, uint64_t *h, Type **fn_type, Type **ret);
 void call_memo_free(CallMemo *cm);
 
 #endif

@@ -26,6 +26,7 @@
 #include "ir/ptrmap.h"
 #include "ir/type_any.h"
 #include "ops/registry.h"
+#include "sema/call_memo.h"
 #include "sema/typing.h"
 
 typedef struct Inf {
@@ -33,6 +34,7 @@ typedef struct Inf {
   VEC(Expr *) exprs;       /* every typed expression, for zonking */
   VEC(Var *) vars;
   VEC(Function *) fns;
+  CallMemo calls;          /* operator calls typed so far, by (operator, attributes, argument types) */
   bool deep_reported;
 } Inf;
 
@@ -146,10 +148,22 @@ static Type *infer_op_call(Inf *I, Expr *e) {
     vec_push(I->exprs, f);
     return err_at(I);
   }
+  /* a call equal to one typed before (same operator, attributes and argument
+   * types: sema/call_memo.h) gets its types without running the relation
+   * again; what the relation would have run first still runs first */
+  uint64_t h;
+  bool keyed;
+  Type *ret;
+  if (call_memo_lookup(&I->calls, e, &keyed, &h, &f->type, &ret)) {
+    vec_push(I->exprs, f);
+    solver_drain(&I->cx);
+    return ret;
+  }
   args[n] = ty_fresh(&I->cx);
   f->type = ty_func(&I->cx, args, n, args[n]);
   vec_push(I->exprs, f);
   solver_add_rel(&I->cx, op, e->call.attrs, e->call.args, args, n, e->span);
+  if (keyed) call_memo_add_types(&I->calls, I->cx.m, e, f->type, args[n], h);
   return args[n];
 }
 
@@ -382,9 +396,15 @@ static Type *infer_let_chain(Inf *I, Expr *e) {
       vt = infer_fn(I, val, v);
       vec_push(I->exprs, val);
     } else {
-      Type *want = var_type(I, v);
+      /* an unannotated variable its value does not name (only a function
+       * may) takes the value's type as it is, no uvar unified with it */
+      bool bare = !v->annot && !v->type;
+      Type *want = bare ? NULL : var_type(I, v);
       vt = infer(I, val);
-      if (!ty_unify(cx, want, vt)) {
+      if (bare && !v->type) {
+        v->type = vt;
+        vec_push(I->vars, v);
+      } else if (!ty_unify(cx, want ? want : (want = v->type), vt)) {
         if (v->annot)
           diag_error(cx->d, val->span, "%%%s is annotated %s but its value has type %s", v->name,
                      tstr(I, want), tstr(I, vt));
@@ -533,19 +553,36 @@ static Type *infer(Inf *I, Expr *e) {
 
 /* ------------------------------------------------------------------ driver */
 
+/* Type objects zonk_all found final, by address: most nodes share a few
+ * (a tensor type, the call memo's callee types). */
+#define ZONK_SEEN 64u
+
+/* ty_zonk(t, final): a tensor type is final as it is (its extents hold no
+ * uvar), and so is an object zonked before that came back unchanged (its
+ * uvars resolved in place; nothing unifies during zonk_all). */
+static Type *zonk_once(TyCx *cx, const Type **seen, Type *t) {
+  if (!t || t->kind == TYPE_TENSOR) return t;
+  const Type **s = &seen[((uintptr_t)t >> 4) % ZONK_SEEN];
+  if (*s == t) return t;
+  Type *r = ty_zonk(cx, t, true);
+  if (r == t) *s = t;
+  return r;
+}
+
 static void zonk_all(Inf *I) {
   TyCx *cx = &I->cx;
+  const Type *seen[ZONK_SEEN] = {0};
   for (size_t i = 0; i < I->exprs.len; i++) {
     Expr *e = I->exprs.data[i];
-    e->type = ty_zonk(cx, e->type, true);
+    e->type = zonk_once(cx, seen, e->type);
   }
   for (size_t i = 0; i < I->vars.len; i++) {
     Var *v = I->vars.data[i];
-    v->type = ty_zonk(cx, v->type, true);
+    v->type = zonk_once(cx, seen, v->type);
   }
   for (size_t i = 0; i < I->fns.len; i++) {
     Function *f = I->fns.data[i];
-    f->type = ty_zonk(cx, f->type, true);
+    f->type = zonk_once(cx, seen, f->type);
   }
 }
 
@@ -554,6 +591,7 @@ static bool finish(Inf *I, int before) {
   zonk_all(I);
   bool ok = I->cx.d->nerrors == before;
   ty_fini(&I->cx);
+  call_memo_free(&I->calls);
   vec_free(I->exprs);
   vec_free(I->vars);
   vec_free(I->fns);

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "ir/mem.h"
-#include "ir/ptrmap.h"
 #include "ops/registry.h"
 #include "sema/scope.h"
 
@@ -44,6 +43,7 @@ typedef struct GraphSlot {
 typedef struct GraphNeed {
   Var *var;
   uint32_t index;      /* its binding's index in the locals stack */
+  const Expr *bind;    /* the binding node (EXPR_GRAPH_BIND) */
 } GraphNeed;
 
 /* A graph binding whose value is being resolved: locals below `depth` are
@@ -73,8 +73,7 @@ typedef struct Resolver {
   GraphSlot *graph;    /* sparse numbers: open addressing, power-of-two size */
   uint32_t graph_cap, nsparse;
   uint32_t graph_n;    /* graph bindings so far */
-  VEC(GraphNeed) needs;
-  PtrMap need_of;      /* binding node -> index + 1 in needs (absent: the value uses no local) */
+  VEC(GraphNeed) needs; /* a binding node's is needs[mark - 1] (validated by bind; none: the value uses no local) */
   VEC(GraphTracker) trackers; /* graph values being resolved, outermost first (depths increase) */
   Expr **meta_exprs;   /* the shared EXPR_CONST of each meta[relay.Constant][i] */
   VEC(Pending) pending;
@@ -283,7 +282,7 @@ static void res_track(Resolver *r, Var *v, uint32_t index) {
       done_above = t->need.index;
       continue;
     }
-    t->need = (GraphNeed){v, index};
+    t->need = (GraphNeed){v, index, NULL};
   }
 }
 
@@ -342,12 +341,13 @@ static Span res_graph_name_span(Resolver *r, Expr *e) {
 
 static void res_graph_bind(Resolver *r, Expr *e) {
   uint32_t num = e->graph_bind.num;
-  vec_push(r->trackers, ((GraphTracker){scope_mark(r->locals), {NULL, 0}}));
+  vec_push(r->trackers, ((GraphTracker){scope_mark(r->locals), {NULL, 0, NULL}}));
   e->graph_bind.value = res_expr(r, e->graph_bind.value);
   GraphNeed need = r->trackers.data[--r->trackers.len].need;
   if (need.var) { /* (the enclosing values saw each use themselves) */
+    need.bind = e;
     vec_push(r->needs, need);
-    ptrmap_put(&r->need_of, e, (int64_t)r->needs.len);
+    e->mark = (uint32_t)r->needs.len; /* the binding node leaves the tree here: its mark is ours */
   }
   Expr *old = res_graph_find(r, num);
   if (old) {
@@ -367,9 +367,9 @@ static Expr *res_graph_ref(Resolver *r, Expr *e) {
     diag_error(r->d, e->span, "graph variable %%%u is not bound", num);
     return res_poison(e);
   }
-  const int64_t *k = r->need_of.len ? ptrmap_find(&r->need_of, bind) : NULL;
-  if (!k) return bind->graph_bind.value;
-  GraphNeed need = r->needs.data[*k - 1];
+  uint32_t k = bind->mark;
+  if (!k || k > r->needs.len || r->needs.data[k - 1].bind != bind) return bind->graph_bind.value;
+  GraphNeed need = r->needs.data[k - 1];
   if (scope_at(r->locals, need.index) == need.var) {
     res_track(r, need.var, need.index);
     return bind->graph_bind.value;
@@ -867,7 +867,6 @@ static void res_fini(Resolver *r) {
   vec_free(r->pending);
   vec_free(r->needs);
   vec_free(r->trackers);
-  ptrmap_free(&r->need_of);
 }
 
 /* Resolves the definitions of `m` and then its bare expression, if any. */

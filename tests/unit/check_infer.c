@@ -456,6 +456,46 @@ START_TEST(unify_polymorphic_functions_alpha) {
 }
 END_TEST
 
+/* ------------------------------------------------------- operator calls */
+
+/* A call equal to one typed before (operator, attributes, argument types)
+ * takes its types from the call memo (sema/call_memo.h): one shared result
+ * type and one callee type, no relation run again. */
+START_TEST(equal_calls_share_types) {
+  Run r = run(HDR "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {\n"
+                  "  %0 = add(%x, %y);\n  %1 = add(%0, %x);\n  %2 = add(%1, %x);\n  %2\n}\n");
+  ACCEPT(r);
+  Expr *c2 = def(r.m, "main")->fn->body, *c1 = c2->call.args[0];
+  ck_assert_str_eq(tystr(c2->type), "Tensor[(2, 3), float32]");
+  ck_assert_ptr_eq(c1->type, c2->type);
+  ck_assert_ptr_eq(c1->call.fn->type, c2->call.fn->type);
+  done(&r);
+}
+END_TEST
+
+/* Calls over the same argument types whose attributes differ are told apart,
+ * also when a program alternates between them. */
+START_TEST(equal_arguments_other_attributes) {
+  Run r = run(HDR "def @main(%x: Tensor[(2, 3), float32]) {\n"
+                  "  (sum(%x, axis=[0]), sum(%x, axis=[1]), sum(%x, axis=[0]), sum(%x, axis=[1]), sum(%x))\n}\n");
+  ACCEPT(r);
+  ck_assert_str_eq(ret_of(&r, "main"),
+                   "(Tensor[(3), float32], Tensor[(2), float32], Tensor[(3), float32], Tensor[(2), float32], float32)");
+  done(&r);
+}
+END_TEST
+
+/* A call whose relation failed is not remembered: an equal call later is
+ * checked (and reported) again. */
+START_TEST(failed_call_reported_each_time) {
+  Run r = run(HDR "def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(4), float32]) {\n"
+                  "  %0 = add(%a, %b);\n  %1 = add(%a, %b);\n  (%0, %1)\n}\n");
+  REJECT(r, "add: ");
+  ck_assert_int_eq(r.nerrors, 2);
+  done(&r);
+}
+END_TEST
+
 static Suite *infer_suite(void) {
   Suite *s = suite_create("infer");
   TCase *u = tcase_create("unify");
@@ -509,6 +549,11 @@ static Suite *infer_suite(void) {
   tcase_add_test(dg, call_non_function);
   tcase_add_test(dg, error_has_location);
   suite_add_tcase(s, dg);
+  TCase *oc = tcase_create("operator calls");
+  tcase_add_test(oc, equal_calls_share_types);
+  tcase_add_test(oc, equal_arguments_other_attributes);
+  tcase_add_test(oc, failed_call_reported_each_time);
+  suite_add_tcase(s, oc);
   return s;
 }
 
