@@ -232,20 +232,39 @@ static void chan_range(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
+/* A one-value bias behind a channel axis the types left open (?): TVM lowers
+ * bias_add to a broadcasting add (relayc's CanonicalizeOps too), so the value
+ * is added to every channel. prelu's alpha must have one value per channel. */
+static bool bias_broadcasts(const KernelCtx *c, const Tensor *v, int64_t n) {
+  return c->op_id == OP_NN_BIAS_ADD && v->numel == 1 && n != 1;
+}
+
+/* The per-channel vector as n values of dtype dt: v itself when it already
+ * is, else a new tensor in *made (half data computes in float32; a one-value
+ * bias repeats). */
+static const Tensor *chan_vector(const Tensor *v, DType dt, int64_t n, Tensor **made) {
+  *made = NULL;
+  if (v->numel == n && dtype_eq(v->dtype, dt)) return v;
+  Tensor *t = tensor_new(dt, 1, &n);
+  if (!t) return NULL;
+  size_t es = dtype_size(dt);
+  if (v->numel == n) ku_cast_n(v->dtype, v->data, dt, t->data, n);
+  else
+    for (int64_t i = 0; i < n; i++) ku_cast(v->dtype, v->data, dt, (char *)t->data + (size_t)i * es);
+  return *made = t;
+}
+
 static int chan_native(KernelCtx *c, const Tensor *x, Tensor *o) {
-  const Tensor *v = c->inputs[1];
   int64_t axis = kernel_attr_int(c, "axis", 1), outer, n, inner;
   if (!split_axis(x, &axis, &outer, &n, &inner))
     return kernel_fail(c, "%s: axis %lld is out of range", c->op->name, (long long)kernel_attr_int(c, "axis", 1));
-  if (v->numel != n) return kernel_fail(c, "%s: expected %lld values along axis %lld, got %lld", c->op->name,
-                                        (long long)n, (long long)axis, (long long)v->numel);
-  Tensor *vt = NULL;
-  if (!dtype_eq(v->dtype, x->dtype)) { /* half data computed in float32: widen the vector too */
-    vt = tensor_new(x->dtype, 1, &n);
-    if (!vt) return kernel_fail(c, "%s: out of memory", c->op->name);
-    ku_cast_n(v->dtype, v->data, x->dtype, vt->data, n);
-    v = vt;
-  }
+  const Tensor *given = c->inputs[1];
+  if (given->numel != n && !bias_broadcasts(c, given, n))
+    return kernel_fail(c, "%s: expected %lld values along axis %lld, got %lld", c->op->name, (long long)n,
+                       (long long)axis, (long long)given->numel);
+  Tensor *vt;
+  const Tensor *v = chan_vector(given, x->dtype, n, &vt);
+  if (!v) return kernel_fail(c, "%s: out of memory", c->op->name);
   ChanJob j = {.x = x->data, .v = v->data, .y = o->data, .op = c->op_id, .kt = ku_type(x->dtype), .n = n, .inner = inner};
   kernel_parallel_for(c, outer * n, 1 + 32768 / (inner + 1), chan_range, &j);
   tensor_release(vt);
