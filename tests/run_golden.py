@@ -20,7 +20,7 @@ a printer test can pin the `--print` text and check the re-parse explicitly). Wi
 success). Every test that exits 0 is also run with `--check-roundtrip` unless NO-ROUNDTRIP is given
 or the command used --expr/--emit=tokens. The stdout of a `--run` line may differ from the expected
 text only in floating-point literals, each within a relative 1e-5 (absolute 1e-9) of the expected
-one: the float32 kernels sum in an order that depends on the CPU (relayc's own AVX-512 GEMM on one
+one and of the same sign (0f is not -0f): the float32 kernels sum in an order that depends on the CPU (relayc's own AVX-512 GEMM on one
 machine, OpenBLAS's Haswell kernels on another), so the last bits of a value are not portable;
 everything else (structure, integers, booleans, the count of values) must match exactly. Files
 under samples/ are checked the same way
@@ -28,6 +28,7 @@ under samples/ are checked the same way
 """
 import argparse
 import concurrent.futures
+import math
 import os
 import re
 import shlex
@@ -155,6 +156,8 @@ def floats_close(expected, got):
         if not (is_float_literal(e) and is_float_literal(g)):
             return False
         a, b = float_value(e), float_value(g)
+        if math.copysign(1.0, a) != math.copysign(1.0, b):  # 0f against -0f too
+            return False
         if abs(a - b) > FLOAT_RTOL * max(abs(a), abs(b)) + FLOAT_ATOL:
             return False
     return True

@@ -13,9 +13,13 @@
  * function's body becomes the residual expression of its result, so later
  * rewrites (FuseDenseTranspose, FuseScaledAdd) see the gradient's products next
  * to the update that consumes them, and nothing is left of the cells, the tape
- * or the closures. `add(z, x)`, `add(x, z)` and `subtract(x, z)` with z a
- * `zeros_like`/`zeros` result and x of the result's type become x, which is
- * what the kernel does with such a zero (ops/kernels/k_elemwise.c).
+ * or the closures. `subtract(x, z)` with z a `zeros_like`/`zeros` result and x
+ * of the result's type becomes x, and so does `add(z, x)` / `add(x, z)` unless
+ * x is a float that may hold -0: 0 + -0 is +0 (IEEE 754), so x itself would
+ * keep a negative zero the program turns positive. A sum, mean or matrix
+ * product (a reduction starting from +0) never gives -0, nor do what moves its
+ * elements and a few more (never_negative_zero); elsewhere the add stays, and
+ * the kernel skips its arithmetic where x has no -0 (ops/kernels/k_elemwise.c).
  *
  * Fires only on a function that uses references, and keeps it unchanged
  * unless ALL of it fits: no if/match, no calls of globals or constructors, no
@@ -119,15 +123,47 @@ static Expr *materialise(Straight *s, SVal *v) {
   return NULL;
 }
 
-/* x when `op(a, b)` is add(z, x), add(x, z) or subtract(x, z) with z known
- * zero and x of the call's own type; else NULL. */
+/* Whether no element of residual e can be -0 whatever the inputs (depth
+ * bounds the look through the operators that move or select elements): a
+ * reduction that starts from +0 (+0 + -0 is +0) as TVM's and relayc's kernels
+ * compute them, a zero, one or exp, an add with such an operand, a subtract
+ * of such a minuend (-0 - +0 is the only way to -0). */
+static bool never_negative_zero_expr(const Expr *e, int depth) {
+  int32_t id = op_call_id(e);
+  if (id < 0 || depth <= 0) return false;
+  const Expr *const *a = (const Expr *const *)e->call.args;
+  switch (id) {
+  case OP_SUM: case OP_MEAN: case OP_NN_DENSE: case OP_NN_MATMUL: case OP_NN_BATCH_MATMUL:
+  case OP_ZEROS: case OP_ZEROS_LIKE: case OP_ONES: case OP_ONES_LIKE: case OP_EXP:
+    return true;
+  case OP_COLLAPSE_SUM_LIKE: case OP_RESHAPE: case OP_TRANSPOSE: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+  case OP_BROADCAST_TO: case OP_BROADCAST_TO_LIKE: case OP_SUBTRACT:
+    return never_negative_zero_expr(a[0], depth - 1);
+  case OP_ADD:
+    return never_negative_zero_expr(a[0], depth - 1) || never_negative_zero_expr(a[1], depth - 1);
+  case OP_WHERE:
+    return never_negative_zero_expr(a[1], depth - 1) && never_negative_zero_expr(a[2], depth - 1);
+  default: return false;
+  }
+}
+
+/* Whether no element of v (of tensor type t) can be -0: a non-float, or a
+ * residual as above. */
+static bool never_negative_zero(const SVal *v, const Type *t) {
+  if (!dtype_is_float(t->tensor.dtype)) return true;
+  return v->kind == SV_ATOM && never_negative_zero_expr(v->atom, 8);
+}
+
+/* x when `op(a, b)` is subtract(x, z), or add(z, x) / add(x, z) with x never
+ * -0, z known zero and x of the call's own type; else NULL. */
 static SVal *zero_operand_fold(int32_t id, SVal *a, SVal *b, const Type *t) {
   SVal *keep = NULL;
   if ((id == OP_ADD || id == OP_SUBTRACT) && b->kind == SV_ATOM && b->zero) keep = a;
   else if (id == OP_ADD && a->kind == SV_ATOM && a->zero) keep = b;
   if (!keep || (keep->kind != SV_ATOM && keep->kind != SV_PARAM)) return NULL;
   const Type *kt = type_solved_tensor(keep->t), *rt = type_solved(t);
-  return kt && rt && type_equal(kt, rt) ? keep : NULL;
+  if (!kt || !rt || !type_equal(kt, rt)) return NULL;
+  return id == OP_ADD && !never_negative_zero(keep, kt) ? NULL : keep;
 }
 
 /* An operator call: a new node over the arguments' residuals (the old callee

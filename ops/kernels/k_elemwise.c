@@ -22,6 +22,7 @@
 #include "ir/mem.h"
 #include "ops/kernels/k_elemwise_fast.h"
 #include "ops/kernels/k_fastmath.h"
+#include "ops/kernels/k_simd.h"
 #include "ops/kernels/k_util.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
@@ -395,10 +396,32 @@ static void bin_range(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
+/* Whether float tensor t holds a negative zero: an element whose only set bit
+ * is the sign bit (the top bit of its last, most significant byte). */
+static KHOT_EXACT bool u32_contains(const uint32_t *w, size_t n, uint32_t v) {
+  uint32_t found = 0;
+  for (size_t i = 0; i < n; i++) found |= w[i] == v;
+  return found != 0;
+}
+
+static bool has_negative_zero(const Tensor *t) {
+  size_t es = (size_t)(t->dtype.bits + 7) / 8, n = (size_t)t->numel * t->dtype.lanes;
+  if (es == 4) return u32_contains(t->data, n, 0x80000000u);
+  const uint8_t *b = t->data;
+  for (size_t i = 0; i < n; i++, b += es) {
+    if (b[es - 1] != 0x80) continue;
+    size_t k = 0;
+    while (k + 1 < es && b[k] == 0) k++;
+    if (k + 1 == es) return true;
+  }
+  return false;
+}
+
 /* add(0, x), add(x, 0) and subtract(x, 0) with a zero operand (runtime/tensor.h
  * TENSOR_ZERO) that x's shape already covers: x itself, no pass over memory.
  * The gradient program starts every cell at zeros_like and adds the first
- * contribution to it. (Not IEEE-exact for x = -0, which stays -0: equal values.) */
+ * contribution to it. Exact except for a float addition to -0, which gives +0
+ * (IEEE 754: 0 + -0 = +0; x - 0 keeps -0): such an x takes the arithmetic path. */
 static bool zero_operand_shortcut(KernelCtx *c) {
   if (c->op_id != OP_ADD && c->op_id != OP_SUBTRACT) return false;
   Tensor *a = c->inputs[0], *b = c->inputs[1];
@@ -412,6 +435,7 @@ static bool zero_operand_shortcut(KernelCtx *c) {
   if (keep->ndim > TENSOR_MAX_NDIM || zero->ndim > TENSOR_MAX_NDIM || !kernel_broadcast_shape(a, b, &ndim, shape) ||
       ndim != keep->ndim || memcmp(shape, keep->shape, (size_t)ndim * sizeof *shape) != 0)
     return false;
+  if (c->op_id == OP_ADD && dtype_is_float(keep->dtype) && has_negative_zero(keep)) return false;
   kernel_set_output(c, tensor_retain(keep));
   return true;
 }

@@ -367,32 +367,39 @@ typedef struct RangeSeen {
   bool ran;           /* the probe ran to the end */
   bool nonfinite;     /* an inf or NaN somewhere */
   double max_abs;     /* the largest finite magnitude */
+  double min_abs;     /* the smallest nonzero magnitude (0: every value was 0, inf or NaN) */
   double max_exp_arg; /* the largest finite magnitude an exponential took */
 } RangeSeen;
 
 static RangeSeen range_seen; /* the probe kernels' record of the current probe run */
 
-static void range_note(DType dt, const void *data, int64_t n, double *max_abs) {
+/* Notes n float values: their largest magnitude into *max_abs, the smallest
+ * nonzero one into range_seen.min_abs when note_min. */
+static void range_note(DType dt, const void *data, int64_t n, double *max_abs, bool note_min) {
   if (!dtype_is_float(dt) || dt.lanes != 1) return;
   size_t size = dtype_size(dt);
   for (int64_t i = 0; i < n; i++) {
-    double v = tensor_load_f64(dt, (const char *)data + (size_t)i * size);
-    if (!isfinite(v)) range_seen.nonfinite = true;
-    else if (fabs(v) > *max_abs) *max_abs = fabs(v);
+    double v = fabs(tensor_load_f64(dt, (const char *)data + (size_t)i * size));
+    if (!isfinite(v)) {
+      range_seen.nonfinite = true;
+      continue;
+    }
+    if (v > *max_abs) *max_abs = v;
+    if (note_min && v != 0 && (range_seen.min_abs == 0 || v < range_seen.min_abs)) range_seen.min_abs = v;
   }
 }
 
 /* The identity, noting its input into *max_abs. */
-static int probe_identity(KernelCtx *c, double *max_abs) {
+static int probe_identity(KernelCtx *c, double *max_abs, bool note_min) {
   const Tensor *x = kernel_input(c, 0);
-  range_note(x->dtype, x->data, x->numel, max_abs);
+  range_note(x->dtype, x->data, x->numel, max_abs, note_min);
   Tensor *y = kernel_output(c, x->dtype, x->ndim, x->shape);
   if (!y) return KERNEL_ERROR;
   memcpy(y->data, x->data, x->nbytes);
   return KERNEL_OK;
 }
-static int range_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_abs); }
-static int exp_arg_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_exp_arg); }
+static int range_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_abs, true); }
+static int exp_arg_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_exp_arg, false); }
 
 static void range_probe_register(void) {
   const OpDef *copy = op_get(op_lookup("copy"));
@@ -409,7 +416,7 @@ static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
   if (e->kind == EXPR_CONST) {
     size_t size = dtype_size(e->constant->dtype);
     range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0,
-               &range_seen.max_abs);
+               &range_seen.max_abs, true);
   }
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || !float_tensor(old->type)) return e;
   int32_t id = e->call.fn->op.id;
@@ -614,13 +621,18 @@ static bool beyond_range(Baseline *b, int limit) {
     b->range = range_probe(b->text, b->len, b->prelude);
     b->probed = true;
     if (cfg.verbose)
-      fprintf(stderr, "  range probe: ran %d, inf/NaN %d, largest %g, largest exponential argument %g\n", b->range.ran,
-              b->range.nonfinite, b->range.max_abs, b->range.max_exp_arg);
+      fprintf(stderr,
+              "  range probe: ran %d, inf/NaN %d, largest %g, smallest nonzero %g, largest exponential argument %g\n",
+              b->range.ran, b->range.nonfinite, b->range.max_abs, b->range.min_abs, b->range.max_exp_arg);
   }
   const RangeSeen *r = &b->range;
   double bound = limit == LIMIT_FLOAT16 ? 65504.0 : limit == LIMIT_FASTMATH ? 0x1p126 : 0x1p48;
-  /* float16: an exponential of a value beyond 16 is off by 16 * 2^-11 = 0.8% and more */
-  return r->ran && (r->nonfinite || r->max_abs > bound || (limit == LIMIT_FLOAT16 && r->max_exp_arg > 16));
+  if (!r->ran) return false;
+  if (r->nonfinite || r->max_abs > bound) return true;
+  /* float16: an exponential of a value beyond 16 is off by 16 * 2^-11 = 0.8% and more;
+   * below 2^-14 (6.1e-5, the smallest normal) a value keeps fewer than 11 bits, and
+   * below 2^-25 (half the smallest subnormal, 5.96e-8) it becomes 0 */
+  return limit == LIMIT_FLOAT16 && (r->max_exp_arg > 16 || (r->min_abs != 0 && r->min_abs < 0x1p-14));
 }
 
 /* Whether the original, run without relayc --run's default pipeline (as
@@ -1494,14 +1506,20 @@ static int self_test(void) {
       /* an exponential of 300: float16's rounding of its argument is 15% after it */
       {"def @main() { %0 = ones(shape=[2], dtype=\"float32\"); nn.softmax(multiply(%0, 300f)) }", LIMIT_FLOAT16, true},
       {"def @main() { %0 = ones(shape=[2], dtype=\"float32\"); nn.softmax(multiply(%0, 3f)) }", LIMIT_FLOAT16, false},
+      /* float16's underflow: 1e-30 is 0 there (a constant, then an operator's result), 1e-6 a subnormal;
+       * 1e-4 is normal */
+      {"def @main() { %0 = ones(shape=[1], dtype=\"float32\"); greater(multiply(%0, 1e-30f), 0f) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = full(1e-3f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = full(1e-2f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = full(1e-3f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_SQUARES, false},
   };
   for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
     char text[512];
     snprintf(text, sizeof text, "#[version = \"0.0.5\"]\n%s\n", probe[i].text);
     Baseline b = {.text = text, .len = strlen(text)};
     if (beyond_range(&b, probe[i].limit) != probe[i].want || !b.range.ran) {
-      fprintf(stderr, "self-test: range probe (ran %d, largest %g, inf/NaN %d) on %s\n", b.range.ran,
-              b.range.max_abs, b.range.nonfinite, probe[i].text);
+      fprintf(stderr, "self-test: range probe (ran %d, largest %g, smallest nonzero %g, inf/NaN %d) on %s\n",
+              b.range.ran, b.range.max_abs, b.range.min_abs, b.range.nonfinite, probe[i].text);
       bad++;
     }
   }
