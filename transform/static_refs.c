@@ -301,12 +301,23 @@ static SVal *eval_node(Straight *s, Expr *e) {
   }
 }
 
+/* Whether value v of node e has another type than e (a Tensor[(?)] forwarded
+ * through a let or a parameter annotated (2), a field of such a tuple): the
+ * residual nodes over it keep the types inferred for e, which a full
+ * inference would not give them. Cells and closures are checked where their
+ * contents are read or their bodies run. */
+static bool less_precise(const SVal *v, const Expr *e) {
+  if (v->kind == SV_REF || v->kind == SV_CLOS || !v->t || !e->type) return false;
+  return !type_equal(v->t, e->type);
+}
+
 static SVal *eval(Straight *s, Expr *e) {
   if (s->failed) return NULL;
   if (stack_exhausted()) return give_up(s);
   int64_t hit;
   if (e->kind != EXPR_VAR && ptrmap_get(&s->memo, e, &hit)) return (SVal *)(intptr_t)hit;
   SVal *v = eval_node(s, e);
+  if (v && less_precise(v, e)) return give_up(s);
   if (v && e->kind != EXPR_VAR) ptrmap_put(&s->memo, e, (int64_t)(intptr_t)v);
   return v;
 }

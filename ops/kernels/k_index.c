@@ -496,6 +496,13 @@ int kernel_ARANGE(KernelCtx *c) {
   if (nf < 0) return kernel_fail(c, "arange: the range is empty (start %g, stop %g, step %g)", start, stop, step);
   if (nf > 9e15) return kernel_fail(c, "arange: the range is too long (start %g, stop %g, step %g)", start, stop, step);
   int64_t n = (int64_t)nf;
+  /* the type's length comes from the start/stop/step attributes (copies of
+   * the inputs): a call whose inputs say otherwise cannot give its type */
+  const Type *t = c->out_type;
+  if (t && t->kind == TYPE_TENSOR && t->tensor.ndim == 1 && t->tensor.dims[0].kind == DIM_INT &&
+      t->tensor.dims[0].value != n)
+    return kernel_fail(c, "arange: the inputs (start %g, stop %g, step %g) give %lld elements, the attributes %lld",
+                       start, stop, step, (long long)n, (long long)t->tensor.dims[0].value);
   Tensor *o = kernel_output(c, dt, 1, &n);
   if (!o) return KERNEL_ERROR;
   size_t es = dtype_size(dt);

@@ -394,6 +394,37 @@ START_TEST(fold_constant_refreshes_dynamic_types) {
 }
 END_TEST
 
+/* ResolveStaticRefs forwarding a Tensor[(?)] argument (arange with None
+ * bounds) into a literal whose parameter is annotated (2): after
+ * ToANormalForm the let-bound uses had type (2), the forwarded value (?), and
+ * the residual calls kept (2) ("stale type after incremental re-typing";
+ * pass fuzzer, session 12 seed 70 input 2897, a mutant of
+ * golden/grad/ops/relayc_add_scaled_values.relay). The pass now leaves such
+ * a function as it was. */
+START_TEST(static_refs_less_precise_argument) {
+  Prog p;
+  load(&p, "def @main() {\n"
+           "  %0 = arange(1f, 3f, 1f, start=None, stop=None, step=None, dtype=\"float32\");\n"
+           "  %3 = fn (%a: Tensor[(2), float32]) {\n"
+           "    let %c = ref(zeros_like(%a));\n"
+           "    %1 = ref_read(%c);\n"
+           "    %2 = add(%1, multiply(%a, %a));\n"
+           "    let %w = ref_write(%c, %2);\n"
+           "    (multiply(%a, 2f), ref_read(%c))\n"
+           "  };\n"
+           "  %3(%0)\n}\n");
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  ck_assert(pass_pipeline_parse(&pl, "ToANormalForm,ResolveStaticRefs", stderr));
+  PassRunOptions ro = {.verify_retype = true};
+  int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
+  pass_pipeline_fini(&pl);
+  ck_assert_msg(st == 0, "%s", errors(&p));
+  ck_assert_int_eq(p.d.nerrors, 0);
+  unload(&p);
+}
+END_TEST
+
 /* Passes that give the nodes they build their types (ir/build.h
  * build_typed, the Rewriter's keep_types): after them the incremental
  * re-typing infers nothing again (the --time-passes count), and the types
@@ -973,6 +1004,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, gradient_shares_var_uses);
   tcase_add_test(tc, let_chain_verdicts);
   tcase_add_test(tc, judge_marks_per_run);
+  tcase_add_test(tc, static_refs_less_precise_argument);
   suite_add_tcase(s, tc);
   return s;
 }
