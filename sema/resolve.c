@@ -81,6 +81,7 @@ typedef struct Resolver {
   bool attr_name;      /* resolving a bare name given as an attribute value */
   bool too_deep;       /* "nested too deeply" already reported */
   bool expr_mode;      /* a bare expression: undefined globals are left to inference */
+  struct { const char *name; int32_t id; } op_seen[64]; /* operator names met last, by address (res_op_id) */
 } Resolver;
 
 static Expr *res_expr_at(Resolver *r, Expr *e, bool callee);
@@ -508,6 +509,18 @@ static void res_unknown_op(Resolver *r, Expr *e) {
     diag_note(r->d, e->span, "a string attribute value must be quoted: \"%s\"", name);
 }
 
+/* op_lookup(name), remembered by the name's address: the parser interns
+ * names, so a program's thousands of `add` are a few pointers, and the
+ * registry does not change while a module is resolved. */
+static int32_t res_op_id(Resolver *r, const char *name) {
+  size_t k = ((uintptr_t)name >> 3) % (sizeof r->op_seen / sizeof r->op_seen[0]);
+  if (!name || r->op_seen[k].name != name) {
+    r->op_seen[k].id = op_lookup(name);
+    r->op_seen[k].name = name;
+  }
+  return r->op_seen[k].id;
+}
+
 static Expr *res_name(Resolver *r, Expr *e, bool callee) {
   const char *name = e->name.name;
   Ctor *c = scope_map_get(r->ctors, name);
@@ -518,7 +531,7 @@ static Expr *res_name(Resolver *r, Expr *e, bool callee) {
     if (c->nfields == 0 && !callee) return expr_call(r->m, e, NULL, 0, NULL, e->span);
     return e;
   }
-  int32_t id = op_lookup(name);
+  int32_t id = res_op_id(r, name);
   e->kind = EXPR_OP;
   e->op.name = name;
   e->op.id = id;
@@ -678,7 +691,7 @@ static Expr *res_node(Resolver *r, Expr *e, bool callee) {
   case EXPR_CTOR:
     return e;
   case EXPR_OP: /* built by expr_op(): the id is looked up here */
-    if (e->op.id < 0 && (e->op.id = op_lookup(e->op.name)) < 0) res_unknown_op(r, e);
+    if (e->op.id < 0 && (e->op.id = res_op_id(r, e->op.name)) < 0) res_unknown_op(r, e);
     return e;
   case EXPR_VAR:
     return res_local(r, e);

@@ -60,13 +60,15 @@ static void scope_rehash(ScopeMap *m, uint32_t nslots) {
 
 /* Index of `key`'s entry, or -1. With `insert`, a missing key is added. */
 static int64_t scope_find(ScopeMap *m, const char *key, bool insert) {
+  if (!insert && !m->n) return -1; /* (a module without constructors asks its empty map at every name) */
   uint32_t h = scope_hash(key);
   if (m->nslots) {
     for (uint32_t j = h & (m->nslots - 1);; j = (j + 1) & (m->nslots - 1)) {
       uint32_t s = m->slots[j];
       if (!s) break;
       MapEntry *e = &m->entries[s - 1];
-      if (e->hash == h && strcmp(e->key, key) == 0) return s - 1;
+      /* the parser interns names: the same name is mostly the same pointer */
+      if (e->hash == h && (e->key == key || strcmp(e->key, key) == 0)) return s - 1;
     }
   }
   if (!insert) return -1;
