@@ -20,7 +20,8 @@ code @main reaches, not of the whole library):
 Checks, per program: the reduced program runs to exactly the value of the unreduced one
 (`--pass=Gradient --run` for the gradient set; inputs from the RUN line, or drawn from the
 parameter types of @main when the test has none), and it has fewer nodes than before (a program
-of at most 12 nodes may stay as it is), except the programs in GROWS (with the reason). Prints the table with --table, then
+of at most 12 nodes may stay as it is), except the programs in GROWS (with the reason); a gradient
+program has at most its figure in GRADIENT_AT_MOST. Prints the table with --table, then
 `pe reduce: N passed, N failed (prelude: B -> A nodes, gradient: B -> A nodes)`; exit 1 on failure.
 """
 import argparse
@@ -45,9 +46,10 @@ GROWS = {
     # than its argument is no decrease of fuel, so the call stays residual, while the first
     # unfolding of @map/@count inlines one step of each
     "test_adt_nested_matches.relay": "fuel: recursion on a freshly built list is not unfolded",
-    # 20 steps of a loop with its tape need more than the 1000 unfoldings allowed below one
-    # call: the loop is kept (fully unrolled it would be 2321 nodes, straight-line code)
-    "loop.relay": "over the unfolding budget: the loop and its tape stay",
+    # the 20 steps of the loop unfold (121 unfoldings below the call, and 5,000 more for the
+    # residual forms of the tape's closures, which do not count towards PE_ATTEMPT_UNFOLDS):
+    # straight-line code, larger than the loop it replaces (497 nodes when the loop was kept)
+    "loop.relay": "unrolled: 20 steps of straight-line code are larger than the loop",
     # @nat_iterate's closure calls a closure the same literal made LATER (inside its own
     # unfolding): no fuel component decreases (TVM's rule), so those calls stay with their tape
     "pow.relay": "fuel: a closure calling a newer closure of the same literal is not unfolded",
@@ -56,6 +58,26 @@ GROWS = {
     # now (131 with a node per use)
     "if_true.relay": "the residual code has a use node per use, Gradient's output one per variable",
     "if_false.relay": "the residual code has a use node per use, Gradient's output one per variable",
+}
+
+# The gradient set's node counts after the pipeline (session 12): a program left larger fails, so
+# a lost reduction shows. tvm_types.relay's second-order gradient is all static: 5 nodes (2260 while
+# the residual literals' unfoldings counted towards PE_ATTEMPT_UNFOLDS, transform/partial_eval.c).
+# Lower a figure when a change reduces more; add a new program's figure here.
+GRADIENT_AT_MOST = {
+    "add.relay": 18, "adt_tree.relay": 88, "broadcast_add.relay": 24, "broadcast_check.relay": 91,
+    "broadcast_subtract.relay": 26, "check_grad.relay": 20, "checkpoint.relay": 128,
+    "checkpoint_closure.relay": 76, "closure.relay": 33, "concat.relay": 21,
+    "global_function.relay": 28, "grad_tuple.relay": 29, "grad_tuple_first_order.relay": 29,
+    "id.relay": 5, "if_false.relay": 130, "if_true.relay": 130, "inline_fo.relay": 67,
+    "let_rec.relay": 121, "loop.relay": 1161, "mixed_higher_order.relay": 96,
+    "on_device_closure.relay": 21, "op_as_value.relay": 77,
+    "polymorphic_literal_let_alias.relay": 19, "polymorphic_literal_returned.relay": 7,
+    "polymorphic_literal_shared.relay": 70, "pow.relay": 208, "prelude_fold.relay": 158,
+    "prelude_list.relay": 74, "print_square.relay": 21, "print_square_fo.relay": 21,
+    "ref.relay": 18, "second_order.relay": 69, "shared.relay": 38,
+    "shared_closure_effect.relay": 50, "sub.relay": 21, "temp_add.relay": 28, "tuple.relay": 35,
+    "tuple_first_order.relay": 35, "tvm_types.relay": 5,
 }
 
 
@@ -167,6 +189,8 @@ def check(relayc, path, kind, tmp):
     # a program of a dozen nodes may already be as small as it gets: it must not grow
     if name not in GROWS and (after > before or (after == before and before > 12)):
         return name, kind, before, after, f"not reduced: {before} -> {after} nodes"
+    if kind == "gradient" and after > GRADIENT_AT_MOST.get(name, after):
+        return name, kind, before, after, f"reduced less than before: {after} nodes, at most {GRADIENT_AT_MOST[name]}"
     return name, kind, before, after, None
 
 

@@ -28,7 +28,13 @@
  *    (counter, cell) pair). So `@loop(%x) { @loop(%x) }` stays one residual call, while a
  *    countdown on a constant or a walk down a static list unfolds fully. An
  *    overall budget of unfoldings is the safety net TVM lacks (it can run out
- *    of memory on exponential unfoldings): past it, calls are residual;
+ *    of memory on exponential unfoldings): past it, calls are residual; and
+ *    an outermost call whose unfolding unfolds more than PE_ATTEMPT_UNFOLDS
+ *    calls is rolled back and stays a call. The residual literals made below
+ *    it do not count there: each one's body unfolds the closures it calls
+ *    again (a gradient's backward closure, the whole tape before it), n^2/2
+ *    unfoldings for a tape of n, copies DeadCodeElimination usually drops;
+ *    the overall budget still bounds them;
  *  - every literal is also residualised (its body with unknown parameters),
  *    since it may escape; every global function is replaced by its residual
  *    form;
@@ -62,7 +68,8 @@
 #include "transform/rewrite.h"
 
 #define PE_MAX_UNFOLDS 20000 /* calls unfolded in one pass before every call becomes residual */
-#define PE_ATTEMPT_UNFOLDS 1000 /* unfoldings below one outermost call before it is rolled back */
+#define PE_ATTEMPT_UNFOLDS 1000 /* unfoldings below one outermost call before it is rolled back;
+                                   those made for residual literals created below it do not count */
 
 typedef struct PV PV;
 typedef struct Closure Closure;
@@ -158,7 +165,9 @@ typedef struct Pe {
   const Inst *inst;      /* instantiation of the code being evaluated (NULL: none) */
   uint64_t stamp;
   uint64_t unfolds;      /* in the whole pass */
-  uint64_t attempt;      /* below the outermost unfolding in progress */
+  uint64_t attempt;      /* below the outermost unfolding in progress, residual literals apart */
+  uint32_t literal_depth; /* residual literal bodies being made (residualise), nested */
+  bool literal_in_call;  /* the outermost of them is below an unfolding: its unfoldings are not in attempt */
   bool over;             /* that unfolding went over PE_ATTEMPT_UNFOLDS: it is rolled back */
   const void *residualising; /* the function whose residual form is being made */
   FvCache *fv;           /* free variables of literals */
@@ -490,7 +499,7 @@ static PV *call_static(Pe *p, Expr *e, PV *fv, PV **args, uint32_t n, LL *ll) {
     PV **store = outermost ? save_store(p) : NULL;
     if (outermost) p->attempt = 0;
     p->unfolds++;
-    if (++p->attempt > PE_ATTEMPT_UNFOLDS) p->over = true;
+    if (!(p->literal_depth && p->literal_in_call) && ++p->attempt > PE_ATTEMPT_UNFOLDS) p->over = true;
     Frame fr = {key, fu, n};
     vec_push(p->frames, fr);
     PV *r = unfold(p, c, args, n, e->call.fn->type, ll);
@@ -566,7 +575,11 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   const void *saved_res = p->residualising;
   p->residualising = f;
   LL body = {0};
+  bool saved_in_call = p->literal_in_call;
+  if (!p->literal_depth++) p->literal_in_call = p->frames.len > 0;
   PV *r = pe(p, f->body, &body);
+  p->literal_in_call = saved_in_call;
+  p->literal_depth--;
   p->residualising = saved_res;
   p->memo = saved;
   sc_free(&memo);
