@@ -1180,6 +1180,7 @@ L_FXB: {
   int64_t to = fxb_eval(code->xprog + ip[1], R, &vm->steps_left);
   if (UNLIKELY(to == -2)) FAIL(STEP_BUDGET_MSG, vm->max_steps);
   if (UNLIKELY(to < 0)) goto fxb_slow;
+  if (to == 0) STEP(); /* the trace ended in its function's restart (a self tail call): a loop iteration */
   ip = ins + to;
   DISPATCH();
 }

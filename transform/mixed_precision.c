@@ -158,6 +158,12 @@ static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want, const DType
   return tu;
 }
 
+/* Whether t is a float64 tensor type. */
+static bool float64_tensor(const Type *t) {
+  t = type_solved(t);
+  return t && t->kind == TYPE_TENSOR && dtype_eq(t->tensor.dtype, DT_F64);
+}
+
 /* e (typed) cast back to the tensor dtypes of `want` (its type before the
  * pass), tuples field by field: for the places whose type the pass must not
  * change (see restore_fixed_types). Refs, ADTs and functions stay as they are. */
@@ -289,8 +295,12 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
      * casts back what the pass made M; a float64 argument stays float64
      * (TVM casts every float argument to float32: a float64 arange's
      * arguments became float32 against its dtype="float64", an ill-typed
-     * output; pass fuzzer, session 11) */
-    args[i] = cast_arg(mx, e->call.args[i], e->call.args[i]->type, want, mixed ? NULL : &mx->M);
+     * output; pass fuzzer, session 11), and one the pass made M goes back to
+     * float64 if it was (arange(add(1f64, 1f64), ...): the add FOLLOWs its
+     * constants into M; session 12 seed 71 input 6062) */
+    const Type *was = !mixed && old->kind == EXPR_CALL && i < old->call.nargs ? old->call.args[i]->type : NULL;
+    args[i] = was && float64_tensor(was) ? cast_to_type(mx, e->call.args[i], was)
+                                         : cast_arg(mx, e->call.args[i], e->call.args[i]->type, want, mixed ? NULL : &mx->M);
     same_args &= args[i] == e->call.args[i];
   }
   /* nothing changes (the input call itself, typed): no copy to type again */
