@@ -74,6 +74,7 @@ static Expr *defuse_pre(Rewriter *rw, Expr *e) {
   Function *f = e->call.fn->fn;
   uint32_t n = e->call.nargs;
   if (f->nparams != n || f->ntparams) return NULL; /* polymorphic: see defuse_post */
+  if (!rw_args_keep_param_types(f, e->call.args, n)) return NULL;
   Expr **args = mem_calloc(n + 1, sizeof *args);
   for (uint32_t i = 0; i < n; i++) args[i] = rw_expr(rw, e->call.args[i]);
   Expr *body = NULL;
@@ -146,6 +147,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * shared one changed the value (a closure returned by another closure
    * incremented a fresh cell: 100 for 120), so such a call stays a call */
   if (old->kind != EXPR_CALL || old->call.fn->kind != EXPR_FN) return e;
+  if (!rw_args_keep_param_types(old->call.fn->fn, old->call.args, f->nparams)) return e;
   int before = rw->d->nerrors;
   PtrMap keep = {0};
   outside_nodes(st, rw, old->call.fn, &keep);

@@ -108,12 +108,25 @@ GRAD_RULE(NN_MATMUL) {
 }
 GRAD_RULE(NN_BATCH_MATMUL) { return matmul_rule(c, "nn.batch_matmul"); }
 
-/* bias_add(x, b, axis): b gets g summed over every other axis */
+/* Whether x's extent along axis is known to be b's length. Where it is `?`,
+ * the kernel also takes a one-value b (added to every channel, as TVM's
+ * lowering to a broadcasting add does), so the channel sum must be collapsed
+ * to b's shape. */
+static bool bias_matches_axis(GradCtx *c, int64_t axis) {
+  const Type *x = gr_tensor(c, 0), *b = gr_tensor(c, 1);
+  if (!x || !b || axis < 0 || (uint32_t)axis >= x->tensor.ndim || b->tensor.ndim != 1) return false;
+  const Dim *dx = &x->tensor.dims[axis], *db = &b->tensor.dims[0];
+  return dx->kind == DIM_INT && db->kind == DIM_INT && dx->value == db->value;
+}
+
+/* bias_add(x, b, axis): b gets g summed over every other axis (collapsed to
+ * b's shape when the channel extent is not known to be b's length) */
 GRAD_RULE(NN_BIAS_ADD) {
   int64_t axis = gr_attr_int(c, "axis", 1);
   if (axis < 0) axis += gr_rank(c, 0);
   c->dx[0] = G;
   c->dx[1] = GR_OP(c, "sum", gr_fmt(c, "axis=[%lld], exclude=True", (long long)axis), G);
+  if (!bias_matches_axis(c, axis)) c->dx[1] = gr_unb(c, c->dx[1], 1);
   return true;
 }
 
