@@ -774,6 +774,25 @@ static bool note_literals(Df *df) {
   return df->any_literal;
 }
 
+/* Notes the let-bound literals (note_literals). A literal using a shared
+ * node with an effect captures it let-bound; what binding leaves is refused
+ * (false). Code without literals has no such node (two scans of every node
+ * for it were 39% of the pass's instructions on a 10,000-let chain), code
+ * where no literal captured one nothing to refuse. */
+static bool prepare_literals(Df *df, PassCtx *pc) {
+  bool captured = false;
+  if (!note_literals(df)) return true;
+  if (!normal_form_bind_captured_effects(pc, &captured)) return false;
+  if (!captured) return true;
+  for (uint32_t i = 0; i < df->m->ndefs; i++)
+    if (df->m->defs[i]->fn && dag_literal_captures_effect(df->m->defs[i]->fn))
+      return fail(df, df->m->defs[i]->span, "a function literal uses a node with an effect that the enclosing code "
+                                            "shares: it runs once, where the literal is made, but would run on every "
+                                            "call of the literal's apply clause");
+  note_literals(df); /* the binding rebuilt literals */
+  return true;
+}
+
 bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
   Module *m = pc->m;
   GlobalDef *main = module_find_global(m, "main");
@@ -787,19 +806,9 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
     if (has_fn(f->params[i]->type))
       return fail(&df, f->params[i]->span, "@main must not take functions as parameters");
   if (has_fn(f->type->func.ret)) return fail(&df, main->span, "@main must not return a function");
-  /* A literal using a shared node with an effect captures it let-bound;
-   * what binding leaves is refused. Code without literals has no such node
-   * (two scans of every node for it were 39% of the pass's instructions on a
-   * 10,000-let chain), code where nothing was bound nothing left. */
-  bool bound = false;
-  if (note_literals(&df) && !normal_form_bind_captured_effects(pc, &bound)) return false;
-  if (bound) {
-    for (uint32_t i = 0; i < m->ndefs; i++)
-      if (m->defs[i]->fn && dag_literal_captures_effect(m->defs[i]->fn))
-        return fail(&df, m->defs[i]->span, "a function literal uses a node with an effect that the enclosing code "
-                                           "shares: it runs once, where the literal is made, but would run on every "
-                                           "call of the literal's apply clause");
-    note_literals(&df); /* the binding rebuilt literals */
+  if (!prepare_literals(&df, pc)) {
+    ptrmap_free(&df.self_of);
+    return false;
   }
   Inst *root = arena_alloc(m->arena, sizeof *root);
   memset(root, 0, sizeof *root);

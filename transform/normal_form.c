@@ -989,11 +989,11 @@ bool normal_form_bind_lifted_effects(PassCtx *c, const bool *effectful) {
   return run_normal_form(c, true, true, effectful);
 }
 
-bool normal_form_bind_captured_effects(PassCtx *c, bool *bound) {
-  if (bound) *bound = false;
+bool normal_form_bind_captured_effects(PassCtx *c, bool *captured) {
+  if (captured) *captured = false;
   for (uint32_t i = 0; i < c->m->ndefs; i++)
     if (c->m->defs[i]->fn && dag_literal_captures_effect(c->m->defs[i]->fn)) {
-      if (bound) *bound = true;
+      if (captured) *captured = true;
       return normal_form_bind_lifted_effects(c, NULL) && pass_retype(c);
     }
   return true;

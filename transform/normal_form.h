@@ -25,7 +25,8 @@ bool normal_form_bind_lifted_effects(PassCtx *c, const bool *effectful);
  * running the node per call; what it cannot bind they still refuse. The
  * module is re-typed after binding (those passes read signatures). false:
  * nesting too deep, or (an internal error) the result does not type-check.
- * *bound (when not NULL): whether some function was rewritten. */
-bool normal_form_bind_captured_effects(PassCtx *c, bool *bound);
+ * *captured (when not NULL): whether some function had such a literal (and
+ * was rewritten: what is left to refuse can only be there then). */
+bool normal_form_bind_captured_effects(PassCtx *c, bool *captured);
 
 #endif
