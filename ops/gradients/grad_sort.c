@@ -14,6 +14,10 @@
 GRAD_NONE(ARGSORT)
 
 GRAD_RULE(SORT) {
+  if (gr_rank(c, 0) == 0) { /* a scalar sorts to itself: gather has no axis to use */
+    c->dx[0] = G;
+    return true;
+  }
   int64_t axis = gr_attr_int(c, "axis", -1);
   if (axis < 0) axis += gr_rank(c, 0);
   bool asc = gr_attr_bool(c, "is_ascend", true);
