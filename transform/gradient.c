@@ -387,6 +387,7 @@ typedef struct AD {
   bool bp_spare_busy;
   PairTypes pair_last; /* the types of the pair pair_of made last */
   GradForwardMemo forward; /* grad_forward_call's */
+  Type *bp_fn_type;   /* `fn () -> ()` as ty_backprop gives it, once made */
 } AD;
 
 /* ------------------------------------------------------------ typed builders
@@ -417,6 +418,23 @@ static Expr *ty_match(AD *a, Expr *s, Clause *cs, uint32_t n, bool partial, Span
   return typeof_set(&a->tc, build_match(a->m, s, cs, n, partial, sp));
 }
 static Expr *ty_fn(AD *a, Function *f, Span sp) { return typeof_set(&a->tc, build_fn(a->m, f, sp)); }
+
+/* A backpropagator `fn () -> () { ...; %prev() }` as a node: typed as ty_fn
+ * types it, the type `fn () -> ()` taken from the first one whose body is
+ * `()` (typeof_set's rule gives every such literal that shared type: it is a
+ * function of the unit type object alone). */
+static Expr *ty_backprop(AD *a, Function *bp, Span sp) {
+  Type *unit = a->tc.unit;
+  if (!a->bp_fn_type || bp->ntparams || bp->nparams || bp->ret_annot != unit || bp->body->type != unit) {
+    Expr *e = ty_fn(a, bp, sp);
+    if (!a->bp_fn_type && e->type && !bp->ntparams && !bp->nparams && bp->ret_annot == unit && bp->body->type == unit)
+      a->bp_fn_type = e->type;
+    return e;
+  }
+  Expr *e = build_fn(a->m, bp, sp);
+  e->type = bp->type = a->bp_fn_type;
+  return e;
+}
 
 
 /* ------------------------------------------------------------ let lists */
@@ -833,7 +851,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     a->ll = saved;
     Function *bp = build_function(m, NULL, 0, a->tc.unit, spare ? wrap_list(a, body, ret) : wrap(a, body, ret), NULL, sp);
     a->bp_spare_busy = !spare;
-    push_unit(a, ty_ref_write(a, k_use(a, sp), ty_fn(a, bp, sp), sp));
+    push_unit(a, ty_ref_write(a, k_use(a, sp), ty_backprop(a, bp, sp), sp));
   }
   if (!small) {
     mem_free(args);
@@ -922,7 +940,7 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   scope_close(a, prev_scope);
   a->ll = saved_ll;
   Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &cb, ret), NULL, sp);
-  push_unit(a, ty_ref_write(a, k_use(a, sp), ty_fn(a, bp, sp), sp));
+  push_unit(a, ty_ref_write(a, k_use(a, sp), ty_backprop(a, bp, sp), sp));
   return r;
 }
 

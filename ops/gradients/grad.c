@@ -66,6 +66,7 @@ typedef struct GradOpRecent {
   size_t slot; /* index in slots */
 } GradOpRecent;
 #define GRAD_OP_RECENT 64
+#define GRAD_OP_TEXTS 8
 
 struct GradOpCache {
   GradOpEntry *slots;
@@ -75,6 +76,8 @@ struct GradOpCache {
    * by operator id: their normalised attributes once the first is made */
   Attrs *plain[OP_BUILTIN_COUNT];
   bool plain_made[OP_BUILTIN_COUNT];
+  const char *texts[GRAD_OP_TEXTS]; /* gr_fmt's latest texts (arena copies), a ring */
+  size_t next_text;
 };
 
 GradOpCache *grad_op_cache_new(void) { return mem_calloc(1, sizeof(GradOpCache)); }
@@ -376,11 +379,26 @@ const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n) {
   return buf;
 }
 
+/* The arena copy of text s (n bytes): with a pass's cache, the copy made for
+ * an equal text among the last GRAD_OP_TEXTS ones, so a rule formatting the
+ * same attributes call after call (softmax's "axis=[1], keepdims=True") hands
+ * cached_call the same pointer (found without hashing) and takes no arena. */
+static const char *gr_text(GradCtx *c, const char *s, size_t n) {
+  GradOpCache *cache = c->ops;
+  for (size_t i = 0; cache && i < GRAD_OP_TEXTS; i++)
+    if (cache->texts[i] && strcmp(cache->texts[i], s) == 0) return cache->texts[i];
+  char *t = arena_strndup(c->m->arena, s, n);
+  if (cache) cache->texts[cache->next_text++ % GRAD_OP_TEXTS] = t;
+  return t;
+}
+
 const char *gr_fmt(GradCtx *c, const char *fmt, ...) {
+  char small[256]; /* most texts: formatted once, here */
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof small) return gr_text(c, small, (size_t)n);
   char *buf = arena_alloc(c->m->arena, (size_t)n + 1);
   va_start(ap, fmt);
   vsnprintf(buf, (size_t)n + 1, fmt, ap);

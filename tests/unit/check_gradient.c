@@ -343,6 +343,28 @@ START_TEST(column_gr_call_by_id) {
 }
 END_TEST
 
+/* gr_fmt with a pass's cache: an equal text formatted again is the same
+ * string (the (name, text) cache then finds it by address); another text is
+ * its own; without a cache every text is a fresh copy. */
+START_TEST(column_fmt_shares_text) {
+  Module *m = module_new(NULL);
+  GradCtx c = {.m = m, .ops = grad_op_cache_new()};
+  const char *a = gr_fmt(&c, "axis=[%d], keepdims=True", 1);
+  const char *b = gr_fmt(&c, "axis=[%d], keepdims=%s", 1, "True");
+  const char *k = gr_fmt(&c, "axis=[%d], keepdims=True", 0);
+  ck_assert_str_eq(a, "axis=[1], keepdims=True");
+  ck_assert_ptr_eq(a, b);
+  ck_assert_str_eq(k, "axis=[0], keepdims=True");
+  ck_assert_ptr_eq(gr_fmt(&c, "axis=[%d], keepdims=True", 1), a);
+  GradCtx bare = {.m = m};
+  const char *x = gr_fmt(&bare, "axis=%d", 2), *y = gr_fmt(&bare, "axis=%d", 2);
+  ck_assert_str_eq(x, y);
+  ck_assert_ptr_ne(x, y);
+  grad_op_cache_free(c.ops);
+  module_free(m);
+}
+END_TEST
+
 /* A 100,000-binding graph chain (%i = op(%i-1, %x)), loaded on a thread with the
  * driver's 1 GiB stack: parsing and type-checking it recurse deeper than 8 MiB. */
 static void *load_chain(void *ud) {
@@ -414,6 +436,7 @@ static Suite *gradient_suite(void) {
   tcase_add_test(tc, column_rules_present);
   tcase_add_test(tc, column_op_cache);
   tcase_add_test(tc, column_gr_call_by_id);
+  tcase_add_test(tc, column_fmt_shares_text);
   tcase_add_test(tc, grad_restores_input_marks);
   suite_add_tcase(s, tc);
   return s;
