@@ -350,6 +350,8 @@ struct Module {
   uint32_t next_fresh;  /* counter for pass-made names x_N (ir/build.h) */
   bool literal_params_unannotated; /* the parser made a fn literal with a parameter
                                     * without annotation (transform/pass.c annotates it) */
+  bool mentions_gradient; /* sema/resolve met the operator `gradient`: only then can
+                           * the module hold gradient(F) calls to expand */
 };
 
 /* ------------------------------------------------------------- constructors */

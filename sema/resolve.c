@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ir/mem.h"
+#include "ops/op_ids.h"
 #include "ops/registry.h"
 #include "sema/scope.h"
 
@@ -517,6 +518,7 @@ static int32_t res_op_id(Resolver *r, const char *name) {
   if (!name || r->op_seen[k].name != name) {
     r->op_seen[k].id = op_lookup(name);
     r->op_seen[k].name = name;
+    if (r->op_seen[k].id == OP_GRADIENT) r->m->mentions_gradient = true;
   }
   return r->op_seen[k].id;
 }

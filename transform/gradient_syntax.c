@@ -29,6 +29,7 @@ static void note_grad_call(Expr *e, void *ud) {
 static void calls_in(Expr *root, ExprList *out) { walk_post_order(root, true, note_grad_call, out); }
 
 bool gradient_syntax_used(Module *m) {
+  if (!m->mentions_gradient) return false; /* no operator `gradient` was resolved */
   ExprList l = {0};
   for (uint32_t i = 0; i < m->ndefs && !l.len; i++)
     if (m->defs[i]->fn) calls_in(m->defs[i]->fn->body, &l);

@@ -816,6 +816,21 @@ START_TEST(text_long_chain) {
 }
 END_TEST
 
+/* The resolver notes the operator `gradient` (the driver walks the module for
+ * gradient(F) calls only then): set by a call of it, or by it as a value. */
+START_TEST(text_mentions_gradient) {
+  ck_assert_msg(resolve_text(V "def @main(%x: float32) { add(%x, 1f) }", false), "%s", diags());
+  ck_assert(!m->mentions_gradient);
+  module_free(m), source_free(src);
+  ck_assert_msg(resolve_text(V "def @f(%x: float32) { %x }\n"
+                               "def @main(%x: float32) { gradient(@f)(%x) }", false), "%s", diags());
+  ck_assert(m->mentions_gradient);
+  module_free(m), source_free(src);
+  ck_assert_msg(resolve_text(V "def @main() { gradient }", false), "%s", diags());
+  ck_assert(m->mentions_gradient);
+}
+END_TEST
+
 /* ----------------------------------------------------------------- suite */
 
 static Suite *resolve_suite(void) {
@@ -866,6 +881,7 @@ static Suite *resolve_suite(void) {
   tcase_add_test(text, text_meta_errors);
   tcase_add_test(text, text_attr_unquoted);
   tcase_add_test(text, text_long_chain);
+  tcase_add_test(text, text_mentions_gradient);
   suite_add_tcase(s, text);
   return s;
 }
