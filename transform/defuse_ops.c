@@ -22,10 +22,12 @@
  * once; 10,000 nested `fn () {...}()` are linear, where copying each level's
  * already inlined inner levels again was quadratic (63 s).
  */
+#include "ir/equal.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
+#include "sema/infer.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -65,6 +67,21 @@ static bool args_have_effects(Defuse *st, Expr *const *args, uint32_t n) {
   return false;
 }
 
+/* Whether the literal f called with args can be inlined without typing its
+ * body at more precise types than it was checked at: false when some
+ * parameter's type has a `?` extent and its argument's type is another one
+ * (`(2, 3)` for `(?, ?)`). A relation may refuse at the argument's type what
+ * it took with `?` (nn.bias_add takes a one-value bias for `?` channels, not
+ * for 3), so such a call stays a call. (ResolveStaticRefs gives up on the same
+ * programs through its less_precise check.) */
+static bool args_keep_param_types(const Function *f, Expr *const *args, uint32_t n) {
+  for (uint32_t i = 0; i < n && i < f->nparams; i++) {
+    const Type *p = type_solved(f->params[i]->type), *a = type_solved(args[i]->type);
+    if (p && a && type_has_unknown_extent(p) && !type_equal(p, a)) return false;
+  }
+  return true;
+}
+
 /* A call of a literal used by this call alone: the literal's body, rewritten
  * with the (rewritten) arguments for its parameters, in place of the call;
  * NULL (the general path, defuse_post) for any other node. */
@@ -74,7 +91,7 @@ static Expr *defuse_pre(Rewriter *rw, Expr *e) {
   Function *f = e->call.fn->fn;
   uint32_t n = e->call.nargs;
   if (f->nparams != n || f->ntparams) return NULL; /* polymorphic: see defuse_post */
-  if (!rw_args_keep_param_types(f, e->call.args, n)) return NULL;
+  if (!args_keep_param_types(f, e->call.args, n)) return NULL;
   Expr **args = mem_calloc(n + 1, sizeof *args);
   for (uint32_t i = 0; i < n; i++) args[i] = rw_expr(rw, e->call.args[i]);
   Expr *body = NULL;
@@ -147,7 +164,7 @@ static Expr *defuse_post(Rewriter *rw, Expr *old, Expr *e) {
    * shared one changed the value (a closure returned by another closure
    * incremented a fresh cell: 100 for 120), so such a call stays a call */
   if (old->kind != EXPR_CALL || old->call.fn->kind != EXPR_FN) return e;
-  if (!rw_args_keep_param_types(old->call.fn->fn, old->call.args, f->nparams)) return e;
+  if (!args_keep_param_types(old->call.fn->fn, old->call.args, f->nparams)) return e;
   int before = rw->d->nerrors;
   PtrMap keep = {0};
   outside_nodes(st, rw, old->call.fn, &keep);

@@ -18,7 +18,6 @@
 #include "ir/mem.h"
 #include "ops/op_call.h"
 #include "ops/op_traits.h"
-#include "sema/infer.h"
 
 void rw_init(Rewriter *rw, Module *m, Diag *d) {
   memset(rw, 0, sizeof *rw);
@@ -539,12 +538,4 @@ bool fn_has_attr(const Function *f, const char *key) {
 
 bool fn_skipped_by_function_passes(const Function *f) {
   return fn_has_attr(f, "Compiler") || fn_has_attr(f, "Extern") || fn_has_attr(f, "SkipOptimization");
-}
-
-bool rw_args_keep_param_types(const Function *f, Expr *const *args, uint32_t n) {
-  for (uint32_t i = 0; i < n && i < f->nparams; i++) {
-    const Type *p = type_solved(f->params[i]->type), *a = type_solved(args[i]->type);
-    if (p && a && type_has_unknown_extent(p) && !type_equal(p, a)) return false;
-  }
-  return true;
 }

@@ -106,15 +106,6 @@ void rw_reset_memo(Rewriter *rw);
 /* Rewrites a function's body in place (params kept); false if nesting was too deep. */
 bool rw_function(Rewriter *rw, Function *f);
 
-/* Whether the literal f called with args can be inlined without typing its
- * body at more precise types than it was checked at: false when some
- * parameter's type has a `?` extent and its argument's type is another one
- * (`(2, 3)` for `(?, ?)`). A relation may refuse at the argument's type what
- * it took with `?` (nn.bias_add takes a one-value bias for `?` channels, not
- * for 3), so passes that inline calls (DefuseOps, ResolveStaticRefs) leave
- * such a call a call. Untyped parameters or arguments do not block it. */
-bool rw_args_keep_param_types(const Function *f, Expr *const *args, uint32_t n);
-
 /* A copy of `e` with every binder inside it fresh (alpha-renamed) and the free
  * variables from[i] replaced by to[i] (each to[i] shared by all its uses).
  * Subtrees with no binders and no substituted variables are shared with the
