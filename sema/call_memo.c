@@ -162,19 +162,11 @@ static int32_t find_entry(const CallMemo *cm, const Expr *e, uint64_t h) {
   return -1;
 }
 
-bool call_memo_find(const CallMemo *cm, const Expr *e, uint64_t h, Type **fn_type, Type **ret) {
+bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {
   int32_t i = find_entry(cm, e, h);
   if (i < 0) return false;
-  *fn_type = cm->items[i].fn_type;
-  *ret = cm->items[i].ret;
-  return true;
-}
-
-bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h) {
-  Type *fn_type, *ret;
-  if (!call_memo_find(cm, e, h, &fn_type, &ret)) return false;
-  e->call.fn->type = fn_type;
-  e->type = ret;
+  e->call.fn->type = cm->items[i].fn_type;
+  e->type = cm->items[i].ret;
   return true;
 }
 
@@ -217,22 +209,21 @@ void call_memo_add_types(CallMemo *cm, Module *m, const Expr *e, Type *fn_type, 
 bool call_memo_lookup(CallMemo *cm, const Expr *e, bool *keyed, uint64_t *h, Type **fn_type, Type **ret) {
   *keyed = false;
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || e->call.fn->op.id < 0) return false;
+  int32_t i = -1;
   if (cm->recent && recent_fits(e)) {
-    size_t s = recent_slot(e);
-    const CallMemoRecent *r = recent_is(cm, &cm->recent[s], e) ? &cm->recent[s] : &cm->recent[s ^ 1];
-    int32_t k = recent_is(cm, r, e) ? r->entry : 0;
-    if (k) {
+    size_t s = recent_slot(e); /* the slot, then its partner (recent_put) */
+    if (recent_is(cm, &cm->recent[s], e)) i = cm->recent[s].entry - 1;
+    else if (recent_is(cm, &cm->recent[s ^ 1], e)) i = cm->recent[s ^ 1].entry - 1;
+    if (i >= 0) {
       *keyed = true;
-      *h = cm->items[k - 1].hash;
-      *fn_type = cm->items[k - 1].fn_type;
-      *ret = cm->items[k - 1].ret;
-      return true;
+      *h = cm->items[i].hash;
     }
   }
-  if (!(*keyed = call_memo_key(e, h))) return false;
-  int32_t i = find_entry(cm, e, *h);
-  if (i < 0) return false;
-  recent_put(cm, e, (size_t)i);
+  if (i < 0) {
+    if (!(*keyed = call_memo_key(e, h))) return false;
+    if ((i = find_entry(cm, e, *h)) < 0) return false;
+    recent_put(cm, e, (size_t)i);
+  }
   *fn_type = cm->items[i].fn_type;
   *ret = cm->items[i].ret;
   return true;

@@ -51,9 +51,6 @@ bool call_memo_key(const Expr *e, uint64_t *h);
 /* Gives e (keyed by h) the result and callee types of an equal call recorded
  * before; false when there is none. */
 bool call_memo_apply(const CallMemo *cm, Expr *e, uint64_t h);
-/* The result and callee types of a call equal to e (keyed by h) recorded
- * before, e left as it is; false when there is none. */
-bool call_memo_find(const CallMemo *cm, const Expr *e, uint64_t h, Type **fn_type, Type **ret);
 /* Records e's type and its callee's (both set; nothing when the result is
  * not a type the memo takes). */
 void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h);
@@ -61,7 +58,8 @@ void call_memo_add(CallMemo *cm, Module *m, const Expr *e, uint64_t h);
  * has them before it records them in e). */
 void call_memo_add_types(CallMemo *cm, Module *m, const Expr *e, Type *fn_type, Type *ret, uint64_t h);
 
-/* call_memo_key then call_memo_find, tried first by the addresses of e's
+/* The result and callee types of a call equal to e recorded before (e left
+ * as it is; false when there is none): call_memo_key and the table, tried first by the addresses of e's
  * argument types (a call over the very type objects of a recorded one, the
  * common case in a module typed with shared types: no extents hashed).
  * *keyed: whether e is a call the memo takes (*h its key then, for
