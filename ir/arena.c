@@ -3,6 +3,8 @@
  * size costs O(log n) + size/HUGE_CHUNK mallocs plus one per big payload.
  * Large chunks are 2 MiB-aligned and advised as transparent huge pages: on a
  * 20 MB module first-touch page faults otherwise dominate parsing time.
+ * From an arena's second huge chunk on, chunks come from ir/prefault.h,
+ * faulted in ahead by a background thread while the arena fills.
  *
  * Big payloads (tensor data decoded from the metadata section) of at least
  * PAYLOAD_MIN bytes are bumped out of their own huge-page regions rather than
@@ -23,6 +25,7 @@
  * ms/MB on the dev VM). */
 #include "ir/arena.h"
 #include "ir/mem.h"
+#include "ir/prefault.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -54,19 +57,9 @@ struct Arena {
   size_t total;      /* bytes of retired chunks and big blocks (arena_used adds the window's) */
 };
 
-/* A 2 MiB-aligned anonymous mapping of `size` bytes advised as huge pages. */
-static Chunk *map_huge(size_t size) {
-  size_t len = size + HUGE_PAGE;
-  unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) mem_oom(size);
-  uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-  size_t head = start - (uintptr_t)p, tail = len - head - size;
-  if (head) munmap(p, head);
-  if (tail) munmap((unsigned char *)start + size, tail);
-#ifdef MADV_HUGEPAGE
-  madvise((void *)start, size, MADV_HUGEPAGE);
-#endif
-  Chunk *c = (Chunk *)start;
+/* A huge chunk of `size` bytes; `ahead`: from the chunks made ready ahead (ir/prefault.h). */
+static Chunk *map_huge(size_t size, bool ahead) {
+  Chunk *c = ahead ? huge_map_ahead(size) : huge_map(size);
   c->mapped = size;
   return c;
 }
@@ -135,7 +128,7 @@ static void *payload_alloc(Arena *a, size_t size) {
   if (mem_injected_failure() || size > SIZE_MAX / 2) mem_oom(size);
   size_t want = size + sizeof(Chunk) + PAYLOAD_ALIGN;
   want = want < PAYLOAD_REGION ? PAYLOAD_REGION : (want + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-  c = map_huge(want);
+  c = map_huge(want, false);
   c->size = want - sizeof(Chunk);
   size_t off = (size_t)(-(uintptr_t)c->data & (PAYLOAD_ALIGN - 1));
   c->used = off + size;
@@ -185,7 +178,8 @@ void *arena_alloc_slow(Arena *a, size_t size, size_t align) {
   if (a->next_size < HUGE_CHUNK) a->next_size *= 2;
   Chunk *c;
   if (want >= HUGE_CHUNK) {
-    c = map_huge(want);
+    /* growing past one huge chunk: the next ones are faulted in ahead */
+    c = map_huge(want, a->chunks && a->chunks->mapped == want);
     want -= sizeof(Chunk);
   } else {
     c = mem_calloc(1, sizeof(Chunk) + want); /* zero, as a fresh mapping is */

@@ -3,6 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ir/arena.h"
 #include "ir/ast.h"
@@ -10,6 +14,7 @@
 #include "ir/diag.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
+#include "ir/prefault.h"
 #include "ir/type_any.h"
 #include "ir/walk.h"
 
@@ -65,6 +70,70 @@ START_TEST(arena_reset_reuses_zeroed_chunk) {
   arena_reset(empty);
   ck_assert_int_eq(*(char *)arena_alloc(empty, 8), 0);
   arena_free(empty);
+}
+END_TEST
+
+/* Every byte of p[0, n) is zero (one word per 512 bytes and the last one). */
+static bool sampled_zero(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i += 512)
+    if (p[i]) return false;
+  return p[n - 1] == 0;
+}
+
+/* Waits (at most ~2 s) until the prefault thread has a chunk ready. */
+static bool wait_ready(void) {
+  for (int i = 0; i < 400; i++) {
+    if (prefault_stats().ready) return true;
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+  }
+  return false;
+}
+
+/* huge_map_ahead: 2 MiB-aligned zero chunks; after the first call a thread
+ * faults the next ones in and later calls take them (an arena growing past
+ * two huge chunks uses it); a forked child maps its own and does not hang. */
+START_TEST(prefault_serves_zero_chunks_ahead) {
+  enum { CHUNK = 8u << 20 };
+  unsetenv("RELAYC_PREFAULT");
+  unsigned char *first = huge_map_ahead(CHUNK);
+  ck_assert_uint_eq((uintptr_t)first % (2u << 20), 0);
+  ck_assert(sampled_zero(first, CHUNK));
+  PrefaultStats st = prefault_stats();
+  if (!st.running) { /* valgrind or a sanitizer build: plain mappings only */
+    munmap(first, CHUNK);
+    return;
+  }
+  ck_assert(wait_ready());
+  unsigned char *next = huge_map_ahead(CHUNK);
+  ck_assert_uint_eq(prefault_stats().taken_ready, st.taken_ready + 1);
+  ck_assert_uint_eq((uintptr_t)next % (2u << 20), 0);
+  ck_assert(sampled_zero(next, CHUNK));
+  memset(next, 0x5a, CHUNK);
+  ck_assert(wait_ready());
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* the child: no thread; plain zero mappings */
+    alarm(5);
+    unsigned taken = prefault_stats().taken_ready;
+    if (prefault_stats().running) _exit(3);
+    for (int i = 0; i < 3; i++) {
+      unsigned char *c = huge_map_ahead(CHUNK);
+      if (!sampled_zero(c, CHUNK)) _exit(1);
+      memset(c, 1, CHUNK);
+    }
+    _exit(prefault_stats().taken_ready == taken ? 0 : 2);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  Arena *a = arena_new_huge(); /* three huge chunks: the last two from huge_map_ahead */
+  unsigned before = prefault_stats().taken_ready + prefault_stats().mapped_fresh;
+  for (size_t i = 0; i < 3 * (size_t)CHUNK / 4096; i++) ck_assert(sampled_zero(arena_alloc(a, 4000), 4000));
+  ck_assert_uint_eq(prefault_stats().taken_ready + prefault_stats().mapped_fresh, before + 2);
+  arena_free(a);
+  munmap(first, CHUNK);
+  munmap(next, CHUNK);
 }
 END_TEST
 
@@ -355,6 +424,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, arena_alignment_and_big_blocks);
   tcase_add_test(tc, arena_reset_reuses_zeroed_chunk);
+  tcase_add_test(tc, prefault_serves_zero_chunks_ahead);
   tcase_add_test(tc, dtype_names);
   tcase_add_test(tc, half_conversions);
   tcase_add_test(tc, scalar_constants_read_back_signed);
