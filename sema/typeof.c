@@ -302,8 +302,18 @@ Type *typeof_fn_type(TypeofCx *tc, Type *const *args, uint32_t n, Type *ret) {
   return t;
 }
 
+/* Is t (a type const_type gave) the type of c? */
+static bool const_type_is(const Type *t, const ConstTensor *c) {
+  uint32_t nd = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
+  if (!t || t->tensor.ndim != nd || !dtype_eq(t->tensor.dtype, c->dtype)) return false;
+  for (uint32_t i = 0; i < nd; i++)
+    if (t->tensor.dims[i].value != c->shape[i]) return false;
+  return true;
+}
+
 /* What infer.c's const_type gives (int32 extents), shared. */
 static __attribute__((noinline)) Type *const_type(TypeofCx *tc, const ConstTensor *c) {
+  if (const_type_is(tc->last_const, c)) return tc->last_const;
   uint32_t nd = (uint32_t)(c->ndim > 0 ? c->ndim : 0);
   Dim small[8];
   Dim *dims = nd <= 8 ? small : mem_malloc(nd * sizeof *dims);
@@ -318,7 +328,7 @@ static __attribute__((noinline)) Type *const_type(TypeofCx *tc, const ConstTenso
     share(tc, slot, t);
   }
   if (dims != small) mem_free(dims);
-  return *slot;
+  return tc->last_const = *slot;
 }
 
 /* The result of the two relations most calls a pass builds use, when it is
@@ -358,20 +368,37 @@ void typeof_fini(TypeofCx *t) {
  * operator's relation does not read constants) is never looked up here, so
  * a hit gives exactly what the memo would. */
 
-static bool call_seen_fits(int32_t op, Expr *const *args, uint32_t n) {
-  if (n > TYPEOF_CALL_CACHE_ARGS) return false;
-  for (uint32_t i = 0; i < n; i++)
-    if (args[i]->kind == EXPR_CONST && op_type_reads_consts(op)) return false;
-  return true;
+/* The hash of a call (op, attrs, argument types) for the table: multiplies by
+ * a large odd constant per part; call_seen_index takes the top bits, the
+ * best mixed. */
+#define CALL_SEEN_K 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t call_seen_hash_start(int32_t op, const Attrs *attrs) {
+  return ((uint64_t)(uint32_t)op + 1) * CALL_SEEN_K ^ (uint64_t)(uintptr_t)attrs;
 }
 
+static inline uint64_t call_seen_hash_step(uint64_t h, const Type *arg) {
+  return (h ^ (uint64_t)(uintptr_t)arg) * CALL_SEEN_K;
+}
+
+static inline size_t call_seen_index(uint64_t h) { return (size_t)((h * CALL_SEEN_K) >> (64 - TYPEOF_CALL_CACHE_BITS)); }
+
+/* The slot of a call (op, attrs, args) in the table, or NULL when the table
+ * does not take it (more than TYPEOF_CALL_CACHE_ARGS arguments, or a
+ * constant argument of an operator whose relation reads constants). */
 static TypeofCallSeen *call_seen_slot(TypeofCx *t, int32_t op, const Attrs *attrs, Expr *const *args, uint32_t n) {
-  uint64_t h = tmix(tmix(0xcbf29ce484222325ULL, (uint64_t)(uint32_t)op), (uint64_t)(uintptr_t)attrs);
-  for (uint32_t i = 0; i < n; i++) h = tmix(h, (uint64_t)(uintptr_t)args[i]->type);
-  return &t->call_seen[(h ^ (h >> 17)) % TYPEOF_CALL_CACHE];
+  if (n > TYPEOF_CALL_CACHE_ARGS) return NULL;
+  uint64_t h = call_seen_hash_start(op, attrs);
+  bool consts = false;
+  for (uint32_t i = 0; i < n; i++) {
+    h = call_seen_hash_step(h, args[i]->type);
+    consts |= args[i]->kind == EXPR_CONST;
+  }
+  if (consts && op_type_reads_consts(op)) return NULL;
+  return &t->call_seen[call_seen_index(h)];
 }
 
-static bool call_seen_is(const TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args, uint32_t n) {
+static inline bool call_seen_is(const TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args, uint32_t n) {
   if (!s->ret || s->op != op || s->nargs != n || s->attrs != attrs) return false;
   for (uint32_t i = 0; i < n; i++)
     if (s->args[i] != args[i]->type) return false;
@@ -381,7 +408,7 @@ static bool call_seen_is(const TypeofCallSeen *s, int32_t op, const Attrs *attrs
 /* The entry of a call like this one in its slot or the slot's partner (the
  * table is two-way: two calls a rule alternates between, sum and less in
  * the let chain's maximum rule, once evicted each other at every call), or NULL. */
-static TypeofCallSeen *call_seen_find(TypeofCx *t, TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args,
+static inline TypeofCallSeen *call_seen_find(TypeofCx *t, TypeofCallSeen *s, int32_t op, const Attrs *attrs, Expr *const *args,
                                       uint32_t n) {
   if (call_seen_is(s, op, attrs, args, n)) return s;
   TypeofCallSeen *p = &t->call_seen[(size_t)(s - t->call_seen) ^ 1];
@@ -390,9 +417,7 @@ static TypeofCallSeen *call_seen_find(TypeofCx *t, TypeofCallSeen *s, int32_t op
 
 /* The entry for a call like e, when e is one the table takes. */
 static TypeofCallSeen *call_seen_of(TypeofCx *t, const Expr *e) {
-  int32_t op = e->call.fn->op.id;
-  if (!call_seen_fits(op, e->call.args, e->call.nargs)) return NULL;
-  return call_seen_slot(t, op, e->call.attrs, e->call.args, e->call.nargs);
+  return call_seen_slot(t, e->call.fn->op.id, e->call.attrs, e->call.args, e->call.nargs);
 }
 
 /* Enters e's types; the callee type as the shared object, so that the calls
@@ -642,16 +667,18 @@ Expr *typeof_op_node(TypeofCx *t, int32_t op, Type *fn, Span sp) {
   return n;
 }
 
-Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs, Span sp) {
-  if (call_seen_fits(op, args, nargs)) {
-    TypeofCallSeen *seen = call_seen_find(t, call_seen_slot(t, op, attrs, args, nargs), op, attrs, args, nargs);
-    if (seen) {
-      if (!seen->node) seen->node = typeof_op_node(t, op, seen->fn, sp);
-      Expr *e = expr_call(t->m, seen->node, args, nargs, attrs, sp);
-      e->type = seen->ret;
-      return e;
-    }
-  }
+/* The call built with the callee and types of the entry seen. */
+static Expr *seen_call(TypeofCx *t, TypeofCallSeen *seen, Attrs *attrs, Expr **args, uint32_t nargs, Span sp) {
+  if (!seen->node) seen->node = typeof_op_node(t, seen->op, seen->fn, sp);
+  Expr *e = expr_call(t->m, seen->node, args, nargs, attrs, sp);
+  e->type = seen->ret;
+  return e;
+}
+
+/* A call not in the table: typed through op_call_type with a callee of its
+ * own, which becomes the shared one once typed. */
+static __attribute__((noinline)) Expr *unseen_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs,
+                                                   Span sp) {
   for (uint32_t i = 0; i < nargs; i++) /* a rule's constant (what typeof_tree would do first) */
     if (!args[i]->type && args[i]->kind == EXPR_CONST) typeof_set(t, args[i]);
   Expr *callee = expr_new(t->m, EXPR_OP, sp);
@@ -660,6 +687,26 @@ Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_
   Expr *e = typeof_set(t, expr_call(t->m, callee, args, nargs, attrs, sp));
   if (e->type && callee->type) e->call.fn = typeof_op_node(t, op, typeof_shared(t, callee->type), sp);
   return e;
+}
+
+/* The table's look-up (call_seen_slot and call_seen_find in one pass over the
+ * arguments, a rule's untyped constant typed on the way so that the table
+ * can key it): the path of nearly every call a pass builds. */
+Expr *typeof_op_call(TypeofCx *t, int32_t op, Attrs *attrs, Expr **args, uint32_t nargs, Span sp) {
+  if (nargs > TYPEOF_CALL_CACHE_ARGS) return unseen_call(t, op, attrs, args, nargs, sp);
+  uint64_t h = call_seen_hash_start(op, attrs);
+  bool consts = false;
+  for (uint32_t i = 0; i < nargs; i++) {
+    Expr *a = args[i];
+    if (a->kind == EXPR_CONST) {
+      consts = true;
+      if (!a->type) typeof_set(t, a);
+    }
+    h = call_seen_hash_step(h, a->type);
+  }
+  if (consts && op_type_reads_consts(op)) return unseen_call(t, op, attrs, args, nargs, sp);
+  TypeofCallSeen *seen = call_seen_find(t, &t->call_seen[call_seen_index(h)], op, attrs, args, nargs);
+  return seen ? seen_call(t, seen, attrs, args, nargs, sp) : unseen_call(t, op, attrs, args, nargs, sp);
 }
 
 /* ------------------------------------------------------------ whole trees */

@@ -39,7 +39,8 @@
 
 #define TYPEOF_GROUND_CACHE 64
 #define TYPEOF_CANON_CACHE 64
-#define TYPEOF_CALL_CACHE 256
+#define TYPEOF_CALL_CACHE_BITS 8
+#define TYPEOF_CALL_CACHE (1 << TYPEOF_CALL_CACHE_BITS)
 #define TYPEOF_CALL_CACHE_ARGS 3
 
 /* A call typed before, by the identity of its operator, attributes and
@@ -74,6 +75,7 @@ typedef struct TypeofCx {
   struct { const Type *t; Type *shared; } canon_seen[TYPEOF_CANON_CACHE]; /* type -> its shared twin (itself when shared), by address */
   Type *last_tensor;   /* the shared tensor type canonicalised last */
   const Type *last_tensor_of; /* the object it was the twin of (a source node's tensor type, met again and again) */
+  Type *last_const;    /* the shared type const_type gave last (a rule's scalar constants have one or two) */
   TypeofCallSeen call_seen[TYPEOF_CALL_CACHE];  /* recent operator call types, by address */
   TypeofPartsSeen parts_seen[TYPEOF_PARTS_CACHE]; /* recent small composite types, by their parts */
   struct TypeofOpNode *op_nodes; /* shared callee nodes by (operator, function type); open addressing */
