@@ -323,8 +323,25 @@ static bool may_match_id(DfPat *p, int32_t id) {
 
 static bool may_match(DfPat *p, const Expr *e) { return may_match_id(p, node_code(e)); }
 
+static bool match_passed(Matcher *mt, const DfPat *p, Expr *e);
+
+/* An alternative: left, else right; each side is entered only when its
+ * filter lets e through (computed once for both sides). */
+static bool match_alt(Matcher *mt, const DfPat *p, Expr *e) {
+  int32_t code = node_code(e);
+  if (may_match_id(p->l, code) && match_passed(mt, p->l, e)) return true;
+  return p->r != p->l && may_match_id(p->r, code) && match_passed(mt, p->r, e);
+}
+
+/* A wildcard only binds its slot (nothing to undo when that fails), without
+ * the call. */
 static bool match(Matcher *mt, const DfPat *p, Expr *e) {
-  if (!may_match((DfPat *)p, e)) return false;
+  if (p->kind == DFP_WILD) return bind(mt, p->slot, e);
+  return may_match((DfPat *)p, e) && match_passed(mt, p, e);
+}
+
+/* match once e passed p's filter. */
+static bool match_passed(Matcher *mt, const DfPat *p, Expr *e) {
   if (stack_exhausted()) return false;
   size_t tw = mt->trail.len, iw = mt->inner.len;
   bool ok = false;
@@ -335,7 +352,7 @@ static bool match(Matcher *mt, const DfPat *p, Expr *e) {
     if (ok) vec_push(mt->inner, e);
     break;
   case DFP_CALL: ok = match_call(mt, p, e); break;
-  case DFP_ALT: ok = match(mt, p->l, e) || (p->r != p->l && match(mt, p->r, e)); break;
+  case DFP_ALT: ok = match_alt(mt, p, e); break;
   }
   if (ok) ok = bind(mt, p->slot, e);
   if (!ok) undo(mt, tw, iw);
@@ -506,6 +523,53 @@ static bool claimed_by(const Graph *g, uint32_t i, uint32_t stamp, int r) {
   return g->claimed[i] == stamp && (g->cmask[i] >> r) & 1;
 }
 
+/* Per node code (operator id, -2 a constant, -1 anything else): a bit per
+ * rewrite whose pattern may match a node of that code at its root
+ * (may_match_id), so that a node is offered only to those rewrites, not
+ * asked of each in turn. */
+typedef struct RootMasks {
+  uint32_t *by_op; /* nops of them, each computed when a node of that operator is first met */
+  uint8_t *known;  /* by_op[id] computed */
+  uint32_t nops, on_const, on_other;
+} RootMasks;
+
+static uint32_t rewrites_matching(const DfRewrite *rws, int n, int32_t code) {
+  uint32_t mask = 0;
+  for (int r = 0; r < n; r++)
+    if (may_match_id(rws[r].pattern, code)) mask |= 1u << r;
+  return mask;
+}
+
+static void root_masks_init(RootMasks *rm, const DfRewrite *rws, int n) {
+  rm->nops = op_count();
+  rm->by_op = mem_malloc((rm->nops + 1) * sizeof *rm->by_op);
+  rm->known = mem_calloc(rm->nops + 1, 1);
+  rm->on_const = rewrites_matching(rws, n, -2);
+  rm->on_other = rewrites_matching(rws, n, -1);
+}
+
+static void root_masks_free(RootMasks *rm) {
+  mem_free(rm->by_op);
+  mem_free(rm->known);
+}
+
+static uint32_t root_mask(RootMasks *rm, const DfRewrite *rws, int n, int32_t code) {
+  if (code == -2) return rm->on_const;
+  if (code < 0) return rm->on_other;
+  if ((uint32_t)code >= rm->nops) return rewrites_matching(rws, n, code);
+  if (!rm->known[code]) {
+    rm->by_op[code] = rewrites_matching(rws, n, code);
+    rm->known[code] = 1;
+  }
+  return rm->by_op[code];
+}
+
+/* The bits of rewrites [k, last). */
+static uint32_t rewrite_range(int k, int last) {
+  uint32_t below_last = last >= 32 ? UINT32_MAX : (1u << last) - 1;
+  return below_last & ~((1u << k) - 1);
+}
+
 static bool group_ok(Graph *g, uint32_t stamp, int r, Matcher *mt, uint32_t root) {
   for (size_t i = 0; i < mt->inner.len; i++) {
     Expr *e = mt->inner.data[i];
@@ -548,7 +612,8 @@ static Expr *apply_post(Rewriter *rw, Expr *old, Expr *e) {
  * rewrite j whose matches would change something (asked speculatively, as if
  * no child changed: when every match declines that way, nothing changes);
  * returns j, or n when none would. aps[k..j] hold the matches. */
-static int collect(Module *m, Diag *d, Graph *g, const DfRewrite *rws, int k, int n, void *ud, Apply *aps) {
+static int collect(Module *m, Diag *d, Graph *g, const DfRewrite *rws, int k, int n, void *ud, Apply *aps,
+                   RootMasks *rm) {
   uint32_t nn = g->s.n;
   if (!g->claimed) {
     g->claimed = mem_calloc(nn + 1, sizeof *g->claimed);
@@ -560,9 +625,11 @@ static int collect(Module *m, Diag *d, Graph *g, const DfRewrite *rws, int k, in
   Matcher mt;
   memset(&mt, 0, sizeof mt);
   for (uint32_t i = nn; i-- > 0;) {
-    int32_t code = g->opid[i];
-    for (int r = k; r < last; r++) {
-      if (claimed_by(g, i, stamp, r) || !may_match_id(rws[r].pattern, code)) continue;
+    uint32_t cand = root_mask(rm, rws, n, g->opid[i]) & rewrite_range(k, last);
+    if (cand && g->claimed[i] == stamp) cand &= ~g->cmask[i]; /* a match of r claims bit r only */
+    for (; cand; cand &= rewrite_range(k, last)) {
+      int r = __builtin_ctz(cand);
+      cand &= cand - 1;
       Expr *e = dag_node(&g->s, i);
       memset(mt.slot, 0, sizeof mt.slot);
       mt.trail.len = mt.inner.len = 0;
@@ -635,6 +702,8 @@ bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewr
   Graph g;
   memset(&g, 0, sizeof g);
   Apply *aps = mem_calloc((size_t)n + 1, sizeof *aps);
+  RootMasks rm;
+  root_masks_init(&rm, rewrites, n);
   bool have_graph = false, failed = false, equal;
   Expr *original = f->body;
   do {
@@ -644,7 +713,7 @@ bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewr
         graph_build(&g, f->body);
         have_graph = true;
       }
-      int j = collect(m, d, &g, rewrites, k, n, ud, aps);
+      int j = collect(m, d, &g, rewrites, k, n, ud, aps, &rm);
       bool changed = j < n && rewrite(m, d, f, &aps[j], &failed);
       for (int r = k; r < n && r <= j; r++) apply_free(&aps[r]);
       k = j + 1;
@@ -664,6 +733,7 @@ bool dfp_rewrite_function(Module *m, Diag *d, Function *f, const DfRewrite *rewr
   } while (!failed && !equal && rounds < DFP_MAX_ROUNDS);
   graph_free(&g);
   mem_free(aps);
+  root_masks_free(&rm);
   if (failed) return false;
   if (!equal)
     diag_plain(d, DIAG_WARNING,
