@@ -114,6 +114,16 @@ typedef struct Edge {
 
 typedef VEC(uint32_t) U32Vec;
 
+/* The explicit stack the dataflow walks (dg_visit, fill_dataflow) use: one
+ * per Nf, each walk working above the length it found (a walk may start
+ * another through the nodes it visits or fills, which returns the stack as
+ * it found it). */
+typedef struct DfItem {
+  Expr *e;
+  bool expanded; /* its children are pushed */
+} DfItem;
+typedef VEC(DfItem) DfStack;
+
 typedef struct Nf {
   Module *m;
   Diag *d;
@@ -130,6 +140,7 @@ typedef struct Nf {
   VEC(Expr *) device;  /* lexical on_device annotations (NULL: a function body, no device) */
   PtrMap filling;      /* Var* -> 1 while its let's value is converted (a use is recursion) */
   Expr *filling_let;   /* the let whose value is being converted */
+  DfStack df;          /* the dataflow walks' stack */
 } Nf;
 
 static bool nf_too_deep(Nf *nf, Span sp) {
@@ -343,13 +354,6 @@ static void dg_leaf(Nf *nf, Expr *e) {
  * per node cost ToANormalForm ~2% more instructions). */
 #define NF_INLINE static inline __attribute__((always_inline))
 
-/* The explicit stack the dataflow walks (dg_visit, fill_dataflow) use. */
-typedef struct DfItem {
-  Expr *e;
-  bool expanded; /* its children are pushed */
-} DfItem;
-typedef VEC(DfItem) DfStack;
-
 /* Pushes x's dataflow children in reverse, so that they are popped in order:
  * a call's callee first, then its arguments (TVM's MixedModeVisitor), or with
  * callee_first false its arguments, then its callee (Fill's order). */
@@ -383,24 +387,24 @@ static void dg_visit(Nf *nf, Expr *e) {
     dg_leaf(nf, e);
     return;
   }
-  DfStack st = {0};
-  vec_push(st, ((DfItem){e, false}));
-  while (st.len) {
-    DfItem *top = &st.data[st.len - 1];
+  DfStack *st = &nf->df;
+  size_t base = st->len;
+  vec_push(*st, ((DfItem){e, false}));
+  while (st->len > base) {
+    DfItem *top = &st->data[st->len - 1];
     Expr *x = top->e;
     if (dg_visited(nf, x)) {
-      st.len--;
+      st->len--;
       continue;
     }
     if (!is_dataflow(x) || top->expanded) {
-      st.len--;
-      dg_leaf(nf, x);
+      st->len--;
+      dg_leaf(nf, x); /* may walk above st->len */
       continue;
     }
     top->expanded = true;
-    push_dataflow_children(&st, x, true);
+    push_dataflow_children(st, x, true);
   }
-  vec_free(st);
 }
 
 /* ----------------------------------------------------------- scope tree */
@@ -707,33 +711,33 @@ static Expr *filled_child(void *nf, Expr *e) { return fill(nf, e, NULL); }
  * callee) with an explicit stack; other nodes met on the way are filled by
  * fill (recursion bounded by real nesting). */
 static Expr *fill_dataflow(Nf *nf, Expr *e, Var *v) {
-  DfStack st = {0};
-  vec_push(st, ((DfItem){e, false}));
+  DfStack *st = &nf->df;
+  size_t base = st->len;
+  vec_push(*st, ((DfItem){e, false}));
   Expr *out = NULL;
-  while (st.len) {
-    DfItem *top = &st.data[st.len - 1];
+  while (st->len > base) {
+    DfItem *top = &st->data[st->len - 1];
     Expr *x = top->e;
     DgNode *n = node(nf, x);
     if (n->done && x != e) {
-      st.len--;
+      st->len--;
       continue;
     }
     if (x != e && (!is_dataflow(x) || on_device_fixed(x))) {
-      st.len--;
-      fill(nf, x, NULL);
+      st->len--;
+      fill(nf, x, NULL); /* may walk above st->len */
       continue;
     }
     if (!top->expanded) {
       top->expanded = true;
-      push_dataflow_children(&st, x, false);
+      push_dataflow_children(st, x, false);
       continue;
     }
-    st.len--;
-    Expr *now = rebuild_typed(nf->m, x, filled_child, nf);
+    st->len--;
+    Expr *now = rebuild_typed(nf->m, x, filled_child, nf); /* likewise */
     Expr *r = compound(nf, node(nf, x), x, now, x == e ? v : NULL);
     if (x == e) out = r;
   }
-  vec_free(st);
   return out;
 }
 
@@ -970,6 +974,7 @@ static void nf_free(Nf *nf) {
   vec_free(nf->edges);
   vec_free(nf->post);
   vec_free(nf->device);
+  vec_free(nf->df);
   ptrmap_free(&nf->atoms);
   ptrmap_free(&nf->filling);
 }
