@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -29,6 +30,7 @@ static struct {
   void *ready[READY_MAX];
   unsigned nready;
   unsigned taken_ready, mapped_fresh;
+  double cpu_ms;         /* the thread's CPU time, as of its last chunk */
   bool off;              /* never start (decided once), or a forked child */
   bool decided;
 } pf = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -76,7 +78,10 @@ static void *prefault_thread(void *arg) {
       munmap(p, size);
       break;
     }
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     pthread_mutex_lock(&pf.lock);
+    pf.cpu_ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
     pf.ready[pf.nready++] = p; /* below READY_MAX: only this thread adds */
     pthread_mutex_unlock(&pf.lock);
   }
@@ -153,7 +158,7 @@ void *huge_map_ahead(size_t size) {
 
 PrefaultStats prefault_stats(void) {
   pthread_mutex_lock(&pf.lock);
-  PrefaultStats st = {pf.taken_ready, pf.mapped_fresh, pf.nready, pf.size && !pf.off};
+  PrefaultStats st = {pf.taken_ready, pf.mapped_fresh, pf.nready, pf.size && !pf.off, pf.cpu_ms};
   pthread_mutex_unlock(&pf.lock);
   return st;
 }

@@ -12,8 +12,8 @@
  *     void *c2 = huge_map_ahead(8 << 20);  // the same, served from chunks made ahead
  *     munmap(c1, 8 << 20); ...
  *
- * The CPU the thread spends is the process's (--time-passes reports process
- * CPU beside wall time). Off in sanitizer builds, under RELAYC_MALLOC_DEFAULT=1
+ * The CPU the thread spends is counted (prefault_stats): --time-passes adds
+ * it to the pass thread's own CPU time. Off in sanitizer builds, under RELAYC_MALLOC_DEFAULT=1
  * and with RELAYC_PREFAULT=0; a forked child starts without it. */
 #ifndef RELAYC_IR_PREFAULT_H
 #define RELAYC_IR_PREFAULT_H
@@ -34,6 +34,7 @@ typedef struct PrefaultStats {
   unsigned mapped_fresh; /* calls that mapped their own (none ready, or the thread is off) */
   unsigned ready;        /* chunks waiting now */
   int running;           /* 1 when the thread was started */
+  double cpu_ms;         /* CPU time the thread has spent so far */
 } PrefaultStats;
 PrefaultStats prefault_stats(void);
 
