@@ -47,19 +47,44 @@
 /* ----------------------------------------------------------- node tables */
 
 /* A table key -> integer (0 when new): what TVM memoises by, the object an
- * atom names (dagscan.h dag_atom_key) in a pointer map, else the node through
- * Expr.mark (validated by the back pointer). */
+ * atom names (dagscan.h dag_atom_key): a variable by its id (unique in a
+ * module) in a direct table validated by the Var and the table's generation,
+ * the other atoms in a pointer map; any other node through Expr.mark
+ * (validated by the back pointer). table_restart empties it in O(1) but for
+ * the few non-variable atoms, so that one table serves every function. */
 typedef struct TEntry {
   const Expr *key;
   int64_t val;
 } TEntry;
 
+typedef struct VarEntry {
+  const Var *key;
+  uint32_t gen;
+  int64_t val;
+} VarEntry;
+
 typedef struct Table {
   VEC(TEntry) exprs;
+  VEC(VarEntry) vars; /* by Var.id */
+  uint32_t gen;
   PtrMap atoms;
 } Table;
 
+static int64_t *var_slot(Table *t, const Var *v) {
+  while (t->vars.len <= v->id) vec_push(t->vars, ((VarEntry){NULL, 0, 0}));
+  VarEntry *s = &t->vars.data[v->id];
+  if (s->key != v || s->gen != t->gen) *s = (VarEntry){v, t->gen, 0};
+  return &s->val;
+}
+
+static void table_restart(Table *t) {
+  t->exprs.len = 0;
+  t->gen++;
+  ptrmap_clear(&t->atoms);
+}
+
 static int64_t *table_slot(Table *t, const Expr *e) {
+  if (e->kind == EXPR_VAR && e->var.var) return var_slot(t, e->var.var);
   const void *key = dag_atom_key(e);
   if (key) return ptrmap_slot(&t->atoms, key);
   Expr *x = (Expr *)e;
@@ -74,6 +99,7 @@ static int64_t *table_slot(Table *t, const Expr *e) {
 
 static void table_free(Table *t) {
   vec_free(t->exprs);
+  vec_free(t->vars);
   ptrmap_free(&t->atoms);
 }
 
@@ -394,10 +420,12 @@ bool pass_DCE(PassCtx *c) {
     memset(&pv.vars, 0, sizeof pv.vars);
   }
   bool ok = true;
+  Table visits = {0}; /* every function's u.visits in turn, restarted for each */
   for (uint32_t i = 0; i < m->ndefs && ok; i++) {
     GlobalDef *g = m->defs[i];
     if (!g->fn) continue;
-    Uv u = {.purity = ignore ? NULL : &pv.vars, .default_pure = ignore};
+    table_restart(&visits);
+    Uv u = {.purity = ignore ? NULL : &pv.vars, .default_pure = ignore, .visits = visits};
     u.level = 1; /* the global function's own body */
     uv_expr(&u, g->fn->body);
     if (u.failed) {
@@ -414,10 +442,11 @@ bool pass_DCE(PassCtx *c) {
       ok = rw_function(&rw, g->fn);
       rw_fini(&rw);
     }
-    table_free(&u.visits);
+    visits = u.visits;
     ptrmap_free(&u.lets);
     vec_free(u.infos);
   }
+  table_free(&visits);
   table_free(&pv.memo);
   ptrmap_free(&pv.vars);
   ptrmap_free(&pv.globals);
