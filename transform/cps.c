@@ -23,7 +23,8 @@
  * UnCPS wraps a CPS @main back: `fn (%params...) -> B { <cps fn>(%params...,
  * fn (%x: B) -> B { %x }) }` with `answer` instantiated to B. The copy and
  * the wrapper are typed as they are built (each node its original's type
- * with answer := B), so the re-typing keeps them.
+ * with answer := B), so the re-typing keeps them. A B that mentions answer
+ * (a function value in the result) is refused: no type can stand for answer.
  */
 #include <string.h>
 
@@ -527,6 +528,28 @@ static Expr *inst_node(Rewriter *rw, Expr *old, Expr *e) {
   return e;
 }
 
+/* Whether t mentions the type parameter p. */
+static bool type_mentions(const Type *t, const TypeParam *p) {
+  if (!t || stack_exhausted()) return false;
+  switch (t->kind) {
+  case TYPE_VAR: return t->var.param == p;
+  case TYPE_TUPLE:
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (type_mentions(t->tuple.fields[i], p)) return true;
+    return false;
+  case TYPE_FUNC:
+    for (uint32_t i = 0; i < t->func.nargs; i++)
+      if (type_mentions(t->func.args[i], p)) return true;
+    return type_mentions(t->func.ret, p);
+  case TYPE_ADT:
+    for (uint32_t i = 0; i < t->adt.nargs; i++)
+      if (type_mentions(t->adt.args[i], p)) return true;
+    return false;
+  case TYPE_REF: return type_mentions(t->ref.inner, p);
+  default: return false;
+  }
+}
+
 bool pass_UN_CPS(PassCtx *pc) {
   Module *m = pc->m;
   GlobalDef *g = module_find_global(m, "main");
@@ -541,6 +564,14 @@ bool pass_UN_CPS(PassCtx *pc) {
       kt->func.ret->var.param != ans)
     goto not_cps;
   Type *b = kt->func.args[0];
+  /* a function value in @main's result has the CPS type `fn (..., fn (R) ->
+   * answer) -> answer`: answer := B would make B contain itself (TVM leaves
+   * answer free in the result type, an ill-typed output) */
+  if (type_mentions(b, ans)) {
+    diag_error(pc->d, g->span, "UnCPS expects @main's result to hold no function value: a function's CPS type "
+                               "mentions answer, and answer := the result type would contain itself");
+    return false;
+  }
   /* the CPS function as a literal with answer := B and fresh binders */
   Inst in = {ans, b};
   Rewriter rw;

@@ -14,7 +14,9 @@
  * global's type parameters. A polymorphic literal stays usable at several
  * types: each use of its `@lifted` reference is its own node (inference types
  * a node once), a let variable bound to it is annotated with its polymorphic
- * type, and a capturing one returns a `fn [A](...)` type with its own A. TVM names globals by a structural hash relayc
+ * type, and a capturing one returns a `fn [A](...)` type with its own A. A
+ * variable bound to a polymorphic literal is never captured (a parameter has
+ * one type): its uses in a later literal call the literal's global. TVM names globals by a structural hash relayc
  * cannot reproduce; relayc numbers them in visiting order (lifted_name1,
  * lifted_name2, ... skipping names in use), which is deterministic.
  * After the pass the only function values in the module are globals (and
@@ -38,9 +40,18 @@
 
 typedef VEC(TypeParam *) TPVec;
 
+/* A let-bound polymorphic literal after lifting: its variable stands for
+ * `@g` (no captures) or `@g(c1, ..., cn)`. */
+typedef struct PolyLift {
+  GlobalDef *g;
+  Var **caps;
+  uint32_t ncaps;
+} PolyLift;
+
 typedef struct Lift {
   PtrMap self_of;   /* Function* of a let-bound literal -> its let Var* */
   PtrMap poly;      /* lifted globals with type parameters of their own and no captures */
+  PtrMap poly_var;  /* let Var* of a lifted polymorphic literal -> its PolyLift* */
   uint32_t counter;
   uint32_t lifted;
   bool has_literal;  /* the function being scanned has a non-Primitive literal */
@@ -82,6 +93,12 @@ static void free_tvars(const Type *t, const PtrMap *bound, TPVec *out) {
 
 /* ------------------------------------------------------------------ lifting */
 
+static void add_capture(ExprVarList *caps, Var *v) {
+  for (size_t i = 0; i < caps->len; i++)
+    if (caps->data[i] == v) return;
+  vec_push(*caps, v);
+}
+
 static Expr **var_uses(Module *m, Var *const *vs, size_t n, Span sp) {
   Expr **xs = arena_alloc(m->arena, (n ? n : 1) * sizeof *xs);
   for (size_t i = 0; i < n; i++) xs[i] = build_var(m, vs[i], sp);
@@ -104,14 +121,60 @@ static Type *poly_type_copy(Module *m, const Type *ot) {
   return c;
 }
 
+/* A capture cannot be polymorphic: a parameter of the lifted global has one
+ * type (TVM makes it a parameter all the same, annotated with the
+ * polymorphic type). A captured variable bound to a polymorphic literal,
+ * lifted already, is not captured: its uses become its global (applied to
+ * that literal's captures, which this literal captures in its stead).
+ * `caps` gets the captures, `polys` the variables left out. */
+static void captures_without_polymorphic(Lift *st, const Function *f, const Var *self, ExprVarList *caps,
+                                         ExprVarList *polys) {
+  ExprVarList all = {0};
+  fv_cache_get(st->fv, f, self, &all);
+  for (size_t i = 0; i < all.len; i++) {
+    int64_t pl = 0;
+    if (!ptrmap_get(&st->poly_var, all.data[i], &pl)) {
+      add_capture(caps, all.data[i]);
+      continue;
+    }
+    vec_push(*polys, all.data[i]);
+    const PolyLift *p = (const PolyLift *)(intptr_t)pl;
+    for (uint32_t k = 0; k < p->ncaps; k++) add_capture(caps, p->caps[k]);
+  }
+  vec_free(all);
+}
+
+/* What a left-out polymorphic variable becomes inside the lifted body:
+ * `@g`, or `@g(...)` of the fresh binders of its literal's captures. */
+static Expr *poly_use(Module *m, const Lift *st, Var *v, const ExprVarList *caps, Var *const *fresh, Span sp) {
+  int64_t pl = 0;
+  ptrmap_get(&st->poly_var, v, &pl);
+  const PolyLift *p = (const PolyLift *)(intptr_t)pl;
+  Expr *ref = build_global(m, p->g, sp);
+  if (!p->ncaps) return ref;
+  Expr **args = arena_alloc(m->arena, p->ncaps * sizeof *args);
+  for (uint32_t k = 0; k < p->ncaps; k++)
+    for (size_t i = 0; i < caps->len; i++)
+      if (caps->data[i] == p->caps[k]) args[k] = build_var(m, fresh[i], sp);
+  return build_call(m, ref, args, p->ncaps, sp);
+}
+
+static void note_poly_var(Module *m, Lift *st, Var *self, GlobalDef *g, const ExprVarList *caps) {
+  PolyLift *p = arena_alloc(m->arena, sizeof *p);
+  p->g = g;
+  p->ncaps = (uint32_t)caps->len;
+  p->caps = caps->len ? arena_memdup(m->arena, caps->data, caps->len * sizeof *p->caps) : NULL;
+  ptrmap_put(&st->poly_var, self, (int64_t)(intptr_t)p);
+}
+
 static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
   Module *m = rw->m;
   Lift *st = rw->ud;
   Function *f = e->fn;
   int64_t selfp = 0;
   Var *self = ptrmap_get(&st->self_of, old->fn, &selfp) ? (Var *)(intptr_t)selfp : NULL;
-  ExprVarList caps = {0};
-  fv_cache_get(st->fv, old->fn, self, &caps);
+  ExprVarList caps = {0}, polys = {0};
+  captures_without_polymorphic(st, old->fn, self, &caps, &polys);
   uint32_t nc = (uint32_t)caps.len;
 
   char name[64];
@@ -130,12 +193,13 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
   rw_init(&sub, m, rw->d);
   sub.enter_fns = true;
   for (uint32_t i = 0; i < nc; i++) rw_subst(&sub, caps.data[i], build_var(m, fresh[i], e->span));
+  for (size_t i = 0; i < polys.len; i++) rw_subst(&sub, polys.data[i], poly_use(m, st, polys.data[i], &caps, fresh, e->span));
   if (self) {
     Expr *ref = build_global(m, g, e->span);
     if (nc) ref = build_call(m, ref, var_uses(m, fresh, nc, e->span), nc, e->span);
     rw_subst(&sub, self, ref);
   }
-  Expr *body = (nc || self) ? rw_expr(&sub, f->body) : f->body;
+  Expr *body = (nc || self || polys.len) ? rw_expr(&sub, f->body) : f->body;
   rw_fini(&sub);
 
   /* inner parameters keep their annotation, or get their checked type */
@@ -207,7 +271,9 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
     if (self && !self->annot && old->type && old->type->kind == TYPE_FUNC && old->type->func.ntparams)
       self->annot = poly_type_copy(m, old->type), self->type = NULL;
   }
+  if (self && f->ntparams) note_poly_var(m, st, self, g, &caps);
   vec_free(caps);
+  vec_free(polys);
   return occ;
 }
 
@@ -313,6 +379,7 @@ bool pass_LAMBDA_LIFT(PassCtx *c) {
   }
   ptrmap_free(&st.self_of);
   ptrmap_free(&st.poly);
+  ptrmap_free(&st.poly_var);
   fv_cache_free(st.fv);
   return ok;
 }
