@@ -15,8 +15,9 @@
  *      fastmath_range), not at all for the passes that change what @main
  *      returns (Gradient, ToCPS); the text around the numbers (bools,
  *      constructors, brackets) always exactly. A value that differs under a
- *      spec with a limited range (ToMixedPrecision: float16's 65504, and 16
- *      for an exponential's argument; FastMath: 2^126, where fast_exp gives
+ *      spec with a limited range (ToMixedPrecision: float16's 65504, 16
+ *      for an exponential's argument, 2048 for a float cast to an integer
+ *      type; FastMath: 2^126, where fast_exp gives
  *      inf; SimplifyInference and -O1..-O3: 2^48, where its float32
  *      decompositions' sums of squares can overflow) runs the original once
  *      more with a float-range probe (range_probe: every float operator
@@ -362,13 +363,18 @@ static int run_module(Module *m, Diag *d, Cap *cap, char **value) { return run_m
  * (float16's 2^-11 at 300 is 15% after exp). It runs only when a spec with a
  * limited range (Spec.limit) gives a value that differs, once per input. It
  * sees the values the interpreter materialises, not those inside one kernel
- * (l2_normalize's squares, in double): the limits are on those values. */
+ * (l2_normalize's squares, in double): the limits are on those values. The
+ * float arguments of casts to an integer type are wrapped in
+ * `fuzz.int_cast_probe`, which notes their largest magnitude: beyond 2048
+ * float16 cannot hold every integer (its spacing is 2 up to 4096, 8 near
+ * 10000), and the integer result shows the lost units exactly. */
 typedef struct RangeSeen {
   bool ran;           /* the probe ran to the end */
   bool nonfinite;     /* an inf or NaN somewhere */
   double max_abs;     /* the largest finite magnitude */
   double min_abs;     /* the smallest nonzero magnitude (0: every value was 0, inf or NaN) */
   double max_exp_arg; /* the largest finite magnitude an exponential took */
+  double max_int_cast; /* the largest finite magnitude cast to an integer type */
 } RangeSeen;
 
 static RangeSeen range_seen; /* the probe kernels' record of the current probe run */
@@ -400,6 +406,7 @@ static int probe_identity(KernelCtx *c, double *max_abs, bool note_min) {
 }
 static int range_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_abs, true); }
 static int exp_arg_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_exp_arg, false); }
+static int int_cast_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_int_cast, false); }
 
 static void range_probe_register(void) {
   const OpDef *copy = op_get(op_lookup("copy"));
@@ -408,9 +415,27 @@ static void range_probe_register(void) {
   def.name = "fuzz.exp_arg_probe";
   def.kernel = exp_arg_probe_kernel;
   if (op_register(&def) < 0) abort();
+  def.name = "fuzz.int_cast_probe";
+  def.kernel = int_cast_probe_kernel;
+  if (op_register(&def) < 0) abort();
 }
 
 static bool float_tensor(const Type *t) { return t && t->kind == TYPE_TENSOR && dtype_is_float(t->tensor.dtype); }
+
+/* cast(x) or cast_like(x, y) of a float x to an integer type: x wrapped in
+ * fuzz.int_cast_probe. */
+static Expr *int_cast_wrap(Rewriter *rw, Expr *old, Expr *e) {
+  int32_t id = e->call.fn->op.id;
+  const Type *t = old->type;
+  if ((id != OP_CAST && id != OP_CAST_LIKE) || !t || t->kind != TYPE_TENSOR || !dtype_is_int(t->tensor.dtype) ||
+      e->call.nargs < 1 || !float_tensor(old->call.args[0]->type))
+    return e;
+  Expr *arg = op_call(rw->m, "fuzz.int_cast_probe", &e->call.args[0], 1, NULL, e->span);
+  Expr *c = build_copy(rw->m, e);
+  c->call.args = arena_memdup(rw->m->arena, e->call.args, e->call.nargs * sizeof *e->call.args);
+  c->call.args[0] = arg;
+  return c;
+}
 
 static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
   if (e->kind == EXPR_CONST) {
@@ -418,6 +443,7 @@ static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
     range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0,
                &range_seen.max_abs, true);
   }
+  if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP && !float_tensor(old->type)) return int_cast_wrap(rw, old, e);
   if (e->kind != EXPR_CALL || e->call.fn->kind != EXPR_OP || !float_tensor(old->type)) return e;
   int32_t id = e->call.fn->op.id;
   if ((id == OP_EXP || id == OP_FAST_EXP || id == OP_NN_SOFTMAX || id == OP_NN_LOG_SOFTMAX) && e->call.nargs == 1 &&
@@ -622,8 +648,10 @@ static bool beyond_range(Baseline *b, int limit) {
     b->probed = true;
     if (cfg.verbose)
       fprintf(stderr,
-              "  range probe: ran %d, inf/NaN %d, largest %g, smallest nonzero %g, largest exponential argument %g\n",
-              b->range.ran, b->range.nonfinite, b->range.max_abs, b->range.min_abs, b->range.max_exp_arg);
+              "  range probe: ran %d, inf/NaN %d, largest %g, smallest nonzero %g, largest exponential argument %g, "
+              "largest cast to an integer %g\n",
+              b->range.ran, b->range.nonfinite, b->range.max_abs, b->range.min_abs, b->range.max_exp_arg,
+              b->range.max_int_cast);
   }
   const RangeSeen *r = &b->range;
   double bound = limit == LIMIT_FLOAT16 ? 65504.0 : limit == LIMIT_FASTMATH ? 0x1p126 : 0x1p48;
@@ -631,8 +659,10 @@ static bool beyond_range(Baseline *b, int limit) {
   if (r->nonfinite || r->max_abs > bound) return true;
   /* float16: an exponential of a value beyond 16 is off by 16 * 2^-11 = 0.8% and more;
    * below 2^-14 (6.1e-5, the smallest normal) a value keeps fewer than 11 bits, and
-   * below 2^-25 (half the smallest subnormal, 5.96e-8) it becomes 0 */
-  return limit == LIMIT_FLOAT16 && (r->max_exp_arg > 16 || (r->min_abs != 0 && r->min_abs < 0x1p-14));
+   * below 2^-25 (half the smallest subnormal, 5.96e-8) it becomes 0; beyond 2048 not
+   * every integer is a float16, and a cast to an integer type shows the lost units */
+  return limit == LIMIT_FLOAT16 &&
+         (r->max_exp_arg > 16 || (r->min_abs != 0 && r->min_abs < 0x1p-14) || r->max_int_cast > 2048);
 }
 
 /* Whether the original, run without relayc --run's default pipeline (as
@@ -1512,6 +1542,14 @@ static int self_test(void) {
       {"def @main() { %0 = full(1e-3f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_FLOAT16, true},
       {"def @main() { %0 = full(1e-2f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_FLOAT16, false},
       {"def @main() { %0 = full(1e-3f, shape=[1], dtype=\"float32\"); greater(multiply(%0, %0), 0f) }", LIMIT_SQUARES, false},
+      /* integers float16 cannot hold: 10007 is 10008 there, and an int64 result shows it (session 12
+       * seed 72 inputs 136, 1998); 1007 is held, and 10007 not cast to an integer is compared */
+      {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); sum(cast(%0, dtype=\"int64\")) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); %1 = ones(shape=[2], dtype=\"int32\"); "
+       "cast_like(%0, %1) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = full(1007f, shape=[2], dtype=\"float32\"); sum(cast(%0, dtype=\"int64\")) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); sum(multiply(%0, 2f)) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); sum(cast(%0, dtype=\"int64\")) }", LIMIT_SQUARES, false},
   };
   for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
     char text[512];
