@@ -31,6 +31,7 @@
 #include "eval/lower.h"
 #include "eval/vm.h"
 #include "ir/build.h"
+#include "ir/dims_text.h"
 #include "ir/mem.h"
 #include "ir/print.h"
 #include "runtime/npy.h"
@@ -254,14 +255,6 @@ static const Code *main_code(const Program *p) {
   return ix < 0 ? NULL : p->codes[ix];
 }
 
-static void shape_text(const Tensor *t, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "(");
-  for (int32_t i = 0; i < t->ndim && n < cap; i++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? ", " : "", t->shape[i]);
-  if (t->ndim == 1 && n < cap) n += (size_t)snprintf(buf + n, cap - n, ",");
-  if (n < cap) snprintf(buf + n, cap - n, ")");
-}
-
 static void index_text(const Tensor *t, int64_t flat, char *buf, size_t cap) {
   int64_t idx[TENSOR_MAX_NDIM];
   for (int32_t i = t->ndim; i-- > 0;) {
@@ -328,7 +321,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
     for (size_t li = 0; li < leaves.len && status == 0; li++) {
       Leaf *l = &leaves.data[li];
       char shp[128];
-      shape_text(l->value, shp, sizeof shp);
+      dims_text(shp, sizeof shp, l->value->shape, l->value->ndim, DIMS_TUPLE);
       if (!l->is_float) {
         printf("%-12s %-16s %12s %12s  %-14s %14s %14s  %s\n", l->name, shp, "-", "-", "-", "-", "-", "not compared");
         continue;

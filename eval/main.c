@@ -16,6 +16,7 @@
 #include "eval/lower.h"
 #include "eval/profile.h"
 #include "eval/vm.h"
+#include "ir/dims_text.h"
 #include "ir/mem.h"
 #include "ir/print.h"
 #include "runtime/bundle.h"
@@ -33,11 +34,9 @@ static char *type_text(Module *m, const Type *t) {
 /* "Tensor[(2, 3), float32]" of a tensor, into buf. */
 static void tensor_type_text(const Tensor *t, char *buf, size_t cap) {
   char dt[32];
-  size_t n = (size_t)snprintf(buf, cap, "Tensor[(");
-  for (int32_t i = 0; i < t->ndim && n < cap; i++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, i ? ", " : "", t->shape[i]);
-  if (t->ndim == 1 && n < cap) n += (size_t)snprintf(buf + n, cap - n, ",");
-  if (n < cap) snprintf(buf + n, cap - n, "), %s]", dtype_name(t->dtype, dt));
+  size_t n = (size_t)snprintf(buf, cap, "Tensor[");
+  if (n < cap) n += strlen(dims_text(buf + n, cap - n, t->shape, t->ndim, DIMS_TUPLE));
+  if (n < cap) snprintf(buf + n, cap - n, ", %s]", dtype_name(t->dtype, dt));
 }
 
 static bool tensor_fits(const Tensor *t, const Type *ty) {

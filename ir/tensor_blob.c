@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ir/base64_simd.h"
+#include "ir/dims_text.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
 
@@ -310,13 +311,9 @@ static bool blob_dtype_code_known(uint8_t code) {
 
 /* "(2, 3) float32" (shortened if long) into buf. */
 static void shape_text(const int64_t *shape, int32_t ndim, DType t, char *buf, size_t n) {
-  size_t k = (size_t)snprintf(buf, n, "(");
-  for (int32_t i = 0; i < ndim && k + 24 < n; i++) {
-    k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", shape[i]);
-    if (k + 24 >= n && i + 1 < ndim) k += (size_t)snprintf(buf + k, n - k, ", ...");
-  }
   char name[32];
-  if (k < n) snprintf(buf + k, n - k, ") %s", dtype_name(t, name));
+  size_t k = strlen(dims_text(buf, n, shape, ndim, DIMS_PLAIN));
+  snprintf(buf + k, n - k, " %s", dtype_name(t, name));
 }
 
 /* The fixed 32-byte head: magic, device, rank, dtype. */

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "ir/dims_text.h"
 #include "ir/mem.h"
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
@@ -463,11 +464,9 @@ size_t npy_header(const Tensor *t, char *buf, size_t cap, char *err) {
   }
   /* The dict: at most 64 extents of at most 19 digits, so 2 KiB is plenty. */
   char dict[2048];
-  size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                              descr);
-  for (int32_t i = 0; i < t->ndim; i++)
-    n += (size_t)snprintf(dict + n, sizeof dict - n, "%s%" PRId64, i ? ", " : "", t->shape[i]);
-  n += (size_t)snprintf(dict + n, sizeof dict - n, "%s", t->ndim == 1 ? ",), }" : "), }");
+  size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': ", descr);
+  n += strlen(dims_text(dict + n, sizeof dict - n, t->shape, t->ndim, DIMS_TUPLE));
+  n += (size_t)snprintf(dict + n, sizeof dict - n, ", }");
   if (t->ndim > 0) { /* numpy's spare room for growing axis 0 in place */
     char num[24];
     for (int i = snprintf(num, sizeof num, "%" PRId64, t->shape[0]); i < 21; i++) dict[n++] = ' ';

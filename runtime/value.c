@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/dims_text.h"
 #include "ir/mem.h"
 #include "runtime/format.h"
 
@@ -483,10 +484,9 @@ char *value_describe(const Value *v, char *buf, size_t cap) {
   case VK_NONE: snprintf(buf, cap, "no value"); break;
   case VK_SCALAR: snprintf(buf, cap, "%s scalar", dtype_name(value_scalar_dtype(*v), dt)); break;
   case VK_TENSOR: {
-    int n = snprintf(buf, cap, "Tensor[(");
-    for (int32_t i = 0; i < v->t->ndim && n > 0 && (size_t)n < cap; i++)
-      n += snprintf(buf + n, cap - (size_t)n, "%s%" PRId64, i ? ", " : "", v->t->shape[i]);
-    if (n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, "), %s]", dtype_name(v->t->dtype, dt));
+    size_t n = (size_t)snprintf(buf, cap, "Tensor[");
+    if (n < cap) n += strlen(dims_text(buf + n, cap - n, v->t->shape, v->t->ndim, DIMS_PLAIN));
+    if (n < cap) snprintf(buf + n, cap - n, ", %s]", dtype_name(v->t->dtype, dt));
     break;
   }
   case VK_TUPLE: snprintf(buf, cap, "tuple of %u fields", value_tuple(*v)->n); break;

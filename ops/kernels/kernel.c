@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ir/attrs.h"
+#include "ir/dims_text.h"
 #include "ir/mem.h"
 #include "ops/kernels/k_util.h"
 #include "runtime/threadpool.h"
@@ -172,18 +173,10 @@ void kernel_parallel_for(KernelCtx *c, int64_t n, int64_t grain, KernelRangeFn b
 
 /* ------------------------------------------------------------ broadcasting */
 
-const char *kernel_shape_text(const Tensor *t, char *buf, size_t size) {
-  size_t used = (size_t)snprintf(buf, size, "(");
-  for (int32_t i = 0; i < t->ndim && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-  if (used < size) snprintf(buf + used, size - used, ")");
-  return buf;
-}
-
 int kernel_fail_broadcast(KernelCtx *c, const char *op, const Tensor *a, const Tensor *b) {
   char sa[96], sb[96];
-  return kernel_fail(c, "%s: shapes %s and %s cannot be broadcast together", op, kernel_shape_text(a, sa, sizeof sa),
-                     kernel_shape_text(b, sb, sizeof sb));
+  return kernel_fail(c, "%s: shapes %s and %s cannot be broadcast together", op, dims_text(sa, sizeof sa, a->shape, a->ndim, DIMS_PLAIN),
+                     dims_text(sb, sizeof sb, b->shape, b->ndim, DIMS_PLAIN));
 }
 
 bool kernel_broadcast_shape(const Tensor *a, const Tensor *b, int32_t *ndim, int64_t *shape) {

@@ -119,8 +119,6 @@ void kernel_ctx_clear(KernelCtx *c);
 /* ---- broadcasting helpers (numpy rules, spec/ops.md §1.6) ----------------- */
 /* Output shape of broadcasting a and b; false if incompatible. */
 bool kernel_broadcast_shape(const Tensor *a, const Tensor *b, int32_t *ndim, int64_t *shape);
-/* Writes t's shape as "(4, 2)" ("()" for a scalar) into buf, for messages; returns buf. */
-const char *kernel_shape_text(const Tensor *t, char *buf, size_t size);
 /* Records "<op>: shapes A and B cannot be broadcast together"; returns KERNEL_ERROR. */
 int kernel_fail_broadcast(KernelCtx *c, const char *op, const Tensor *a, const Tensor *b);
 

@@ -14,6 +14,7 @@
  * extent it comes from (TVM promotes its int32 attributes to an int64 extent:
  * `16i64` in, `16i64` out); constants from attributes stay int32.
  */
+#include "ir/dims_text.h"
 #include "ops/layout.h"
 #include "ops/relations/rel_util.h"
 
@@ -28,15 +29,6 @@ static Type *vec_type(TypeRelCtx *c, Dim d, DType dt) {
   Type *t = rel_new_tensor(c, dt, 1);
   t->tensor.dims[0] = d;
   return t;
-}
-
-static const char *dims_str(char *buf, size_t cap, const int64_t *v, int n) {
-  size_t len = 0;
-  buf[0] = 0;
-  for (int i = 0; i < n && len + 24 < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "(", (long long)v[i]);
-  if (len + 2 < cap) snprintf(buf + len, cap - len, ")");
-  return buf;
 }
 
 /* An int array attribute of exactly `n` entries (a single value repeats). */
@@ -244,8 +236,8 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
       for (int i = 0; i < nsp; i++)
         if (K[i] >= 0 && K[i] != ks[i]) {
           char a[96], b[96];
-          return rel_fail(c, "kernel_size %s does not match the weight's kernel %s", dims_str(a, sizeof a, ks, nsp),
-                          dims_str(b, sizeof b, K, nsp));
+          return rel_fail(c, "kernel_size %s does not match the weight's kernel %s", dims_text(a, sizeof a, ks, nsp, DIMS_PLAIN),
+                          dims_text(b, sizeof b, K, nsp, DIMS_PLAIN));
         }
     if (!transpose) {
       O = WO;
