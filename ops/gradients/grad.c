@@ -379,6 +379,26 @@ const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n) {
   return buf;
 }
 
+Expr *gr_interleave_zeros(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s, Expr *zero) {
+  if (s == 1 || shape[axis] == 0) return e;
+  e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", axis + 1), e);
+  char w[GRAD_MAX_RANK * 24];
+  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
+  for (uint32_t j = 0; j <= rank; j++)
+    len += (size_t)snprintf(w + len, sizeof w - len, "%s[0, %lld]", j ? ", " : "", j == axis + 1 ? (long long)(s - 1) : 0LL);
+  snprintf(w + len, sizeof w - len, "]");
+  e = GR_OP(c, "nn.pad", w, e, zero ? zero : gr_scalar(c, 0, 0));
+  shape[axis] *= s;
+  return GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
+}
+
+Expr *gr_dilate(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s) {
+  if (s == 1 || shape[axis] == 0) return e;
+  e = gr_interleave_zeros(c, e, axis, rank, shape, s, NULL);
+  shape[axis] -= s - 1;
+  return GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[%u]", (long long)shape[axis], axis), e);
+}
+
 /* The arena copy of text s (n bytes): with a pass's cache, the copy made for
  * an equal text among the last GRAD_OP_TEXTS ones, so a rule formatting the
  * same attributes call after call (softmax's "axis=[1], keepdims=True") hands

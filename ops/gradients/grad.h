@@ -168,6 +168,12 @@ const char *gr_attr_str(GradCtx *c, const char *key, const char *dflt); /* dflt 
 int32_t gr_attr_ints(GradCtx *c, const char *key, int64_t *out, int32_t cap);
 /* Canonical text of an integer list, "[1, 2]", into buf (arena string). */
 const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n);
+/* e (rank `rank`, static extents shape) with s − 1 zeros after each element along `axis`:
+ * (.., n, ..) -> (.., n, s, ..) padded with `zero` -> (.., n·s, ..); shape[axis] becomes n·s.
+ * e itself when s is 1 or the axis is empty. */
+Expr *gr_interleave_zeros(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s, Expr *zero);
+/* The same with the trailing zeros cut: n -> (n − 1)·s + 1, the zero of input 0's dtype. */
+Expr *gr_dilate(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s);
 /* printf into an arena string (attribute texts for GR_OP). */
 const char *gr_fmt(GradCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -248,22 +248,6 @@ GRAD_RULE(NN_CONV2D_BACKWARD_WEIGHT) {
 
 /* ---- nn.conv3d, with 3-D convolutions only (there is no conv3d_transpose) ------------ */
 
-/* e with s − 1 zeros between neighbours along `axis` (extent n -> (n − 1)·s + 1) */
-static Expr *dilate(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s) {
-  if (s == 1 || shape[axis] == 0) return e;
-  e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", axis + 1), e);
-  char w[GRAD_MAX_RANK * 24];
-  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
-  for (uint32_t j = 0; j <= rank; j++)
-    len += (size_t)snprintf(w + len, sizeof w - len, "%s[0, %lld]", j ? ", " : "", j == axis + 1 ? (long long)(s - 1) : 0LL);
-  snprintf(w + len, sizeof w - len, "]");
-  e = GR_OP(c, "nn.pad", w, e, gr_scalar(c, 0, 0));
-  shape[axis] *= s;
-  e = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
-  shape[axis] -= s - 1;
-  return GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[%u]", (long long)shape[axis], axis), e);
-}
-
 /* conv3d (NCDHW/OIDHW terms): dx is a stride-1 convolution of g dilated by the strides and
  * padded by (extent − 1 − pad), with the weight flipped and its I/O swapped per group; dw is
  * the correlation of x with g (batch and channels swapped, strides and dilation exchanged),
@@ -286,7 +270,7 @@ GRAD_RULE(NN_CONV3D) {
   /* data: conv3d(pad(dilate(g)), flip(swap(w))) */
   int64_t gs[5] = {od[0], od[1], od[2], od[3], od[4]};
   Expr *gd = g;
-  for (uint32_t a = 2; a < 5; a++) gd = dilate(c, gd, a, 5, gs, st[a - 2]);
+  for (uint32_t a = 2; a < 5; a++) gd = gr_dilate(c, gd, a, 5, gs, st[a - 2]);
   char pads[160];
   size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[[0, 0], [0, 0]");
   for (int i = 0; i < 3; i++) {

@@ -539,19 +539,7 @@ static bool tap_max_grad(GradCtx *c, const int *pos, int nsp) {
     memcpy(shape, od, rank * sizeof *shape);
     for (int i = 0; i < nsp; i++) {
       uint32_t a = (uint32_t)t.pos[i];
-      if (t.s[i] > 1 && od[a] > 0) { /* (.., n, ..) -> (.., n, s, ..) -> (.., n·s, ..), trimmed to (n−1)·s + 1 */
-        e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", a + 1), e);
-        char w[GRAD_MAX_RANK * 24];
-        size_t wl = (size_t)snprintf(w, sizeof w, "pad_width=[");
-        for (uint32_t j = 0; j <= rank; j++)
-          wl += (size_t)snprintf(w + wl, sizeof w - wl, "%s[0, %lld]", j ? ", " : "", j == a + 1 ? (long long)(t.s[i] - 1) : 0LL);
-        snprintf(w + wl, sizeof w - wl, "]");
-        e = GR_OP(c, "nn.pad", w, e, gr_scalar(c, 0, 0));
-        shape[a] *= t.s[i];
-        e = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
-        shape[a] -= t.s[i] - 1;
-        e = GR_OP(c, "strided_slice", gr_fmt(c, "begin=[0], end=[%lld], axes=[%u]", (long long)shape[a], a), e);
-      }
+      e = gr_dilate(c, e, a, rank, shape, t.s[i]); /* n -> (n − 1)·s + 1 */
       lo[i] = off[i];
       hi[i] = t.lo[i] + t.in[i] + t.hi[i] - off[i] - shape[a];
     }

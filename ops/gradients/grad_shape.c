@@ -208,17 +208,7 @@ static Expr *unslice(GradCtx *c, Expr *g, uint32_t rank, const int64_t *dims, co
       lo = first[i] + (cur[i] - 1) * s;
       s = -s;
     }
-    if (cur[i] > 0 && s > 1) { /* dilate: (.., k, ..) -> (.., k, s, ..) -> (.., k·s, ..) */
-      g = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", i + 1), g);
-      char w[GRAD_MAX_RANK * 24];
-      size_t wl = (size_t)snprintf(w, sizeof w, "pad_width=[");
-      for (uint32_t j = 0; j <= rank; j++)
-        wl += (size_t)snprintf(w + wl, sizeof w - wl, "%s[0, %lld]", j ? ", " : "", j == i + 1 ? (long long)(s - 1) : 0LL);
-      snprintf(w + wl, sizeof w - wl, "]");
-      g = GR_OP(c, "nn.pad", w, g, zero);
-      cur[i] *= s;
-      g = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, cur, rank)), g);
-    }
+    g = gr_interleave_zeros(c, g, i, rank, cur, s, zero); /* dilate: k -> k·s */
     len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[%lld, %lld]", i ? ", " : "", (long long)lo,
                             (long long)(dims[i] - lo - cur[i]));
   }
