@@ -57,7 +57,7 @@ static const char usage_text[] =
     "                        SPEC = Name or Name(key=value, ...), e.g. 'FoldConstant',\n"
     "                        'DeadCodeElimination(inline_once=True)'\n"
     "  -O0, -O1, -O2, -O3    TVM's target-independent optimisation pipeline for that level;\n"
-    "                        -O0 also turns off relayc's own rewrites before --run\n"
+    "                        -O0 also turns off relayc's own rewrites before --run; -O is -O2\n"
     "      --grad            @main becomes its gradient (= --pass=Gradient)\n"
     "      --check-grad[=MODE]  compare @main's gradient (MODE higher_order, the default,\n"
     "                        or first_order) with central differences in float64;\n"
