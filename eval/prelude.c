@@ -11,6 +11,7 @@
  * learns the prelude's Source, so a message about library code names
  * <prelude>:line:col instead of a place in the user's file.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "eval/eval.h"
@@ -31,7 +32,9 @@ extern const char relayc_prelude_start[];
 extern const char relayc_prelude_end[];
 
 const char *eval_prelude_text(size_t *len) {
-  *len = (size_t)(relayc_prelude_end - relayc_prelude_start);
+  /* two symbols, so two objects to C: subtracting the pointers would be undefined (C17 6.5.6p9);
+   * their addresses as integers are one .incbin apart */
+  *len = (size_t)((uintptr_t)relayc_prelude_end - (uintptr_t)relayc_prelude_start);
   return relayc_prelude_start;
 }
 
