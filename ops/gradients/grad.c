@@ -379,15 +379,22 @@ const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n) {
   return buf;
 }
 
+const char *gr_pad_width(GradCtx *c, uint32_t rank, const int64_t (*w)[2]) {
+  size_t cap = 16 + (size_t)rank * 48, len = 0;
+  char *buf = arena_alloc(c->m->arena, cap);
+  len += (size_t)snprintf(buf + len, cap - len, "pad_width=[");
+  for (uint32_t i = 0; i < rank; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s[%lld, %lld]", i ? ", " : "", (long long)w[i][0], (long long)w[i][1]);
+  snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
 Expr *gr_interleave_zeros(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, int64_t *shape, int64_t s, Expr *zero) {
   if (s == 1 || shape[axis] == 0) return e;
   e = GR_OP(c, "expand_dims", gr_fmt(c, "axis=%u", axis + 1), e);
-  char w[GRAD_MAX_RANK * 24];
-  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
-  for (uint32_t j = 0; j <= rank; j++)
-    len += (size_t)snprintf(w + len, sizeof w - len, "%s[0, %lld]", j ? ", " : "", j == axis + 1 ? (long long)(s - 1) : 0LL);
-  snprintf(w + len, sizeof w - len, "]");
-  e = GR_OP(c, "nn.pad", w, e, zero ? zero : gr_scalar(c, 0, 0));
+  int64_t w[GRAD_MAX_RANK + 1][2] = {{0}};
+  w[axis + 1][1] = s - 1;
+  e = GR_OP(c, "nn.pad", gr_pad_width(c, rank + 1, w), e, zero ? zero : gr_scalar(c, 0, 0));
   shape[axis] *= s;
   return GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, shape, rank)), e);
 }

@@ -168,6 +168,8 @@ const char *gr_attr_str(GradCtx *c, const char *key, const char *dflt); /* dflt 
 int32_t gr_attr_ints(GradCtx *c, const char *key, int64_t *out, int32_t cap);
 /* Canonical text of an integer list, "[1, 2]", into buf (arena string). */
 const char *gr_ints_text(GradCtx *c, const int64_t *v, uint32_t n);
+/* "pad_width=[[w[0][0], w[0][1]], ...]" of rank axes, nn.pad's attribute text (arena string). */
+const char *gr_pad_width(GradCtx *c, uint32_t rank, const int64_t (*w)[2]);
 /* e (rank `rank`, static extents shape) with s − 1 zeros after each element along `axis`:
  * (.., n, ..) -> (.., n, s, ..) padded with `zero` -> (.., n·s, ..); shape[axis] becomes n·s.
  * e itself when s is 1 or the axis is empty. */

@@ -271,14 +271,13 @@ GRAD_RULE(NN_CONV3D) {
   int64_t gs[5] = {od[0], od[1], od[2], od[3], od[4]};
   Expr *gd = g;
   for (uint32_t a = 2; a < 5; a++) gd = gr_dilate(c, gd, a, 5, gs, st[a - 2]);
-  char pads[160];
-  size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[[0, 0], [0, 0]");
+  int64_t pads[5][2] = {{0}};
   for (int i = 0; i < 3; i++) {
-    int64_t dk = (wd[2 + i] - 1) * dil[i] + 1, before = dk - 1 - pb[i], after = xd[2 + i] - gs[2 + i] + pb[i];
-    len += (size_t)snprintf(pads + len, sizeof pads - len, ", [%lld, %lld]", (long long)before, (long long)after);
+    int64_t dk = (wd[2 + i] - 1) * dil[i] + 1;
+    pads[2 + i][0] = dk - 1 - pb[i];
+    pads[2 + i][1] = xd[2 + i] - gs[2 + i] + pb[i];
   }
-  snprintf(pads + len, sizeof pads - len, "]");
-  gd = GR_OP(c, "nn.pad", pads, gd, gr_scalar(c, 0, 0));
+  gd = GR_OP(c, "nn.pad", gr_pad_width(c, 5, pads), gd, gr_scalar(c, 0, 0));
   int64_t grouped[6] = {NG, O / NG, Ig, wd[2], wd[3], wd[4]}, swapped[5] = {C, O / NG, wd[2], wd[3], wd[4]};
   Expr *wt = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, grouped, 6)), w);
   wt = GR_OP(c, "transpose", "axes=[0, 2, 1, 3, 4, 5]", wt);

@@ -157,13 +157,10 @@ GRAD_RULE(NN_L2_NORMALIZE) {
 /* Σ_{d=lo..hi} v[.., c + d, ..] along `axis` (zero outside), by padding and slicing */
 static Expr *window_sum(GradCtx *c, Expr *v, int64_t axis, uint32_t rank, int64_t n, int64_t lo, int64_t hi) {
   int64_t before = lo < 0 ? -lo : 0, after = hi > 0 ? hi : 0;
-  char pads[GRAD_MAX_RANK * 24];
-  size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[");
-  for (uint32_t i = 0; i < rank; i++)
-    len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[%lld, %lld]", i ? ", " : "",
-                            (long long)((int64_t)i == axis ? before : 0), (long long)((int64_t)i == axis ? after : 0));
-  snprintf(pads + len, sizeof pads - len, "]");
-  Expr *p = gr_let(c, GR_OP(c, "nn.pad", pads, v, gr_scalar(c, 0, -1)));
+  int64_t pads[GRAD_MAX_RANK][2] = {{0}};
+  pads[axis][0] = before;
+  pads[axis][1] = after;
+  Expr *p = gr_let(c, GR_OP(c, "nn.pad", gr_pad_width(c, rank, pads), v, gr_scalar(c, 0, -1)));
   Expr *sum = NULL;
   for (int64_t d = lo; d <= hi; d++) {
     int64_t b = before + d;

@@ -32,16 +32,6 @@ static bool read_widths(GradCtx *c, uint32_t rank, int64_t (*w)[2]) {
   return true;
 }
 
-static const char *pads_text(GradCtx *c, uint32_t rank, int64_t (*w)[2], bool negate) {
-  char buf[GRAD_MAX_RANK * 48];
-  size_t len = (size_t)snprintf(buf, sizeof buf, "pad_width=[");
-  for (uint32_t i = 0; i < rank; i++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s[%lld, %lld]", i ? ", " : "",
-                            (long long)(negate ? -w[i][0] : w[i][0]), (long long)(negate ? -w[i][1] : w[i][1]));
-  snprintf(buf + len, sizeof buf - len, "]");
-  return gr_fmt(c, "%s", buf);
-}
-
 /* [lo, hi) of `v` along `axis` */
 static Expr *slice(GradCtx *c, Expr *v, uint32_t axis, int64_t lo, int64_t hi) {
   return GR_OP(c, "strided_slice",
@@ -54,7 +44,7 @@ static Expr *pad1(GradCtx *c, Expr *v, uint32_t axis, uint32_t rank, int64_t bef
   memset(w, 0, sizeof w);
   w[axis][0] = before;
   w[axis][1] = after;
-  return GR_OP(c, "nn.pad", pads_text(c, rank, w, false), v, gr_scalar(c, 0, -1));
+  return GR_OP(c, "nn.pad", gr_pad_width(c, rank, w), v, gr_scalar(c, 0, -1));
 }
 
 typedef enum { M_EDGE, M_REFLECT, M_SYMMETRIC } CopyMode;
@@ -151,7 +141,8 @@ GRAD_RULE(NN_PAD) {
   int64_t w[GRAD_MAX_RANK][2];
   uint32_t rank = gr_rank(c, 0);
   if (!read_widths(c, rank, w)) return false;
-  Expr *inner = gr_let(c, GR_OP(c, "nn.pad", pads_text(c, rank, w, true), G, gr_scalar(c, 0, -1)));
+  for (uint32_t i = 0; i < rank; i++) w[i][0] = -w[i][0], w[i][1] = -w[i][1]; /* the padding cut off again */
+  Expr *inner = gr_let(c, GR_OP(c, "nn.pad", gr_pad_width(c, rank, w), G, gr_scalar(c, 0, -1)));
   c->dx[0] = inner;
   Expr *all = gr_sum(c, G, NULL, 0, false), *kept = gr_sum(c, inner, NULL, 0, false);
   c->dx[1] = gr_cast_like(c, gr_sub(c, all, kept), X1);

@@ -445,16 +445,12 @@ static void tap_offsets(const Taps *t, int64_t tap, int64_t *off) {
 
 /* nn.pad of e on the spatial axes: lo/hi per axis (the other axes untouched) */
 static Expr *pad_spatial(GradCtx *c, const Taps *t, Expr *e, const int64_t *lo, const int64_t *hi, Expr *value) {
-  char w[GRAD_MAX_RANK * 48];
-  size_t len = (size_t)snprintf(w, sizeof w, "pad_width=[");
-  for (uint32_t j = 0; j < t->rank; j++) {
-    int64_t a = 0, b = 0;
-    for (int i = 0; i < t->nsp; i++)
-      if ((uint32_t)t->pos[i] == j) a = lo[i], b = hi[i];
-    len += (size_t)snprintf(w + len, sizeof w - len, "%s[%lld, %lld]", j ? ", " : "", (long long)a, (long long)b);
+  int64_t w[GRAD_MAX_RANK][2] = {{0}};
+  for (int i = 0; i < t->nsp; i++) {
+    w[t->pos[i]][0] = lo[i];
+    w[t->pos[i]][1] = hi[i];
   }
-  snprintf(w + len, sizeof w - len, "]");
-  return GR_OP(c, "nn.pad", w, e, value);
+  return GR_OP(c, "nn.pad", gr_pad_width(c, t->rank, w), e, value);
 }
 
 /* strided_slice attributes of the view a tap at `off` sees in the padded input */
@@ -620,12 +616,9 @@ static bool block_max_grad(GradCtx *c, const int *pos, int nsp, const int64_t *k
   d = GR_OP(c, "transpose", gr_fmt(c, "axes=%s", gr_ints_text(c, inv, ns)), d);
   d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, crop, rank)), d);
   if (cropped) {
-    char pads[GRAD_MAX_RANK * 32];
-    size_t len = (size_t)snprintf(pads, sizeof pads, "pad_width=[");
-    for (uint32_t i = 0; i < rank; i++)
-      len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[0, %lld]", i ? ", " : "", (long long)(in[i] - crop[i]));
-    snprintf(pads + len, sizeof pads - len, "]");
-    d = GR_OP(c, "nn.pad", pads, d, gr_scalar(c, 0, 0));
+    int64_t pads[GRAD_MAX_RANK][2] = {{0}};
+    for (uint32_t i = 0; i < rank; i++) pads[i][1] = in[i] - crop[i];
+    d = GR_OP(c, "nn.pad", gr_pad_width(c, rank, pads), d, gr_scalar(c, 0, 0));
   }
   c->dx[0] = d;
   return true;

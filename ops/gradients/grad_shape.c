@@ -198,9 +198,7 @@ static Expr *unslice(GradCtx *c, Expr *g, uint32_t rank, const int64_t *dims, co
   int64_t cur[GRAD_MAX_RANK];
   memcpy(cur, count, rank * sizeof *cur);
   Expr *zero = gr_scalar(c, 0, -1);
-  char pads[GRAD_MAX_RANK * 48];
-  size_t len = 0;
-  len += (size_t)snprintf(pads + len, sizeof pads - len, "pad_width=[");
+  int64_t pads[GRAD_MAX_RANK][2];
   for (uint32_t i = 0; i < rank; i++) {
     int64_t s = step[i], lo = first[i];
     if (cur[i] > 0 && s < 0) { /* walk the selected positions upwards */
@@ -209,11 +207,10 @@ static Expr *unslice(GradCtx *c, Expr *g, uint32_t rank, const int64_t *dims, co
       s = -s;
     }
     g = gr_interleave_zeros(c, g, i, rank, cur, s, zero); /* dilate: k -> k·s */
-    len += (size_t)snprintf(pads + len, sizeof pads - len, "%s[%lld, %lld]", i ? ", " : "", (long long)lo,
-                            (long long)(dims[i] - lo - cur[i]));
+    pads[i][0] = lo;
+    pads[i][1] = dims[i] - lo - cur[i];
   }
-  snprintf(pads + len, sizeof pads - len, "]");
-  return GR_OP(c, "nn.pad", pads, g, zero);
+  return GR_OP(c, "nn.pad", gr_pad_width(c, rank, pads), g, zero);
 }
 
 GRAD_RULE(STRIDED_SLICE) {
