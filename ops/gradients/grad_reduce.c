@@ -18,6 +18,15 @@ static Expr *expand_reduced(GradCtx *c, Expr *e, const int64_t *axes, uint32_t n
 
 static uint32_t axes_of(GradCtx *c, int64_t *axes) { return gr_reduce_axes(c, gr_rank(c, 0), axes); }
 
+/* N_A: how many elements of input 0 each output element reduces (false without a static shape) */
+static bool reduced_count(GradCtx *c, const int64_t *axes, uint32_t n, double *count) {
+  int64_t dims[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims)) return false;
+  *count = 1;
+  for (uint32_t k = 0; k < n; k++) *count *= (double)dims[axes[k]];
+  return true;
+}
+
 /* d Σ_A x = bc(ex(g), x) */
 GRAD_RULE(SUM) {
   int64_t axes[GRAD_MAX_RANK];
@@ -28,11 +37,10 @@ GRAD_RULE(SUM) {
 
 /* d mean_A x = bc(ex(g) / N_A, x) */
 GRAD_RULE(MEAN) {
-  int64_t axes[GRAD_MAX_RANK], dims[GRAD_MAX_RANK];
+  int64_t axes[GRAD_MAX_RANK];
   uint32_t n = axes_of(c, axes);
-  if (!gr_shape(c, 0, dims)) return false;
-  double count = 1;
-  for (uint32_t k = 0; k < n; k++) count *= (double)dims[axes[k]];
+  double count;
+  if (!reduced_count(c, axes, n, &count)) return false;
   Expr *scaled = gr_mul(c, expand_reduced(c, c->g, axes, n), gr_scalar(c, count > 0 ? 1.0 / count : 0, 0));
   c->dx[0] = gr_broadcast_to_like(c, scaled, X0);
   return true;
@@ -87,11 +95,10 @@ GRAD_RULE(PROD) {
 /* variance(data, mean) = Σ_A (data − mean)² / (N_A − u): the true partials
  * (relayc, §4.3): d data = 2/(N_A − u) · ex(g) · (data − mean), d mean = −Σ of that */
 GRAD_RULE(VARIANCE) {
-  int64_t axes[GRAD_MAX_RANK], dims[GRAD_MAX_RANK];
+  int64_t axes[GRAD_MAX_RANK];
   uint32_t n = axes_of(c, axes);
-  if (!gr_shape(c, 0, dims)) return false;
-  double count = 1;
-  for (uint32_t k = 0; k < n; k++) count *= (double)dims[axes[k]];
+  double count;
+  if (!reduced_count(c, axes, n, &count)) return false;
   double denom = count - (gr_attr_bool(c, "unbiased", false) ? 1 : 0);
   Expr *scale = gr_scalar(c, denom > 0 ? 2.0 / denom : 0, 0);
   Expr *dd = gr_let(c, gr_mul(c, gr_mul(c, expand_reduced(c, c->g, axes, n), scale), gr_sub(c, X0, X1)));
