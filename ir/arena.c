@@ -99,22 +99,6 @@ void arena_free(Arena *a) {
   mem_free(a);
 }
 
-/* Whether big payloads go to huge-page regions (decided once). */
-static bool payload_regions_enabled(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#else
-  static int on = -1; /* racing first calls compute the same answer */
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *e = getenv("RELAYC_MALLOC_DEFAULT");
-    v = !(e && *e && strcmp(e, "0") != 0);
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  return v;
-#endif
-}
-
 /* `size` bytes (>= PAYLOAD_MIN) from the newest payload region, or a new one. */
 static void *payload_alloc(Arena *a, size_t size) {
   Chunk *c = a->payloads;
@@ -138,7 +122,7 @@ static void *payload_alloc(Arena *a, size_t size) {
 }
 
 void *arena_alloc_big(Arena *a, size_t size) {
-  if (size >= PAYLOAD_MIN && payload_regions_enabled()) {
+  if (size >= PAYLOAD_MIN && !mem_plain_requested()) {
     a->total += size;
     return payload_alloc(a, size);
   }

@@ -20,6 +20,21 @@ static int should_fail(void) {
 
 int mem_injected_failure(void) { return should_fail(); }
 
+int mem_plain_requested(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return 1;
+#else
+  static int plain = -1; /* racing first calls compute the same answer */
+  int v = __atomic_load_n(&plain, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv("RELAYC_MALLOC_DEFAULT");
+    v = e && *e && strcmp(e, "0") != 0;
+    __atomic_store_n(&plain, v, __ATOMIC_RELAXED);
+  }
+  return v;
+#endif
+}
+
 _Noreturn void mem_oom(size_t requested) {
   fprintf(stderr, "relayc: error: out of memory (allocating %zu bytes)\n", requested);
   exit(3);

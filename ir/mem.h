@@ -31,6 +31,12 @@ int mem_injected_failure(void);
 
 _Noreturn void mem_oom(size_t requested);
 
+/* True when memory checkers want plain malloc'ed blocks (an AddressSanitizer
+ * build, or RELAYC_MALLOC_DEFAULT set to anything but "" or "0"): the
+ * allocators built on mmap (arena payload regions, runtime/bufpool, the
+ * prefault thread of ir/prefault.h) step aside. Decided once. */
+int mem_plain_requested(void);
+
 /* Growable array of anything, for building lists before freezing them in an arena.
  *     VEC(Expr *) v = {0}; vec_push(v, e); ... mem_free(v.data);           */
 #define VEC(T) struct { T *data; size_t len, cap; }

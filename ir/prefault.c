@@ -101,13 +101,12 @@ static void after_fork_child(void) {
  * want every byte's first writer to be the program; RELAYC_PREFAULT=0 and
  * RELAYC_MALLOC_DEFAULT=1 ask for plain behaviour). Called under the lock. */
 static bool wanted(void) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__)
   return false;
 #else
+  if (mem_plain_requested()) return false;
   const char *e = getenv("RELAYC_PREFAULT");
   if (e && strcmp(e, "0") == 0) return false;
-  e = getenv("RELAYC_MALLOC_DEFAULT");
-  if (e && *e && strcmp(e, "0") != 0) return false;
   e = getenv("LD_PRELOAD");
   if (e && strstr(e, "vgpreload")) return false; /* valgrind: one core, no gain */
   return true;

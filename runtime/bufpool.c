@@ -56,14 +56,7 @@ static int bp_mode;          /* 0: not decided, 1: pooled, 2: plain allocator */
 static bool bp_no_populate;  /* the kernel rejected MADV_POPULATE_WRITE once */
 
 static bool bp_plain(void) {
-  if (bp_mode == 0) {
-#if defined(__SANITIZE_ADDRESS__)
-    bp_mode = 2;
-#else
-    const char *s = getenv("RELAYC_MALLOC_DEFAULT");
-    bp_mode = s && *s && strcmp(s, "0") != 0 ? 2 : 1;
-#endif
-  }
+  if (bp_mode == 0) bp_mode = mem_plain_requested() ? 2 : 1;
   return bp_mode == 2;
 }
 
