@@ -17,7 +17,8 @@
  *      constructors, brackets) always exactly. A value that differs under a
  *      spec with a limited range (ToMixedPrecision: float16's 65504, 16
  *      for an exponential's argument, 2048 for a float cast to an integer
- *      type; FastMath: 2^126, where fast_exp gives
+ *      type, no float16 ties reaching an order- or index-valued operator
+ *      (topk, argmax, a comparison...); FastMath: 2^126, where fast_exp gives
  *      inf; SimplifyInference and -O1..-O3: 2^48, where its float32
  *      decompositions' sums of squares can overflow) runs the original once
  *      more with a float-range probe (range_probe: every float operator
@@ -95,11 +96,13 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
+#include "ops/relations/type_rel.h"
 #include "parser/parser.h"
 #include "runtime/tensor.h"
 #include "runtime/value.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "transform/callattr.h"
 #include "transform/gradient_syntax.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
@@ -375,6 +378,8 @@ typedef struct RangeSeen {
   double min_abs;     /* the smallest nonzero magnitude (0: every value was 0, inf or NaN) */
   double max_exp_arg; /* the largest finite magnitude an exponential took */
   double max_int_cast; /* the largest finite magnitude cast to an integer type */
+  bool f16_tie;        /* an order- or index-valued operator met two float32 values
+                          within one float16 spacing of each other (tie_probe) */
 } RangeSeen;
 
 static RangeSeen range_seen; /* the probe kernels' record of the current probe run */
@@ -408,6 +413,94 @@ static int range_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_se
 static int exp_arg_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_exp_arg, false); }
 static int int_cast_probe_kernel(KernelCtx *c) { return probe_identity(c, &range_seen.max_int_cast, false); }
 
+/* ---- ties: order- and index-valued operators (argmax, argmin, argsort, topk,
+ * max_pool2d_grad's window maximum, the comparisons) on values float16 does not
+ * tell apart. Two distinct float32 values within one float16 spacing (a
+ * relative 2^-10) may become equal, or swap, once computed in float16, and the
+ * operator then legitimately picks another index or answers the other way
+ * (session 13 seed 82 input 59: topk of power(x, 6.1e-5), values 1 to
+ * 1.00056, which float16 rounds to 1 or 1.00098). */
+
+/* Distinct a and b (float32 values) that float16 may not tell apart. */
+static bool f16_close_pair(double a, double b) {
+  return a != b && isfinite(a) && isfinite(b) && fabs(a - b) <= 0x1p-10 * fmax(fabs(a), fabs(b));
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Whether two of x's values are a close pair: sorted, neighbours suffice
+ * (the whole tensor, not per axis: a tie anywhere counts). */
+static bool has_f16_close_pair(const Tensor *x) {
+  if (!dtype_is_float(x->dtype) || x->dtype.lanes != 1 || x->numel < 2) return false;
+  double *v = malloc((size_t)x->numel * sizeof *v);
+  if (!v) return false;
+  size_t size = dtype_size(x->dtype);
+  for (int64_t i = 0; i < x->numel; i++) v[i] = tensor_load_f64(x->dtype, (const char *)x->data + (size_t)i * size);
+  qsort(v, (size_t)x->numel, sizeof *v, cmp_double);
+  bool tie = false;
+  for (int64_t i = 1; i < x->numel && !tie; i++) tie = f16_close_pair(v[i - 1], v[i]);
+  free(v);
+  return tie;
+}
+
+/* Whether a and b, broadcast together (a comparison's operands), hold a
+ * close pair at one position. */
+static bool has_f16_close_pair_at(const Tensor *a, const Tensor *b) {
+  int32_t nd;
+  int64_t shape[TENSOR_MAX_NDIM], sa[TENSOR_MAX_NDIM], sb[TENSOR_MAX_NDIM];
+  if (a->ndim > TENSOR_MAX_NDIM || b->ndim > TENSOR_MAX_NDIM || !dtype_is_float(a->dtype) ||
+      a->dtype.lanes != 1 || !dtype_eq(a->dtype, b->dtype) || !kernel_broadcast_shape(a, b, &nd, shape))
+    return false;
+  /* element strides of a and b in the broadcast frame (0 where broadcast) */
+  int64_t ka = 1, kb = 1, n = 1;
+  for (int32_t d = nd - 1; d >= 0; d--) {
+    int32_t da = d - (nd - a->ndim), db = d - (nd - b->ndim);
+    sa[d] = da >= 0 && a->shape[da] != 1 ? ka : 0;
+    sb[d] = db >= 0 && b->shape[db] != 1 ? kb : 0;
+    if (da >= 0) ka *= a->shape[da];
+    if (db >= 0) kb *= b->shape[db];
+    n *= shape[d];
+  }
+  size_t size = dtype_size(a->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t oa = 0, ob = 0, rest = i;
+    for (int32_t d = nd - 1; d >= 0; d--) {
+      int64_t at = rest % shape[d];
+      rest /= shape[d];
+      oa += at * sa[d];
+      ob += at * sb[d];
+    }
+    double x = tensor_load_f64(a->dtype, (const char *)a->data + (size_t)oa * size);
+    double y = tensor_load_f64(a->dtype, (const char *)b->data + (size_t)ob * size);
+    if (f16_close_pair(x, y)) return true;
+  }
+  return false;
+}
+
+/* fuzz.tie_probe(x): the identity, noting a close pair among x's values. */
+static int tie_probe_kernel(KernelCtx *c) {
+  if (has_f16_close_pair(kernel_input(c, 0))) range_seen.f16_tie = true;
+  double ignored = 0;
+  return probe_identity(c, &ignored, false);
+}
+
+/* fuzz.tie_pair_probe(a, b): a as it is, noting a close pair of a and b. */
+static int tie_pair_probe_kernel(KernelCtx *c) {
+  if (has_f16_close_pair_at(kernel_input(c, 0), kernel_input(c, 1))) range_seen.f16_tie = true;
+  double ignored = 0;
+  return probe_identity(c, &ignored, false);
+}
+
+/* fuzz.tie_pair_probe's type: its first argument's. */
+static int rel_first_argument(TypeRelCtx *c) {
+  const Type *x = rel_type(c, 0);
+  if (!x) return rel_pending(c);
+  return rel_assign(c, rel_ninputs(c), (Type *)x) ? REL_DONE : REL_FAIL;
+}
+
 static void range_probe_register(void) {
   const OpDef *copy = op_get(op_lookup("copy"));
   OpDef def = {.name = "fuzz.range_probe", .num_inputs = 1, .relation = copy->relation, .kernel = range_probe_kernel};
@@ -418,6 +511,12 @@ static void range_probe_register(void) {
   def.name = "fuzz.int_cast_probe";
   def.kernel = int_cast_probe_kernel;
   if (op_register(&def) < 0) abort();
+  def.name = "fuzz.tie_probe";
+  def.kernel = tie_probe_kernel;
+  if (op_register(&def) < 0) abort();
+  OpDef pair = {.name = "fuzz.tie_pair_probe", .num_inputs = 2, .relation = rel_first_argument,
+                .kernel = tie_pair_probe_kernel};
+  if (op_register(&pair) < 0) abort();
 }
 
 static bool float_tensor(const Type *t) { return t && t->kind == TYPE_TENSOR && dtype_is_float(t->tensor.dtype); }
@@ -437,7 +536,41 @@ static Expr *int_cast_wrap(Rewriter *rw, Expr *old, Expr *e) {
   return c;
 }
 
+/* A float32 (or float16) tensor: ToMixedPrecision's values (float64 stays). */
+static bool f32_tensor(const Type *t) { return float_tensor(t) && t->tensor.dtype.bits <= 32; }
+
+/* Which argument of an order- or index-valued call ties matter in (-1: none;
+ * 0 with *pair for a comparison, whose two operands are compared). topk
+ * returning only values is not index-valued. */
+static int tie_argument(const Expr *old, bool *pair) {
+  *pair = false;
+  switch (old->call.fn->op.id) {
+  case OP_ARGMAX: case OP_ARGMIN: case OP_ARGSORT: case OP_DYN_TOPK: return 0;
+  case OP_TOPK: return strcmp(cattr_str(old, "ret_type", "both"), "values") ? 0 : -1;
+  case OP_NN_MAX_POOL2D_GRAD: return 1; /* (out_grad, data): the window's maximum of data */
+  case OP_EQUAL: case OP_NOT_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+    *pair = true;
+    return old->call.nargs == 2 && f32_tensor(old->call.args[1]->type) ? 0 : -1;
+  default: return -1;
+  }
+}
+
+/* An order- or index-valued call with its float32 argument wrapped in
+ * fuzz.tie_probe (a comparison's first in fuzz.tie_pair_probe(a, b)). */
+static Expr *tie_wrap(Rewriter *rw, Expr *old, Expr *e) {
+  bool pair;
+  int i = tie_argument(old, &pair);
+  if (i < 0 || (uint32_t)i >= e->call.nargs || !f32_tensor(old->call.args[i]->type)) return e;
+  Expr *arg = pair ? op_call(rw->m, "fuzz.tie_pair_probe", e->call.args, 2, NULL, e->span)
+                   : op_call(rw->m, "fuzz.tie_probe", &e->call.args[i], 1, NULL, e->span);
+  Expr *c = build_copy(rw->m, e);
+  c->call.args = arena_memdup(rw->m->arena, e->call.args, e->call.nargs * sizeof *e->call.args);
+  c->call.args[i] = arg;
+  return c;
+}
+
 static Expr *range_wrap(Rewriter *rw, Expr *old, Expr *e) {
+  if (e->kind == EXPR_CALL && e->call.fn->kind == EXPR_OP) e = tie_wrap(rw, old, e);
   if (e->kind == EXPR_CONST) {
     size_t size = dtype_size(e->constant->dtype);
     range_note(e->constant->dtype, e->constant->data, size ? (int64_t)(e->constant->nbytes / size) : 0,
@@ -649,9 +782,9 @@ static bool beyond_range(Baseline *b, int limit) {
     if (cfg.verbose)
       fprintf(stderr,
               "  range probe: ran %d, inf/NaN %d, largest %g, smallest nonzero %g, largest exponential argument %g, "
-              "largest cast to an integer %g\n",
+              "largest cast to an integer %g, float16 ties %d\n",
               b->range.ran, b->range.nonfinite, b->range.max_abs, b->range.min_abs, b->range.max_exp_arg,
-              b->range.max_int_cast);
+              b->range.max_int_cast, b->range.f16_tie);
   }
   const RangeSeen *r = &b->range;
   double bound = limit == LIMIT_FLOAT16 ? 65504.0 : limit == LIMIT_FASTMATH ? 0x1p126 : 0x1p48;
@@ -662,7 +795,7 @@ static bool beyond_range(Baseline *b, int limit) {
    * below 2^-25 (half the smallest subnormal, 5.96e-8) it becomes 0; beyond 2048 not
    * every integer is a float16, and a cast to an integer type shows the lost units */
   return limit == LIMIT_FLOAT16 &&
-         (r->max_exp_arg > 16 || (r->min_abs != 0 && r->min_abs < 0x1p-14) || r->max_int_cast > 2048);
+         (r->f16_tie || r->max_exp_arg > 16 || (r->min_abs != 0 && r->min_abs < 0x1p-14) || r->max_int_cast > 2048);
 }
 
 /* Whether the original, run without relayc --run's default pipeline (as
@@ -1550,6 +1683,21 @@ static int self_test(void) {
       {"def @main() { %0 = full(1007f, shape=[2], dtype=\"float32\"); sum(cast(%0, dtype=\"int64\")) }", LIMIT_FLOAT16, false},
       {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); sum(multiply(%0, 2f)) }", LIMIT_FLOAT16, false},
       {"def @main() { %0 = full(10007f, shape=[2], dtype=\"float32\"); sum(cast(%0, dtype=\"int64\")) }", LIMIT_SQUARES, false},
+      /* float16 ties reaching an index- or order-valued operator: 1 and 1.0004 are one float16
+       * value (session 13 seed 82 input 59); 1, 5, 3, 2 are not, and an ordinary topk is compared;
+       * a topk of values only, a float64 argmax and other operators do not count */
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); topk(%1, k=2) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = multiply(%0, 3f); topk(%1, k=2) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); topk(%1, k=2, ret_type=\"values\") }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); argmax(%1) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); argmax(%1) }", LIMIT_SQUARES, false},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); argsort(cast(%1, dtype=\"float64\")) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); sum(%1) }", LIMIT_FLOAT16, false},
+      /* a comparison of two operands, elementwise with broadcasting */
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = multiply(%0, 3f); less(%1, 1.0004f) }", LIMIT_FLOAT16, false},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = multiply(%0, 3f); less(%1, 3.001f) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = add(multiply(%0, 0.0004f), 1f); %2 = ones(shape=[2, 1], dtype=\"float32\"); equal(%2, %1) }", LIMIT_FLOAT16, true},
+      {"def @main() { %0 = arange(0f, 4f, 1f, start=0f, stop=4f, step=1f, dtype=\"float32\"); %1 = multiply(%0, 3f); %2 = ones(shape=[2, 1], dtype=\"float32\"); equal(%2, %1) }", LIMIT_FLOAT16, false},
   };
   for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
     char text[512];
