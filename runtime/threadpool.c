@@ -110,6 +110,7 @@ typedef struct Pool {
 static Pool *tp_pool;
 static _Thread_local int tp_index;
 static _Thread_local bool tp_inside;
+static _Thread_local bool tp_serial; /* threadpool_serial: this thread's jobs run inline */
 
 static int tp_env_threads(void) {
   const char *s = getenv("RELAYC_NUM_THREADS");
@@ -261,6 +262,12 @@ int threadpool_size(void) { return tp_get()->size; }
 
 int threadpool_thread_index(void) { return tp_index; }
 
+bool threadpool_serial(bool on) {
+  bool was = tp_serial;
+  tp_serial = on;
+  return was;
+}
+
 static void tp_publish(Pool *p) {
   atomic_fetch_add(&p->gen, 1); /* seq_cst: pairs with the sleeper's check */
   if (atomic_load(&p->sleepers) > 0) {
@@ -315,7 +322,7 @@ static void tp_cost_note(CostSlot *c, ThreadpoolFn fn, int64_t n, int64_t grain,
 void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  if (tp_inside || n <= grain) {
+  if (tp_inside || tp_serial || n <= grain) {
     fn(arg, 0, n);
     return;
   }

@@ -24,6 +24,7 @@
 #ifndef RELAYC_RUNTIME_THREADPOOL_H
 #define RELAYC_RUNTIME_THREADPOOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef void (*ThreadpoolFn)(void *arg, int64_t lo, int64_t hi);
@@ -36,6 +37,13 @@ void threadpool_for(int64_t n, int64_t grain, ThreadpoolFn fn, void *arg);
 /* Index of the calling thread within the pool: 0 for the submitting thread
  * (and any thread outside the pool), 1..size−1 for workers. */
 int threadpool_thread_index(void);
+/* While `on`, every threadpool_for of the calling thread runs on that thread
+ * alone (the workers are neither woken nor waited for); returns the previous
+ * setting, to be restored. For one-off sweeps over memory no core has in its
+ * cache, where a job's wake-up, the workers' spinning between jobs and the
+ * join cost more CPU than the split saves: FoldConstant's folds of weights
+ * (transform/fold_constant.c). */
+bool threadpool_serial(bool on);
 /* Joins the workers (the next use creates a new pool). For tests and exit. */
 void threadpool_shutdown(void);
 

@@ -31,7 +31,12 @@
  * the constants wrapped without a copy, the call's attributes and type);
  * any other call is evaluated with a freshly lowered one-call program
  * (eval_closed_expr), a few microseconds each. Either way the kernel is
- * relayc's own, so the constant is bit-identical to running the call.
+ * relayc's own, so the constant is bit-identical to running the call. The
+ * kernel runs on the pass's thread alone (threadpool_serial; a kernel's
+ * result never depends on the split): a fold is a one-off sweep over weights
+ * no core has in cache, and on ResNet-50's 94 MB the pool's wake-ups, its
+ * workers' spinning between folds and the joins cost ~2.5 ms more CPU than
+ * they save (bench/passes/README.md, session 14).
  *
  * Ownership (the FoldConstant pass only, not the Folder service): before
  * rewriting, the pass counts, over the whole module, the edges that reach
@@ -76,6 +81,7 @@
 #include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "runtime/tensor.h"
+#include "runtime/threadpool.h"
 #include "runtime/value.h"
 #include "sema/infer.h"
 #include "sema/typeof.h"
@@ -523,7 +529,9 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   if (!call_all_complex_constant(e)) return e;
   bool typed = e->type != NULL;
   if (!typed) e->type = old->type; /* the type the unfolded program runs with */
+  bool was_serial = threadpool_serial(true); /* see the top comment: Evaluation */
   Expr *r = direct_args(e) ? fold_direct(f, e) : fold_eval_call(m, e);
+  threadpool_serial(was_serial);
   /* a call left with constant arguments (a relation may read their values:
    * arange), or a constant more static than the dynamic type it replaces */
   if (!r || type_has_unknown_extent(old->type)) f->risky = true;

@@ -7,7 +7,8 @@
  * finish when a worker runs one); the submitter asleep on a slow worker
  * chunk is woken when it ends and sees its writes; a job timed below the
  * small-job threshold runs as one call afterwards, a long one keeps its
- * chunks; thousands of back-to-back
+ * chunks; under threadpool_serial every job runs on the caller in one call
+ * and the pool is used again once it is turned off; thousands of back-to-back
  * jobs keep the protocol straight; the pool is re-created after a shutdown.
  * Each test sets RELAYC_NUM_THREADS before its first use of the pool (Check
  * forks a process per test).
@@ -166,6 +167,29 @@ START_TEST(submitter_sleeps_for_slow_chunk) {
 }
 END_TEST
 
+/* --- serial ------------------------------------------------------------------ */
+
+START_TEST(serial_runs_on_caller) {
+  use_threads("3");
+  ck_assert(!threadpool_serial(true));
+  for (int k = 0; k < 3; k++) {
+    Cover c = {calloc(5000, sizeof(_Atomic int)), 0, 0};
+    threadpool_for(5000, 1, cover_fn, &c);
+    for (int i = 0; i < 5000; i++) ck_assert_int_eq(c.hits[i], 1);
+    ck_assert_int_eq(c.calls, 1);
+    ck_assert_int_eq(c.off_caller, 0);
+    free((void *)c.hits);
+  }
+  ck_assert(threadpool_serial(true)); /* nested use: the previous setting comes back */
+  ck_assert(threadpool_serial(false));
+  /* off again: two chunks that wait for each other need a worker */
+  Pair p = {0, 0};
+  threadpool_for(2, 1, pair_fn, &p);
+  ck_assert_int_eq(p.timed_out, 0);
+  threadpool_shutdown();
+}
+END_TEST
+
 /* --- the job-cost memo -------------------------------------------------------- */
 
 static void busy_fn(void *arg, int64_t lo, int64_t hi) {
@@ -249,6 +273,7 @@ static Suite *pool_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, every_index_once);
   tcase_add_test(tc, nested_runs_inline);
+  tcase_add_test(tc, serial_runs_on_caller);
   tcase_add_test(tc, sleeping_workers_wake);
   tcase_add_test(tc, submitter_sleeps_for_slow_chunk);
   tcase_add_test(tc, small_jobs_run_inline);
