@@ -98,19 +98,80 @@ void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud) {
   vec_free(kids);
 }
 
-static void count_one(Expr *e, void *ud) {
-  (void)e;
-  (*(uint64_t *)ud)++;
+/* ------------------------------------------------------------ run tags */
+
+static uint32_t walk_last_tag; /* the tag the last walk_new_tag returned */
+
+uint32_t walk_new_tag(void) {
+  walk_last_tag = WALK_TAG_BIT | ((walk_last_tag + 2) & ~WALK_TAG_BIT & ~(uint32_t)1);
+  return walk_last_tag;
+}
+
+/* ------------------------------------------------------------ node counts */
+
+/* Tags c as entered and stacks it, unless it was entered already. */
+static inline void count_enter(Expr *c, uint32_t tag, ExprVec *st) {
+  if (c->mark == tag) return;
+  c->mark = tag;
+  vec_push(*st, c);
+}
+
+/* Distinct nodes reachable from root (function bodies entered), each node
+ * tagged as it is first met: no order to keep, no state per node, no visit
+ * call; a let's body is stacked before its value, so a let chain's values are
+ * counted as they are met and the stack stays short. */
+static uint64_t count_distinct(Expr *root, ExprVec *st) {
+  uint32_t tag = walk_new_tag();
+  uint64_t n = 0;
+  st->len = 0;
+  count_enter(root, tag, st);
+  while (st->len) {
+    Expr *e = st->data[--st->len];
+    n++;
+    switch (e->kind) {
+    case EXPR_CALL:
+      count_enter(e->call.fn, tag, st);
+      for (uint32_t i = 0; i < e->call.nargs; i++) count_enter(e->call.args[i], tag, st);
+      break;
+    case EXPR_TUPLE:
+      for (uint32_t i = 0; i < e->tuple.n; i++) count_enter(e->tuple.fields[i], tag, st);
+      break;
+    case EXPR_PROJ: count_enter(e->proj.tuple, tag, st); break;
+    case EXPR_FN: count_enter(e->fn->body, tag, st); break;
+    case EXPR_LET:
+      count_enter(e->let.body, tag, st);
+      count_enter(e->let.value, tag, st);
+      break;
+    case EXPR_IF:
+      count_enter(e->if_.cond, tag, st);
+      count_enter(e->if_.then_, tag, st);
+      count_enter(e->if_.else_, tag, st);
+      break;
+    case EXPR_MATCH:
+      count_enter(e->match.scrut, tag, st);
+      for (uint32_t i = 0; i < e->match.nclauses; i++) count_enter(e->match.clauses[i].body, tag, st);
+      break;
+    case EXPR_REF_NEW:
+    case EXPR_REF_READ: count_enter(e->ref.arg, tag, st); break;
+    case EXPR_REF_WRITE:
+      count_enter(e->ref_write.ref, tag, st);
+      count_enter(e->ref_write.value, tag, st);
+      break;
+    default: break;
+    }
+  }
+  return n;
 }
 
 uint64_t module_node_count(Module *m) {
   uint64_t n = 0;
+  ExprVec st = {0};
   for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, count_one, &n);
-  if (m->expr) walk_post_order(m->expr, true, count_one, &n);
+    if (m->defs[i]->fn) n += count_distinct(m->defs[i]->fn->body, &st);
+  if (m->expr) n += count_distinct(m->expr, &st);
+  vec_free(st);
   return n;
 }
-
 
 /* ---------------------------------------------------------- free variables */
 

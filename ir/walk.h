@@ -26,8 +26,21 @@
  * nest); visit must not write marks itself (no dag_scan or printing in it). */
 typedef void (*ExprVisitFn)(Expr *e, void *ud);
 void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud);
-/* Number of distinct expression nodes in the module's functions (and m->expr). */
+/* Number of distinct expression nodes in the module's functions (and m->expr):
+ * the sum over each global's body (a node shared by two globals counts in
+ * both). Leaves run tags in Expr.mark (below), as the incremental re-typing
+ * does: call it only where no mark-keyed table is alive (the pass runner,
+ * between passes). */
 uint64_t module_node_count(Module *m);
+
+/* Run tags: a walk that marks the nodes it entered and does not put the marks
+ * back sets Expr.mark to a tag from walk_new_tag(). Tags have the top bit set,
+ * above the length of any mark-keyed table (a table validates mark - 1 as an
+ * index, transform/dagscan.c), so they are stale marks for every other user;
+ * each call returns a tag no earlier call returned (for 2^30 calls), with the
+ * low bit clear (a walk may keep a verdict there), so no reset is needed. */
+#define WALK_TAG_BIT 0x80000000u
+uint32_t walk_new_tag(void);
 
 /* Free variables of a function literal: variables used in its body that
  * neither its parameters nor any binder inside it (let, nested parameters,

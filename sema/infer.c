@@ -718,7 +718,7 @@ bool infer_expression(Module *m, Diag *d) {
  * binder gives them a type again) and every use of them is re-inferred.
  * The judgement is one iterative walk (binders before uses: a let's value,
  * then its variable, then its body) that touches each node once, memoised
- * in Expr.mark (tagged per run, not put back: see JUDGE_TAG_BIT below; only
+ * in Expr.mark (tagged per run, not put back: see judge_memo below; only
  * for the runner, between passes). Nodes that fail it are cleared; infer() then
  * types them with the kept ones as leaves. Types a pass assigned to nodes it
  * built are taken as kept too: RELAYC_VERIFY_RETYPE (infer_verify_module)
@@ -750,16 +750,11 @@ static bool params_determined(TypeParam *const *ps, uint32_t np, Type *const *ar
 /* The memo lives in Expr.mark: a node the walk has entered holds this run's
  * tag, whose low bit is the verdict (1 keep, 0 re-infer; a node on the stack
  * holds 1 until it is finished: in a DAG nothing meets it again before).
- * Tags have the top bit set, above the length of any mark-keyed table, so
- * they are stale marks for every other user (ir/walk.c's convention), and a
- * new run's tag makes the last run's stale too: nothing is reset or put back
+ * Tags come from ir/walk.h walk_new_tag: stale marks for every other user,
+ * and a new run's tag makes the last run's stale too: nothing is reset or put back
  * afterwards (the walk touches each node once and needs no memory of its
  * own per node). The runner calls infer_module_incremental between passes,
  * where no mark-keyed table is alive. */
-#define JUDGE_TAG_BIT 0x80000000u
-
-static uint32_t judge_last_tag; /* the tag of the last run */
-
 enum { J_REDO = 0, J_KEEP = 1 };
 
 /* ground(t, false) of the types seen last, by address: a pass's output has
@@ -1161,8 +1156,7 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
   Judge J;
   memset(&J, 0, sizeof J);
   J.st = st;
-  judge_last_tag = JUDGE_TAG_BIT | ((judge_last_tag + 2) & ~JUDGE_TAG_BIT & ~(uint32_t)1);
-  J.tag = judge_last_tag;
+  J.tag = walk_new_tag();
   J.nv = m->next_id;
   J.vdecided = mem_calloc(J.nv + 1, sizeof *J.vdecided);
   for (uint32_t i = 0; i < n; i++) {

@@ -716,9 +716,12 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
     fprintf(tp, "%-28s %10s %10s %10s %10s %12s %12s\n", "pass", "ms", "cpu ms", "retype ms", "retype cpu",
             "nodes before", "nodes after");
   if (pl->items.len) annotate_inferred_literal_params(m);
+  /* the node count after a pass is the next one's before: nothing between
+   * two passes adds or drops nodes (one counting walk per pass) */
+  uint64_t after = tp && pl->items.len ? module_node_count(m) : 0;
   for (size_t i = 0; i < pl->items.len; i++) {
     const PassInvocation *inv = &pl->items.data[i];
-    uint64_t before = tp ? module_node_count(m) : 0;
+    uint64_t before = after;
     double t0 = now_ms(), c0 = cpu_ms();
     last_retype_ms = last_retype_cpu = 0;
     bool ok = run_one(m, d, inv->def, inv->opts, pl->opt_level, ro);
@@ -726,10 +729,12 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
     total += dt;
     retype_total += last_retype_ms;
     retype_total_cpu += last_retype_cpu;
-    if (tp)
+    if (tp) {
+      after = module_node_count(m);
       fprintf(tp, "%-28s %10.2f %10.2f %10.2f %10.2f %12llu %12llu\n", inv->def->name, dt - last_retype_ms,
               dc - last_retype_cpu, last_retype_ms, last_retype_cpu, (unsigned long long)before,
-              (unsigned long long)module_node_count(m));
+              (unsigned long long)after);
+    }
     if (!ok) return 1;
   }
   if (tp && pl->items.len) {

@@ -966,6 +966,85 @@ START_TEST(judge_marks_per_run) {
 }
 END_TEST
 
+/* module_node_count (ir/walk.c, the --time-passes columns) counts each
+ * global's distinct nodes: a node shared inside a global once, a node shared
+ * by two globals in both, a shared operator callee once per global; the
+ * same numbers as a post-order walk of each body. Its run tags leave the
+ * next re-typing's judgement intact. */
+static void count_visit(Expr *e, void *ud) {
+  (void)e;
+  (*(uint64_t *)ud)++;
+}
+
+static uint64_t walked_node_count(Module *m) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (m->defs[i]->fn) walk_post_order(m->defs[i]->fn->body, true, count_visit, &n);
+  return n;
+}
+
+START_TEST(node_count_per_global) {
+  Prog p;
+  load(&p, "def @f(%a: Tensor[(4), float32]) {\n  %0 = add(%a, %a);\n  multiply(%0, %0)\n}\n"
+           "def @main(%a: Tensor[(4), float32]) {\n"
+           "  %10 = add(%a, 1f);\n  %11 = multiply(%10, %10);\n  %12 = (%11, %10);\n"
+           "  let %g = fn (%b: Tensor[(4), float32]) { add(%b, %12.0) };\n  %g(add(%11, exp(2f)))\n}\n");
+  Function *f = global(p.m, "f")->fn, *mainf = global(p.m, "main")->fn;
+  /* @f's result shares @main's exp(2f) (a node of two globals) */
+  Expr *shared = mainf->body->let.body->call.args[0]->call.args[1];
+  ck_assert_int_eq(shared->kind, EXPR_CALL);
+  f->body = op_call(p.m, "add", (Expr *[]){f->body, shared}, 2, NULL, f->body->span);
+  uint64_t want = walked_node_count(p.m);
+  ck_assert_uint_eq(module_node_count(p.m), want);
+  ck_assert_uint_eq(module_node_count(p.m), want); /* the last count's tags are stale */
+  bool changed[2] = {true, true};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK); /* types the new add */
+  ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.nodes_retyped, 0);
+  uint64_t kept = st.nodes_kept;
+  ck_assert_uint_eq(module_node_count(p.m), want);
+  ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+  ck_assert_uint_eq(st.nodes_retyped, 0);
+  ck_assert_uint_eq(st.nodes_kept, kept);
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
+/* --time-passes: a pass's "nodes before" is the last one's "nodes after" and
+ * the first is the input's count. */
+START_TEST(time_passes_node_columns) {
+  Prog p;
+  load(&p, typed_lets);
+  uint64_t input = walked_node_count(p.m);
+  PassPipeline pl;
+  pass_pipeline_init(&pl);
+  ck_assert(pass_pipeline_parse(&pl, "ToGraphNormalForm,ToANormalForm,FuseOps", stderr));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *tp = open_memstream(&buf, &len);
+  PassRunOptions ro = {.time_passes = tp};
+  ck_assert_int_eq(pass_pipeline_run(&pl, p.m, &p.d, &ro), 0);
+  pass_pipeline_fini(&pl);
+  fclose(tp);
+  unsigned long long prev_after = input, before, after;
+  int rows = 0;
+  for (const char *line = strchr(buf, '\n') + 1; *line && strncmp(line, "total", 5) != 0; line = strchr(line, '\n') + 1) {
+    char name[64];
+    double a, b, c, d;
+    ck_assert_int_eq(sscanf(line, "%63s %lf %lf %lf %lf %llu %llu", name, &a, &b, &c, &d, &before, &after), 7);
+    ck_assert_uint_eq(before, prev_after);
+    prev_after = after;
+    rows++;
+  }
+  ck_assert_int_eq(rows, 3);
+  ck_assert_uint_eq(prev_after, walked_node_count(p.m));
+  free(buf);
+  unload(&p);
+}
+END_TEST
+
 static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
@@ -1005,6 +1084,8 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, let_chain_verdicts);
   tcase_add_test(tc, judge_marks_per_run);
   tcase_add_test(tc, static_refs_less_precise_argument);
+  tcase_add_test(tc, node_count_per_global);
+  tcase_add_test(tc, time_passes_node_columns);
   suite_add_tcase(s, tc);
   return s;
 }
