@@ -305,6 +305,8 @@ static bool blob_dtype_supported(DType t) {
   }
 }
 
+bool tensor_blob_dtype_supported(DType t) { return t.lanes == 1 && blob_dtype_supported(t); }
+
 static bool blob_dtype_code_known(uint8_t code) {
   return code <= DT_BFLOAT || code == DT_E4M3 || code == DT_E5M2;
 }

@@ -63,6 +63,12 @@ typedef struct BlobError {
   size_t lo, hi;
 } BlobError;
 
+/* Whether a constant may have element type t (what a blob holds and the
+ * decoder accepts: 8..64-bit integers, bool, float16/32/64, bfloat16, float8;
+ * one lane). A pass that builds a constant of another dtype (float42, a
+ * well-formed name no kernel stores) would print a module that does not
+ * re-parse. */
+bool tensor_blob_dtype_supported(DType t);
 /* Raw record bytes -> *out (shape and data carved from `a`; data is 64-byte
  * aligned; meta_index = -1). Bool elements are normalised to 0/1. */
 bool tensor_blob_decode(const void *bytes, size_t n, Arena *a, ConstTensor *out, BlobError *err);

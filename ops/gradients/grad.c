@@ -16,8 +16,10 @@
 #include "ir/attrs.h"
 #include "ir/build.h"
 #include "ir/mem.h"
+#include "ir/tensor_blob.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
+#include "runtime/tensor.h"
 
 static const char *op_name(GradCtx *c) {
   const OpDef *op = op_get(c->op);
@@ -224,10 +226,20 @@ Expr *gr_broadcast_to_like(GradCtx *c, Expr *a, Expr *like) { return GR_CALL(c, 
 Expr *gr_proj(GradCtx *c, Expr *tuple, uint32_t i) { return build_proj(c->m, tuple, i, c->sp); }
 Expr *gr_tuple(GradCtx *c, Expr **fields, uint32_t n) { return build_tuple(c->m, fields, n, c->sp); }
 
+/* Floats through the runtime's encoder, which knows every float format a
+ * constant may have (expr_scalar_float writes IEEE half bits for bfloat16:
+ * sqrt's 0.5 was 3e-5). A dtype no constant can have (float42) is reported:
+ * the gradient would print a module that does not re-parse. */
 Expr *gr_const(GradCtx *c, double v, DType dt) {
-  if (dtype_is_float(dt)) return expr_scalar_float(c->m, dt, v, c->sp);
+  if (!tensor_blob_dtype_supported(dt)) {
+    char name[32];
+    gr_fail(c, "no constant of dtype %s can be built (no kernel stores it)", dtype_name(dt, name));
+  }
   if (dtype_is_bool(dt)) return expr_scalar_bool(c->m, v != 0, c->sp);
-  return expr_scalar_int(c->m, dt, (int64_t)v, c->sp);
+  if (!dtype_is_float(dt)) return expr_scalar_int(c->m, dt, (int64_t)v, c->sp);
+  uint64_t bits = 0;
+  if (tensor_blob_dtype_supported(dt)) tensor_store_f64(dt, &bits, v);
+  return build_const(c->m, dt, 0, NULL, &bits, c->sp);
 }
 
 Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape, const void *data) {
