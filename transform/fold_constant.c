@@ -60,10 +60,12 @@
  * weights) a vectorised sweep over the weights instead of allocating,
  * zeroing and copying them (bench/passes/README.md).
  *
- * Trade-off: the ownership scan is one more walk over the module with a
- * hash per edge, done only when some function has something to fold;
- * folding never happens on code without constants, so the pass is a plain
- * linear walk there.
+ * Trade-off: the ownership counts cost a hash per edge, done only when some
+ * function has something to fold; folding never happens on code without
+ * constants, so the pass is a plain linear walk there. One scan of a body
+ * (transform/dagscan.h) answers whether it has candidates, whether it has
+ * dynamic types and, for the first function with candidates, its ownership
+ * edges: the three used to be a scan each.
  */
 #include "transform/fold_constant.h"
 
@@ -296,31 +298,44 @@ static void own_edge(Owners *o, const Expr *c, int64_t root) {
   }
 }
 
-/* Counts the edges under the root expression `body` of function `root`. */
-static bool own_root(Owners *o, const Module *m, Expr *body, int64_t root) {
+/* Counts the edges under the root expression `body` (scanned: *s) of
+ * function `root`. */
+static bool own_scanned(Owners *o, const Module *m, Expr *body, const DagScan *s, int64_t root) {
   own_edge(o, body, root);
-  DagScan s;
-  dag_scan(&s, body);
   bool ok = true;
-  for (uint32_t i = 0; i < s.n && ok; i++) {
-    const Expr *e = s.pre[i];
+  for (uint32_t i = 0; i < s->n && ok; i++) {
+    const Expr *e = s->pre[i];
     Expr *c;
     for (uint32_t j = 0; (c = dag_child(e, j)); j++) own_edge(o, c, root);
     if (e->kind == EXPR_CALL) ok = own_attrs(o, m, e->call.attrs);
     else if (e->kind == EXPR_FN) ok = own_attrs(o, m, e->fn->attrs);
   }
+  return ok;
+}
+
+static bool own_root(Owners *o, const Module *m, Expr *body, int64_t root) {
+  DagScan s;
+  dag_scan(&s, body);
+  bool ok = own_scanned(o, m, body, &s, root);
   dag_free(&s);
   return ok;
 }
 
 /* The counts for module m; NULL when something is too deep to count (then
- * nothing is reused). */
-static Owners *owners_new(const Module *m) {
+ * nothing is reused). Global number `known` (its body scanned: *ks) is
+ * counted from that scan instead of a new one. The maps are sized for
+ * ks's nodes at the start (a module is mostly its @main): no rehashing. */
+static Owners *owners_new(const Module *m, uint32_t known, const DagScan *ks) {
   Owners *o = mem_calloc(1, sizeof *o);
+  ptrmap_reserve(&o->data, ks->n);
+  ptrmap_reserve(&o->calls, ks->n);
+  ptrmap_reserve(&o->root, ks->n);
   bool ok = true;
   for (uint32_t i = 0; i < m->ndefs && ok; i++) {
     GlobalDef *g = m->defs[i];
-    if (g->fn) ok = own_attrs(o, m, g->fn->attrs) && own_root(o, m, g->fn->body, (int64_t)i + 1);
+    if (!g->fn) continue;
+    ok = own_attrs(o, m, g->fn->attrs) && (i == known ? own_scanned(o, m, g->fn->body, ks, (int64_t)i + 1)
+                                                       : own_root(o, m, g->fn->body, (int64_t)i + 1));
   }
   if (ok && m->expr) ok = own_root(o, m, m->expr, (int64_t)m->ndefs + 1);
   if (ok) return o;
@@ -633,16 +648,14 @@ Expr *folder_fold(Folder *f, Expr *e) { return rw_expr(&f->rw, e); }
 
 /* ------------------------------------------------------------ the pass */
 
-/* Whether some node meets a folding rule's condition as it stands. If none
+/* Whether some node of a scanned body meets a folding rule's condition as it stands. If none
  * does, none can after rewriting either (every rule needs a rewritten child,
  * and the lowest rewrite needs an original one), so the function is left
  * untouched without a rewriting walk. */
-static bool has_candidates(Expr *body) {
-  DagScan s;
-  dag_scan(&s, body);
+static bool scan_has_candidates(const DagScan *s) {
   bool any = false;
-  for (uint32_t i = 0; i < s.n && !any; i++) {
-    const Expr *e = dag_node(&s, i);
+  for (uint32_t i = 0; i < s->n && !any; i++) {
+    const Expr *e = s->pre[i];
     switch (e->kind) {
     case EXPR_CALL: {
       int32_t id = op_call_id(e);
@@ -657,25 +670,22 @@ static bool has_candidates(Expr *body) {
     default: break;
     }
   }
-  dag_free(&s);
   return any;
 }
 
-/* Whether some node of body has a type with an unknown extent (see
+/* Whether some node of a scanned body has a type with an unknown extent (see
  * fold_function_owned). */
-static bool has_dynamic_types(Expr *body) {
-  DagScan s;
-  dag_scan(&s, body);
+static bool scan_has_dynamic_types(const DagScan *s) {
   bool any = false;
-  for (uint32_t i = 0; i < s.n && !any; i++) {
-    const Expr *e = dag_node(&s, i);
+  for (uint32_t i = 0; i < s->n && !any; i++) {
+    const Expr *e = s->pre[i];
     any = e->type && type_has_unknown_extent(e->type);
   }
-  dag_free(&s);
   return any;
 }
 
-/* FoldConstant on fn, which has candidates (has_candidates).
+/* FoldConstant on fn, which has candidates (scan_has_candidates); `dynamic`:
+ * whether some node of its body has a type with an unknown extent.
  *
  * Folding never turns a well-typed function into an ill-typed one: a
  * constant can be more static than the dynamic type it replaces (arange of
@@ -688,10 +698,9 @@ static bool has_dynamic_types(Expr *body) {
  * unfolded body (with a warning): the trade-off is that nothing in that
  * function folds. Only a function with dynamic types can fail so; it folds
  * without reusing buffers in place, so its unfolded body stays intact. */
-static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
+static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own, bool dynamic) {
   Expr *body = fn->body;
   Type *sig = fn->type;
-  bool dynamic = has_dynamic_types(body);
   Folder *f = folder_new(m, d);
   f->own = dynamic ? NULL : own;
   TypeofCx tc;
@@ -726,21 +735,32 @@ static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own) {
 }
 
 bool fold_constant_function(Module *m, Diag *d, Function *fn) {
-  return !has_candidates(fn->body) || fold_function_owned(m, d, fn, NULL);
+  DagScan s;
+  dag_scan(&s, fn->body);
+  bool candidates = scan_has_candidates(&s), dynamic = candidates && scan_has_dynamic_types(&s);
+  dag_free(&s);
+  return !candidates || fold_function_owned(m, d, fn, NULL, dynamic);
 }
 
 bool pass_FOLD_CONSTANT(PassCtx *c); /* the entry point passes.def names */
 bool pass_FOLD_CONSTANT(PassCtx *c) {
   /* pass_for_each_function's loop, with the ownership counts made once,
-   * when the first function with something to fold comes */
+   * when the first function with something to fold comes; one scan of a
+   * body answers whether it has candidates, whether it has dynamic types and
+   * (the first time) its ownership counts */
   Owners *own = NULL;
   bool counted = false, ok = true;
   for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
     GlobalDef *g = c->m->defs[i];
-    if (!g->fn || fn_skipped_by_function_passes(g->fn) || !has_candidates(g->fn->body)) continue;
-    if (!counted) own = owners_new(c->m), counted = true;
+    if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
+    DagScan s;
+    dag_scan(&s, g->fn->body);
+    bool candidates = scan_has_candidates(&s), dynamic = candidates && scan_has_dynamic_types(&s);
+    if (candidates && !counted) own = owners_new(c->m, i, &s), counted = true;
+    dag_free(&s);
+    if (!candidates) continue;
     Type *sig = g->fn->type;
-    ok = fold_function_owned(c->m, c->d, g->fn, own);
+    ok = fold_function_owned(c->m, c->d, g->fn, own, dynamic);
     if (!g->fn->type) g->fn->type = sig; /* as pass_for_each_function: for the next one's check */
   }
   owners_free(own);
