@@ -731,11 +731,15 @@ static bool pr_scalar_text(const ConstTensor *c, char *buf) {
   return true;
 }
 
-/* True for the dtypes and ranks that print as an inline literal. */
+/* True for the dtypes and ranks that print as an inline literal. INT64_MIN
+ * has none: the lexer, as TVM's, reads the magnitude first and 2^63 is out of
+ * range, so -9223372036854775808i64 would not re-parse (a folded cast of
+ * -inf to int64); it goes to the metadata section. */
 static bool pr_simple_scalar(const ConstTensor *c) {
   DType t = c->dtype;
   if (c->ndim != 0 || t.lanes != 1 || !c->data) return false;
   if (dtype_is_bool(t)) return true;
+  if (t.code == DT_INT && t.bits == 64 && *(const int64_t *)c->data == INT64_MIN) return false;
   return (t.code == DT_INT || t.code == DT_FLOAT) && (t.bits == 16 || t.bits == 32 || t.bits == 64);
 }
 
