@@ -163,6 +163,13 @@ static uint64_t count_distinct(Expr *root, ExprVec *st) {
   return n;
 }
 
+uint64_t expr_node_count(Expr *root) {
+  ExprVec st = {0};
+  uint64_t n = count_distinct(root, &st);
+  vec_free(st);
+  return n;
+}
+
 uint64_t module_node_count(Module *m) {
   uint64_t n = 0;
   ExprVec st = {0};

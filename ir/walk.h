@@ -32,6 +32,8 @@ void walk_post_order(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud);
  * does: call it only where no mark-keyed table is alive (the pass runner,
  * between passes). */
 uint64_t module_node_count(Module *m);
+/* The same for the nodes reachable from one root (a global's body). */
+uint64_t expr_node_count(Expr *root);
 
 /* Run tags: a walk that marks the nodes it entered and does not put the marks
  * back sets Expr.mark to a tag from walk_new_tag(). Tags have the top bit set,

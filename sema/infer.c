@@ -780,6 +780,8 @@ typedef struct JFrame {
 
 typedef struct Judge {
   uint32_t tag; /* this run's marks: tag | verdict */
+  uint32_t callee_tag; /* the mark of a callee counted (judge_count_callee) */
+  uint64_t callees;    /* callees counted, less those entered afterwards */
   const Type *ground_seen[GROUND_CACHE]; /* types known ground, by address */
   VEC(JFrame) stack;
   uintptr_t *vdecided; /* by Var.id: the variable decided (ids may repeat after copies) | 1 if stable */
@@ -986,6 +988,7 @@ JUDGE_INL void judge_prefetch(const Expr *e) {
 /* Marks e entered, its verdict `keep` (for a node with children: until it
  * is finished). */
 JUDGE_INL void judge_enter(Judge *J, Expr *e, bool keep) {
+  if (e->mark == J->callee_tag) J->callees--; /* counted once, as the node it is */
   e->mark = J->tag | (keep ? J_KEEP : J_REDO);
   if (e->kind == EXPR_VAR && e->var.var) {
     Var *v = e->var.var; /* binders come before uses, except a recursive let's own value */
@@ -1001,8 +1004,22 @@ JUDGE_INL void judge_push(Judge *J, Expr *e) {
   J->stack.data[J->stack.len++] = (JFrame){.e = e, .ok = true};
 }
 
+/* A callee typed per call (an operator, global or constructor: not
+ * entered, judge_next), counted once for InferIncStats.nodes_counted: its
+ * mark becomes callee_tag unless it was entered (then it counts as that). */
+static __attribute__((noinline)) void judge_count_callee(Judge *J, Expr *f) {
+  uint32_t m = f->mark;
+  if (m == J->callee_tag || (m & ~(uint32_t)1) == J->tag) return;
+  f->mark = J->callee_tag;
+  J->callees++;
+}
+
 /* What a verdict on e does: a node to re-infer loses its type. */
 JUDGE_INL bool judge_apply(Judge *J, Expr *e, bool ok) {
+  if (e->kind == EXPR_CALL && e->call.fn->mark != J->callee_tag) {
+    ExprKind k = e->call.fn->kind;
+    if (k == EXPR_OP || k == EXPR_GLOBAL || k == EXPR_CTOR) judge_count_callee(J, e->call.fn);
+  }
   if (ok) {
     J->st->nodes_kept++;
     if (e->kind == EXPR_GLOBAL) vec_push(J->kept_refs, e->global.def);
@@ -1157,6 +1174,7 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
   memset(&J, 0, sizeof J);
   J.st = st;
   J.tag = walk_new_tag();
+  J.callee_tag = walk_new_tag();
   J.nv = m->next_id;
   J.vdecided = mem_calloc(J.nv + 1, sizeof *J.vdecided);
   for (uint32_t i = 0; i < n; i++) {
@@ -1174,6 +1192,13 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
       if (!var_is_decided(&J, v)) st->unbound_suspect = i + 1;
     }
     J.undecided.len = 0;
+    st->counted_global = i + 1;
+  }
+  /* every node visited got one verdict, callees aside (judge_count_callee) */
+  st->nodes_counted = st->nodes_kept + st->nodes_retyped + J.callees;
+  if (st->globals_checked != 1) {
+    st->counted_global = 0;
+    st->nodes_counted = 0;
   }
   vec_free(J.stack);
   vec_free(J.undecided);

@@ -51,6 +51,12 @@ typedef struct InferIncStats {
                              * that uses a variable none of its binders declared
                              * (a free variable, or a Var.id shared by two
                              * variables: the caller checks exactly); 0 none */
+  uint32_t counted_global;  /* when exactly one global was visited: 1 + its index
+                             * in m->defs, and nodes_counted is its number of
+                             * distinct nodes as ir/walk.h module_node_count
+                             * counts them (its judgement met each once: the
+                             * runner's --time-passes needs no walk of it); 0 */
+  uint64_t nodes_counted;
 } InferIncStats;
 
 typedef enum {

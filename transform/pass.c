@@ -445,6 +445,15 @@ typedef struct RetypeTally {
 } RetypeTally;
 static RetypeTally tally;
 
+/* The node count of the module after the last pass, when its re-typing or
+ * the pass itself gave it without a walk (--time-passes). */
+typedef struct KnownCount {
+  bool known;
+  uint32_t counted_global; /* InferIncStats: 1 + the global the judgement counted, 0 none */
+  uint64_t n;              /* its count (or the module's when counted_global is 0) */
+} KnownCount;
+static KnownCount last_count;
+
 /* Re-types m after pass p, reusing what the pass kept (sema/infer.h
  * infer_module_incremental) unless p asks for a full re-typing. */
 /* Whether some global has a parameter without an annotation: its type came
@@ -589,6 +598,8 @@ static bool retype_after(Module *m, Diag *d, const PassDef *p, const Snapshot *s
   InferIncResult r = infer_module_incremental(m, changed, old_sigs, d, &st);
   mem_free(changed);
   mem_free(old_sigs);
+  /* (re-typing changes no node: the count holds after a full one too) */
+  if (st.counted_global) last_count = (KnownCount){true, st.counted_global, st.nodes_counted};
   /* the judgement met a use before any binder of its variable: look exactly
    * (a walk of each changed global: as costly as the re-typing itself, so
    * only then) */
@@ -649,6 +660,18 @@ static void annotate_inferred_literal_params(Module *m) {
   if (m->expr) walk_post_order(m->expr, true, annotate_literal, NULL);
 }
 
+/* The module's node count after a pass (module_node_count's number): the
+ * one global the re-typing judged was counted by its judgement, the others
+ * are walked; a pass that changed nothing left `before`. */
+static uint64_t node_count_after(Module *m, uint64_t before) {
+  if (!last_count.known) return module_node_count(m);
+  if (last_count.counted_global == 0) return before; /* nothing changed */
+  uint64_t n = last_count.n;
+  for (uint32_t i = 0; i < m->ndefs; i++)
+    if (i + 1 != last_count.counted_global && m->defs[i]->fn) n += expr_node_count(m->defs[i]->fn->body);
+  return n;
+}
+
 /* Wall and CPU time of the last re-typing run_one did (for --time-passes). */
 static double last_retype_ms, last_retype_cpu;
 
@@ -678,7 +701,11 @@ static bool run_one(Module *m, Diag *d, const PassDef *p, AttrValue *const *opts
     return false;
   }
   double t0 = now_ms(), c0 = cpu_ms();
-  if (unchanged) tally.skipped++;
+  last_count.known = false;
+  if (unchanged) {
+    tally.skipped++;
+    last_count = (KnownCount){true, 0, 0};
+  }
   bool typed = unchanged || retype_after(m, d, p, &snap, ro);
   snapshot_free(&snap);
   last_retype_ms = now_ms() - t0;
@@ -730,7 +757,7 @@ int pass_pipeline_run(const PassPipeline *pl, Module *m, Diag *d, const PassRunO
     retype_total += last_retype_ms;
     retype_total_cpu += last_retype_cpu;
     if (tp) {
-      after = module_node_count(m);
+      after = node_count_after(m, before);
       fprintf(tp, "%-28s %10.2f %10.2f %10.2f %10.2f %12llu %12llu\n", inv->def->name, dt - last_retype_ms,
               dc - last_retype_cpu, last_retype_ms, last_retype_cpu, (unsigned long long)before,
               (unsigned long long)after);

@@ -1012,20 +1012,20 @@ START_TEST(node_count_per_global) {
 }
 END_TEST
 
-/* --time-passes: a pass's "nodes before" is the last one's "nodes after" and
- * the first is the input's count. */
-START_TEST(time_passes_node_columns) {
-  Prog p;
-  load(&p, typed_lets);
-  uint64_t input = walked_node_count(p.m);
+/* --time-passes: a pass's "nodes before" is the last one's "nodes after";
+ * both equal a post-order walk's count, whether the runner walked or took
+ * the count from the re-typing's judgement (one global judged: its count,
+ * the skipped globals walked). */
+static void check_node_columns(Prog *p, const char *passes, int nrows) {
   PassPipeline pl;
   pass_pipeline_init(&pl);
-  ck_assert(pass_pipeline_parse(&pl, "ToGraphNormalForm,ToANormalForm,FuseOps", stderr));
+  ck_assert(pass_pipeline_parse(&pl, passes, stderr));
+  uint64_t input = walked_node_count(p->m);
   char *buf = NULL;
   size_t len = 0;
   FILE *tp = open_memstream(&buf, &len);
   PassRunOptions ro = {.time_passes = tp};
-  ck_assert_int_eq(pass_pipeline_run(&pl, p.m, &p.d, &ro), 0);
+  ck_assert_int_eq(pass_pipeline_run(&pl, p->m, &p->d, &ro), 0);
   pass_pipeline_fini(&pl);
   fclose(tp);
   unsigned long long prev_after = input, before, after;
@@ -1038,10 +1038,61 @@ START_TEST(time_passes_node_columns) {
     prev_after = after;
     rows++;
   }
-  ck_assert_int_eq(rows, 3);
-  ck_assert_uint_eq(prev_after, walked_node_count(p.m));
+  ck_assert_int_eq(rows, nrows);
+  ck_assert_msg(prev_after == walked_node_count(p->m), "%s: %llu nodes after, a walk counts %llu", passes, prev_after,
+                (unsigned long long)walked_node_count(p->m));
   free(buf);
+}
+
+START_TEST(time_passes_node_columns) {
+  static const char two_globals[] =
+      "def @g(%a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { %0 = exp(%a); add(%0, %0) }\n"
+      "def @f(%a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { @g(%a) }\n"
+      "def @main(%x: Tensor[(2, 3), float32]) {\n"
+      "  %1 = @f(%x);\n  %2 = nn.relu(%1);\n  %3 = (%2, %1);\n  add(%3.0, @f(%2))\n}\n";
+  static const char *const cases[][2] = {
+      {typed_lets, "ToGraphNormalForm"}, {typed_lets, "ToANormalForm"}, {typed_lets, "FuseOps"},
+      {typed_graph, "FuseOps"},          {typed_graph, "ToANormalForm"}, {typed_graph, "Gradient"},
+      {two_globals, "ToANormalForm"},    {two_globals, "FuseOps"},       {two_globals, "Inline"},
+      {two_globals, "SimplifyExpr"}, /* one global judged and counted, two walked */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Prog p;
+    load(&p, cases[i][0]);
+    check_node_columns(&p, cases[i][1], 1);
+    unload(&p);
+  }
+  Prog p;
+  load(&p, typed_lets);
+  check_node_columns(&p, "ToGraphNormalForm,ToANormalForm,FuseOps", 3);
   unload(&p);
+}
+END_TEST
+
+/* The re-typing's count (InferIncStats.nodes_counted) of a global whose
+ * callee node (not judged: typed per call) is a value too, met in either
+ * order: the node counts once; the global not visited is not counted. */
+START_TEST(judge_counts_shared_callee) {
+  for (int callee_first = 0; callee_first < 2; callee_first++) {
+    Prog p;
+    load(&p, "def @f(%a: Tensor[(3), float32]) -> Tensor[(3), float32] { negative(%a) }\n"
+             "def @main(%x: Tensor[(3), float32]) {\n  %0 = @f(%x);\n  (%0, %0)\n}\n");
+    Function *fn = global(p.m, "main")->fn;
+    Expr *call = fn->body->tuple.fields[0];
+    ck_assert_int_eq(call->kind, EXPR_CALL);
+    fn->body->tuple.fields[callee_first ? 1 : 0] = call->call.fn; /* @f as a value too */
+    fn->body->type = NULL; /* (replaced in place: the tuple is new) */
+    bool changed[2] = {false, true};
+    InferIncStats st;
+    ck_assert_int_eq(retype(&p, changed, NULL, &st), INFER_INC_OK);
+    ck_assert_uint_eq(st.counted_global, 2);
+    uint64_t walked = 0;
+    walk_post_order(fn->body, true, count_visit, &walked);
+    ck_assert_uint_eq(walked, 4); /* the tuple, the call, @f, %x */
+    ck_assert_uint_eq(st.nodes_counted, walked);
+    ck_assert(infer_verify_module(p.m, &p.d, "test"));
+    unload(&p);
+  }
 }
 END_TEST
 
@@ -1086,6 +1137,7 @@ static Suite *retype_suite(void) {
   tcase_add_test(tc, static_refs_less_precise_argument);
   tcase_add_test(tc, node_count_per_global);
   tcase_add_test(tc, time_passes_node_columns);
+  tcase_add_test(tc, judge_counts_shared_callee);
   suite_add_tcase(s, tc);
   return s;
 }
