@@ -296,7 +296,7 @@ static void pattern_text(Str *s, const Pattern *root) {
     uint32_t n = p->kind == PAT_CTOR ? p->ctor.nargs : p->kind == PAT_TUPLE ? p->tuple.n : 0;
     if (f->next == 0) {
       if (p->kind == PAT_WILDCARD) str_put(s, "_");
-      else if (p->kind == PAT_VAR) str_printf(s, "%%%s", p->var->name);
+      else if (p->kind == PAT_VAR) str_printf(s, "%%%s", var_name(p->var));
       else if (p->kind == PAT_CTOR) str_put(s, p->ctor.ctor ? p->ctor.ctor->name : p->ctor.name);
       if ((p->kind == PAT_CTOR && n) || p->kind == PAT_TUPLE) str_put(s, "(");
     }
@@ -401,7 +401,8 @@ static int64_t free_var_node(Dot *d, const Expr *e) {
   if (ptrmap_get(&d->var_node, e->var.var, &v)) return v;
   Str l = {0};
   str_put(&l, "%");
-  str_esc(&l, e->var.name ? e->var.name : "?", 40);
+  const char *name = e->var.var ? var_name(e->var.var) : e->var.name;
+  str_esc(&l, name ? name : "?", 40);
   v = add_node(d, d->fn_scope, &l, "shape=ellipse, fillcolor=\"#d9ead3\"");
   ptrmap_put(&d->var_node, e->var.var, v);
   return v;
@@ -487,7 +488,7 @@ static void pattern_vars(Dot *d, const Pattern *root, uint32_t sc) {
     if (p->kind == PAT_VAR && p->var) {
       Str l = {0};
       str_put(&l, "%");
-      str_esc(&l, p->var->name, 40);
+      str_esc(&l, var_name(p->var), 40);
       ptrmap_put(&d->var_node, p->var, add_node(d, sc, &l, "shape=ellipse, fillcolor=\"#d9ead3\""));
     } else if (p->kind == PAT_CTOR) {
       for (uint32_t i = p->ctor.nargs; i-- > 0;) vec_push(st, p->ctor.args[i]);
@@ -502,7 +503,7 @@ static void param_nodes(Dot *d, Var *const *params, uint32_t n, uint32_t sc) {
   for (uint32_t i = 0; i < n; i++) {
     Str l = {0};
     str_put(&l, "%");
-    str_esc(&l, params[i]->name, 40);
+    str_esc(&l, var_name(params[i]), 40);
     ptrmap_put(&d->var_node, params[i], add_node(d, sc, &l, "shape=ellipse, fillcolor=\"#d9ead3\""));
   }
 }

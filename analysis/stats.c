@@ -216,7 +216,7 @@ static const char *callee_name(const Expr *call, char *buf, size_t cap) {
   if (f->kind == EXPR_OP) return op_get(f->op.id) ? op_get(f->op.id)->name : f->op.name;
   if (f->kind == EXPR_GLOBAL) snprintf(buf, cap, "@%s", f->global.name);
   else if (f->kind == EXPR_CTOR) snprintf(buf, cap, "%s", f->ctor.ctor->name);
-  else if (f->kind == EXPR_VAR) snprintf(buf, cap, "%%%s", f->var.name);
+  else if (f->kind == EXPR_VAR) snprintf(buf, cap, "%%%s", f->var.var ? var_name(f->var.var) : f->var.name);
   else snprintf(buf, cap, "a function");
   return buf;
 }

@@ -143,7 +143,7 @@ static int build_inputs(Module *m, const Function *fn, const DriverOptions *o, L
     const char *n = spec[0] == '%' ? spec + 1 : spec;
     bool found = false;
     for (uint32_t k = 0; eq && k < fn->nparams; k++)
-      found |= strlen(fn->params[k]->name) == (size_t)(eq - n) && strncmp(fn->params[k]->name, n, (size_t)(eq - n)) == 0;
+      found |= strlen(var_name(fn->params[k])) == (size_t)(eq - n) && strncmp(var_name(fn->params[k]), n, (size_t)(eq - n)) == 0;
     if (!found) {
       diag_plain(d, DIAG_ERROR, "--input %s: @main has no parameter of that name", spec);
       return 2;
@@ -152,9 +152,9 @@ static int build_inputs(Module *m, const Function *fn, const DriverOptions *o, L
   uint64_t rng = o->gc_seed;
   for (uint32_t k = 0; k < fn->nparams; k++) {
     const Var *p = fn->params[k];
-    const char *path = input_path(o, p->name);
+    const char *path = input_path(o, var_name(p));
     char name[128];
-    snprintf(name, sizeof name, "%%%s", p->name);
+    snprintf(name, sizeof name, "%%%s", var_name(p));
     if (!path) {
       if (!draw_leaves(p->type, name, k, o, &rng, leaves, d)) return 2;
       continue;

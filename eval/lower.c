@@ -1297,7 +1297,7 @@ static Expr *emit_lets_ex(F *f, Expr *e, bool tail) {
     uint32_t r = reg_alloc(f);
     Expr *v = e->let.value;
     if (v->kind == EXPR_FN && !ptrmap_get(&f->memo, v, NULL)) {
-      const char *nm = e->let.var->name;
+      const char *nm = var_name(e->let.var);
       char *name = arena_alloc(f->L->m->arena, strlen(nm) + 2);
       name[0] = '%';
       strcpy(name + 1, nm);

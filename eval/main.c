@@ -52,7 +52,7 @@ static void list_params(Module *m, const Function *fn, Diag *d) {
   fprintf(d->out, "note: @main takes");
   if (fn->nparams == 0) fprintf(d->out, " no parameters");
   for (uint32_t i = 0; i < fn->nparams; i++)
-    fprintf(d->out, "%s %%%s: %s", i ? "," : "", fn->params[i]->name,
+    fprintf(d->out, "%s %%%s: %s", i ? "," : "", var_name(fn->params[i]),
             type_text(m, param_type(fn->params[i])));
   fputc('\n', d->out);
 }
@@ -81,7 +81,7 @@ typedef VEC(BindEntry) BindEntries;
 /* Index of @main's parameter `name`, or -1. */
 static long param_index(const Function *fn, const char *name) {
   for (uint32_t k = 0; k < fn->nparams; k++)
-    if (strcmp(fn->params[k]->name, name) == 0) return (long)k;
+    if (strcmp(var_name(fn->params[k]), name) == 0) return (long)k;
   return -1;
 }
 
@@ -94,8 +94,8 @@ static const char *closest_param(const Function *fn, const char *name, Tensor *c
   for (int pass = 0; pass < 2 && !best; pass++)
     for (uint32_t k = 0; k < fn->nparams; k++) {
       if (pass == 0 && vals[k]) continue;
-      size_t dist = edit_distance(name, fn->params[k]->name, cap);
-      if (dist < best_d) { best_d = dist; best = fn->params[k]->name; }
+      size_t dist = edit_distance(name, var_name(fn->params[k]), cap);
+      if (dist < best_d) { best_d = dist; best = var_name(fn->params[k]); }
     }
   return best;
 }
@@ -147,7 +147,7 @@ static int save_params(const Function *fn, Tensor *const *vals, const char *path
   TensorBundle b = {0};
   for (uint32_t k = 0; k < fn->nparams; k++)
     if (vals[k]) {
-      const char *name = fn->params[k]->name;
+      const char *name = var_name(fn->params[k]);
       bundle_add(&b, name, strlen(name), tensor_retain(vals[k]));
     }
   char err[BUNDLE_ERR_SIZE];
@@ -177,17 +177,17 @@ static int bind_params(Module *m, const Function *fn, const EvalOptions *o, bool
     const Type *ty = param_type(p);
     if (by[k]) {
       diag_plain(d, DIAG_ERROR, "parameter %%%s of @main is bound twice: by %s %s and by %s %s",
-                 p->name, by[k]->flag, by[k]->arg, e->flag, e->arg);
+                 var_name(p), by[k]->flag, by[k]->arg, e->flag, e->arg);
       status = 2;
     } else if (!tensor_fits(e->t, ty)) {
       char have[512];
       tensor_type_text(e->t, have, sizeof have);
       if (strcmp(e->flag, "--input") == 0)
-        diag_plain(d, DIAG_ERROR, "input %%%s: %s holds %s but the parameter has type %s", p->name,
+        diag_plain(d, DIAG_ERROR, "input %%%s: %s holds %s but the parameter has type %s", var_name(p),
                    strchr(e->arg, '=') + 1, have, type_text(m, ty));
       else
         diag_plain(d, DIAG_ERROR, "%s %s: '%s' holds %s but the parameter %%%s has type %s", e->flag,
-                   e->arg, e->name, have, p->name, type_text(m, ty));
+                   e->arg, e->name, have, var_name(p), type_text(m, ty));
       status = 2;
     } else {
       by[k] = e;
@@ -216,7 +216,7 @@ static int bind_params(Module *m, const Function *fn, const EvalOptions *o, bool
   bool bundles = o->nparam_files || o->ninput_files;
   for (uint32_t k = 0; k < fn->nparams && all && io == 0; k++) {
     if (named[k]) continue;
-    const char *name = fn->params[k]->name;
+    const char *name = var_name(fn->params[k]);
     if (bundles)
       diag_plain(d, DIAG_ERROR,
                  "missing --input for parameter %%%s of @main (no --params or --inputs file holds '%s')",

@@ -44,7 +44,7 @@ static Var *var_alloc(Module *m, const char *name, Span sp, Type *annot, size_t 
   _Static_assert(sizeof(Var) == 40, "a Var is 40 bytes: passes make millions");
   _Static_assert(sizeof(Function) == 64, "a Function is 64 bytes");
   Var *v = arena_alloc_aligned(m->arena, sizeof *v + extra, _Alignof(Var)); /* 8-aligned: no padding to 16 */
-  v->name = name;
+  v->name_ = name;
   v->span = sp;
   v->annot = annot;
   v->id = m->next_id++;

@@ -195,13 +195,16 @@ struct TypeDef {
 /* -------------------------------------------------------------- expressions */
 
 struct Var {
-  const char *name;  /* without '%'; "" for the hidden variable of `e1; e2` */
+  const char *name_;  /* without '%'; "" for the hidden variable of `e1; e2`; the prefix of a
+                        fresh variable's name (fresh != 0): read names with var_name() */
   Span span;         /* the binding occurrence */
   Type *annot;       /* written annotation, or NULL */
   Type *type;        /* inferred (sema/infer) */
   uint32_t id;       /* unique within the module, in creation order */
-  bool is_free;      /* declared by `free_var` */
-  bool has_attrs;    /* made by var_new_with_attrs: var_attrs() follows the struct */
+  uint32_t fresh : 30;    /* a pass-made variable named "name_<fresh - 1>", not spelled yet
+                             (ir/fresh_name.h); 0: name is the whole name */
+  uint32_t is_free : 1;   /* declared by `free_var` */
+  uint32_t has_attrs : 1; /* made by var_new_with_attrs: var_attrs() follows the struct */
 };
 
 typedef enum {
@@ -393,6 +396,17 @@ Var *var_new(Module *m, const char *name, Span sp, Type *annot);
  * after the Var (var_attrs), so the millions of Vars passes make have no
  * slot for them (40 bytes, not 48). NULL attrs: var_new. */
 Var *var_new_with_attrs(Module *m, const char *name, Span sp, Type *annot, Attrs *attrs);
+/* The name of v without '%' ("" for a hidden variable): a pass-made variable's
+ * "prefix_N" is spelled the first time it is asked for (ir/fresh_name.c). */
+const char *var_name(const Var *v);
+/* v's name without keeping a spelling: a fresh variable's is written into buf. */
+#define VAR_NAME_BUF 96
+const char *var_name_in(const Var *v, char buf[VAR_NAME_BUF]);
+/* Gives dst the name of src (a copy of a binder keeps its name hint). */
+static inline void var_copy_name(Var *dst, const Var *src) {
+  dst->name_ = src->name_;
+  dst->fresh = src->fresh;
+}
 /* The attributes of a parameter made by var_new_with_attrs, else NULL. */
 static inline Attrs *var_attrs(const Var *v) { return v->has_attrs ? *(Attrs *const *)(v + 1) : NULL; }
 TypeParam *type_param_new(Module *m, const char *name, Span sp);

@@ -6,100 +6,40 @@
  * pass names its variables the same way (x_0, x_1, ...).
  */
 #include "ir/build.h"
+#include "ir/fresh_name.h"
 
 #include <stdio.h>
 #include <string.h>
 
 Expr *build_var(Module *m, Var *v, Span sp) {
   Expr *e = expr_new(m, EXPR_VAR, sp);
-  e->var.name = v->name;
+  e->var.name = v->name_; /* a fresh variable's prefix: a use's name is read only when it has no var */
   e->var.var = v;
   return e;
 }
 
-static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                  "8081828384858687888990919293949596979899";
-
-/* The decimal digits of n written backwards, two per division, ending just before `end`. */
-static void put_digits(char *end, uint32_t n) {
-  for (; n >= 100; n /= 100) {
-    end -= 2;
-    end[0] = digit_pairs[2 * (n % 100)];
-    end[1] = digit_pairs[2 * (n % 100) + 1];
-  }
-  if (n >= 10) {
-    end -= 2;
-    end[0] = digit_pairs[2 * n];
-    end[1] = digit_pairs[2 * n + 1];
-  } else {
-    *--end = (char)('0' + n);
-  }
-}
-
-/* The decimal text of the number named last: passes name binders with
- * consecutive numbers (Module.next_fresh), so the next one is mostly one
- * increment of the text, not a division per digit pair. Per thread. */
-static _Thread_local struct {
-  uint32_t n, len;
-  char d[12]; /* the digits, most significant first */
-} last_number = {0, 1, "0"};
-
-static void number_text(uint32_t n) {
-  if (n == last_number.n) return;
-  if (n == last_number.n + 1 && n != 0) {
-    int i = (int)last_number.len - 1;
-    while (i >= 0 && last_number.d[i] == '9') last_number.d[i--] = '0';
-    if (i >= 0) {
-      last_number.d[i]++;
-    } else { /* 99..9 + 1: one digit more */
-      for (uint32_t k = last_number.len; k > 0; k--) last_number.d[k] = last_number.d[k - 1];
-      last_number.d[0] = '1';
-      last_number.len++;
-    }
-    last_number.n = n;
-    return;
-  }
-  char buf[12];
-  put_digits(buf + sizeof buf, n);
-  uint32_t w = 1;
-  for (uint64_t p = 10; w < 10 && n >= p; p *= 10) w++;
-  for (uint32_t k = 0; k < w; k++) last_number.d[k] = buf[sizeof buf - w + k];
-  last_number.len = w;
-  last_number.n = n;
-}
-
-/* "prefix_N" into the arena, cut to 95 characters as it always was (passes
- * make millions of these: no printf, no library calls; the string is written
- * in place, the arena's zeroed memory giving the terminator). */
+/* "prefix_N" into the module's arena, cut to FRESH_NAME_MAX characters. */
 const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
-  size_t np = 0;
-  while (np < 95 && prefix[np]) np++;
-  number_text(n);
-  uint32_t nd = last_number.len;
-  size_t len = np + 1 + nd;
-  if (len > 95) { /* the cut */
-    char buf[96 + 12];
-    memcpy(buf, prefix, np);
-    buf[np] = '_';
-    memcpy(buf + np + 1, last_number.d, nd);
-    return arena_strndup(m->arena, buf, 95);
-  }
-  char d[sizeof last_number.d]; /* a local copy: the stores below may not alias it */
-  memcpy(d, last_number.d, sizeof d);
-  char *s = arena_alloc_aligned(m->arena, len + 1, 1);
-  for (size_t i = 0; i < np; i++) s[i] = prefix[i];
-  s[np] = '_';
-  for (uint32_t k = 0; k < nd; k++) s[np + 1 + k] = d[k];
-  return s;
+  char buf[FRESH_NAME_MAX + 1];
+  size_t len = fresh_name_format(buf, prefix, n);
+  return arena_strndup(m->arena, buf, len);
+}
+
+Var *build_numbered_var(Module *m, const char *prefix, uint32_t n, Type *annot, Span sp) {
+  if (n > FRESH_NAME_LAZY_MAX) return var_new(m, build_numbered_name(m, prefix, n), sp, annot);
+  Var *v = var_new(m, prefix, sp, annot);
+  v->fresh = n + 1; /* spelled when asked for (var_name) */
+  return v;
 }
 
 Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
-  return var_new(m, build_numbered_name(m, prefix, m->next_fresh++), sp, annot);
+  return build_numbered_var(m, prefix, m->next_fresh++, annot, sp);
 }
 
 Var *build_var_like(Module *m, const Var *v) {
-  return var_new_with_attrs(m, v->name, v->span, v->annot, var_attrs(v));
+  Var *n = var_new_with_attrs(m, v->name_, v->span, v->annot, var_attrs(v));
+  var_copy_name(n, v);
+  return n;
 }
 
 Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {

@@ -19,10 +19,14 @@
 /* A use of `v` (a new EXPR_VAR leaf). */
 Expr *build_var(Module *m, Var *v, Span sp);
 /* A new binder named `<prefix>_<N>`, N from a per-module counter (spec/passes.md
- * §1.2: pass-made let variables are x_N). `annot` may be NULL. */
+ * §1.2: pass-made let variables are x_N). `annot` may be NULL. The name is
+ * spelled when first asked for (var_name; ir/fresh_name.h): `prefix` must live
+ * as long as the module (a literal, or a string in its arena). */
 Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp);
-/* The name `<prefix>_<n>` in the module's arena (build_fresh_var's, for a
- * pass that draws the number from m->next_fresh itself). */
+/* build_fresh_var with the number n (for a pass that draws the number from
+ * m->next_fresh itself). */
+Var *build_numbered_var(Module *m, const char *prefix, uint32_t n, Type *annot, Span sp);
+/* The name `<prefix>_<n>` spelled in the module's arena. */
 const char *build_numbered_name(Module *m, const char *prefix, uint32_t n);
 /* A new binder with the same name hint and annotation as `v` (for copies of
  * binders, e.g. when a function body is duplicated). */

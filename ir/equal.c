@@ -226,7 +226,8 @@ static void rb_attrs(RBuf *b, const Attrs *a, bool *first) {
 }
 
 static void rb_var(RBuf *b, const Var *v, bool with_type) {
-  rb_printf(b, "%%%s", v->name && v->name[0] ? v->name : "_");
+  const char *name = var_name(v);
+  rb_printf(b, "%%%s", name && name[0] ? name : "_");
   const Type *t = v->annot ? v->annot : v->type;
   if (with_type && t) {
     rb_puts(b, ": ");
@@ -640,11 +641,11 @@ static bool fn_attrs_eq(Eq *q, const Function *fa, const Function *fb) {
 static bool var_bind(Eq *q, const Var *a, const Var *b) {
   if (!a || !b) return a == b || eq_fail(q, side_v(a), side_v(b), "missing variable");
   if (a->is_free != b->is_free)
-    return eq_fail(q, side_v(a), side_v(b), "free variable vs bound variable %%%s", a->name);
+    return eq_fail(q, side_v(a), side_v(b), "free variable vs bound variable %%%s", var_name(a));
   q->inferred = var_type_inferred(a) || var_type_inferred(b);
   bool ty_same = ty_eq(q, var_annotation(a), var_annotation(b));
   q->inferred = false;
-  if (!ty_same) return eq_fail(q, side_v(a), side_v(b), "annotation of %%%s differs", a->name);
+  if (!ty_same) return eq_fail(q, side_v(a), side_v(b), "annotation of %%%s differs", var_name(a));
   if (var_attrs(a) || var_attrs(b)) {
     const Attrs *x = var_attrs(a), *y = var_attrs(b);
     uint32_t nx = x ? x->n : 0, ny = y ? y->n : 0;
@@ -653,10 +654,10 @@ static bool var_bind(Eq *q, const Var *a, const Var *b) {
       const Attr *o = attr_find(y, x->items[i].key);
       same = o && av_eq(x->items[i].value, o->value, true);
     }
-    if (!same) return eq_fail(q, side_v(a), side_v(b), "attributes of %%%s differ", a->name);
+    if (!same) return eq_fail(q, side_v(a), side_v(b), "attributes of %%%s differ", var_name(a));
   }
   if (!pairing_add(&q->vars, a, b))
-    return eq_fail(q, side_v(a), side_v(b), "variable %%%s bound inconsistently", a->name);
+    return eq_fail(q, side_v(a), side_v(b), "variable %%%s bound inconsistently", var_name(a));
   return true;
 }
 
@@ -667,9 +668,9 @@ static bool var_use(Eq *q, const Expr *a, const Expr *b) {
     return eq_fail(q, side_e(a), side_e(b), "unresolved variable %%%s", a->var.name ? a->var.name : "");
   }
   const void *pa = eqm_get(&q->vars.fwd, va);
-  if (pa) return pa == vb || eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", va->name);
+  if (pa) return pa == vb || eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", var_name(va));
   if (eqm_get(&q->vars.rev, vb))
-    return eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", va->name);
+    return eq_fail(q, side_e(a), side_e(b), "%%%s refers to a different binder", var_name(va));
   return var_bind(q, va, vb); /* a free variable, paired at first sight */
 }
 

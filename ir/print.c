@@ -810,7 +810,9 @@ static const Type *pr_var_annot(Printer *p, const Var *v) {
 static Doc *pr_alloc_var(Printer *p, const Var *v) {
   VarInfo *vi = pr_var(p, v);
   if (!vi->name) {
-    const char *nm = v->name ? v->name : "";
+    char spelled[VAR_NAME_BUF];
+    const char *nm = var_name_in(v, spelled);
+    if (!nm) nm = "";
     bool alpha = (nm[0] >= 'a' && nm[0] <= 'z') || (nm[0] >= 'A' && nm[0] <= 'Z');
     size_t n = strlen(nm);
     char *disp = arena_alloc(p->arena, n + 3);

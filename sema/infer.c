@@ -78,7 +78,7 @@ static const char *callee_name(Inf *I, Expr *f) {
   char buf[256];
   switch (f->kind) {
   case EXPR_GLOBAL: snprintf(buf, sizeof buf, "@%s", f->global.name); break;
-  case EXPR_VAR: snprintf(buf, sizeof buf, "%%%s", f->var.var ? f->var.var->name : f->var.name); break;
+  case EXPR_VAR: snprintf(buf, sizeof buf, "%%%s", f->var.var ? var_name(f->var.var) : f->var.name); break;
   case EXPR_CTOR: snprintf(buf, sizeof buf, "constructor %s", f->ctor.ctor->name); break;
   case EXPR_OP: snprintf(buf, sizeof buf, "%s", f->op.name); break;
   default: return "the function";
@@ -255,7 +255,7 @@ static Type *infer_fn(Inf *I, Expr *e, Var *self) {
   if (self) {
     e->type = ft; /* visible to recursive uses through the let variable */
     if (!ty_unify(&I->cx, var_type(I, self), ft))
-      diag_error(I->cx.d, e->span, "%%%s is annotated %s but bound to a function of type %s", self->name,
+      diag_error(I->cx.d, e->span, "%%%s is annotated %s but bound to a function of type %s", var_name(self),
                  tstr(I, self->type), tstr(I, ft));
   }
   fn_body(I, fn, "the function");
@@ -298,7 +298,7 @@ static void check_pattern(Inf *I, Pattern *p, Type *t) {
     if (v->annot) {
       Type *vt = var_type(I, v);
       if (!ty_unify(cx, vt, t))
-        diag_error(cx->d, p->span, "%%%s is annotated %s but matches a value of type %s", v->name,
+        diag_error(cx->d, p->span, "%%%s is annotated %s but matches a value of type %s", var_name(v),
                    tstr(I, vt), tstr(I, t));
     } else if (!v->type) {
       v->type = t;
@@ -406,10 +406,10 @@ static Type *infer_let_chain(Inf *I, Expr *e) {
         vec_push(I->vars, v);
       } else if (!ty_unify(cx, want ? want : (want = v->type), vt)) {
         if (v->annot)
-          diag_error(cx->d, val->span, "%%%s is annotated %s but its value has type %s", v->name,
+          diag_error(cx->d, val->span, "%%%s is annotated %s but its value has type %s", var_name(v),
                      tstr(I, want), tstr(I, vt));
         else
-          diag_error(cx->d, val->span, "the value of %%%s has type %s but %s is expected", v->name,
+          diag_error(cx->d, val->span, "the value of %%%s has type %s but %s is expected", var_name(v),
                      tstr(I, vt), tstr(I, want));
       }
     }

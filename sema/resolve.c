@@ -197,21 +197,21 @@ static Expr *res_meta_expr(Resolver *r, Expr *e) {
 /* Binds a local; `group` != 0 makes a second binding of the name in the same
  * group (one parameter list, one pattern) an error. */
 static void res_bind(Resolver *r, Var *v, uint32_t group, const char *what) {
-  if (!v->name[0]) return;
+  if (!var_name(v)[0]) return;
   if (group) {
     ScopeHit hit;
-    Var *old = scope_lookup(r->locals, v->name, &hit);
+    Var *old = scope_lookup(r->locals, var_name(v), &hit);
     if (old && hit.group == group) {
-      diag_error(r->d, v->span, "%s %%%s is bound twice", what, v->name);
-      diag_note(r->d, old->span, "%%%s is first bound here", v->name);
+      diag_error(r->d, v->span, "%s %%%s is bound twice", what, var_name(v));
+      diag_note(r->d, old->span, "%%%s is first bound here", var_name(v));
     }
   }
-  scope_push(r->locals, v->name, v, group);
+  scope_push(r->locals, var_name(v), v, group);
 }
 
 static Pending *res_find_pending(Resolver *r, const char *name) {
   for (size_t i = r->pending.len; i-- > 0;)
-    if (strcmp(r->pending.data[i].var->name, name) == 0) return &r->pending.data[i];
+    if (strcmp(var_name(r->pending.data[i].var), name) == 0) return &r->pending.data[i];
   return NULL;
 }
 
@@ -377,9 +377,9 @@ static Expr *res_graph_ref(Resolver *r, Expr *e) {
     return bind->graph_bind.value;
   }
   diag_error(r->d, e->span, "graph variable %%%u is used outside the scope of %%%s, which its value uses", num,
-             need.var->name);
+             var_name(need.var));
   diag_note(r->d, res_graph_name_span(r, bind), "%%%u is bound here", num);
-  diag_note(r->d, need.var->span, "%%%s is bound here; its scope ends before this use", need.var->name);
+  diag_note(r->d, need.var->span, "%%%s is bound here; its scope ends before this use", var_name(need.var));
   return res_poison(e);
 }
 
@@ -745,16 +745,16 @@ static Expr *res_node(Resolver *r, Expr *e, bool callee) {
 static void res_let_head(Resolver *r, Expr *e) {
   Var *v = e->let.var;
   res_type(r, v->annot);
-  if (!v->name[0]) {
+  if (!var_name(v)[0]) {
     e->let.value = res_expr(r, e->let.value);
     return;
   }
   if (e->let.value->kind == EXPR_FN) {
-    scope_push(r->locals, v->name, v, 0);
+    scope_push(r->locals, var_name(v), v, 0);
     e->let.value = res_expr(r, e->let.value);
     return;
   }
-  uint32_t slot = scope_push(r->locals, v->name, NULL, 0);
+  uint32_t slot = scope_push(r->locals, var_name(v), NULL, 0);
   vec_push(r->pending, ((Pending){v}));
   e->let.value = res_expr(r, e->let.value);
   r->pending.len--;
@@ -765,7 +765,7 @@ static void res_free_var(Resolver *r, Expr *e) {
   Var *v = e->free_var.var;
   v->is_free = true;
   res_type(r, v->annot);
-  scope_map_set(r->free_vars, v->name, v);
+  scope_map_set(r->free_vars, var_name(v), v);
 }
 
 /* Resolves `e` and returns its replacement. Follows let / graph-binding /

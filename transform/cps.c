@@ -135,7 +135,8 @@ static Type *cps_type(Cps *c, Type *t) {
 
 static Var *cps_param(Cps *c, Var *v) {
   Type *t = v->annot ? v->annot : v->type;
-  Var *n = var_new(c->m, v->name, v->span, cps_type(c, t));
+  Var *n = var_new(c->m, v->name_, v->span, cps_type(c, t));
+  var_copy_name(n, v);
   n->type = n->annot; /* a parameter has its annotation's type */
   return n;
 }

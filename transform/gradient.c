@@ -230,7 +230,7 @@ bool grad_check_signature(Module *m, Function *f, bool first_order, Diag *d) {
     const Var *p = f->params[i];
     if (!tensors_only(p->type, true)) {
       diag_error(d, p->span, "cannot differentiate with respect to %%%s of type %s: parameters must be tensors or tuples of tensors",
-                 p->name, type_text(m, p->type));
+                 var_name(p), type_text(m, p->type));
       ok = false;
     }
   }
@@ -701,7 +701,8 @@ static Ctor *map_ctor(AD *a, Ctor *c) {
  * (or always, for parameters). */
 static Var *new_binder(AD *a, Var *v, bool annotate) {
   Type *ann = annotate || v->annot ? tr_type(a, v->type ? v->type : v->annot) : NULL;
-  Var *n = var_new(a->m, v->name, v->span, ann);
+  Var *n = var_new(a->m, v->name_, v->span, ann);
+  var_copy_name(n, v);
   if (annotate && typeof_ground(ann)) n->type = ann; /* a parameter: its annotation */
   ptrmap_put(&a->vmap, v, ref_of_var(n));
   return n;
@@ -1176,7 +1177,6 @@ static Expr *tr_let_chain(AD *a, Expr *e) {
     } else {
       Expr *tv = got ? got : tr_value(a, val);
       Var *nx = new_binder(a, x, false);
-      if (!*x->name) nx->name = "";
       push_var(a, nx, tv);
       /* a value translated before keeps its first variable: x aliases it, and
        * x is monomorphic where the first may be a polymorphic literal */
@@ -1356,7 +1356,7 @@ static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *fact
   Expr **qs = mem_calloc(f->nparams + 1, sizeof *qs);
   for (uint32_t i = 0; i < f->nparams; i++) {
     Var *p = f->params[i];
-    qs[i] = push(&a, p->name, pair_of(&a, use(&a, p, p->span), p->type, p->span));
+    qs[i] = push(&a, var_name(p), pair_of(&a, use(&a, p, p->span), p->type, p->span));
     ptrmap_put(&a.vmap, p, qs[i]->type ? ref_of_use(qs[i]) : ref_of_var(qs[i]->var.var));
   }
   Expr *res = tr(&a, f->body);

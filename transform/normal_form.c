@@ -530,7 +530,7 @@ static Expr *result_for(Nf *nf, DgNode *n, Expr *e) {
 static Var *gensym(Nf *nf, bool make, Span sp) {
   uint32_t n = nf->m->next_fresh++;
   if (!make) return NULL;
-  return var_new(nf->m, build_numbered_name(nf->m, "x", n), sp, NULL);
+  return build_numbered_var(nf->m, "x", n, NULL, sp);
 }
 
 /* on_device(e) fixing both its result and its body (TVM's is_fixed). */

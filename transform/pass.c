@@ -575,7 +575,7 @@ static bool check_no_free_vars(Module *m, Diag *d, const PassDef *p, const Snaps
     GlobalDef *g = m->defs[i];
     Var *v = changed[i] && g->fn ? unbound_var(&b, g->fn) : NULL;
     if (!v) continue;
-    diag_error(d, v->span, "internal error: pass %s left variable %%%s unbound in @%s", p->name, v->name, g->name);
+    diag_error(d, v->span, "internal error: pass %s left variable %%%s unbound in @%s", p->name, var_name(v), g->name);
     diag_plain(d, DIAG_NOTE, "internal error: the output of pass %s is not a valid program (a relayc bug: please report it with this input)",
                p->name);
     ok = false;

@@ -40,7 +40,7 @@ static Var *var(Module *m, const char *name, Type *annot) { return var_new(m, na
 
 static Expr *use(Module *m, Var *v) {
   Expr *e = expr_new(m, EXPR_VAR, S0);
-  e->var.name = v->name;
+  e->var.name = v->name_;
   e->var.var = v;
   return e;
 }

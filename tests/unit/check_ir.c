@@ -11,6 +11,7 @@
 #include "ir/arena.h"
 #include "ir/ast.h"
 #include "ir/build.h"
+#include "ir/fresh_name.h"
 #include "ir/diag.h"
 #include "ir/dtype.h"
 #include "ir/mem.h"
@@ -322,8 +323,8 @@ END_TEST
 START_TEST(fresh_var_names) {
   Module *m = module_new(NULL);
   m->next_fresh = 4294967295u;
-  ck_assert_str_eq(build_fresh_var(m, "x", NULL, (Span){0, 0})->name, "x_4294967295");
-  ck_assert_str_eq(build_fresh_var(m, "", NULL, (Span){0, 0})->name, "_0");
+  ck_assert_str_eq(var_name(build_fresh_var(m, "x", NULL, (Span){0, 0})), "x_4294967295");
+  ck_assert_str_eq(var_name(build_fresh_var(m, "", NULL, (Span){0, 0})), "_0");
   char prefix[120], want[160];
   const uint32_t edges[] = {1, 9, 10, 11, 99, 100, 101, 999, 1000, 10009, 99999, 100000, 1234567, 4000000000u};
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) { /* digits two at a time: odd and even lengths */
@@ -333,7 +334,7 @@ START_TEST(fresh_var_names) {
   m->next_fresh = 0; /* consecutive numbers (the text is incremented in place) across 9 -> 10, 99 -> 100, 999 -> 1000 */
   for (uint32_t n = 0; n < 1100; n++) {
     snprintf(want, sizeof want, "v_%u", n);
-    ck_assert_str_eq(build_fresh_var(m, "v", NULL, (Span){0, 0})->name, want);
+    ck_assert_str_eq(var_name(build_fresh_var(m, "v", NULL, (Span){0, 0})), want);
   }
   const uint32_t jumps[] = {99999, 100000, 7, 8, 4294967294u, 4294967295u, 0, 1};
   for (size_t i = 0; i < sizeof jumps / sizeof jumps[0]; i++) { /* out of order, and the wrap */
@@ -347,9 +348,43 @@ START_TEST(fresh_var_names) {
     m->next_fresh = 12345;
     snprintf(want, sizeof want, "%s_%u", prefix, 12345u);
     want[95] = 0; /* what snprintf into the old 96-byte buffer kept */
-    ck_assert_str_eq(build_fresh_var(m, prefix, NULL, (Span){0, 0})->name, want);
+    ck_assert_str_eq(var_name(build_fresh_var(m, prefix, NULL, (Span){0, 0})), want);
     prefix[n] = 'p';
   }
+  module_free(m);
+}
+END_TEST
+
+/* A fresh variable's name is spelled only when asked for: var_name_in spells
+ * it into the caller's buffer and keeps nothing, a copy of the binder keeps
+ * the unspelled name, var_name spells it once and keeps it; a number past
+ * what Var.fresh holds is spelled at once. */
+START_TEST(fresh_var_names_spelled_lazily) {
+  Module *m = module_new(NULL);
+  m->next_fresh = 41;
+  Var *v = build_fresh_var(m, "grad", NULL, (Span){0, 0});
+  ck_assert_uint_eq(v->fresh, 42);
+  ck_assert_str_eq(v->name_, "grad");
+  char buf[VAR_NAME_BUF];
+  ck_assert_str_eq(var_name_in(v, buf), "grad_41");
+  ck_assert_uint_eq(v->fresh, 42); /* nothing kept */
+  Var *c = build_var_like(m, v);
+  ck_assert_uint_eq(c->fresh, 42);
+  const char *once = var_name(v);
+  ck_assert_str_eq(once, "grad_41");
+  ck_assert_uint_eq(v->fresh, 0);
+  ck_assert_ptr_eq(var_name(v), once); /* spelled once */
+  ck_assert_str_eq(var_name(c), "grad_41");
+  ck_assert_ptr_eq(var_name_in(v, buf), once);
+  m->next_fresh = FRESH_NAME_LAZY_MAX + 1;
+  Var *far = build_fresh_var(m, "y", NULL, (Span){0, 0});
+  ck_assert_uint_eq(far->fresh, 0);
+  snprintf(buf, sizeof buf, "y_%u", FRESH_NAME_LAZY_MAX + 1);
+  ck_assert_str_eq(far->name_, buf);
+  Var *last = build_numbered_var(m, "z", FRESH_NAME_LAZY_MAX, NULL, (Span){0, 0});
+  ck_assert_uint_eq(last->fresh, FRESH_NAME_LAZY_MAX + 1);
+  snprintf(buf, sizeof buf, "z_%u", FRESH_NAME_LAZY_MAX);
+  ck_assert_str_eq(var_name(last), buf);
   module_free(m);
 }
 END_TEST
@@ -435,6 +470,7 @@ int main(void) {
   tcase_add_test(tc, edit_distances);
   tcase_add_test(tc, type_any_parts_links_and_missing);
   tcase_add_test(tc, fresh_var_names);
+  tcase_add_test(tc, fresh_var_names_spelled_lazily);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

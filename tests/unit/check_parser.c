@@ -144,7 +144,7 @@ static void sx_attrs(Buf *b, const Attrs *a) {
 }
 
 static void sx_var(Buf *b, const Var *v) {
-  bp(b, "%%%s", v->name);
+  bp(b, "%%%s", var_name(v));
   if (var_attrs(v)) {
     bp(b, "{");
     sx_attrs(b, var_attrs(v));
@@ -561,7 +561,7 @@ START_TEST(test_bindings) {
   /* the hidden variable of `e1; e2` has an empty name and an incomplete annotation */
   Parsed *P = pexpr("1; 2");
   const Var *v = P->m->expr->let.var;
-  ck_assert_str_eq(v->name, "");
+  ck_assert_str_eq(var_name(v), "");
   ck_assert_ptr_nonnull(v->annot);
   ck_assert_int_eq(v->annot->kind, TYPE_INCOMPLETE);
   done(P);

@@ -44,7 +44,7 @@ static Var *var(const char *name, Type *annot) { return var_new(M, name, S0, ann
 
 static Expr *use(Var *v) {
   Expr *e = expr_new(M, EXPR_VAR, S0);
-  e->var.name = v->name;
+  e->var.name = v->name_;
   e->var.var = v;
   return e;
 }

@@ -465,11 +465,11 @@ END_TEST
 
 START_TEST(build_fresh_names_and_copies) {
   Var *a = build_fresh_var(M, "x", NULL, S0), *b = build_fresh_var(M, "x", NULL, S0);
-  ck_assert_str_eq(a->name, "x_0");
-  ck_assert_str_eq(b->name, "x_1");
+  ck_assert_str_eq(var_name(a), "x_0");
+  ck_assert_str_eq(var_name(b), "x_1");
   ck_assert_uint_ne(a->id, b->id);
   Var *c = build_var_like(M, a);
-  ck_assert_str_eq(c->name, "x_0");
+  ck_assert_str_eq(var_name(c), "x_0");
   ck_assert_ptr_ne(c, a);
   Expr *call = call2("add", build_var(M, a, S0), f32(2));
   call->type = type_scalar(M, DT_F32);
