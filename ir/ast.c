@@ -39,19 +39,6 @@ Type *type_new(Module *m, TypeKind kind, Span sp) {
   return t;
 }
 
-/* A Var with `extra` bytes after it (var_attrs reads an Attrs pointer there). */
-static Var *var_alloc(Module *m, const char *name, Span sp, Type *annot, size_t extra) {
-  _Static_assert(sizeof(Var) == 40, "a Var is 40 bytes: passes make millions");
-  _Static_assert(sizeof(Function) == 64, "a Function is 64 bytes");
-  Var *v = arena_alloc_aligned(m->arena, sizeof *v + extra, _Alignof(Var)); /* 8-aligned: no padding to 16 */
-  v->name_ = name;
-  v->span = sp;
-  v->annot = annot;
-  v->id = m->next_id++;
-  return v;
-}
-
-Var *var_new(Module *m, const char *name, Span sp, Type *annot) { return var_alloc(m, name, sp, annot, 0); }
 
 Var *var_new_with_attrs(Module *m, const char *name, Span sp, Type *annot, Attrs *attrs) {
   if (!attrs) return var_new(m, name, sp, annot);
@@ -131,23 +118,6 @@ Expr *expr_scalar_float(Module *m, DType dt, double v, Span sp) {
 Expr *expr_scalar_bool(Module *m, bool v, Span sp) {
   Expr *e = scalar_const(m, DT_BOOL_T, sp);
   *(uint8_t *)e->constant->data = v;
-  return e;
-}
-
-Expr *expr_call(Module *m, Expr *fn, Expr **args, uint32_t nargs, Attrs *attrs, Span sp) {
-  /* the node and its argument array in one allocation, the array right after
-   * the node (pointers: 8-byte aligned, a unary call's array takes 8 bytes) */
-  size_t node = offsetof(Expr, constant) + expr_payload_size(EXPR_CALL);
-  Expr *e = arena_alloc_aligned(m->arena, node + nargs * sizeof *args, _Alignof(Expr *));
-  e->kind = EXPR_CALL;
-  e->span = sp;
-  e->call.fn = fn;
-  if (nargs) {
-    e->call.args = (Expr **)((char *)e + node);
-    for (uint32_t i = 0; i < nargs; i++) e->call.args[i] = args[i]; /* a few: no library call */
-  }
-  e->call.nargs = nargs;
-  e->call.attrs = attrs;
   return e;
 }
 

@@ -11,13 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-Expr *build_var(Module *m, Var *v, Span sp) {
-  Expr *e = expr_new(m, EXPR_VAR, sp);
-  e->var.name = v->name_; /* a fresh variable's prefix: a use's name is read only when it has no var */
-  e->var.var = v;
-  return e;
-}
-
 /* "prefix_N" into the module's arena, cut to FRESH_NAME_MAX characters. */
 const char *build_numbered_name(Module *m, const char *prefix, uint32_t n) {
   char buf[FRESH_NAME_MAX + 1];
@@ -42,14 +35,6 @@ Var *build_var_like(Module *m, const Var *v) {
   return n;
 }
 
-Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
-  Expr *e = expr_new(m, EXPR_LET, sp);
-  e->let.var = v;
-  e->let.value = value;
-  e->let.body = body;
-  return e;
-}
-
 static Expr **dup_exprs(Module *m, Expr **xs, uint32_t n) {
   if (!n) return NULL;
   Expr **c = arena_alloc_aligned(m->arena, n * sizeof *xs, _Alignof(Expr *));
@@ -61,13 +46,6 @@ Expr *build_tuple(Module *m, Expr **fields, uint32_t n, Span sp) {
   Expr *e = expr_new(m, EXPR_TUPLE, sp);
   e->tuple.fields = dup_exprs(m, fields, n);
   e->tuple.n = n;
-  return e;
-}
-
-Expr *build_proj(Module *m, Expr *tuple, uint32_t index, Span sp) {
-  Expr *e = expr_new(m, EXPR_PROJ, sp);
-  e->proj.tuple = tuple;
-  e->proj.index = index;
   return e;
 }
 
@@ -93,25 +71,6 @@ Expr *build_global(Module *m, GlobalDef *g, Span sp) {
 Expr *build_ctor(Module *m, Ctor *c, Span sp) {
   Expr *e = expr_new(m, EXPR_CTOR, sp);
   e->ctor.ctor = c;
-  return e;
-}
-
-Expr *build_ref_new(Module *m, Expr *init, Span sp) {
-  Expr *e = expr_new(m, EXPR_REF_NEW, sp);
-  e->ref.arg = init;
-  return e;
-}
-
-Expr *build_ref_read(Module *m, Expr *ref, Span sp) {
-  Expr *e = expr_new(m, EXPR_REF_READ, sp);
-  e->ref.arg = ref;
-  return e;
-}
-
-Expr *build_ref_write(Module *m, Expr *ref, Expr *value, Span sp) {
-  Expr *e = expr_new(m, EXPR_REF_WRITE, sp);
-  e->ref_write.ref = ref;
-  e->ref_write.value = value;
   return e;
 }
 

@@ -17,7 +17,12 @@
 #include "ir/ast.h"
 
 /* A use of `v` (a new EXPR_VAR leaf). */
-Expr *build_var(Module *m, Var *v, Span sp);
+static inline Expr *build_var(Module *m, Var *v, Span sp) {
+  Expr *e = expr_new(m, EXPR_VAR, sp);
+  e->var.name = v->name_; /* a fresh variable's prefix: a use's name is read only when it has no var */
+  e->var.var = v;
+  return e;
+}
 /* A new binder named `<prefix>_<N>`, N from a per-module counter (spec/passes.md
  * §1.2: pass-made let variables are x_N). `annot` may be NULL. The name is
  * spelled when first asked for (var_name; ir/fresh_name.h): `prefix` must live
@@ -32,16 +37,40 @@ const char *build_numbered_name(Module *m, const char *prefix, uint32_t n);
  * binders, e.g. when a function body is duplicated). */
 Var *build_var_like(Module *m, const Var *v);
 
-Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp);
+static inline Expr *build_let(Module *m, Var *v, Expr *value, Expr *body, Span sp) {
+  Expr *e = expr_new(m, EXPR_LET, sp);
+  e->let.var = v;
+  e->let.value = value;
+  e->let.body = body;
+  return e;
+}
 Expr *build_tuple(Module *m, Expr **fields, uint32_t n, Span sp);
-Expr *build_proj(Module *m, Expr *tuple, uint32_t index, Span sp);
+static inline Expr *build_proj(Module *m, Expr *tuple, uint32_t index, Span sp) {
+  Expr *e = expr_new(m, EXPR_PROJ, sp);
+  e->proj.tuple = tuple;
+  e->proj.index = index;
+  return e;
+}
 Expr *build_if(Module *m, Expr *cond, Expr *then_, Expr *else_, Span sp);
 Expr *build_call(Module *m, Expr *callee, Expr **args, uint32_t nargs, Span sp);
 Expr *build_global(Module *m, GlobalDef *g, Span sp);
 Expr *build_ctor(Module *m, Ctor *c, Span sp);
-Expr *build_ref_new(Module *m, Expr *init, Span sp);
-Expr *build_ref_read(Module *m, Expr *ref, Span sp);
-Expr *build_ref_write(Module *m, Expr *ref, Expr *value, Span sp);
+static inline Expr *build_ref_new(Module *m, Expr *init, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_NEW, sp);
+  e->ref.arg = init;
+  return e;
+}
+static inline Expr *build_ref_read(Module *m, Expr *ref, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_READ, sp);
+  e->ref.arg = ref;
+  return e;
+}
+static inline Expr *build_ref_write(Module *m, Expr *ref, Expr *value, Span sp) {
+  Expr *e = expr_new(m, EXPR_REF_WRITE, sp);
+  e->ref_write.ref = ref;
+  e->ref_write.value = value;
+  return e;
+}
 Expr *build_match(Module *m, Expr *scrut, Clause *clauses, uint32_t n, bool partial, Span sp);
 /* A function literal. params are copied; `ret` and `attrs` may be NULL. */
 Function *build_function(Module *m, Var **params, uint32_t nparams, Type *ret, Expr *body,
