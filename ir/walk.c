@@ -107,6 +107,39 @@ uint32_t walk_new_tag(void) {
   return walk_last_tag;
 }
 
+/* A node walk_each_once entered, with the mark it had. */
+typedef struct Entered {
+  Expr *e;
+  uint32_t saved;
+} Entered;
+
+void walk_each_once(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud) {
+  uint32_t tag = walk_new_tag(); /* a mark no node has before this walk */
+  ExprVec st = {0};
+  VEC(Entered) entered = {0};
+  vec_push(entered, ((Entered){root, root->mark}));
+  root->mark = tag;
+  vec_push(st, root);
+  while (st.len) {
+    Expr *e = st.data[--st.len];
+    visit(e, ud);
+    size_t from = st.len;
+    walk_push_children(e, enter_fns, &st);
+    size_t keep = from; /* the children not entered yet stay on the stack */
+    for (size_t i = from; i < st.len; i++) {
+      Expr *c = st.data[i];
+      if (c->mark == tag) continue;
+      vec_push(entered, ((Entered){c, c->mark}));
+      c->mark = tag;
+      st.data[keep++] = c;
+    }
+    st.len = keep;
+  }
+  for (size_t i = 0; i < entered.len; i++) entered.data[i].e->mark = entered.data[i].saved;
+  vec_free(entered);
+  vec_free(st);
+}
+
 /* ------------------------------------------------------------ node counts */
 
 /* Tags c as entered and stacks it, unless it was entered already. */

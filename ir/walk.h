@@ -44,6 +44,12 @@ uint64_t expr_node_count(Expr *root);
 #define WALK_TAG_BIT 0x80000000u
 uint32_t walk_new_tag(void);
 
+/* Visits each distinct node reachable from root once, in no particular order
+ * (function bodies entered when enter_fns): for scans that only collect (no
+ * order, no result per node). Like walk_post_order it puts every mark back,
+ * and visit must not read or write marks; it costs half as much. */
+void walk_each_once(Expr *root, bool enter_fns, ExprVisitFn visit, void *ud);
+
 /* Free variables of a function literal: variables used in its body that
  * neither its parameters nor any binder inside it (let, nested parameters,
  * pattern variables) bind, `exclude` left out (NULL: none), in order of first

@@ -137,7 +137,7 @@ static void rule_scan(RuleScan *s, Function *f, bool with_globals, ExprVisitFn a
   vec_push(s->todo, f);
   for (size_t i = 0; i < s->todo.len; i++) {
     s->in_root = i == 0;
-    walk_post_order(s->todo.data[i]->body, true, scan_node, s);
+    walk_each_once(s->todo.data[i]->body, true, scan_node, s); /* order-free: spans sort the report */
   }
 }
 

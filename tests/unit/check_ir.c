@@ -319,6 +319,45 @@ START_TEST(scope_tree_lca_matches_parent_walks) {
 }
 END_TEST
 
+/* walk_each_once: every distinct node once (a shared node once, a node
+ * reached by two paths once), function bodies only when asked, every mark
+ * put back. */
+static void count_visit(Expr *e, void *ud) {
+  (void)e;
+  (*(int *)ud)++;
+}
+
+START_TEST(walk_each_once_visits_distinct_nodes) {
+  Module *m = module_new(NULL);
+  Span s0 = {0, 0};
+  Var *x = var_new(m, "x", s0, NULL);
+  Expr *use = build_var(m, x, s0);
+  Expr *shared = build_proj(m, use, 0, s0);               /* reached three times below */
+  Expr *pair = build_tuple(m, (Expr *[]){shared, shared}, 2, s0);
+  Function *f = build_function(m, NULL, 0, NULL, shared, NULL, s0);
+  Expr *lit = build_fn(m, f, s0);
+  Expr *root = build_tuple(m, (Expr *[]){pair, lit}, 2, s0);
+  int n = 0;
+  walk_each_once(root, true, count_visit, &n);
+  ck_assert_int_eq(n, 5); /* root, pair, lit, shared, use */
+  n = 0;
+  walk_each_once(root, true, count_visit, &n); /* the same count again: old tags are not this walk's */
+  ck_assert_int_eq(n, 5);
+  n = 0;
+  walk_each_once(lit, false, count_visit, &n); /* the literal alone, its body not entered */
+  ck_assert_int_eq(n, 1);
+  n = 0;
+  walk_post_order(root, true, count_visit, &n); /* what the ordered walk counts */
+  ck_assert_int_eq(n, 5);
+  shared->mark = 77; /* marks are put back */
+  use->mark = 0;
+  walk_each_once(root, true, count_visit, &n);
+  ck_assert_uint_eq(shared->mark, 77);
+  ck_assert_uint_eq(use->mark, 0);
+  module_free(m);
+}
+END_TEST
+
 /* Fresh names are prefix_N from the module's counter, cut at 95 characters. */
 START_TEST(fresh_var_names) {
   Module *m = module_new(NULL);
@@ -469,6 +508,7 @@ int main(void) {
   tcase_add_test(tc, warnings_reported_once);
   tcase_add_test(tc, edit_distances);
   tcase_add_test(tc, type_any_parts_links_and_missing);
+  tcase_add_test(tc, walk_each_once_visits_distinct_nodes);
   tcase_add_test(tc, fresh_var_names);
   tcase_add_test(tc, fresh_var_names_spelled_lazily);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
