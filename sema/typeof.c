@@ -32,17 +32,6 @@ bool typeof_known(const Type *t) { return type_ground(t, true); }
 
 /* typeof_ground, remembered by address for the last type seen at each slot:
  * the variables a pass uses have a few shared types. */
-static bool ground_known(TypeofCx *tc, const Type *t) {
-  if (!t) return false;
-  if (t->kind == TYPE_TENSOR) return true;
-  const Type **c = &tc->ground_seen[((uintptr_t)t >> 4) % TYPEOF_GROUND_CACHE];
-  if (*c == t) return true;
-  if (!typeof_ground(t)) return false;
-  *c = t;
-  return true;
-}
-
-static bool same(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
 
 /* ------------------------------------------------------------ shared types
  *
@@ -341,7 +330,7 @@ static Type *same_as_input(const OpDef *op, const Expr *e) {
   Type *a = e->call.args[0]->type;
   if (!a || a->kind != TYPE_TENSOR) return NULL;
   if (op->relation == rel_identity || op->relation == rel_identity_float) return e->call.nargs == 1 ? a : NULL;
-  if (op->relation == rel_broadcast && e->call.nargs == 2) return same(a, e->call.args[1]->type) ? a : NULL;
+  if (op->relation == rel_broadcast && e->call.nargs == 2) return typeof_same(a, e->call.args[1]->type) ? a : NULL;
   return NULL;
 }
 
@@ -457,7 +446,7 @@ static __attribute__((noinline)) Type *op_call_type(TypeofCx *t, Expr *e) {
   Expr *callee = e->call.fn;
   if (callee->op.id < 0) return NULL;
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (!ground_known(t, e->call.args[i]->type)) return NULL;
+    if (!typeof_ground_known(t, e->call.args[i]->type)) return NULL;
   TypeofCallSeen *seen = call_seen_of(t, e);
   TypeofCallSeen *hit = seen ? call_seen_find(t, seen, callee->op.id, e->call.attrs, e->call.args, e->call.nargs) : NULL;
   if (hit) {
@@ -509,15 +498,15 @@ static __attribute__((noinline)) Type *op_call_type(TypeofCx *t, Expr *e) {
 static __attribute__((noinline)) Type *fn_type(TypeofCx *tc, Function *f) {
   if (f->ntparams || !f->body->type) return NULL;
   Type *ret = f->body->type;
-  if (f->ret_annot && !same(f->ret_annot, ret)) return NULL;
-  if (!ground_known(tc, ret)) return NULL;
+  if (f->ret_annot && !typeof_same(f->ret_annot, ret)) return NULL;
+  if (!typeof_ground_known(tc, ret)) return NULL;
   uint32_t n = f->nparams;
   Type *small[8];
   Type **as = n <= 8 ? small : mem_malloc(n * sizeof *as);
   bool ok = true;
   for (uint32_t i = 0; i < n && ok; i++) {
     const Var *p = f->params[i];
-    ok = p->type && (!p->annot || same(p->annot, p->type)) && ground_known(tc, p->type);
+    ok = p->type && (!p->annot || typeof_same(p->annot, p->type)) && typeof_ground_known(tc, p->type);
     as[i] = p->type;
   }
   Type *t = ok ? typeof_fn_type(tc, as, n, ret) : NULL;
@@ -545,38 +534,13 @@ static __attribute__((noinline)) Type *call_node_type(TypeofCx *tc, Expr *e) {
   const Type *ft = f->type;
   if (!ft || ft->kind != TYPE_FUNC || ft->func.ntparams || ft->func.nargs != e->call.nargs) return NULL;
   for (uint32_t i = 0; i < e->call.nargs; i++)
-    if (!same(ft->func.args[i], e->call.args[i]->type)) return NULL;
+    if (!typeof_same(ft->func.args[i], e->call.args[i]->type)) return NULL;
   return ft->func.ret;
-}
-
-/* The rules of the kinds the typed builders below make most, one per kind:
- * node_type and the builders share them. */
-static inline Type *var_rule(TypeofCx *tc, const Var *v) { return v && ground_known(tc, v->type) ? v->type : NULL; }
-
-static inline Type *proj_rule(const Expr *tuple, uint32_t i) {
-  const Type *t = tuple->type;
-  return t && t->kind == TYPE_TUPLE && i < t->tuple.n ? t->tuple.fields[i] : NULL;
-}
-
-static inline Type *ref_read_rule(const Expr *ref) {
-  const Type *t = ref->type;
-  return t && t->kind == TYPE_REF ? t->ref.inner : NULL;
-}
-
-static inline Type *ref_write_rule(TypeofCx *tc, const Expr *ref, const Expr *value) {
-  const Type *t = ref->type;
-  return t && t->kind == TYPE_REF && same(t->ref.inner, value->type) ? tc->unit : NULL;
-}
-
-static inline Type *let_rule(const Var *v, const Expr *value, const Expr *body) {
-  if (!v->type || !value->type || !body->type) return NULL;
-  if (v->type != value->type && !same(v->type, value->type)) return NULL;
-  return body->type;
 }
 
 static inline Type *node_type(TypeofCx *tc, Expr *e) {
   switch (e->kind) {
-  case EXPR_VAR: return var_rule(tc, e->var.var);
+  case EXPR_VAR: return typeof_var_rule(tc, e->var.var);
   case EXPR_CONST: return const_type(tc, e->constant);
   case EXPR_GLOBAL: {
     GlobalDef *g = e->global.def;
@@ -584,15 +548,15 @@ static inline Type *node_type(TypeofCx *tc, Expr *e) {
     return t && t->kind == TYPE_FUNC && typeof_ground(t) ? t : NULL;
   }
   case EXPR_TUPLE: return tuple_node_type(tc, e);
-  case EXPR_PROJ: return proj_rule(e->proj.tuple, e->proj.index);
+  case EXPR_PROJ: return typeof_proj_rule(e->proj.tuple, e->proj.index);
   case EXPR_REF_NEW: return e->ref.arg->type ? typeof_ref_type(tc, e->ref.arg->type) : NULL;
-  case EXPR_REF_READ: return ref_read_rule(e->ref.arg);
-  case EXPR_REF_WRITE: return ref_write_rule(tc, e->ref_write.ref, e->ref_write.value);
-  case EXPR_LET: return let_rule(e->let.var, e->let.value, e->let.body);
+  case EXPR_REF_READ: return typeof_ref_read_rule(e->ref.arg);
+  case EXPR_REF_WRITE: return typeof_ref_write_rule(tc, e->ref_write.ref, e->ref_write.value);
+  case EXPR_LET: return typeof_let_rule(e->let.var, e->let.value, e->let.body);
   case EXPR_IF: {
     const Type *c = e->if_.cond->type;
     Type *t = e->if_.then_->type;
-    if (!c || c->kind != TYPE_TENSOR || c->tensor.ndim != 0 || !t || !same(t, e->if_.else_->type)) return NULL;
+    if (!c || c->kind != TYPE_TENSOR || c->tensor.ndim != 0 || !t || !typeof_same(t, e->if_.else_->type)) return NULL;
     return t;
   }
   case EXPR_FN: return fn_type(tc, e->fn);
@@ -610,37 +574,6 @@ Expr *typeof_set(TypeofCx *tc, Expr *e) {
   return e;
 }
 
-/* The builders of the kinds a pass makes most: the node and its rule in one
- * step (what typeof_set(tc, build_X(...)) gives, without the dispatch). */
-Expr *typeof_var(TypeofCx *tc, Var *v, Span sp) {
-  Expr *e = build_var(tc->m, v, sp);
-  e->type = var_rule(tc, v);
-  return e;
-}
-
-Expr *typeof_proj(TypeofCx *tc, Expr *tuple, uint32_t i, Span sp) {
-  Expr *e = build_proj(tc->m, tuple, i, sp);
-  e->type = proj_rule(tuple, i);
-  return e;
-}
-
-Expr *typeof_ref_read(TypeofCx *tc, Expr *ref, Span sp) {
-  Expr *e = build_ref_read(tc->m, ref, sp);
-  e->type = ref_read_rule(ref);
-  return e;
-}
-
-Expr *typeof_ref_write(TypeofCx *tc, Expr *ref, Expr *value, Span sp) {
-  Expr *e = build_ref_write(tc->m, ref, value, sp);
-  e->type = ref_write_rule(tc, ref, value);
-  return e;
-}
-
-Expr *typeof_let(TypeofCx *tc, Var *v, Expr *value, Expr *body, Span sp) {
-  Expr *e = build_let(tc->m, v, value, body, sp);
-  e->type = let_rule(v, value, body);
-  return e;
-}
 
 /* ------------------------------------------------------------ shared callees */
 
@@ -745,7 +678,7 @@ static Expr *child(Expr *e, uint32_t i) {
   case EXPR_LET:
     if (i == 1) {
       Var *v = e->let.var;
-      if (!v->type && e->let.value->type && (!v->annot || same(v->annot, e->let.value->type)))
+      if (!v->type && e->let.value->type && (!v->annot || typeof_same(v->annot, e->let.value->type)))
         v->type = v->annot ? v->annot : e->let.value->type;
     }
     return i == 0 ? e->let.value : i == 1 ? e->let.body : NULL;

@@ -35,6 +35,8 @@
 #include <stdbool.h>
 
 #include "ir/ast.h"
+#include "ir/build.h"
+#include "ir/equal.h"
 #include "sema/call_memo.h"
 
 #define TYPEOF_GROUND_CACHE 64
@@ -90,13 +92,6 @@ void typeof_fini(TypeofCx *t);
  * already is left as it is. */
 Expr *typeof_set(TypeofCx *t, Expr *e);
 
-/* typeof_set(t, build_var(...)) and so on for the kinds a pass builds most
- * (ir/build.h's builders), the rule applied directly. */
-Expr *typeof_var(TypeofCx *t, Var *v, Span sp);
-Expr *typeof_proj(TypeofCx *t, Expr *tuple, uint32_t i, Span sp);
-Expr *typeof_ref_read(TypeofCx *t, Expr *ref, Span sp);
-Expr *typeof_ref_write(TypeofCx *t, Expr *ref, Expr *value, Span sp);
-Expr *typeof_let(TypeofCx *t, Var *v, Expr *value, Expr *body, Span sp);
 
 /* typeof_set on every untyped node under e, children first, binders before
  * their uses (a let variable without a type gets its value's). No recursion.
@@ -135,6 +130,78 @@ bool typeof_ground(const Type *t);
 /* A checked type with nothing left to infer: no unification variable, `_` or
  * unresolved name (type parameters in scope allowed, unlike typeof_ground). */
 bool typeof_known(const Type *t);
+
+/* ---- the kinds a pass builds most: their rules (typeof_set applies the
+ * same ones) and typed builders, typeof_set(t, build_var(...)) and so on
+ * without the dispatch; inline, as a pass makes millions of these nodes. */
+
+/* t is a ground type (tensor types always are; others remembered by address). */
+static inline bool typeof_ground_known(TypeofCx *tc, const Type *t) {
+  if (!t) return false;
+  if (t->kind == TYPE_TENSOR) return true;
+  const Type **c = &tc->ground_seen[((uintptr_t)t >> 4) % TYPEOF_GROUND_CACHE];
+  if (*c == t) return true;
+  if (!typeof_ground(t)) return false;
+  *c = t;
+  return true;
+}
+
+static inline bool typeof_same(const Type *a, const Type *b) { return a == b || (a && b && type_equal(a, b)); }
+
+static inline Type *typeof_var_rule(TypeofCx *tc, const Var *v) {
+  return v && typeof_ground_known(tc, v->type) ? v->type : NULL;
+}
+
+static inline Type *typeof_proj_rule(const Expr *tuple, uint32_t i) {
+  const Type *t = tuple->type;
+  return t && t->kind == TYPE_TUPLE && i < t->tuple.n ? t->tuple.fields[i] : NULL;
+}
+
+static inline Type *typeof_ref_read_rule(const Expr *ref) {
+  const Type *t = ref->type;
+  return t && t->kind == TYPE_REF ? t->ref.inner : NULL;
+}
+
+static inline Type *typeof_ref_write_rule(TypeofCx *tc, const Expr *ref, const Expr *value) {
+  const Type *t = ref->type;
+  return t && t->kind == TYPE_REF && typeof_same(t->ref.inner, value->type) ? tc->unit : NULL;
+}
+
+static inline Type *typeof_let_rule(const Var *v, const Expr *value, const Expr *body) {
+  if (!v->type || !value->type || !body->type) return NULL;
+  if (v->type != value->type && !typeof_same(v->type, value->type)) return NULL;
+  return body->type;
+}
+
+static inline Expr *typeof_var(TypeofCx *tc, Var *v, Span sp) {
+  Expr *e = build_var(tc->m, v, sp);
+  e->type = typeof_var_rule(tc, v);
+  return e;
+}
+
+static inline Expr *typeof_proj(TypeofCx *tc, Expr *tuple, uint32_t i, Span sp) {
+  Expr *e = build_proj(tc->m, tuple, i, sp);
+  e->type = typeof_proj_rule(tuple, i);
+  return e;
+}
+
+static inline Expr *typeof_ref_read(TypeofCx *tc, Expr *ref, Span sp) {
+  Expr *e = build_ref_read(tc->m, ref, sp);
+  e->type = typeof_ref_read_rule(ref);
+  return e;
+}
+
+static inline Expr *typeof_ref_write(TypeofCx *tc, Expr *ref, Expr *value, Span sp) {
+  Expr *e = build_ref_write(tc->m, ref, value, sp);
+  e->type = typeof_ref_write_rule(tc, ref, value);
+  return e;
+}
+
+static inline Expr *typeof_let(TypeofCx *tc, Var *v, Expr *value, Expr *body, Span sp) {
+  Expr *e = build_let(tc->m, v, value, body, sp);
+  e->type = typeof_let_rule(v, value, body);
+  return e;
+}
 
 
 #endif

@@ -490,7 +490,7 @@ static void tape_restore(AD *a, TapeState old) {
 static VarRef *vmap_ref(AD *a, const Var *v) { return (VarRef *)ptrmap_find(&a->vmap, v); }
 
 /* A binder without a type gets its value's (its annotation's when they agree). */
-static Var *push_var(AD *a, Var *v, Expr *e) {
+static inline __attribute__((always_inline)) Var *push_var(AD *a, Var *v, Expr *e) {
   if (!v->type && e->type && (!v->annot || type_equal(v->annot, e->type))) v->type = v->annot ? v->annot : e->type;
   Bind b = {v, e};
   vec_push(*a->ll, b);
@@ -498,12 +498,12 @@ static Var *push_var(AD *a, Var *v, Expr *e) {
 }
 
 /* Binds e to a fresh variable; returns a use. */
-static Expr *push(AD *a, const char *prefix, Expr *e) {
+static inline __attribute__((always_inline)) Expr *push(AD *a, const char *prefix, Expr *e) {
   return use(a, push_var(a, build_fresh_var(a->m, prefix, NULL, e->span), e), e->span);
 }
 
 /* `e;` — evaluated for its effect (a unit result). */
-static void push_unit(AD *a, Expr *e) { push_var(a, var_new(a->m, "", e->span, NULL), e); }
+static inline __attribute__((always_inline)) void push_unit(AD *a, Expr *e) { push_var(a, var_new(a->m, "", e->span, NULL), e); }
 
 static bool is_atom(const Expr *e) {
   return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
