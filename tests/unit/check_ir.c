@@ -370,7 +370,7 @@ START_TEST(fresh_var_names) {
     snprintf(want, sizeof want, "x_%u", edges[i]);
     ck_assert_str_eq(build_numbered_name(m, "x", edges[i]), want);
   }
-  m->next_fresh = 0; /* consecutive numbers (the text is incremented in place) across 9 -> 10, 99 -> 100, 999 -> 1000 */
+  m->next_fresh = 0; /* consecutive numbers across 9 -> 10, 99 -> 100, 999 -> 1000 */
   for (uint32_t n = 0; n < 1100; n++) {
     snprintf(want, sizeof want, "v_%u", n);
     ck_assert_str_eq(var_name(build_fresh_var(m, "v", NULL, (Span){0, 0})), want);
