@@ -77,6 +77,7 @@
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
+#include "ir/tensor_blob.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
@@ -199,6 +200,12 @@ Expr *fold_const_scalar(Module *m, DType dt, double v, Span sp) {
     uint16_t b = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
     if (f != f) b = 0x7fc0;
     return build_const(m, dt, 0, NULL, &b, sp);
+  }
+  bool ieee = dt.code == DT_FLOAT && (dt.bits == 16 || dt.bits == 32 || dt.bits == 64);
+  if (dtype_is_float(dt) && !ieee) { /* float8 (and a width no kernel stores: 0): expr_scalar_float knows IEEE only */
+    uint64_t bits = 0;
+    if (tensor_blob_dtype_supported(dt)) tensor_store_f64(dt, &bits, v);
+    return build_const(m, dt, 0, NULL, &bits, sp);
   }
   if (dtype_is_float(dt)) return expr_scalar_float(m, dt, v, sp);
   if (dtype_is_bool(dt)) return expr_scalar_bool(m, v != 0, sp);
