@@ -132,14 +132,15 @@ static Expr *cached_cast(Mixed *mx, Expr *e, DType have, DType want) {
   return r;
 }
 
-/* TVM's CastArg: tensors cast, tuples field by field (a tuple rebuilt only
- * when a field changed). With `only_from`, only tensors of that dtype are
- * cast (the others stay as they are). */
-static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want, const DType *only_from) {
+/* TVM's CastArg: float tensors cast, tuples field by field (a tuple rebuilt
+ * only when a field changed). With `only_from`, only tensors of that dtype
+ * are cast; with `keep_f64`, float64 tensors stay float64 (unless float64 is M). */
+static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want, const DType *only_from, bool keep_f64) {
   t = type_solved(t);
   if (!t) return e;
   if (t->kind == TYPE_TENSOR) {
     if (only_from && !dtype_eq(t->tensor.dtype, *only_from)) return e;
+    if (keep_f64 && dtype_eq(t->tensor.dtype, DT_F64) && !dtype_eq(mx->M, DT_F64)) return e;
     return cached_cast(mx, e, t->tensor.dtype, want);
   }
   if (t->kind != TYPE_TUPLE) return e;
@@ -149,7 +150,7 @@ static Expr *cast_arg(Mixed *mx, Expr *e, const Type *t, DType want, const DType
   for (uint32_t i = 0; i < n; i++) {
     Expr *f = e->kind == EXPR_TUPLE ? e->tuple.fields[i] : build_proj(mx->m, e, i, e->span);
     typed(mx, f);
-    fs[i] = cast_arg(mx, f, t->tuple.fields[i], want, only_from);
+    fs[i] = cast_arg(mx, f, t->tuple.fields[i], want, only_from, keep_f64);
     same &= fs[i] == f;
   }
   if (same) return e;
@@ -292,15 +293,22 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
   bool same_args = true;
   for (uint32_t i = 0; i < n; i++) {
     /* a call kept in float32 (NEVER, or FOLLOW with an argument not in M)
-     * casts back what the pass made M; a float64 argument stays float64
+     * casts an operator's float arguments to float32 as TVM's CastAllArgs
+     * does: what the pass made M, and a float of another kind (a bfloat16 cell's
+     * contents under M = float16: add(bfloat16, float32) was ill-typed; pass
+     * fuzzer, session 14 seed 121 inputs 713, 866); a float64 argument stays float64
      * (TVM casts every float argument to float32: a float64 arange's
      * arguments became float32 against its dtype="float64", an ill-typed
      * output; pass fuzzer, session 11), and one the pass made M goes back to
      * float64 if it was (arange(add(1f64, 1f64), ...): the add FOLLOWs its
      * constants into M; session 12 seed 71 input 6062) */
     const Type *was = !mixed && old->kind == EXPR_CALL && i < old->call.nargs ? old->call.args[i]->type : NULL;
-    args[i] = was && float64_tensor(was) ? cast_to_type(mx, e->call.args[i], was)
-                                         : cast_arg(mx, e->call.args[i], e->call.args[i]->type, want, mixed ? NULL : &mx->M);
+    const Var *param = callee->kind == EXPR_FN && i < callee->fn->nparams ? callee->fn->params[i] : NULL;
+    if (param && (param->annot || param->type)) /* a literal's parameters keep their types: the argument meets them */
+      args[i] = cast_to_type(mx, e->call.args[i], param->annot ? param->annot : param->type);
+    else
+      args[i] = was && float64_tensor(was) ? cast_to_type(mx, e->call.args[i], was)
+                                           : cast_arg(mx, e->call.args[i], e->call.args[i]->type, want, NULL, !mixed);
     same_args &= args[i] == e->call.args[i];
   }
   /* nothing changes (the input call itself, typed): no copy to type again */
