@@ -90,10 +90,10 @@ const char *var_name_in(const Var *v, char buf[VAR_NAME_BUF]) {
 
 const char *var_name(const Var *v) {
   if (!v->fresh) return v->name_;
-  char buf[FRESH_NAME_MAX + 1];
-  size_t len = fresh_name_format(buf, v->name_, v->fresh - 1);
+  char buf[VAR_NAME_BUF];
+  const char *spelled = var_name_in(v, buf);
   Var *w = (Var *)v; /* spelled once: later questions read it */
-  w->name_ = store(buf, len);
+  w->name_ = store(spelled, strlen(spelled));
   w->fresh = 0;
   return w->name_;
 }

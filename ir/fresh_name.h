@@ -1,7 +1,7 @@
 /* ir/fresh_name.h — the names passes give the variables they make: prefix_N.
  *
  * A pass-made variable (build_fresh_var, ir/build.h) keeps its prefix in
- * Var.name and its number in Var.fresh; the text "prefix_N" is spelled only
+ * Var.name_ and its number in Var.fresh; the text "prefix_N" is spelled only
  * when something asks for it (var_name, ir/ast.h), and the printer writes it
  * straight into its own output (fresh_name_format). A pass that makes
  * millions of binders so does not spell millions of names nobody reads

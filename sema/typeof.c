@@ -30,9 +30,6 @@ bool typeof_ground(const Type *t) { return type_ground(t, false); }
 
 bool typeof_known(const Type *t) { return type_ground(t, true); }
 
-/* typeof_ground, remembered by address for the last type seen at each slot:
- * the variables a pass uses have a few shared types. */
-
 /* ------------------------------------------------------------ shared types
  *
  * One object per distinct type the TypeofCx builds: a pass gives millions of

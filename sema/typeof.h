@@ -135,7 +135,8 @@ bool typeof_known(const Type *t);
  * same ones) and typed builders, typeof_set(t, build_var(...)) and so on
  * without the dispatch; inline, as a pass makes millions of these nodes. */
 
-/* t is a ground type (tensor types always are; others remembered by address). */
+/* typeof_ground(t), remembered by address for the last type seen at each slot
+ * (the variables a pass uses have a few shared types; tensor types always are). */
 static inline bool typeof_ground_known(TypeofCx *tc, const Type *t) {
   if (!t) return false;
   if (t->kind == TYPE_TENSOR) return true;
