@@ -2,7 +2,8 @@
  * operator's computation with some attributes given as tensors.
  *
  * Each kernel reads its shape-like inputs (integer vectors, integer or float
- * scalars, a (rank, 2) pad_width matrix, a float roi vector), checks them,
+ * scalars, a (rank, 2) pad_width matrix, a float roi vector; tile's reps and
+ * topk's k may be floats, truncated, as in TVM's tests), checks them,
  * and runs the static operator's own kernel (the one DynamicToStatic would
  * call) with those values as attributes on top of the dyn call's other
  * attributes, in a nested KernelCtx; so the two can never disagree. The data
@@ -88,28 +89,49 @@ static bool num_scalar(const Tensor *t, double *v) {
   return isfinite(*v);
 }
 
-/* An int-vector input as the array attribute `key`; false when it is not one. */
-static bool set_vec(DynCall *d, uint32_t input, const char *key) {
+/* A number truncated toward zero (TVM's DynamicToStatic casts float values so);
+ * false when it is not finite or beyond int64. */
+static bool truncated(double x, int64_t *v) {
+  if (!(x > -9.2e18 && x < 9.2e18)) return false;
+  *v = (int64_t)x;
+  return true;
+}
+
+/* Input t as a vector of at most MAXR numbers (a scalar counts as one), truncated. */
+static bool num_vec(const Tensor *t, int64_t *v, int32_t *n) {
+  if (dtype_is_int(t->dtype)) return int_vec(t, v, n);
+  if (dtype_is_bool(t->dtype) || t->ndim > 1 || t->numel > MAXR) return false;
+  *n = (int32_t)t->numel;
+  for (int32_t i = 0; i < *n; i++)
+    if (!truncated(tensor_get_f64(t, i), &v[i])) return false;
+  return true;
+}
+
+/* A vector input as the array attribute `key` (integers, or any numbers when
+ * `numeric`); false when it is not one. */
+static bool set_vec_of(DynCall *d, uint32_t input, const char *key, bool numeric) {
   int64_t v[MAXR];
   int32_t n;
-  if (!int_vec(d->c->inputs[input], v, &n)) return false;
+  if (!(numeric ? num_vec : int_vec)(d->c->inputs[input], v, &n)) return false;
   dyn_set(d, key, attr_int_array(d->m, v, (uint32_t)n));
   return true;
 }
 
-#define DYN_VEC_OP(ID, STATIC, KEY, MSG)                                                           \
+static bool set_vec(DynCall *d, uint32_t input, const char *key) { return set_vec_of(d, input, key, false); }
+
+#define DYN_VEC_OP(ID, STATIC, KEY, NUMERIC, MSG)                                                  \
   int kernel_##ID(KernelCtx *c);                                                                   \
   int kernel_##ID(KernelCtx *c) {                                                                  \
     DynCall d;                                                                                     \
     dyn_begin(&d, c);                                                                              \
-    if (!set_vec(&d, 1, KEY)) return dyn_fail(&d, MSG);                                            \
+    if (!set_vec_of(&d, 1, KEY, NUMERIC)) return dyn_fail(&d, MSG);                                \
     return dyn_run(&d, STATIC, (uint32_t[]){0}, 1);                                                \
   }
 
-DYN_VEC_OP(DYN_RESHAPE, OP_RESHAPE, "newshape", "newshape must be an integer vector")
-DYN_VEC_OP(DYN_SQUEEZE, OP_SQUEEZE, "axis", "axes must be an integer vector")
-DYN_VEC_OP(DYN_TILE, OP_TILE, "reps", "reps must be an integer vector")
-DYN_VEC_OP(DYN_BROADCAST_TO, OP_BROADCAST_TO, "shape", "shape must be an integer vector")
+DYN_VEC_OP(DYN_RESHAPE, OP_RESHAPE, "newshape", false, "newshape must be an integer vector")
+DYN_VEC_OP(DYN_SQUEEZE, OP_SQUEEZE, "axis", false, "axes must be an integer vector")
+DYN_VEC_OP(DYN_TILE, OP_TILE, "reps", true, "reps must be a vector of numbers")
+DYN_VEC_OP(DYN_BROADCAST_TO, OP_BROADCAST_TO, "shape", false, "shape must be an integer vector")
 
 int kernel_DYN_EXPAND_DIMS(KernelCtx *c);
 int kernel_DYN_EXPAND_DIMS(KernelCtx *c) {
@@ -150,7 +172,10 @@ int kernel_DYN_TOPK(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   int64_t k;
-  if (!int_scalar(c->inputs[1], &k)) return dyn_fail(&d, "k must be an integer scalar");
+  const Tensor *kt = c->inputs[1];
+  if (kt->numel != 1 || dtype_is_bool(kt->dtype) || !truncated(tensor_get_f64(kt, 0), &k))
+    return dyn_fail(&d, "k must be one number");
+  if (dtype_is_int(kt->dtype)) k = ku_index(kt, 0);
   dyn_set(&d, "k", attr_int(d.m, k));
   return dyn_run(&d, OP_TOPK, (uint32_t[]){0}, 1);
 }

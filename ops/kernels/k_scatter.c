@@ -312,15 +312,17 @@ int kernel_SPARSE_TO_DENSE(KernelCtx *c) {
   int32_t nd = kernel_attr_ints(c, "output_shape", shape, MAXR);
   if (nd < 0 || nd > MAXR) return kernel_fail(c, "sparse_to_dense: output_shape must be set");
   if (!dtype_is_int(ix->dtype) || ix->ndim > 2) return kernel_fail(c, "sparse_to_dense: indices must be an integer tensor of rank <= 2");
-  if (v->ndim > 1 || dv->numel != 1 || !dtype_eq(v->dtype, dv->dtype))
-    return kernel_fail(c, "sparse_to_dense: values must be a vector or scalar and default_value a scalar of their dtype");
+  if (v->ndim > 1 || dv->numel != 1)
+    return kernel_fail(c, "sparse_to_dense: values must be a vector or scalar and default_value a scalar");
   int64_t n = ix->ndim == 0 ? 1 : ix->shape[0], k = ix->ndim == 2 ? ix->shape[1] : 1;
   if (k > nd || (nd == 0 && ix->numel > 0)) return kernel_fail(c, "sparse_to_dense: indices address more axes than the output has");
   if (v->ndim == 1 && v->shape[0] != n) return kernel_fail(c, "sparse_to_dense: %lld values for %lld indices", (long long)v->shape[0], (long long)n);
   Tensor *o = kernel_output(c, v->dtype, nd, shape);
   if (!o) return KERNEL_ERROR;
   size_t es = dtype_size(v->dtype);
-  for (int64_t i = 0; i < o->numel; i++) ku_copy1((char *)o->data + (size_t)i * es, dv->data, es);
+  char fill[16]; /* the default value in the values' dtype (TVM casts it, as its Python passes const(0)) */
+  ku_cast(dv->dtype, dv->data, v->dtype, fill);
+  for (int64_t i = 0; i < o->numel; i++) ku_copy1((char *)o->data + (size_t)i * es, fill, es);
   int64_t st[MAXR], s = 1;
   for (int32_t i = nd; i-- > 0;) {
     st[i] = s;

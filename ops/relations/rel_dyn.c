@@ -7,8 +7,10 @@
  * TVM's relations; extents the dynamic inputs do not touch are kept (the
  * dims past the sliced ones of dyn.strided_slice, the non-spatial dims of
  * the resizes). Shape-like inputs must be integer tensors of the right rank
- * (scalars for expand_dims' axis, one_hot's depth, topk's k; floats for the
- * upsampling scales and resize's roi); that is checked here.
+ * (scalars for expand_dims' axis, one_hot's depth; floats for the upsampling
+ * scales and resize's roi); that is checked here. TVM checks no dtype, and its
+ * own tests pass float32 for tile's reps, topk's k (a scalar or a (1,) tensor)
+ * and resize's size: those take any number (the kernels truncate).
  */
 #include "ops/layout.h"
 #include "ops/relations/rel_util.h"
@@ -84,7 +86,9 @@ int rel_dyn_expand_dims(TypeRelCtx *c) {
 int rel_dyn_tile(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  VEC(1, "reps")
+  int64_t n1 = vec_len_of(c, 1, "reps", true);
+  if (n1 == -2) return REL_WAIT;
+  if (n1 < 0) return REL_FAIL;
   return done(c, any_tensor(c, a->tensor.dtype, n1 > a->tensor.ndim ? n1 : a->tensor.ndim));
 }
 
@@ -142,8 +146,11 @@ int rel_dyn_one_hot(TypeRelCtx *c) {
 int rel_dyn_topk(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  int rc = scalar_input(c, 1, true, "k");
-  if (rc) return rc;
+  const Type *k = rel_tensor(c, 1);
+  if (!k) return rel_pending(c);
+  if (dtype_is_bool(k->tensor.dtype) || k->tensor.ndim > 1 ||
+      (k->tensor.ndim == 1 && !dim_compat(k->tensor.dims[0], dim_int(1))))
+    return rel_fail(c, "k must be a number: a scalar or a tensor of shape (1,), found %s", rel_type_str(c, k));
   int64_t axis = rel_attr_int(c, "axis", -1);
   if (!rel_norm_axis(&axis, a->tensor.ndim))
     return rel_fail(c, "axis %lld is out of range for rank %u", (long long)rel_attr_int(c, "axis", -1), a->tensor.ndim);
@@ -239,8 +246,7 @@ int rel_dyn_sparse_to_dense(TypeRelCtx *c) {
   if (!int_dtype(ix->tensor.dtype) || ix->tensor.ndim > 2)
     return rel_fail(c, "sparse_indices must be an integer tensor of rank 0, 1 or 2, found %s", rel_type_str(c, ix));
   if (v->tensor.ndim > 1) return rel_fail(c, "sparse_values must have rank 0 or 1, found %s", rel_type_str(c, v));
+  /* default_value of any dtype, cast to the values' (as the static operator) */
   if (dv->tensor.ndim != 0) return rel_fail(c, "default_value must be a scalar, found %s", rel_type_str(c, dv));
-  if (!dtype_eq(v->tensor.dtype, dv->tensor.dtype))
-    return rel_fail(c, "default_value is %s but sparse_values are %s", rel_type_str(c, dv), rel_type_str(c, v));
   return done(c, any_tensor(c, v->tensor.dtype, n3));
 }

@@ -697,7 +697,8 @@ int rel_scatter_elements(TypeRelCtx *c) {
 /* sparse_to_dense(indices, values, default_value, output_shape=[...]): the
  * output_shape with the values' dtype; indices an integer tensor of rank <= 2
  * ((n, k) rows of k <= rank leading coordinates), values a scalar or n of
- * them, default_value a scalar of the values' dtype. */
+ * them, default_value a scalar (of any dtype: TVM's relation does not check it
+ * and its Python passes const(0), an int32, as the default; the kernel casts). */
 int rel_sparse_to_dense(TypeRelCtx *c) {
   const Type *ix = rel_tensor(c, 0);
   if (!ix) return rel_pending(c);
@@ -708,8 +709,7 @@ int rel_sparse_to_dense(TypeRelCtx *c) {
   if (!is_index_dtype(ix->tensor.dtype) || ix->tensor.ndim > 2)
     return rel_fail(c, "sparse_indices must be an integer tensor of rank 0, 1 or 2, found %s", rel_type_str(c, ix));
   if (v->tensor.ndim > 1) return rel_fail(c, "sparse_values must have rank 0 or 1, found %s", rel_type_str(c, v));
-  if (dv->tensor.ndim != 0 || !dtype_eq(v->tensor.dtype, dv->tensor.dtype))
-    return rel_fail(c, "default_value must be a scalar of the values' dtype, found %s", rel_type_str(c, dv));
+  if (dv->tensor.ndim != 0) return rel_fail(c, "default_value must be a scalar, found %s", rel_type_str(c, dv));
   Type *o = rel_attr_shape(c, "output_shape", v->tensor.dtype);
   if (!o) return REL_FAIL;
   if (ix->tensor.ndim == 2 && dim_known(ix->tensor.dims[1]) && ix->tensor.dims[1].value > (int64_t)o->tensor.ndim)
