@@ -4,9 +4,9 @@
     /usr/bin/python3 bench/grad/bench.py [NET...] [--relayc build/relayc] [--runs 5]
                                          [--threads 2] [--dir DIR] [--profile] [--no-verify]
 
-NET is resnet50, mobilenet_v2, mnist (bench/nets' networks with every weight a @main parameter,
-bench/grad/grad_gen.py) or mlp (one SGD step of a 784-128-10 perceptron, batch 64, written with
-gradient(F)); default: resnet50 mobilenet_v2 mlp. Batch 1 (mlp: 64), float32, --threads
+NET is resnet50, mobilenet_v2, resnext50_32x4d, gpt2, mnist (bench/nets' networks with every
+float weight a @main parameter, bench/grad/grad_gen.py; GPT-2 2 layers on 8 x 32 tokens) or mlp (one SGD step of a 784-128-10 perceptron, batch 64, written with
+gradient(F)); default: resnet50 mobilenet_v2 resnext50_32x4d gpt2 mlp. Batch 1 (mlp: 64), float32, --threads
 threads for both (RELAYC_NUM_THREADS, torch.set_num_threads). Per NET, medians of --runs:
 
   relayc    `relayc --grad --run --repeat=runs+1 NET.relay --inputs NET.inputs.npz` (mlp:
@@ -16,8 +16,8 @@ threads for both (RELAYC_NUM_THREADS, torch.set_num_threads). Per NET, medians o
             such processes, interleaved with PyTorch's (one of each per round: both see the
             same load on a shared machine)
   torch     PyTorch eager on the same graph and weights (bench/nets/torch_ref.py's operators):
-            for the nets, forward + out.backward(ones_like(out)) with every parameter requiring
-            a gradient except batch_norm's moving mean and variance (PyTorch's eval-mode
+            for the nets, forward + out.backward(ones_like(out)) (a tuple result: its first
+            field, as relayc seeds it) with every float parameter requiring a gradient except batch_norm's moving mean and variance (PyTorch's eval-mode
             batch_norm treats them as buffers; relayc also differentiates them, §4.5 of
             spec/gradient.md); for mlp, forward, loss, backward and torch.optim.SGD's step.
             Timed after one warm-up pass, wall and CPU (time.process_time); in a fresh
@@ -51,7 +51,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "nets"))
 import grad_gen as gen  # noqa: E402
 
-DEFAULT = ["resnet50", "mobilenet_v2", "mlp"]
+DEFAULT = ["resnet50", "mobilenet_v2", "resnext50_32x4d", "gpt2", "mlp"]
 
 
 def rel_err(got, ref):
@@ -120,13 +120,29 @@ def explicit_batch_norm(x, gamma, beta, mean, var, a):
     return (y, mean, var)
 
 
+def first_leaf(out):
+    """The leaf relayc's higher-order gradient seeds: a tuple result's first field, recursively
+    (spec/gradient.md §1.3; GPT-2's hidden state, not its `present` keys and values)."""
+    while isinstance(out, tuple):
+        out = out[0]
+    return out
+
+
+def leaves(out):
+    """A result's tensors depth-first (the order of relayc's --output arrays)."""
+    if isinstance(out, tuple):
+        return [x for o in out for x in leaves(o)]
+    return [out]
+
+
 def torch_net_step(prog, tens, grads_of):
     import torch
     import torch_ref
     for t in grads_of:
         t.grad = None
     out = torch_ref.forward(prog, tens)
-    out.backward(torch.ones_like(out))
+    seed = first_leaf(out)
+    seed.backward(torch.ones_like(seed))
     return out
 
 
@@ -172,6 +188,9 @@ def torch_setup(net, d, explicit_bn=False, dtype=None):
     tens = {}
     for k, v in inputs.items():
         t = torch.from_numpy(v)
+        if not t.is_floating_point():  # GPT-2's token ids: data, their gradient is zeros
+            tens[k] = t
+            continue
         if dtype is not None and dtype != torch.float32:
             t = t.to(dtype)
         tens[k] = t if k in frozen else t.requires_grad_(True)
@@ -258,7 +277,8 @@ def torch_reference(net, d, dtype):
                                                     for a, b in zip(ps0, ps)]
     step, tens, names, _ = torch_setup(net, d, explicit_bn=True, dtype=dtype)
     res = step()
-    return [res.detach().double().numpy()] + [tens[k].grad.double().numpy() for k in names]
+    grads = [np.zeros(tens[k].shape) if tens[k].grad is None else tens[k].grad.double().numpy() for k in names]
+    return [r.detach().double().numpy() for r in leaves(res)] + grads
 
 
 def verify(relayc, net, a):

@@ -4,11 +4,14 @@ parameters, and the MNIST-sized MLP training step.
 
     /usr/bin/python3 bench/grad/grad_gen.py NET [-o DIR] [--seed N]
 
-NET is resnet50, mobilenet_v2 or mnist (bench/nets/models.py: same structures and seeded
-weights) or mlp (below). Writes, in DIR (default $TMPDIR/relayc-grad):
+NET is resnet50, mobilenet_v2, resnext50_32x4d, gpt2 or mnist (bench/nets/models.py: same
+structures and seeded weights; GPT-2 with 2 layers on 8 sequences of 32 tokens, SIZES) or mlp
+(below). Writes, in DIR (default $TMPDIR/relayc-grad):
   NET.relay        @main(%data, %w0, %w1, ...) -> R: every tensor constant of the bench/nets
                    graph becomes a parameter `%wI` (I = its meta[relay.Constant] index there),
-                   so `relayc --grad` differentiates with respect to all of them
+                   so `relayc --grad` differentiates with respect to all of them (GPT-2: the
+                   token table, the causal mask and its complement included; the int64 ids
+                   %x are data, their gradient is zeros)
   NET.inputs.npz   the data input and every weight by parameter name (`relayc --inputs`)
 For mlp, NET.relay is one SGD step of a 784-128-10 perceptron (dense, bias_add, relu, dense,
 bias_add, log_softmax, mean cross-entropy against one-hot labels) written with gradient(F), F a
@@ -27,7 +30,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "nets"))
 import models  # noqa: E402
 from relaygraph import _inline_literal  # noqa: E402
 
-NETS = ("resnet50", "mobilenet_v2", "mnist", "mlp")
+NETS = ("resnet50", "mobilenet_v2", "resnext50_32x4d", "gpt2", "mnist", "mlp")
+# Sizes other than bench/nets' defaults, chosen so that one gradient runs in about a second:
+# GPT-2 with 2 layers on 8 sequences of 32 tokens (bench/nets: 50 sequences).
+SIZES = {"gpt2": {"layers": 2, "batch": 8, "seq": 32}}
 MLP = {"batch": 64, "in": 784, "hidden": 128, "classes": 10, "lr": 0.1}
 
 
@@ -38,7 +44,7 @@ def default_dir():
 def params_graph(net, seed=0):
     """The bench/nets graph of NET with each tensor constant turned into a parameter `wI`.
     Returns (graph, inputs) with inputs holding the data and every weight by name."""
-    g, inputs = models.NETS[net](seed=seed)
+    g, inputs = models.NETS[net](seed=seed, **SIZES.get(net, {}))
     g.order_consts()
     for n in g.postorder():
         if n.kind == "const" and not _inline_literal(n.value):

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/grad/run.sh — relayc's gradients (ResNet-50, MobileNet-V2 with every weight a @main
-# parameter; the MLP training step) vs PyTorch eager autograd: times, CPU times, peak RSS and
+# bench/grad/run.sh — relayc's gradients (ResNet-50, MobileNet-V2, ResNeXt-50 32x4d, GPT-2 with
+# every float weight a @main parameter; the MLP training step) vs PyTorch eager autograd: times, CPU times, peak RSS and
 # the gradients' agreement. Called by `make bench` (bench/run.sh); needs numpy and python3-torch
 # for /usr/bin/python3. Extra arguments go to bench/grad/bench.py (see --help).
 cd "$(dirname "$0")/../.."

@@ -416,6 +416,19 @@ static void where_fast_range(void *arg, int64_t lo, int64_t hi) {
   else where_u32(j->dst + lo, j->cond + lo, j->x + lo, j->y + lo, hi - lo);
 }
 
+/* A one-element condition picks one operand for the whole result: when that
+ * operand already has the result's shape it is the result, shared, with no
+ * pass over memory. The power rule's where(equal(c, 0f), zeros_like(g), ..)
+ * for a constant exponent c (GPT-2's layer norm and gelu) is this case. */
+static bool where_scalar_cond_shortcut(KernelCtx *c, int32_t nd, const int64_t *shape) {
+  const Tensor *cd = c->inputs[0];
+  if (cd->numel != 1) return false;
+  Tensor *pick = cond_at(cd, 0) ? c->inputs[1] : c->inputs[2];
+  if (pick->ndim != nd || (nd > 0 && memcmp(pick->shape, shape, (size_t)nd * sizeof *shape) != 0)) return false;
+  kernel_set_output(c, tensor_retain(pick));
+  return true;
+}
+
 int kernel_WHERE(KernelCtx *c);
 int kernel_WHERE(KernelCtx *c) {
   const Tensor *cd = c->inputs[0], *x = c->inputs[1], *y = c->inputs[2];
@@ -425,6 +438,7 @@ int kernel_WHERE(KernelCtx *c) {
   if (!kernel_broadcast_shape(x, y, &n1, s1)) return kernel_fail_broadcast(c, "where: x and y", x, y);
   Tensor tmp = {.ndim = n1, .shape = s1};
   if (!kernel_broadcast_shape(cd, &tmp, &nd, shape)) return kernel_fail_broadcast(c, "where: the condition and x, y", cd, &tmp);
+  if (where_scalar_cond_shortcut(c, nd, shape)) return KERNEL_OK;
   Tensor *o = kernel_output(c, x->dtype, nd, shape);
   if (!o) return KERNEL_ERROR;
   WhereJob j = {.cond = cd, .x = x, .y = y, .dst = o->data, .es = dtype_size(x->dtype), .nd = nd, .shape = o->shape};

@@ -283,6 +283,35 @@ START_TEST(where_fast_same_shape) {
 }
 END_TEST
 
+/* a one-element condition (the power rule's where(equal(2f, 0f), zeros_like(g), ..)) gives the
+ * picked operand itself when it has the result's shape; a picked operand that the other one
+ * broadcasts past is copied out to the result's shape */
+START_TEST(where_scalar_condition_picks) {
+  int64_t sh[2] = {4, 5}, row[1] = {5};
+  Tensor *x = kr_iota(DT_F32, 2, sh), *z = tensor_new_zero(DT_F32, 2, sh), *r = kr_iota(DT_F32, 1, row);
+  Tensor *t = kr_scalar(DT_BOOL_T, 1), *f = kr_scalar(DT_BOOL_T, 0);
+  Tensor *t1 = kr_make(DT_F32, 2, (int64_t[]){1, 1}, (double[]){0.5}); /* one element, rank 2, float */
+  Tensor *ins[3] = {f, z, x};
+  Tensor *o = kr_run(OP_WHERE, "", ins, 3);
+  ck_assert_ptr_eq(o, x); /* the same tensor, retained */
+  tensor_release(o);
+  ins[0] = t1;
+  o = kr_run(OP_WHERE, "", ins, 3);
+  ck_assert_ptr_eq(o, z);
+  ck_assert(tensor_is_zero(o));
+  tensor_release(o);
+  ins[0] = t, ins[1] = r, ins[2] = x; /* r picked, but the result is x's shape: copied rows */
+  o = kr_run(OP_WHERE, "", ins, 3);
+  ck_assert(o && o != r && kr_shape_is(o, 2, sh));
+  expect_vals(o, (double[]){0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}, 20);
+  tensor_release(o);
+  ck_assert_int_eq(x->refcount, 1);
+  ck_assert_int_eq(z->refcount, 1);
+  kr_free(x, z, r, t);
+  kr_free(f, t1, NULL, NULL);
+}
+END_TEST
+
 /* add(0, x), add(x, 0), subtract(x, 0) with a shared zero give x itself; anything else
  * (broadcasting past x's shape, subtract(0, x)) computes */
 START_TEST(zero_operand_add) {
@@ -466,6 +495,7 @@ static Suite *suite(void) {
   tcase_add_test(t, gather_nd_cases);
   tcase_add_test(t, where_broadcasting);
   tcase_add_test(t, where_fast_same_shape);
+  tcase_add_test(t, where_scalar_condition_picks);
   tcase_add_test(t, zero_operand_add);
   tcase_add_test(t, zeros_are_shared);
   tcase_add_test(t, one_hot_cases);
