@@ -168,10 +168,13 @@ static inline Type *typeof_ref_write_rule(TypeofCx *tc, const Expr *ref, const E
   return t && t->kind == TYPE_REF && typeof_same(t->ref.inner, value->type) ? tc->unit : NULL;
 }
 
+/* The let's own part of its rule: the variable has its value's type. */
+static inline bool typeof_let_binds(const Var *v, const Expr *value) {
+  return v->type && value->type && (v->type == value->type || typeof_same(v->type, value->type));
+}
+
 static inline Type *typeof_let_rule(const Var *v, const Expr *value, const Expr *body) {
-  if (!v->type || !value->type || !body->type) return NULL;
-  if (v->type != value->type && !typeof_same(v->type, value->type)) return NULL;
-  return body->type;
+  return body->type && typeof_let_binds(v, value) ? body->type : NULL;
 }
 
 static inline Expr *typeof_var(TypeofCx *tc, Var *v, Span sp) {

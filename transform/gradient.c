@@ -331,11 +331,43 @@ Expr *grad_forward_call(TypeofCx *tc, GradForwardMemo *memo, const Expr *e, Expr
 
 
 
-typedef struct Bind {
-  Var *v;
-  Expr *e;
-} Bind;
-typedef VEC(Bind) BindVec;
+/* A let list being built: the lets themselves, each linked into the one
+ * before through its body as it is pushed (no side array: the 100k chain's
+ * outermost list held 600k bindings, 10 MB the kernel had to clear), closed
+ * by wrap with the body. A let is typed (its body's type, as typeof_let types
+ * it) when its own binding checks and every let after it is typed:
+ * `untyped_to` is the last let whose binding did not, which with those
+ * before it stays untyped. Each let takes `type`, the body's type foreseen,
+ * as it is pushed, so that wrap need not go back over the lets (600k cache
+ * misses on the chain) unless the body's type turns out otherwise. A long
+ * list's lets come from blocks of their own, one after another in memory,
+ * as wrapping them from the end used to lay them out: the re-typing then
+ * walks the chain as an array and loads the values ahead instead of chasing
+ * one let to find the next. */
+typedef struct LetList {
+  Expr *first, *last; /* NULL when empty; last's body is NULL until wrapped */
+  Expr *untyped_to;   /* or NULL */
+  Type *type;         /* the body's type foreseen, or NULL */
+  char *block, *block_end; /* where the next lets go, once the list is long */
+  uint32_t n;         /* lets so far */
+} LetList;
+
+enum { LET_BLOCK_AFTER = 16, LET_BLOCK = 512 }; /* lets (48 bytes each): 24 KiB blocks after the 16th */
+
+/* A let node of the list (fields but kind and span to fill). */
+static inline __attribute__((always_inline)) Expr *let_list_node(Module *m, LetList *ll, Span sp) {
+  size_t size = offsetof(Expr, constant) + expr_payload_size(EXPR_LET);
+  if (ll->block == ll->block_end) {
+    if (ll->n++ < LET_BLOCK_AFTER) return expr_new(m, EXPR_LET, sp);
+    ll->block = arena_alloc_aligned(m->arena, LET_BLOCK * size, 8); /* zero */
+    ll->block_end = ll->block + LET_BLOCK * size;
+  }
+  Expr *e = (Expr *)ll->block;
+  ll->block += size;
+  e->kind = EXPR_LET;
+  e->span = sp;
+  return e;
+}
 
 /* A translated variable as the memo and the binder map keep it (VarRef below):
  * the Var, or a typed use of it once one was made, shared by every later use. */
@@ -364,7 +396,7 @@ typedef struct PairTypes {
 typedef struct AD {
   Module *m;
   Diag *d;
-  BindVec *ll;        /* where bindings go now */
+  LetList *ll;        /* where bindings go now */
   Var *k;             /* the tape of the code being translated */
   Expr *k_use;        /* a typed use of k, shared by its later uses, or NULL */
   PtrMap vmap;        /* source Var* -> translated variable (VarRef) */
@@ -383,8 +415,6 @@ typedef struct AD {
   GradOp zeros_like, ones_like, add; /* the calls the transform itself builds */
   GradOpCache *ops;   /* the calls the rules build (ops/gradients/grad.h) */
   TypeofCx tc;        /* types of the nodes built (sema/typeof.h) */
-  BindVec bp_spare;   /* the let list of the backpropagator being built, reused (one malloc, not one per call) */
-  bool bp_spare_busy;
   PairTypes pair_last; /* the types of the pair pair_of made last */
   GradForwardMemo forward; /* grad_forward_call's */
   Type *bp_fn_type;   /* `fn () -> ()` as ty_backprop gives it, once made */
@@ -399,7 +429,6 @@ typedef struct AD {
  * untyped and is inferred. */
 
 static Expr *ty_var(AD *a, Var *v, Span sp) { return typeof_var(&a->tc, v, sp); }
-static Expr *ty_let(AD *a, Var *v, Expr *value, Expr *body, Span sp) { return typeof_let(&a->tc, v, value, body, sp); }
 static Expr *ty_tuple(AD *a, Expr **fs, uint32_t n, Span sp) { return typeof_set(&a->tc, build_tuple(a->m, fs, n, sp)); }
 static Expr *ty_proj(AD *a, Expr *t, uint32_t i, Span sp) { return typeof_proj(&a->tc, t, i, sp); }
 static Expr *ty_if(AD *a, Expr *c, Expr *t, Expr *f, Span sp) { return typeof_set(&a->tc, build_if(a->m, c, t, f, sp)); }
@@ -489,11 +518,25 @@ static void tape_restore(AD *a, TapeState old) {
 /* The translated variable of source variable v, when v is bound in the code translated. */
 static VarRef *vmap_ref(AD *a, const Var *v) { return (VarRef *)ptrmap_find(&a->vmap, v); }
 
+/* `last`, just pushed, does not bind its value's type: it and the lets
+ * before it stay untyped (those after untyped_to were typed as pushed). */
+static __attribute__((noinline)) void let_list_untyped_to(LetList *ll, Expr *last) {
+  for (Expr *l = ll->untyped_to ? ll->untyped_to->let.body : ll->first; l != last; l = l->let.body) l->type = NULL;
+  ll->untyped_to = last;
+}
+
 /* A binder without a type gets its value's (its annotation's when they agree). */
 static inline __attribute__((always_inline)) Var *push_var(AD *a, Var *v, Expr *e) {
   if (!v->type && e->type && (!v->annot || type_equal(v->annot, e->type))) v->type = v->annot ? v->annot : e->type;
-  Bind b = {v, e};
-  vec_push(*a->ll, b);
+  LetList *ll = a->ll;
+  Expr *let = let_list_node(a->m, ll, e->span);
+  let->let.var = v;
+  let->let.value = e;
+  if (ll->last) ll->last->let.body = let;
+  else ll->first = let;
+  ll->last = let;
+  if (typeof_let_binds(v, e)) let->type = ll->type;
+  else let_list_untyped_to(ll, let);
   return v;
 }
 
@@ -512,18 +555,15 @@ static bool is_atom(const Expr *e) {
 
 static Expr *atomize(AD *a, const char *prefix, Expr *e) { return is_atom(e) ? e : push(a, prefix, e); }
 
-/* let b1; ...; let bn; body — built from the end, no recursion. Empties the list. */
-static Expr *wrap_list(AD *a, BindVec *bv, Expr *body) {
-  for (size_t i = bv->len; i-- > 0;) body = ty_let(a, bv->data[i].v, bv->data[i].e, body, bv->data[i].e->span);
-  bv->len = 0;
-  return body;
-}
-
-/* wrap_list, then frees the list. */
-static Expr *wrap(AD *a, BindVec *bv, Expr *body) {
-  body = wrap_list(a, bv, body);
-  vec_free(*bv);
-  return body;
+/* let b1; ...; let bn; body — the list's lets closed by body. Empties the list. */
+static Expr *wrap(LetList *ll, Expr *body) {
+  Expr *first = ll->first;
+  if (!first) return body;
+  ll->last->let.body = body;
+  if (!typeof_same(ll->type, body->type)) /* foreseen wrongly: the lets after untyped_to take the body's type */
+    for (Expr *l = ll->untyped_to ? ll->untyped_to->let.body : first; l != body; l = l->let.body) l->type = body->type;
+  *ll = (LetList){0};
+  return first;
 }
 
 static uint32_t scope_open(AD *a) {
@@ -830,11 +870,8 @@ static Expr *tr_op_call(AD *a, Expr *e) {
   const OpDef *op = op_get(e->call.fn->op.id);
   if (grad_call_needs_rule(e) && op && op->grad) {
     Expr *prev = push(a, "prev", ty_ref_read(a, k_use(a, sp), sp));
-    BindVec local = {0}, *saved = a->ll;
-    bool spare = !a->bp_spare_busy; /* (nothing below translates source code: never nested, but cheap to guard) */
-    BindVec *body = spare ? &a->bp_spare : &local;
-    a->bp_spare_busy = true;
-    a->ll = body;
+    LetList body = {.type = a->tc.unit}, *saved = a->ll;
+    a->ll = &body;
     Expr *gy = atomize(a, "g", grad_of(a, r, e->type, sp));
     Expr **dx = small ? dx_s : mem_calloc(n, sizeof *dx);
     GradCtx gc = {.m = m, .d = a->d, .sp = sp, .op = e->call.fn->op.id, .attrs = e->call.attrs, .n = n,
@@ -850,8 +887,7 @@ static Expr *tr_op_call(AD *a, Expr *e) {
     if (!small) mem_free(dx);
     Expr *ret = ty_call(a, prev, NULL, 0, sp);
     a->ll = saved;
-    Function *bp = build_function(m, NULL, 0, a->tc.unit, spare ? wrap_list(a, body, ret) : wrap(a, body, ret), NULL, sp);
-    a->bp_spare_busy = !spare;
+    Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(&body, ret), NULL, sp);
     push_unit(a, ty_ref_write(a, k_use(a, sp), ty_backprop(a, bp, sp), sp));
   }
   if (!small) {
@@ -927,7 +963,7 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   Expr *y = push(a, "y", fwd);
   Expr *r = push(a, "r", pair_of(a, y, call->type, sp));
   Expr *prev = push(a, "prev", ty_ref_read(a, k_use(a, sp), sp));
-  BindVec cb = {0}, *saved_ll = a->ll;
+  LetList cb = {.type = a->tc.unit}, *saved_ll = a->ll;
   a->ll = &cb;
   uint32_t prev_scope = scope_open(a);
   Function *empty = build_function(m, NULL, 0, a->tc.unit, unit(a, sp), NULL, sp);
@@ -940,7 +976,7 @@ static Expr *tr_checkpoint(AD *a, Expr *call) {
   Expr *ret = ty_call(a, prev, NULL, 0, sp);
   scope_close(a, prev_scope);
   a->ll = saved_ll;
-  Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(a, &cb, ret), NULL, sp);
+  Function *bp = build_function(m, NULL, 0, a->tc.unit, wrap(&cb, ret), NULL, sp);
   push_unit(a, ty_ref_write(a, k_use(a, sp), ty_backprop(a, bp, sp), sp));
   return r;
 }
@@ -966,7 +1002,7 @@ static Function *tr_function(AD *a, Function *f, Span sp) {
   Var *k = build_fresh_var(m, "k", bp_type(a), sp);
   k->type = k->annot;
   ps[f->nparams] = k;
-  BindVec body = {0}, *saved_ll = a->ll;
+  LetList body = {0}, *saved_ll = a->ll;
   a->ll = &body;
   TapeState saved_k = tape_set(a, k);
   uint32_t prev_scope = scope_open(a);
@@ -976,7 +1012,7 @@ static Function *tr_function(AD *a, Function *f, Span sp) {
   tape_restore(a, saved_k);
   const Type *ft = type_solved(f->type);
   Type *ret = ft && ft->kind == TYPE_FUNC ? tr_type(a, ft->func.ret) : NULL;
-  Function *nf = build_function(m, ps, f->nparams + 1, ret, wrap(a, &body, res), NULL, sp);
+  Function *nf = build_function(m, ps, f->nparams + 1, ret, wrap(&body, res), NULL, sp);
   nf->tparams = tps;
   nf->ntparams = f->ntparams;
   mem_free(ps);
@@ -1036,13 +1072,13 @@ static Pattern *tr_pattern(AD *a, Pattern *p) {
 
 /* [[branch]] in its own scope and let list */
 static Expr *tr_block(AD *a, Expr *e) {
-  BindVec body = {0}, *saved = a->ll;
+  LetList body = {0}, *saved = a->ll;
   a->ll = &body;
   uint32_t prev = scope_open(a);
   Expr *res = tr(a, e);
   scope_close(a, prev);
   a->ll = saved;
-  return wrap(a, &body, res);
+  return wrap(&body, res);
 }
 
 /* e's memo entry while its scope is open, or NULL. */
@@ -1323,11 +1359,22 @@ static void ad_free(AD *a) {
   ptrmap_free(&a->ctor_map);
   memo_free(a);
   vec_free(a->open);
-  vec_free(a->bp_spare);
   fn_homes_free(&a->homes);
   fn_captures_free(&a->captures);
   grad_op_cache_free(a->ops);
   typeof_fini(&a->tc);
+}
+
+/* The type of the top level's result, (value, (gradient of each parameter)),
+ * as it will be built, or NULL (LetList.type). */
+static Type *top_result_type(AD *a, const Function *f) {
+  Type *small[8];
+  Type **gs = f->nparams <= 8 ? small : mem_malloc(f->nparams * sizeof *gs);
+  bool ok = typeof_ground_known(&a->tc, f->body->type);
+  for (uint32_t i = 0; i < f->nparams && ok; i++) ok = typeof_ground_known(&a->tc, gs[i] = f->params[i]->type);
+  Type *t = ok ? typeof_tuple_type(&a->tc, (Type *[]){f->body->type, typeof_tuple_type(&a->tc, gs, f->nparams)}, 2) : NULL;
+  if (gs != small) mem_free(gs);
+  return t;
 }
 
 /* The top level (§1.4): pair the parameters, run the translated body on a
@@ -1346,7 +1393,7 @@ static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *fact
   uint8_t one = 1;
   vec_push(a.open, one);
   a.scope = 0;
-  BindVec top = {0};
+  LetList top = {.type = top_result_type(&a, f)};
   a.ll = &top;
   Span sp = f->span;
   Function *empty = build_function(m, NULL, 0, a.tc.unit, unit(&a, sp), NULL, sp);
@@ -1377,11 +1424,9 @@ static Expr *gradient_higher_order(Module *m, Function *f, const RootFacts *fact
     for (uint32_t i = 0; i < f->nparams; i++) gs[i] = grad_of(&a, qs[i], f->params[i]->type, sp);
     Expr *grads = ty_tuple(&a, gs, f->nparams, sp);
     mem_free(gs);
-    Expr *body = wrap(&a, &top, ty_tuple(&a, (Expr *[]){value, grads}, 2, sp));
+    Expr *body = wrap(&top, ty_tuple(&a, (Expr *[]){value, grads}, 2, sp));
     Function *nf = build_function(m, f->params, f->nparams, grad_result_annotation(m, f), body, f->attrs, sp);
     out = ty_fn(&a, nf, sp);
-  } else {
-    vec_free(top);
   }
   mem_free(qs);
   ad_free(&a);

@@ -17,6 +17,7 @@
 #include "eval/vm.h"
 #include "ir/attrs.h"
 #include "ir/build.h"
+#include "ir/equal.h"
 #include "ir/mem.h"
 #include "ir/walk.h"
 #include "ops/gradients/grad.h"
@@ -420,6 +421,76 @@ START_TEST(grad_first_order_deep_chain) {
 }
 END_TEST
 
+/* The higher-order mode builds its let lists forward (transform/gradient.c LetList):
+ * each let is typed as it is pushed with the body's type foreseen, a long list's lets
+ * come from blocks, and a binding left untyped (a constructor's value) leaves it and
+ * every let before it untyped. Whatever the path, a typed let is what inference gives:
+ * its body typed alike, its variable of its value's type; and inference from scratch
+ * agrees with every type the pass set on a let. */
+typedef struct LetTypes {
+  VEC(Expr *) lets;
+  VEC(Type *) types;
+  size_t untyped;
+} LetTypes;
+
+static void collect_let(Expr *e, void *ud) {
+  LetTypes *lt = ud;
+  if (e->kind != EXPR_LET) return;
+  vec_push(lt->lets, e);
+  vec_push(lt->types, e->type);
+  if (!e->type) lt->untyped++;
+}
+
+static void check_let_types(const char *text, bool want_untyped) {
+  Prog p;
+  load(&p, text);
+  Function *f = global_fn(p.m, "main");
+  Expr *g = gradient_of_function(p.m, f, GRAD_HIGHER_ORDER, &p.d);
+  ck_assert_ptr_nonnull(g);
+  LetTypes lt = {0};
+  walk_each_once(g->fn->body, true, collect_let, &lt);
+  ck_assert_uint_gt(lt.lets.len, 40);
+  ck_assert(want_untyped ? lt.untyped > 0 : lt.untyped == 0);
+  for (size_t i = 0; i < lt.lets.len; i++) {
+    Expr *l = lt.lets.data[i];
+    if (!l->type) continue;
+    ck_assert_ptr_nonnull(l->let.body->type);
+    ck_assert(type_equal(l->type, l->let.body->type));
+    ck_assert(l->let.var->type && l->let.value->type && type_equal(l->let.var->type, l->let.value->type));
+  }
+  build_global_def(p.m, "ho", g->fn, f->span);
+  infer_clear(p.m);
+  ck_assert(infer_module(p.m, &p.d));
+  for (size_t i = 0; i < lt.lets.len; i++)
+    if (lt.types.data[i]) ck_assert(type_equal(lt.types.data[i], lt.lets.data[i]->type));
+  vec_free(lt.lets);
+  vec_free(lt.types);
+  unload(&p);
+}
+
+START_TEST(grad_let_lists_typed_as_inferred) {
+  char text[4096];
+  size_t n = (size_t)snprintf(text, sizeof text, "def @main(%%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
+                                                 "  %%0 = multiply(%%x, %%x);\n");
+  for (int i = 1; i < 40; i++) /* more lets than LET_BLOCK_AFTER: the block path */
+    n += (size_t)snprintf(text + n, sizeof text - n, "  %%%d = %s(%%%d, %%x);\n", i, i % 2 ? "add" : "multiply", i - 1);
+  snprintf(text + n, sizeof text - n, "  %%39\n}\n");
+  check_let_types(text, false);
+  /* a constructor's value is not typed by the pass: the untyped_to path */
+  n = (size_t)snprintf(text, sizeof text, "type Box { B(Tensor[(3), float32]) }\n"
+                                          "def @main(%%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
+                                          "  %%0 = multiply(%%x, %%x);\n");
+  for (int i = 1; i < 20; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "  %%%d = add(%%%d, %%x);\n", i, i - 1);
+  n += (size_t)snprintf(text + n, sizeof text - n, "  %%20 = B(%%19);\n"
+                                                   "  %%21 = match (%%20) { B(%%y) => multiply(%%y, %%x) };\n");
+  for (int i = 22; i < 40; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "  %%%d = add(%%%d, %%x);\n", i, i - 1);
+  snprintf(text + n, sizeof text - n, "  %%39\n}\n");
+  check_let_types(text, true);
+}
+END_TEST
+
 static Suite *gradient_suite(void) {
   Suite *s = suite_create("gradient");
   TCase *tc = tcase_create("api");
@@ -427,6 +498,7 @@ static Suite *gradient_suite(void) {
   tcase_add_test(tc, grad_literal_with_capture);
   tcase_add_test(tc, grad_missing_rules_one_diagnostic);
   tcase_add_test(tc, grad_int_parameter_zero);
+  tcase_add_test(tc, grad_let_lists_typed_as_inferred);
   suite_add_tcase(s, tc);
   tc = tcase_create("deep");
   tcase_set_timeout(tc, 120);
