@@ -421,6 +421,18 @@ static inline void var_copy_name(Var *dst, const Var *src) {
 }
 /* The attributes of a parameter made by var_new_with_attrs, else NULL. */
 static inline Attrs *var_attrs(const Var *v) { return v->has_attrs ? *(Attrs *const *)(v + 1) : NULL; }
+/* A new binder standing for v: its name (a fresh variable's prefix and number
+ * too) and span, annotated annot; var_new_as_with_attrs keeps its attributes. */
+static inline Var *var_new_as(Module *m, const Var *v, Type *annot) {
+  Var *n = var_new(m, v->name_, v->span, annot);
+  var_copy_name(n, v);
+  return n;
+}
+static inline Var *var_new_as_with_attrs(Module *m, const Var *v, Type *annot) {
+  Var *n = var_new_with_attrs(m, v->name_, v->span, annot, var_attrs(v));
+  var_copy_name(n, v);
+  return n;
+}
 TypeParam *type_param_new(Module *m, const char *name, Span sp);
 Pattern *pattern_new(Module *m, PatternKind kind, Span sp);
 AttrValue *attr_value_new(Module *m, AttrValueKind kind, Span sp);

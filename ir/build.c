@@ -30,9 +30,7 @@ Var *build_fresh_var(Module *m, const char *prefix, Type *annot, Span sp) {
 }
 
 Var *build_var_like(Module *m, const Var *v) {
-  Var *n = var_new_with_attrs(m, v->name_, v->span, v->annot, var_attrs(v));
-  var_copy_name(n, v);
-  return n;
+  return var_new_as_with_attrs(m, v, v->annot);
 }
 
 static Expr **dup_exprs(Module *m, Expr **xs, uint32_t n) {

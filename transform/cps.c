@@ -135,8 +135,7 @@ static Type *cps_type(Cps *c, Type *t) {
 
 static Var *cps_param(Cps *c, Var *v) {
   Type *t = v->annot ? v->annot : v->type;
-  Var *n = var_new(c->m, v->name_, v->span, cps_type(c, t));
-  var_copy_name(n, v);
+  Var *n = var_new_as(c->m, v, cps_type(c, t));
   n->type = n->annot; /* a parameter has its annotation's type */
   return n;
 }

@@ -415,8 +415,7 @@ static Expr *encode_literal(Cx *c, Expr *e, Type *at) {
 /* ------------------------------------------------------------ expressions */
 
 static Var *fresh_binder(Cx *c, Var *v) {
-  Var *n = var_new(c->df->m, v->name_, v->span, conv_type(c->df, ty(c, v->type)));
-  var_copy_name(n, v);
+  Var *n = var_new_as(c->df->m, v, conv_type(c->df, ty(c, v->type)));
   ptrmap_put(&c->vars, v, (int64_t)(intptr_t)build_var(c->df->m, n, v->span));
   return n;
 }

@@ -741,8 +741,7 @@ static Ctor *map_ctor(AD *a, Ctor *c) {
  * (or always, for parameters). */
 static Var *new_binder(AD *a, Var *v, bool annotate) {
   Type *ann = annotate || v->annot ? tr_type(a, v->type ? v->type : v->annot) : NULL;
-  Var *n = var_new(a->m, v->name_, v->span, ann);
-  var_copy_name(n, v);
+  Var *n = var_new_as(a->m, v, ann);
   if (annotate && typeof_ground(ann)) n->type = ann; /* a parameter: its annotation */
   ptrmap_put(&a->vmap, v, ref_of_var(n));
   return n;

@@ -186,10 +186,7 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
 
   /* fresh binders for the captures; substitute them and the self reference */
   Var **fresh = arena_alloc(m->arena, (nc ? nc : 1) * sizeof *fresh);
-  for (uint32_t i = 0; i < nc; i++) {
-    fresh[i] = var_new(m, caps.data[i]->name_, caps.data[i]->span, caps.data[i]->type);
-    var_copy_name(fresh[i], caps.data[i]);
-  }
+  for (uint32_t i = 0; i < nc; i++) fresh[i] = var_new_as(m, caps.data[i], caps.data[i]->type);
   Rewriter sub;
   rw_init(&sub, m, rw->d);
   sub.enter_fns = true;

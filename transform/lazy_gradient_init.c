@@ -707,8 +707,7 @@ static Var *rebind(Rewriter *rw, Var *v) {
   Type *a = v->annot ? lz_type(L, v->annot) : NULL;
   Type *t = v->type && has_tensor(L, v->type) ? lz_ty(L, v->type) : v->type;
   if (a == v->annot && (t == v->type || !t)) return v;
-  Var *n = var_new_with_attrs(L->m, v->name_, v->span, a, var_attrs(v));
-  var_copy_name(n, v);
+  Var *n = var_new_as_with_attrs(L->m, v, a);
   n->type = t;
   return n;
 }
@@ -947,8 +946,7 @@ static bool lazy_global(Lazy *L, GlobalDef *g) {
   Var **ps = arena_alloc(m->arena, (f->nparams ? f->nparams : 1) * sizeof *ps);
   for (uint32_t i = 0; i < f->nparams; i++) {
     Var *p = f->params[i];
-    ps[i] = var_new_with_attrs(m, p->name_, p->span, lz_type(L, p->annot ? p->annot : ft->func.args[i]), var_attrs(p));
-    var_copy_name(ps[i], p);
+    ps[i] = var_new_as_with_attrs(m, p, lz_type(L, p->annot ? p->annot : ft->func.args[i]));
     ps[i]->type = lz_ty(L, ft->func.args[i]);
     rw_subst(&rw, p, typeof_set(&L->tc, build_var(m, ps[i], p->span)));
   }
