@@ -287,6 +287,7 @@ static const char *expected_name(AttrFieldType t) {
   case AT_INT_OR_ARRAY: return "an integer or an integer array";
   case AT_NESTED_ARRAY: return "an array of integer arrays";
   case AT_DOUBLE_ARRAY: return "a float array";
+  case AT_VDEVICE: return "a meta[VirtualDevice][i] reference or None";
   case AT_ANY: return "any value";
   }
   return "a value";
@@ -389,10 +390,24 @@ static AttrValue *check_dtype(NormCx *cx, AttrValue *v) {
   return r;
 }
 
+/* A device attribute: meta[VirtualDevice][i] or None (TVM's parser wants a
+ * VirtualDevice object there and rejects anything else, as its Python rejects
+ * an unknown device name). */
+static AttrValue *virtual_device(NormCx *cx, AttrValue *v) {
+  if (v->kind == AV_NONE || (v->kind == AV_META && strcmp(v->meta.key, "VirtualDevice") == 0)) return v;
+  if (v->kind == AV_META)
+    diag_error(cx->d, v->span, "attribute \"%s\" of %s must be %s, not meta[%s][%u]", cx->field->name, cx->op->name,
+               expected_name(cx->field->type), v->meta.key, v->meta.index);
+  else
+    wrong_kind(cx, v);
+  return NULL;
+}
+
 /* Checks `v` against the current field's type; returns the coerced value, or
  * NULL after reporting an error. */
 static AttrValue *coerce(NormCx *cx, AttrValue *v) {
   const AttrField *f = cx->field;
+  if (f->type == AT_VDEVICE) return virtual_device(cx, v);
   if (f->type == AT_ANY || v->kind == AV_META) return v;
   AttrValue *r = NULL;
   if (v->kind == AV_NONE) {
@@ -429,6 +444,7 @@ static AttrValue *coerce(NormCx *cx, AttrValue *v) {
   case AT_DOUBLE_ARRAY:
     if (v->kind == AV_ARRAY) return map_array(cx, v, double_element);
     break;
+  case AT_VDEVICE:
   case AT_ANY: return v;
   }
   if (!r) wrong_kind(cx, v);

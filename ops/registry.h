@@ -28,6 +28,7 @@ typedef enum {
   AT_INT_OR_ARRAY, /* an int or an int array (split's indices_or_sections) */
   AT_NESTED_ARRAY, /* [[0, 0], [1, 1]] (nn.pad's pad_width) */
   AT_DOUBLE_ARRAY, /* [0f, 0f, 0f, 0f] (resize roi) */
+  AT_VDEVICE,      /* a meta[VirtualDevice][i] reference, or None (on_device, device_copy) */
   AT_ANY,          /* anything (meta references, expressions) */
 } AttrFieldType;
 

@@ -760,16 +760,31 @@ static int64_t md_int_attr(json_t *attrs, const char *field, int64_t dflt) {
   return end == s || *end || errno ? dflt : (int64_t)x;
 }
 
+/* Integer field `field` of VirtualDevice entry i (-1, unconstrained, when it is
+ * absent); an error at the field when it is there but not an integer (TVM's
+ * loader cannot read it either: a device named "bogus" is no device). */
+static int64_t md_vdev_int(Loader *L, json_t *list, size_t i, json_t *attrs, const char *field) {
+  json_t *v = attrs ? json_object_get(attrs, field) : NULL;
+  if (!v) return -1;
+  int64_t x = md_int_attr(attrs, field, INT64_MIN);
+  if (x != INT64_MIN) return x;
+  json_int_t node = json_integer_value(json_array_get(list, i));
+  md_error(L, MD_AT(L, KEY("nodes"), IDX(node), KEY("attrs"), KEY(field)),
+           "meta[VirtualDevice][%zu]: %s must be an integer (a device type or id)", i, field);
+  return -1;
+}
+
 /* Keeps the device type, device id and memory scope of each VirtualDevice
- * entry (m->virtual_devices) so the printer can write them back; anything
- * unexpected inside an entry falls back to "unconstrained". */
+ * entry (m->virtual_devices) so the printer can write them back; an absent
+ * field means "unconstrained", a device type or id that is not an integer is
+ * an error. */
 static void md_load_virtual_devices(Loader *L, json_t *list) {
   Module *m = L->m;
   m->virtual_devices = md_entry_table(L, list, sizeof(MetaVirtualDevice), &m->nvirtual_devices);
   for (size_t i = 0; i < m->nvirtual_devices; i++) {
     json_t *attrs = md_entry_attrs(L, list, i);
-    m->virtual_devices[i].device_type = md_int_attr(attrs, "device_type_int", -1);
-    m->virtual_devices[i].device_id = md_int_attr(attrs, "virtual_device_id", -1);
+    m->virtual_devices[i].device_type = md_vdev_int(L, list, i, attrs, "device_type_int");
+    m->virtual_devices[i].device_id = md_vdev_int(L, list, i, attrs, "virtual_device_id");
     m->virtual_devices[i].memory_scope = arena_strdup(m->arena, attrs ? md_string_attr(L, attrs, "memory_scope") : "");
   }
 }

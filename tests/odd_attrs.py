@@ -53,14 +53,16 @@ DOUBLE_ARRAY = ["[]", "[0f]", "[nanf, inff, -inff, 1e30f]", "[1, 2, 3, 4]", "Non
 INT_OR_ARRAY = ["0", "-1", "1", "3", "65537", "9223372036854775807", "[]", "[0]", "[-1]", "[2, 1]",
                 "[1, 1]", "[9223372036854775807]", "[None]", "[1, 2, 3, 4, 5, 6, 7]", "None"]
 
+VDEVICE = ["None", '"cuda"', "1", "meta[VirtualDevice][0]", "meta[relay.Constant][0]"]
+
 ODD = {"AT_INT": INT, "AT_INT_ARRAY": INT_ARRAY, "AT_DOUBLE": DOUBLE, "AT_STRING": STRING,
        "AT_DTYPE": DTYPE, "AT_BOOL": BOOL, "AT_ANY": ANY, "AT_NESTED_ARRAY": NESTED,
-       "AT_DOUBLE_ARRAY": DOUBLE_ARRAY, "AT_INT_OR_ARRAY": INT_OR_ARRAY}
+       "AT_DOUBLE_ARRAY": DOUBLE_ARRAY, "AT_INT_OR_ARRAY": INT_OR_ARRAY, "AT_VDEVICE": VDEVICE}
 
 # A value for a required attribute that has no Python default, so the call parses.
 REQUIRED = {"AT_INT": "1", "AT_INT_ARRAY": "[1]", "AT_DOUBLE": "1f", "AT_STRING": '"NCHW"',
             "AT_DTYPE": '"float32"', "AT_BOOL": "False", "AT_ANY": "1f", "AT_NESTED_ARRAY": "[[0, 0]]",
-            "AT_DOUBLE_ARRAY": "[0f]", "AT_INT_OR_ARRAY": "1"}
+            "AT_DOUBLE_ARRAY": "[0f]", "AT_INT_OR_ARRAY": "1", "AT_VDEVICE": "None"}
 
 
 def read_registry(root=ROOT):

@@ -5,7 +5,9 @@
  *  - an operator call with >= 1 argument, every argument a constant or an
  *    explicit tuple of constants (either possibly inside on_device), whose
  *    operator is neither stateful nor non-computational (ops/op_traits.h) nor
- *    one of shape_of / ndarray_size / device_copy, is evaluated by the
+ *    one of shape_of / ndarray_size / device_copy (nor qnn.dequantize in the
+ *    FoldConstant pass unless fold_qnn=True: TVM's default skips the QNN
+ *    operators; the Folder other passes use folds it), is evaluated by the
  *    interpreter itself (eval/closed.h) — so the constant is bit-identical
  *    to what running the unfolded program computes — and replaced by a
  *    constant (a tensor) or a tuple of constants;
@@ -111,6 +113,7 @@ struct Folder {
   TypeofCx *tc;      /* FoldConstant on a function without dynamic types: folded constants typed,
                         the rewriter's rebuilt nodes keep their types (keep_types), or NULL */
   PtrMap effects;    /* dag_has_effects' memo */
+  bool skip_qnn;     /* the FoldConstant pass without fold_qnn: QNN operators stay (TVM's default) */
 };
 
 /* ------------------------------------------------------------ on_device */
@@ -547,6 +550,7 @@ static Expr *fold_call(Folder *f, Expr *old, Expr *e) {
   Expr *s = fold_shape(m, old);
   if (s) return s;
   if (op_is_noncomputational(id)) return e;
+  if (f->skip_qnn && id == OP_QNN_DEQUANTIZE) return e;
   if (id == OP_SHAPE_OF || id == OP_NDARRAY_SIZE || id == OP_DEVICE_COPY) return e;
   if (!call_all_complex_constant(e)) return e;
   bool typed = e->type != NULL;
@@ -705,11 +709,12 @@ static bool scan_has_dynamic_types(const DagScan *s) {
  * unfolded body (with a warning): the trade-off is that nothing in that
  * function folds. Only a function with dynamic types can fail so; it folds
  * without reusing buffers in place, so its unfolded body stays intact. */
-static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own, bool dynamic) {
+static bool fold_function_owned(Module *m, Diag *d, Function *fn, Owners *own, bool dynamic, bool skip_qnn) {
   Expr *body = fn->body;
   Type *sig = fn->type;
   Folder *f = folder_new(m, d);
   f->own = dynamic ? NULL : own;
+  f->skip_qnn = skip_qnn;
   TypeofCx tc;
   if (!dynamic) { /* no fold can make a type more static: types carry over */
     typeof_init(&tc, m);
@@ -746,7 +751,7 @@ bool fold_constant_function(Module *m, Diag *d, Function *fn) {
   dag_scan(&s, fn->body);
   bool candidates = scan_has_candidates(&s), dynamic = candidates && scan_has_dynamic_types(&s);
   dag_free(&s);
-  return !candidates || fold_function_owned(m, d, fn, NULL, dynamic);
+  return !candidates || fold_function_owned(m, d, fn, NULL, dynamic, false);
 }
 
 bool pass_FOLD_CONSTANT(PassCtx *c); /* the entry point passes.def names */
@@ -756,7 +761,7 @@ bool pass_FOLD_CONSTANT(PassCtx *c) {
    * body answers whether it has candidates, whether it has dynamic types and
    * (the first time) its ownership counts */
   Owners *own = NULL;
-  bool counted = false, ok = true;
+  bool counted = false, ok = true, skip_qnn = !pass_opt_bool(c, "fold_qnn");
   for (uint32_t i = 0; i < c->m->ndefs && ok; i++) {
     GlobalDef *g = c->m->defs[i];
     if (!g->fn || fn_skipped_by_function_passes(g->fn)) continue;
@@ -767,7 +772,7 @@ bool pass_FOLD_CONSTANT(PassCtx *c) {
     dag_free(&s);
     if (!candidates) continue;
     Type *sig = g->fn->type;
-    ok = fold_function_owned(c->m, c->d, g->fn, own, dynamic);
+    ok = fold_function_owned(c->m, c->d, g->fn, own, dynamic, skip_qnn);
     if (!g->fn->type) g->fn->type = sig; /* as pass_for_each_function: for the next one's check */
   }
   owners_free(own);

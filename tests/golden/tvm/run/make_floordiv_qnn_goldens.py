@@ -9,6 +9,11 @@ inputs. Each program compares relayc's result with the expected array of the .np
   minimum, max - 1 and the signs around multiples of 5. Expected: numpy // and %.
 - test_op_qnn_dequantize.py: every test's data, scale, zero point, axis and out_dtype, with the
   test's own expected array (its literals, not recomputed).
+- test_op_qnn_simulated_dequantize.py: its reference half, qnn.dequantize on the tests' data,
+  scales, zero points and axes (qnn.simulated_dequantize itself is not a relayc operator); the
+  random data replaced by fixed values over the same ranges (cast as the tests cast: uint8 wraps
+  negative values, int8 wraps values above 127). Expected: numpy's (q - zero_point) * scale in
+  float32 (exact for these scales).
 Run: /usr/bin/python3 tests/golden/tvm/run/make_floordiv_qnn_goldens.py
 """
 import os
@@ -70,7 +75,8 @@ def floordiv_golden(dtype):
           body, {"c": c, "b": b, "want": want})
 
 
-def qnn_golden(case, in_dtype, data, want, zero_point, scale, axis, out_dtype="float32", note=""):
+def qnn_golden(case, in_dtype, data, want, zero_point, scale, axis, out_dtype="float32", note="",
+               test="test_op_qnn_dequantize"):
     data = np.asarray(data).astype(in_dtype)
     want = np.asarray(want).astype(out_dtype)
     npz = {"input_data": data, "want": want}
@@ -88,9 +94,11 @@ def qnn_golden(case, in_dtype, data, want, zero_point, scale, axis, out_dtype="f
     if out_dtype != "float32":
         attrs += f', out_dtype="{out_dtype}"'
     body = f"all(equal(qnn.dequantize(%input_data, {scale_text}, {zp_text}{attrs}), %want))"
-    write(f"test_op_qnn_dequantize_{case}",
-          [f"Ported from TVM tests/python/relay/test_op_qnn_dequantize.py::test_{case}{note}.",
-           "Expected: the test's own output array (the .npz's want), compared exactly."],
+    expected = ("the test's own output array" if test == "test_op_qnn_dequantize"
+                else "numpy's (q - zero_point) * scale")
+    write(f"{test}_{case}",
+          [f"Ported from TVM tests/python/relay/{test}.py::test_{case}{note}.",
+           f"Expected: {expected} (the .npz's want), compared exactly."],
           params, body, npz)
 
 
@@ -113,7 +121,39 @@ def qnn_goldens():
                note=" (one-element scale and zero-point vectors)")
 
 
+def sim_dequantize_want(data, zero_point, scale, axis):
+    """numpy's dequantization: (q - zp) * scale, per channel along `axis` for vector parameters."""
+    q = np.asarray(data).astype(np.int32)
+    zp, sc = np.asarray(zero_point, np.int32), np.asarray(scale, np.float32)
+    if zp.ndim:
+        shape = [1] * q.ndim
+        shape[axis] = -1
+        zp, sc = zp.reshape(shape), sc.reshape(shape)
+    return ((q - zp).astype(np.float32) * sc).astype(np.float32)
+
+
+def sim_dequantize_goldens():
+    test = "test_op_qnn_simulated_dequantize"
+    wide = np.array([-128, -90, -33, -1, 0, 1, 40, 99, 126, 127], dtype=np.float64).reshape(2, 5)
+    for dt in ("uint8", "int8", "int32"):
+        q = wide.astype(dt)  # numpy's cast, as the test's .astype(dtype)
+        qnn_golden(f"simulated_dequantize_{dt}", dt, q, sim_dequantize_want(q, 127, 0.5, -1), 127, 0.5, -1,
+                   note=f" (its dequantize_test_driver reference, {dt})", test=test)
+    q = np.array([-64, -63, -20, -1, 0, 1, 17, 50, 62, 63], dtype=np.float64).reshape(2, 5).astype("int8")
+    qnn_golden("dynamic_channels_scalar", "int8", q, sim_dequantize_want(q, 0, 0.5, 0), 0, 0.5, 0,
+               note=" (the reference for the one-element scale and zero point, axis 0)", test=test)
+    qnn_golden("dynamic_channels_per_channel", "int8", q, sim_dequantize_want(q, [127, 123], [0.5, 0.25], 0),
+               [127, 123], [0.5, 0.25], 0, note=" (the per-channel reference, axis 0)", test=test)
+    u = np.array([0, 3, 64, 126, 127, 128, 200, 250, 254, 255], dtype=np.float64).reshape(2, 5)
+    qnn_golden("dynamic_dtype_uint8", "uint8", u.astype("uint8"), sim_dequantize_want(u.astype("uint8"), 127, 0.5, -1),
+               127, 0.5, -1, note=" (the uint8 reference)", test=test)
+    qnn_golden("dynamic_dtype_int8", "int8", u.astype("int8"), sim_dequantize_want(u.astype("int8"), 127, 0.5, -1),
+               127, 0.5, -1, note=" (the int8 reference: data drawn from [0, 255) cast to int8, wrapping)",
+               test=test)
+
+
 if __name__ == "__main__":
     for dt in ("int8", "int16", "int32", "int64"):
         floordiv_golden(dt)
     qnn_goldens()
+    sim_dequantize_goldens()
