@@ -40,8 +40,10 @@
  *    is the depthwise engine's convolution with the flipped window, or, 2-D
  *    with strides > 1 (any dilation), one small correlation per stride phase
  *    (ops/kernels/k_tconv_dw.c; strided 3-D ones spread the input onto a
- *    zeroed grid first): no K = 1 GEMMs. Grouped ones with more channels per
- *    group take GEMM + col2im, which multiplies no zeros either.
+ *    zeroed grid first): no K = 1 GEMMs. Grouped float32 ones with stride 1
+ *    that the grouped engine takes (ResNeXt's 3×3) are its convolution with
+ *    the flipped window and the weight's I and O swapped; other grouped ones
+ *    (strided: the spread input would be mostly zeros) take GEMM + col2im.
  * Float64 uses the same im2col + dgemm; integer results use plain loops in
  * int64 with a single wrap on store (ops/kernels/k_cvt.h); float16 goes through
  * float32.
@@ -947,6 +949,39 @@ static int tconv_depthwise(KernelCtx *c, const ConvGeom *g, const float *x, cons
   return ok ? 1 : -1;
 }
 
+/* Grouped transposed convolution with stride 1 (the data gradient of
+ * ResNeXt's 3×3 groups=32), float32: as for the depthwise one above, output y
+ * reads x[y + plo − r·d]·w[r], a forward convolution with the flipped window
+ * and padding d·(k−1) − plo before, whose weight for output channel
+ * g·Og + o and input channel i is w[g·Cg + i, o] flipped. The grouped engine
+ * then runs it instead of GEMMs Og·kh·kw rows by Cg deep plus col2im.
+ * Returns 1 (done), 0 (not this case), -1 (failed). */
+static int tconv_grouped(KernelCtx *c, const ConvGeom *g, const float *x, const float *w, float *y) {
+  if (g->G <= 1 || (g->Cg == 1 && g->Og == 1)) return 0;
+  ConvGeom f = *g;
+  for (int a = 0; a < 3; a++) {
+    int64_t dk = (g->k[a] - 1) * g->dil[a] + 1;
+    if (g->st[a] != 1) return 0;
+    f.plo[a] = dk - 1 - g->plo[a];
+    f.phi[a] = g->out[a] - 1 + dk - g->in[a] - f.plo[a];
+    if (f.plo[a] < 0 || f.phi[a] < 0 || g->in[a] <= 0) return 0;
+  }
+  f.Kg = f.Cg * f.ksz;
+  if (!grp_wanted(&f)) return 0;
+  float *wf = mem_malloc_try((size_t)(g->O * f.Kg) * sizeof(float));
+  if (!wf) return kernel_fail(c, "%s: out of memory", c->op->name), -1;
+  for (int64_t gi = 0; gi < g->G; gi++)
+    for (int64_t o = 0; o < g->Og; o++)
+      for (int64_t i = 0; i < g->Cg; i++) {
+        const float *src = w + ((gi * g->Cg + i) * g->Og + o) * g->ksz;
+        float *dst = wf + (gi * g->Og + o) * f.Kg + i * g->ksz;
+        for (int64_t t = 0; t < g->ksz; t++) dst[t] = src[g->ksz - 1 - t];
+      }
+  bool ok = conv_grouped(c, &f, x, wf, y, NULL);
+  mem_free(wf);
+  return ok ? 1 : -1;
+}
+
 /* The transposed convolution as GEMM + col2im; false (with a message) when
  * the cols buffer cannot be allocated. */
 static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const void *w, void *y, bool f64) {
@@ -955,6 +990,7 @@ static bool tconv_gemm(KernelCtx *c, const ConvGeom *g, const void *x, const voi
   size_t es = f64 ? 8 : 4;
   if (!f64) {
     int r = tconv_depthwise(c, g, x, w, y);
+    if (!r) r = tconv_grouped(c, g, x, w, y);
     if (r) return r > 0;
   }
   bool pointwise = g->ksz == 1;

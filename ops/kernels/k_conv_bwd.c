@@ -22,7 +22,10 @@
  * rows. float32 reads the taps from a zero-padded copy of the data plane
  * (ops/kernels/k_plane.h) against the gradient laid out as the same sweep
  * (8-float accumulators, ops/kernels/k_vec8.h); float64 (and planes too big
- * for k_plane) gathers the taps with im2col first.
+ * for k_plane) gathers the taps with im2col first. Small groups in float32
+ * (2-16 channels in and out, ResNeXt's 3×3) use the same sweeps a group at a
+ * time: each of its data planes padded once per image, each gradient plane
+ * dotted with every one of them, instead of GEMMs only Og rows tall.
  *
  * Layouts (the attributes re-purposed as in TVM): data_layout is grad's
  * (NCHW), kernel_layout data's (its default OIHW reads as NCHW), out_layout
@@ -264,6 +267,80 @@ static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *da
   return ok;
 }
 
+/* Per-thread plane buffers of the grouped path stay under this (bytes). */
+#define BW_GROUP_SCRATCH ((size_t)8 << 20)
+
+/* The grouped sweeps beat per-group GEMMs while a group's GEMM is small: at most
+ * BW_GROUP_MAX channels in and out per group, and enough groups to share out. */
+#define BW_GROUP_MAX 16
+static bool bw_use_grouped(const BwGeom *g, bool f64) {
+  return !f64 && g->G >= 2 * threadpool_size() && g->Cg > 1 && g->Cg <= BW_GROUP_MAX && g->Og <= BW_GROUP_MAX;
+}
+
+/* ---- a few input channels per group, float32: the same sweeps, a group at a time ------- */
+
+/* Unit = group: per image its Cg data planes are copied into padded planes and
+ * its Og gradient planes into the sweep layout, then dW[o, i, t] is the dot of
+ * gradient sweep o with padded plane i at tap t; sums in double across images.
+ * Grouped convolutions with small groups (ResNeXt's 3×3, 4-32 channels a group)
+ * would otherwise run as per-group GEMMs only Og rows by Cg·kh·kw columns. */
+typedef struct BwGrpJob {
+  const BwGeom *g;
+  const float *grad, *data;
+  float *out;
+  KPlane pl;
+  int64_t pstride, gstride; /* floats between a thread's padded planes, gradient sweeps */
+  float **pad, **gs;        /* per thread: Cg planes, Og sweeps; borders and junk columns stay 0 */
+} BwGrpJob;
+
+static void bw_grp_task(void *raw, int64_t lo, int64_t hi) {
+  const BwGrpJob *j = raw;
+  const BwGeom *g = j->g;
+  const KPlane *pl = &j->pl;
+  int ti = threadpool_thread_index();
+  float *pad = j->pad[ti], *gs = j->gs[ti];
+  double *acc = mem_malloc((size_t)(g->Og * g->Kg) * sizeof *acc);
+  for (int64_t gi = lo; gi < hi; gi++) {
+    memset(acc, 0, (size_t)(g->Og * g->Kg) * sizeof *acc);
+    for (int64_t n = 0; n < g->N; n++) {
+      for (int64_t i = 0; i < g->Cg; i++)
+        kplane_fill(pl, j->data + (n * g->C + gi * g->Cg + i) * g->isz, pad + i * j->pstride);
+      for (int64_t o = 0; o < g->Og; o++) {
+        const float *gp = j->grad + (n * g->O + gi * g->Og + o) * g->P;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+          memcpy(gs + o * j->gstride + kplane_row(pl, 0, oh), gp + oh * g->OW, (size_t)g->OW * sizeof(float));
+      }
+      for (int64_t o = 0; o < g->Og; o++)
+        for (int64_t i = 0; i < g->Cg; i++)
+          bw_dw_dots(acc + o * g->Kg + i * g->ksz, gs + o * j->gstride, pad + i * j->pstride, pl->toff, pl->ntaps,
+                     pl->vlen16);
+    }
+    float *dst = j->out + gi * g->Og * g->Kg;
+    for (int64_t k = 0; k < g->Og * g->Kg; k++) dst[k] = (float)acc[k];
+  }
+  mem_free(acc);
+}
+
+/* False (nothing written) when the planes do not fit or buffers are missing. */
+static bool bw_grouped_f32(const BwGeom *g, const float *grad, const float *data, float *out) {
+  int64_t in[3] = {1, g->H, g->W}, os[3] = {1, g->OH, g->OW}, k[3] = {1, g->kh, g->kw};
+  int64_t st[3] = {1, g->sh, g->sw}, dil[3] = {1, g->dh, g->dw}, plo[3] = {0, g->pt, g->pl};
+  int64_t phi[3] = {0, g->pb, g->pr};
+  if (!kplane_fits(in, os, k, st, dil, plo, phi)) return false;
+  BwGrpJob j = {.g = g, .grad = grad, .data = data, .out = out};
+  kplane_init(&j.pl, in, os, k, st, dil, plo, phi);
+  j.pstride = ((int64_t)kplane_buffer_floats(&j.pl) + 15) / 16 * 16;
+  j.gstride = j.pl.vlen16 + 16;
+  size_t pbytes = (size_t)(j.pstride * g->Cg) * sizeof(float), gbytes = (size_t)(j.gstride * g->Og) * sizeof(float);
+  bool ok = pbytes <= BW_GROUP_SCRATCH && gbytes <= BW_GROUP_SCRATCH && kplane_scratch(pbytes, gbytes, &j.pad, &j.gs);
+  if (ok) {
+    for (int i = 0; i < threadpool_size(); i++) memset(j.gs[i], 0, gbytes);
+    threadpool_for(g->G, 1, bw_grp_task, &j);
+  }
+  kplane_free(&j.pl);
+  return ok;
+}
+
 /* ---- driver ------------------------------------------------------------------------- */
 
 /* The narrowest column block cut while the reduction could be sliced instead,
@@ -282,6 +359,7 @@ static bool bw_run(KernelCtx *c, const BwGeom *g, const void *grad, const void *
     return true;
   }
   if (g->Cg == 1 && !f64 && bw_depthwise_f32(g, grad, data, out)) return true;
+  if (bw_use_grouped(g, f64) && bw_grouped_f32(g, grad, data, out)) return true;
   if (g->Cg == 1) {
     j.scratch = kscratch(0, (size_t)(g->ksz * g->P) * es + 64);
     if (!j.scratch) return kernel_fail(c, "%s: out of memory for the tap buffer", c->op->name), false;

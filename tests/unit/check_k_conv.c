@@ -454,6 +454,9 @@ START_TEST(conv2d_transpose) {
        * padded or strided ones take the col2im engine */
       {6, 4, 2, 1, 1, 1, 0, 0, 0, F32}, {5, 3, 1, 1, 1, 1, 0, 0, 0, F64}, {4, 4, 1, 1, 1, 1, 1, 1, 0, F32},
       {4, 4, 1, 1, 2, 1, 0, 0, 1, F32},
+      /* grouped, stride 1: the grouped engine with the flipped window (ResNeXt's 3×3 data
+       * gradient; Og ≠ Cg, dilation, asymmetric padding); strided: GEMM + col2im */
+      {64, 64, 16, 3, 1, 1, 1, 1, 0, F32}, {32, 48, 8, 3, 1, 2, 2, 1, 0, F32}, {16, 8, 4, 3, 2, 1, 1, 1, 1, F32},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int64_t xs[4] = {2, cases[i].C, 5, 4}, ws[4] = {cases[i].C, cases[i].O / cases[i].G, cases[i].k, cases[i].k};

@@ -124,6 +124,11 @@ static const BwCase BW[] = {
     /* reduction slices chosen over narrow column blocks (P long enough) */
     {1, 64, 32, 32, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* 1x1 direct: 2 column blocks x 4 slices */
     {2, 16, 23, 23, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3, 2 images: slices across images */
+    /* small groups, float32: the per-group padded-plane sweeps (ResNeXt's 3x3 groups=32) */
+    {2, 32, 11, 11, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8},   /* Cg 4, Og 8, stride 2, batch 2 */
+    {1, 64, 9, 13, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},    /* Cg = Og = 16, non-square */
+    {2, 24, 10, 10, 12, 3, 2, 1, 2, 2, 0, 1, 1, 2, 1, 6},   /* Og 2, dilation, asymmetric padding */
+    {1, 68, 7, 7, 68, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},     /* Cg 17: per-group GEMMs */
 };
 
 START_TEST(conv_bw_matches_reference) {
@@ -149,6 +154,8 @@ START_TEST(conv_bw_thread_counts) {
     check_bw(&BW[7], F32, 1e-5);
     check_bw(&BW[17], F32, 1e-5);
     check_bw(&BW[18], F32, 1e-5);
+    check_bw(&BW[19], F32, 1e-5);
+    check_bw(&BW[20], F32, 1e-5);
   }
   threadpool_shutdown();
   unsetenv("RELAYC_NUM_THREADS");
