@@ -1,9 +1,9 @@
 /* ops/kernels/k_dyn.c — the dyn.* operators (spec/passes.md 11.6): the static
  * operator's computation with some attributes given as tensors.
  *
- * Each kernel reads its shape-like inputs (integer vectors, integer or float
- * scalars, a (rank, 2) pad_width matrix, a float roi vector; tile's reps and
- * topk's k may be floats, truncated, as in TVM's tests), checks them,
+ * Each kernel reads its shape-like inputs (vectors, scalars, a (rank, 2)
+ * pad_width matrix of any numeric dtype, float values truncated toward zero as
+ * TVM's DynamicToStatic does; a float roi vector), checks them,
  * and runs the static operator's own kernel (the one DynamicToStatic would
  * call) with those values as attributes on top of the dyn call's other
  * attributes, in a nested KernelCtx; so the two can never disagree. The data
@@ -69,19 +69,20 @@ static int dyn_fail(DynCall *d, const char *msg) {
   return KERNEL_ERROR;
 }
 
-/* Input i as an integer vector of at most MAXR values (a scalar counts as one). */
-static bool int_vec(const Tensor *t, int64_t *v, int32_t *n) {
-  if (!dtype_is_int(t->dtype) || t->ndim > 1 || t->numel > MAXR) return false;
-  *n = (int32_t)t->numel;
-  for (int32_t i = 0; i < *n; i++) v[i] = ku_index(t, i);
+/* Element i of a numeric tensor as an integer (floats truncated); false for a
+ * bool, a non-finite float or one beyond int64. */
+static bool num_at(const Tensor *t, int64_t i, int64_t *v) {
+  if (dtype_is_int(t->dtype)) {
+    *v = ku_index(t, i);
+    return true;
+  }
+  double x = tensor_get_f64(t, i);
+  if (dtype_is_bool(t->dtype) || !(x > -9.2e18 && x < 9.2e18)) return false;
+  *v = (int64_t)x;
   return true;
 }
 
-static bool int_scalar(const Tensor *t, int64_t *v) {
-  if (!dtype_is_int(t->dtype) || t->numel != 1) return false;
-  *v = ku_index(t, 0);
-  return true;
-}
+static bool num_scalar_int(const Tensor *t, int64_t *v) { return t->numel == 1 && num_at(t, 0, v); }
 
 static bool num_scalar(const Tensor *t, double *v) {
   if (t->numel != 1 || dtype_is_bool(t->dtype)) return false;
@@ -89,56 +90,44 @@ static bool num_scalar(const Tensor *t, double *v) {
   return isfinite(*v);
 }
 
-/* A number truncated toward zero (TVM's DynamicToStatic casts float values so);
- * false when it is not finite or beyond int64. */
-static bool truncated(double x, int64_t *v) {
-  if (!(x > -9.2e18 && x < 9.2e18)) return false;
-  *v = (int64_t)x;
-  return true;
-}
-
-/* Input t as a vector of at most MAXR numbers (a scalar counts as one), truncated. */
+/* Input t as a vector of at most MAXR numbers (a scalar counts as one). */
 static bool num_vec(const Tensor *t, int64_t *v, int32_t *n) {
-  if (dtype_is_int(t->dtype)) return int_vec(t, v, n);
-  if (dtype_is_bool(t->dtype) || t->ndim > 1 || t->numel > MAXR) return false;
+  if (t->ndim > 1 || t->numel > MAXR) return false;
   *n = (int32_t)t->numel;
   for (int32_t i = 0; i < *n; i++)
-    if (!truncated(tensor_get_f64(t, i), &v[i])) return false;
+    if (!num_at(t, i, &v[i])) return false;
   return true;
 }
 
-/* A vector input as the array attribute `key` (integers, or any numbers when
- * `numeric`); false when it is not one. */
-static bool set_vec_of(DynCall *d, uint32_t input, const char *key, bool numeric) {
+/* A vector input as the array attribute `key`; false when it is not one. */
+static bool set_vec(DynCall *d, uint32_t input, const char *key) {
   int64_t v[MAXR];
   int32_t n;
-  if (!(numeric ? num_vec : int_vec)(d->c->inputs[input], v, &n)) return false;
+  if (!num_vec(d->c->inputs[input], v, &n)) return false;
   dyn_set(d, key, attr_int_array(d->m, v, (uint32_t)n));
   return true;
 }
 
-static bool set_vec(DynCall *d, uint32_t input, const char *key) { return set_vec_of(d, input, key, false); }
-
-#define DYN_VEC_OP(ID, STATIC, KEY, NUMERIC, MSG)                                                  \
+#define DYN_VEC_OP(ID, STATIC, KEY, MSG)                                                           \
   int kernel_##ID(KernelCtx *c);                                                                   \
   int kernel_##ID(KernelCtx *c) {                                                                  \
     DynCall d;                                                                                     \
     dyn_begin(&d, c);                                                                              \
-    if (!set_vec_of(&d, 1, KEY, NUMERIC)) return dyn_fail(&d, MSG);                                \
+    if (!set_vec(&d, 1, KEY)) return dyn_fail(&d, MSG);                                            \
     return dyn_run(&d, STATIC, (uint32_t[]){0}, 1);                                                \
   }
 
-DYN_VEC_OP(DYN_RESHAPE, OP_RESHAPE, "newshape", false, "newshape must be an integer vector")
-DYN_VEC_OP(DYN_SQUEEZE, OP_SQUEEZE, "axis", false, "axes must be an integer vector")
-DYN_VEC_OP(DYN_TILE, OP_TILE, "reps", true, "reps must be a vector of numbers")
-DYN_VEC_OP(DYN_BROADCAST_TO, OP_BROADCAST_TO, "shape", false, "shape must be an integer vector")
+DYN_VEC_OP(DYN_RESHAPE, OP_RESHAPE, "newshape", "newshape must be a vector of numbers")
+DYN_VEC_OP(DYN_SQUEEZE, OP_SQUEEZE, "axis", "axes must be a vector of numbers")
+DYN_VEC_OP(DYN_TILE, OP_TILE, "reps", "reps must be a vector of numbers")
+DYN_VEC_OP(DYN_BROADCAST_TO, OP_BROADCAST_TO, "shape", "shape must be a vector of numbers")
 
 int kernel_DYN_EXPAND_DIMS(KernelCtx *c);
 int kernel_DYN_EXPAND_DIMS(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   int64_t axis;
-  if (!int_scalar(c->inputs[1], &axis)) return dyn_fail(&d, "axis must be an integer scalar");
+  if (!num_scalar_int(c->inputs[1], &axis)) return dyn_fail(&d, "axis must be one number");
   dyn_set(&d, "axis", attr_int(d.m, axis));
   return dyn_run(&d, OP_EXPAND_DIMS, (uint32_t[]){0}, 1);
 }
@@ -146,7 +135,7 @@ int kernel_DYN_EXPAND_DIMS(KernelCtx *c) {
 static int dyn_creation(KernelCtx *c, int32_t op, uint32_t shape_input) {
   DynCall d;
   dyn_begin(&d, c);
-  if (!set_vec(&d, shape_input, "shape")) return dyn_fail(&d, "shape must be an integer vector");
+  if (!set_vec(&d, shape_input, "shape")) return dyn_fail(&d, "shape must be a vector of numbers");
   return op == OP_FULL ? dyn_run(&d, op, (uint32_t[]){0}, 1) : dyn_run(&d, op, NULL, 0);
 }
 
@@ -162,7 +151,7 @@ int kernel_DYN_ONE_HOT(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   int64_t depth;
-  if (!int_scalar(c->inputs[3], &depth)) return dyn_fail(&d, "depth must be an integer scalar");
+  if (!num_scalar_int(c->inputs[3], &depth)) return dyn_fail(&d, "depth must be one number");
   dyn_set(&d, "depth", attr_int(d.m, depth));
   return dyn_run(&d, OP_ONE_HOT, (uint32_t[]){0, 1, 2}, 3);
 }
@@ -172,10 +161,7 @@ int kernel_DYN_TOPK(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   int64_t k;
-  const Tensor *kt = c->inputs[1];
-  if (kt->numel != 1 || dtype_is_bool(kt->dtype) || !truncated(tensor_get_f64(kt, 0), &k))
-    return dyn_fail(&d, "k must be one number");
-  if (dtype_is_int(kt->dtype)) k = ku_index(kt, 0);
+  if (!num_scalar_int(c->inputs[1], &k)) return dyn_fail(&d, "k must be one number");
   dyn_set(&d, "k", attr_int(d.m, k));
   return dyn_run(&d, OP_TOPK, (uint32_t[]){0}, 1);
 }
@@ -185,7 +171,7 @@ int kernel_DYN_STRIDED_SLICE(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   if (!set_vec(&d, 1, "begin") || !set_vec(&d, 2, "end") || !set_vec(&d, 3, "strides"))
-    return dyn_fail(&d, "begin, end and strides must be integer vectors");
+    return dyn_fail(&d, "begin, end and strides must be vectors of numbers");
   dyn_set(&d, "axes", attr_value_parse(d.m, "None"));
   return dyn_run(&d, OP_STRIDED_SLICE, (uint32_t[]){0}, 1);
 }
@@ -196,14 +182,16 @@ int kernel_DYN_NN_PAD(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
   const Tensor *pw = c->inputs[1];
-  if (!dtype_is_int(pw->dtype) || pw->ndim != 2 || pw->shape[1] != 2 || pw->shape[0] > MAXR)
-    return dyn_fail(&d, "pad_width must be an integer matrix of shape (rank, 2)");
+  int64_t w[2 * MAXR];
+  bool ok = pw->ndim == 2 && pw->shape[1] == 2 && pw->shape[0] <= MAXR;
+  for (int64_t i = 0; ok && i < pw->numel; i++) ok = num_at(pw, i, &w[i]);
+  if (!ok) return dyn_fail(&d, "pad_width must be a numeric matrix of shape (rank, 2)");
   char text[64 * MAXR * 2 + 8];
   size_t len = 0;
   len += (size_t)snprintf(text + len, sizeof text - len, "[");
   for (int64_t i = 0; i < pw->shape[0]; i++)
-    len += (size_t)snprintf(text + len, sizeof text - len, "%s[%lld, %lld]", i ? ", " : "",
-                            (long long)ku_index(pw, 2 * i), (long long)ku_index(pw, 2 * i + 1));
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s[%lld, %lld]", i ? ", " : "", (long long)w[2 * i],
+                            (long long)w[2 * i + 1]);
   snprintf(text + len, sizeof text - len, "]");
   AttrValue *v = attr_value_parse(d.m, text);
   if (!v) return dyn_fail(&d, "invalid pad_width");
@@ -266,6 +254,6 @@ int kernel_DYN_SPARSE_TO_DENSE(KernelCtx *c);
 int kernel_DYN_SPARSE_TO_DENSE(KernelCtx *c) {
   DynCall d;
   dyn_begin(&d, c);
-  if (!set_vec(&d, 3, "output_shape")) return dyn_fail(&d, "output_shape must be an integer vector");
+  if (!set_vec(&d, 3, "output_shape")) return dyn_fail(&d, "output_shape must be a vector of numbers");
   return dyn_run(&d, OP_SPARSE_TO_DENSE, (uint32_t[]){0, 1, 2}, 3);
 }

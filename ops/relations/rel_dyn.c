@@ -6,11 +6,13 @@
  * while the extents those inputs decide are `?` (TVM's Any), exactly as in
  * TVM's relations; extents the dynamic inputs do not touch are kept (the
  * dims past the sliced ones of dyn.strided_slice, the non-spatial dims of
- * the resizes). Shape-like inputs must be integer tensors of the right rank
- * (scalars for expand_dims' axis, one_hot's depth; floats for the upsampling
- * scales and resize's roi); that is checked here. TVM checks no dtype, and its
- * own tests pass float32 for tile's reps, topk's k (a scalar or a (1,) tensor)
- * and resize's size: those take any number (the kernels truncate).
+ * the resizes). Shape-like inputs must be numeric tensors of the right rank
+ * (vectors of static length; scalars for expand_dims' axis, one_hot's depth,
+ * the upsampling scales; a scalar or a (1,) tensor for topk's k; a float roi
+ * vector for resize); that is checked here. Their dtype is free, as in TVM
+ * (which checks none, and whose own tests pass float32 reps, k and size): the
+ * kernels truncate float values, as TVM's DynamicToStatic and shape functions
+ * do.
  */
 #include "ops/layout.h"
 #include "ops/relations/rel_util.h"
@@ -21,31 +23,24 @@ static int done(TypeRelCtx *c, Type *o) { return rel_assign(c, rel_ninputs(c), o
 
 static bool int_dtype(DType t) { return (t.code == DT_INT || t.code == DT_UINT) && t.bits > 1; }
 
-/* Input i as a vector of static length (integers, or any numbers when
- * `numeric`): the length, or -1 after reporting (-2 while the input is unknown). */
-static int64_t vec_len_of(TypeRelCtx *c, uint32_t i, const char *what, bool numeric) {
+/* Input i as a numeric vector of static length: the length, or -1 after
+ * reporting (-2 while the input is unknown). */
+static int64_t vec_len(TypeRelCtx *c, uint32_t i, const char *what) {
   const Type *t = rel_tensor(c, i);
   if (!t) return rel_pending(c) == REL_FAIL ? -1 : -2;
-  DType dt = t->tensor.dtype;
-  bool ok_dtype = numeric ? !dtype_is_bool(dt) : int_dtype(dt);
-  if (!ok_dtype || t->tensor.ndim != 1 || !dim_known(t->tensor.dims[0])) {
-    rel_fail(c, "%s must be a%s vector of static length, found %s", what, numeric ? " numeric" : "n integer",
-             rel_type_str(c, t));
+  if (dtype_is_bool(t->tensor.dtype) || t->tensor.ndim != 1 || !dim_known(t->tensor.dims[0])) {
+    rel_fail(c, "%s must be a numeric vector of static length, found %s", what, rel_type_str(c, t));
     return -1;
   }
   return t->tensor.dims[0].value;
 }
 
-static int64_t vec_len(TypeRelCtx *c, uint32_t i, const char *what) { return vec_len_of(c, i, what, false); }
-
-/* Input i is a scalar (integer when `integer`, else any number); REL_DONE,
- * REL_WAIT or REL_FAIL. */
-static int scalar_input(TypeRelCtx *c, uint32_t i, bool integer, const char *what) {
+/* Input i is a numeric scalar; REL_DONE, REL_WAIT or REL_FAIL. */
+static int scalar_input(TypeRelCtx *c, uint32_t i, const char *what) {
   const Type *t = rel_tensor(c, i);
   if (!t) return rel_pending(c);
-  if (t->tensor.ndim != 0 || (integer && !int_dtype(t->tensor.dtype)) || dtype_is_bool(t->tensor.dtype))
-    return rel_fail(c, "%s must be a%s scalar, found %s", what, integer ? "n integer" : " numeric",
-                    rel_type_str(c, t));
+  if (t->tensor.ndim != 0 || dtype_is_bool(t->tensor.dtype))
+    return rel_fail(c, "%s must be a numeric scalar, found %s", what, rel_type_str(c, t));
   return REL_DONE;
 }
 
@@ -76,7 +71,7 @@ int rel_dyn_squeeze(TypeRelCtx *c) {
 int rel_dyn_expand_dims(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  int rc = scalar_input(c, 1, true, "axis");
+  int rc = scalar_input(c, 1, "axis");
   if (rc) return rc;
   int64_t k = rel_attr_int(c, "num_newaxis", 1);
   if (k < 0 || k > 64) return rel_fail(c, "num_newaxis must be in [0, 64], got %lld", (long long)k);
@@ -86,9 +81,7 @@ int rel_dyn_expand_dims(TypeRelCtx *c) {
 int rel_dyn_tile(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  int64_t n1 = vec_len_of(c, 1, "reps", true);
-  if (n1 == -2) return REL_WAIT;
-  if (n1 < 0) return REL_FAIL;
+  VEC(1, "reps")
   return done(c, any_tensor(c, a->tensor.dtype, n1 > a->tensor.ndim ? n1 : a->tensor.ndim));
 }
 
@@ -127,7 +120,7 @@ int rel_dyn_one_hot(TypeRelCtx *c) {
   const Type *off = rel_tensor(c, 2);
   if (!off) return rel_pending(c);
   if (on->tensor.ndim != 0 || off->tensor.ndim != 0) return rel_fail(c, "on_value and off_value must be scalars");
-  int rc = scalar_input(c, 3, true, "depth");
+  int rc = scalar_input(c, 3, "depth");
   if (rc) return rc;
   int64_t nd = ix->tensor.ndim, axis = rel_attr_int(c, "axis", -1);
   if (axis == -1) axis = nd;
@@ -175,7 +168,7 @@ int rel_dyn_strided_slice(TypeRelCtx *c) {
   return done(c, o);
 }
 
-/* dyn.nn.pad(data, pad_width, pad_value): pad_width an integer (rank, 2) matrix. */
+/* dyn.nn.pad(data, pad_width, pad_value): pad_width a numeric (rank, 2) matrix. */
 int rel_dyn_pad(TypeRelCtx *c) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
@@ -183,9 +176,9 @@ int rel_dyn_pad(TypeRelCtx *c) {
   if (!pw) return rel_pending(c);
   const Type *v = rel_tensor(c, 2);
   if (!v) return rel_pending(c);
-  if (!int_dtype(pw->tensor.dtype) || pw->tensor.ndim != 2 || !dim_compat(pw->tensor.dims[0], dim_int(a->tensor.ndim)) ||
+  if (dtype_is_bool(pw->tensor.dtype) || pw->tensor.ndim != 2 || !dim_compat(pw->tensor.dims[0], dim_int(a->tensor.ndim)) ||
       !dim_compat(pw->tensor.dims[1], dim_int(2)))
-    return rel_fail(c, "pad_width must be an integer matrix of shape (%u, 2), found %s", a->tensor.ndim,
+    return rel_fail(c, "pad_width must be a numeric matrix of shape (%u, 2), found %s", a->tensor.ndim,
                     rel_type_str(c, pw));
   if (v->tensor.ndim != 0) return rel_fail(c, "pad_value must be a scalar, found %s", rel_type_str(c, v));
   const char *mode = rel_attr_str(c, "pad_mode", "constant");
@@ -200,7 +193,7 @@ static int resize_like(TypeRelCtx *c, const char *dflt_layout, const char *lette
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
   for (uint32_t i = 0; i < nscalars; i++) {
-    int rc = scalar_input(c, 1 + i, false, "a scale");
+    int rc = scalar_input(c, 1 + i, "a scale");
     if (rc) return rc;
   }
   const char *l = rel_attr_str(c, "layout", dflt_layout);
@@ -223,9 +216,7 @@ int rel_dyn_upsampling3d(TypeRelCtx *c) { return resize_like(c, "NCDHW", "DHW", 
 
 int rel_dyn_resize2d(TypeRelCtx *c) {
   /* TVM takes the size in any numeric dtype (its tests pass float32) and truncates it */
-  int64_t n1 = vec_len_of(c, 1, "size", true);
-  if (n1 == -2) return REL_WAIT;
-  if (n1 < 0) return REL_FAIL;
+  VEC(1, "size")
   if (n1 != 2) return rel_fail(c, "size must have 2 values, found %lld", (long long)n1);
   const Type *roi = rel_tensor(c, 2);
   if (!roi) return rel_pending(c);

@@ -3,7 +3,8 @@ twins' semantics, with the shape-like attributes passed as tensors — dyn.resha
 dyn.expand_dims, dyn.tile, dyn.broadcast_to, dyn.zeros / dyn.ones / dyn.full, dyn.one_hot,
 dyn.topk, dyn.strided_slice, dyn.nn.pad, dyn.nn.upsampling and dyn.nn.upsampling3d (nearest
 neighbour, integer scales: numpy repeat), dyn.sparse_to_dense — plus the static nn.upsampling3d and
-sparse_to_dense they become. Bad shape-like inputs must be rejected (type error or run-time error)."""
+sparse_to_dense they become. Shape-like inputs may have any numeric dtype (floats truncate); bad
+ones must be rejected (type error or run-time error)."""
 import numpy as np
 
 from diffcore import (ERROR, FLOATS, TYPE_ERROR, Case, call, rand_array, rand_shape)
@@ -104,5 +105,9 @@ def cases(rng, thorough):
                                                                          ("s", iv(shape))],
                    "dyn.sparse_to_dense(%i, %v, %d, %s)", ref)
     x = rand_array(rng, (2, 3), "float32")
-    yield Case(FAMILY, "dyn.reshape by a float vector", [("x", x), ("s", np.array([6.0]))], "dyn.reshape(%x, %s)", TYPE_ERROR)
+    # any numeric dtype, as TVM's relations (none checks a dtype); floats truncate
+    yield Case(FAMILY, "dyn.reshape by a float vector", [("x", x), ("s", np.array([6.7]))], "dyn.reshape(%x, %s)",
+               x.reshape(6))
+    yield Case(FAMILY, "dyn.reshape by a bool vector", [("x", x), ("s", np.array([True]))], "dyn.reshape(%x, %s)",
+               TYPE_ERROR)
     yield Case(FAMILY, "dyn.reshape to a wrong count", [("x", x), ("s", iv([4, 2]))], "dyn.reshape(%x, %s)", ERROR)

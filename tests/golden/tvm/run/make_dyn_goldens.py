@@ -430,7 +430,38 @@ def level10():
     golden("level10_one_hot", "test_dynamic_op_level10.py::test_dyn_one_hot", cases, d2s=d2s_cases(cases))
 
 
-ALL = [level2, level3, level4, level5, level6, level10]
+def shape_dtypes():
+    """Not a TVM test: TVM's dyn relations check no dtype of the shape-like inputs (their own tests
+    pass float32 reps, k and size), so every dyn operator takes them in any numeric dtype here too,
+    float values truncated (as TVM's DynamicToStatic and shape functions cast them)."""
+    cases = [
+        Case([F((2, 3, 4), (2, 3, 4)), L((2,), (8.0, 3.0), "float32")], "dyn.reshape(%p0, %p1)",
+             lambda x, _: x.reshape(8, 3)),
+        Case([F((1, 3, 1), (1, 3, 1)), L((1,), (0,), "uint8")], "dyn.squeeze(%p0, %p1)", lambda x, _: x[0]),
+        Case([F((1, 3), (1, 3)), L((2,), (2.0, 3.0), "float64")], "dyn.broadcast_to(%p0, %p1)",
+             lambda x, _: np.broadcast_to(x, (2, 3))),
+        Case([L((2,), (2.7, 2.2), "float32")], 'dyn.zeros(%p0, dtype="float32")', lambda _: np.zeros((2, 2), "float32")),
+        Case([L((), 4, "int32"), L((2,), (2, 3), "int8")], 'dyn.full(%p0, %p1, dtype="int32")',
+             lambda f, _: np.full((2, 3), 4, "int32")),
+        Case([I((3,), (3,), 3), L((), 3.0, "float32")], 'dyn.one_hot(%p0, 1f, 0f, %p1, dtype="float32")',
+             lambda i, _: one_hot_ref(i, 3, 1.0, 0.0, -1, "float32")),
+        Case([F((2, 2), (2, 2)), L((), 1.0, "float32")], "dyn.expand_dims(%p0, %p1)", lambda x, _: x.reshape(2, 1, 2)),
+        Case([F((3, 4, 3), (3, 4, 3)), L((3,), (1, 1, 0), "float32"), L((3,), (3, 4, 3), "float32"),
+              L((3,), (1, 1, 1), "float32")], "dyn.strided_slice(%p0, %p1, %p2, %p3)",
+             lambda x, *_: x[1:3, 1:4, 0:3]),
+        Case([F((2, 3), (2, 3)), L((2, 2), ((1, 0), (0, 2)), "float32")], "dyn.nn.pad(%p0, %p1, 0f)",
+             lambda x, _: np.pad(x, ((1, 0), (0, 2)))),
+        Case([L((3,), (0, 1, 4), "int64"), L((3,), (3, 3, 3), "int32"), L((1,), (5.0,), "float32")],
+             "dyn.sparse_to_dense(%p0, %p1, 0, %p2)", lambda *_: np.array([3, 3, 0, 0, 3], "int32")),
+    ]
+    golden("extra_shape_dtypes", "(none: TVM's dyn relations, src/relay/op/dyn/)", cases,
+           ["Not a TVM test: TVM's dyn relations check no dtype of the shape-like inputs (its own tests",
+            "pass float32 reps, k and size), so relayc takes any numeric dtype too, float values",
+            "truncated as TVM's DynamicToStatic casts them (relayc required integers until session 15)."],
+           d2s=d2s_cases(cases, -1)[:3] + d2s_cases(cases[3:4], 0) + d2s_cases(cases[4:], 1))
+
+
+ALL = [level2, level3, level4, level5, level6, level10, shape_dtypes]
 
 if __name__ == "__main__":
     names = sys.argv[1:]
