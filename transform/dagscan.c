@@ -170,14 +170,21 @@ bool dag_has_effects(PtrMap *memo, Expr *root) {
   return result;
 }
 
-/* A reference operation or a stateful operator call: an effect of the node
- * itself. Calls of functions are not counted here (dag_own_effect counts
- * them): a shared call of a pure function may run twice harmlessly, and
- * counting every call would refuse most closures. */
-static bool direct_effect(const Expr *e) {
+/* A reference operation, a stateful operator call, or a call of a function
+ * that may have one: a closure (not known here), or a global whose body has
+ * an effect (dag_has_effects, memoised in *globals: a call in it counts). A
+ * shared call of a global with operator calls only may run twice harmlessly.
+ * (Fuzz session 15: a shared @bump(%r), which reads and writes %r, captured
+ * by a literal, was not bound first, and LambdaLift's global ran it per call.) */
+static bool direct_effect(const Expr *e, PtrMap *globals) {
   if (e->kind == EXPR_CALL) {
     int32_t id = op_call_id(e);
-    return id >= 0 && op_is_stateful(id);
+    if (id >= 0) return op_is_stateful(id);
+    const Expr *f = e->call.fn;
+    if (f->kind == EXPR_CTOR) return false;
+    if (f->kind != EXPR_GLOBAL) return true;
+    const GlobalDef *g = f->global.def;
+    return !g || !g->fn || !g->fn->body || dag_has_effects(globals, g->fn->body);
   }
   return dag_own_effect(e);
 }
@@ -187,9 +194,10 @@ static bool direct_effect(const Expr *e) {
  * `parents` is not NULL. The caller frees the result. */
 static bool *effects_below(const DagScan *s, uint32_t *parents) {
   bool *eff = mem_calloc(s->n ? s->n : 1, sizeof *eff);
+  PtrMap globals = {0};
   for (uint32_t i = 0; i < s->n; i++) {
     Expr *e = dag_node(s, i);
-    bool x = direct_effect(e);
+    bool x = direct_effect(e, &globals);
     for (uint32_t k = 0; dag_child(e, k); k++) {
       uint32_t c = dag_index(s, dag_child(e, k));
       if (parents) parents[c]++;
@@ -197,19 +205,22 @@ static bool *effects_below(const DagScan *s, uint32_t *parents) {
     }
     eff[i] = x;
   }
+  ptrmap_free(&globals);
   return eff;
 }
 
 DagEffects dag_effects(Expr *root) {
   DagEffects fx = {false, false, false};
   DagScan s;
+  PtrMap globals = {0};
   dag_scan(&s, root);
   for (uint32_t i = 0; i < s.n && !(fx.literal && fx.own && fx.direct); i++) {
     const Expr *e = s.pre[i];
     if (e->kind == EXPR_FN) fx.literal = true;
     if (!fx.own && dag_own_effect(e)) fx.own = true;
-    if (!fx.direct && direct_effect(e)) fx.direct = true;
+    if (!fx.direct && direct_effect(e, &globals)) fx.direct = true;
   }
+  ptrmap_free(&globals);
   dag_free(&s);
   return fx;
 }

@@ -594,7 +594,10 @@ static Expr *conv_call(Cx *c, Expr *e) {
   case EXPR_FN: {
     /* (fn (p...) { b })(a...)  ->  let %p = a; ... b */
     Function *fn = f->fn;
-    if (fn->nparams != e->call.nargs) break;
+    /* a polymorphic literal goes through apply at this call's instance: its
+     * binders' types name its own type parameters, which no instantiation
+     * here substitutes (fuzz session 15: `%v is annotated A`) */
+    if (fn->nparams != e->call.nargs || fn->ntparams) break;
     /* a shared literal called again goes through apply like any function
      * value: its body's conversion is memoised by node, so a second
      * reduction would reuse the first one's nodes, which use the first

@@ -13,8 +13,8 @@
  *     nn.dense(transpose(A), w)            → nn.matmul(A, w, transpose_a, transpose_b)
  *     nn.dense(transpose(A), transpose(B)) → nn.matmul(A, B, transpose_a)
  * (units and out_dtype kept), and drops collapse_sum_like(e, like) when e
- * already has the result's static type (the rule keeps TVM's unconditional
- * collapse). A transpose with other uses stays for them; the rewrite never
+ * already has the result's static type, every extent known (the rule keeps
+ * TVM's unconditional collapse; (?, 4) and (?, 4) may be (2, 4) and (1, 4)). A transpose with other uses stays for them; the rewrite never
  * adds work. Types are preserved exactly; new nodes take the replaced node's
  * type (the runner re-types anyway). One bottom-up Rewriter walk per function
  * that calls nn.dense or collapse_sum_like (DAG sharing kept by the
@@ -58,12 +58,21 @@ static Expr *transposed_2d(Expr *e, const Expr *old) {
   return e->call.args[0];
 }
 
+/* Whether t is a tensor type with every extent known: two such types that are
+ * equal are one shape at run time (two `?` extents need not be). */
+static bool static_tensor(const Type *t) {
+  if (!t || t->kind != TYPE_TENSOR) return false;
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    if (t->tensor.dims[i].kind != DIM_INT) return false;
+  return true;
+}
+
 static Expr *dense_post(Rewriter *rw, Expr *old, Expr *e) {
   if (!e->type) e->type = old->type;
   int32_t id = op_call_id(e);
   if (id == OP_COLLAPSE_SUM_LIKE && e->call.nargs == 2) {
     const Type *a = type_solved(old->call.args[0]->type), *r = type_solved(old->type);
-    if (a && r && a->kind == TYPE_TENSOR && type_equal(a, r)) return e->call.args[0];
+    if (static_tensor(a) && r && type_equal(a, r)) return e->call.args[0];
     return e;
   }
   if (id != OP_NN_DENSE || e->call.nargs != 2) return e;

@@ -17,7 +17,9 @@
  *    contribution (§1.6; TVM instead rejects graph sharing). A memo entry is
  *    only valid while the scope (function body, branch, clause) that bound
  *    it is open; a node first met inside a branch is translated again when
- *    it is met outside (the branches are exclusive, so values stay right).
+ *    it is met outside (the branches are exclusive, so values stay right; a
+ *    node with an effect is let-bound before the branch first,
+ *    bind_shared_effects).
  *  - Rules receive the let-bound forward result (no recomputation, §1.4).
  *  - Calls whose result or inputs hold no float tensor push no closure and
  *    need no rule; integer and bool parameters get zero gradients (§1.2).
@@ -62,6 +64,7 @@
 #include "ops/op_traits.h"
 #include "ops/registry.h"
 #include "sema/typeof.h"
+#include "transform/normal_form.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
 
@@ -1456,10 +1459,25 @@ static bool run_on_main(PassCtx *c, GradMode mode) {
   return true;
 }
 
+/* A graph-shared node with an effect used in a branch and after it runs
+ * once, where A-normal form binds it (before the branch); the translation's
+ * memo is scoped, so such a node would be translated, and run, twice (a ref
+ * made twice, a read moved after a write). Bound first, as PartialEvaluate
+ * does; the module is re-typed only when a function changed. */
+static bool bind_shared_effects(PassCtx *c) {
+  Module *m = c->m;
+  Expr **bodies = mem_calloc(m->ndefs + 1, sizeof *bodies);
+  for (uint32_t i = 0; i < m->ndefs; i++) bodies[i] = m->defs[i]->fn ? m->defs[i]->fn->body : NULL;
+  bool ok = normal_form_bind_lifted_effects(c, NULL), changed = false;
+  for (uint32_t i = 0; i < m->ndefs && ok; i++) changed |= m->defs[i]->fn && m->defs[i]->fn->body != bodies[i];
+  mem_free(bodies);
+  return ok && (!changed || pass_retype(c));
+}
+
 bool pass_GRADIENT(PassCtx *c);
 bool pass_GRADIENT(PassCtx *c) {
   const char *mode = pass_opt_string(c, "mode");
-  if (strcmp(mode, "higher_order") == 0) return run_on_main(c, GRAD_HIGHER_ORDER);
+  if (strcmp(mode, "higher_order") == 0) return bind_shared_effects(c) && run_on_main(c, GRAD_HIGHER_ORDER);
   if (strcmp(mode, "first_order") == 0) return run_on_main(c, GRAD_FIRST_ORDER);
   diag_plain(c->d, DIAG_ERROR, "pass Gradient: mode must be higher_order or first_order, not '%s'", mode);
   return false;

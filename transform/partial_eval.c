@@ -1116,6 +1116,31 @@ static bool types_quietly(Module *m, Expr *e) {
   return infer_untyped(m, e, &quiet);
 }
 
+/* Whether a residual body's type t can meet the function's return
+ * annotation: no known extent, rank or dtype of a tensor (in tuples too)
+ * contradicts it. A value computed now can be (3) where the program's (?)
+ * met an annotated (0) (fuzz session 15: UnCPS's @main -> Tensor[(0)] over
+ * arange of a computed step): the program is only checked at run time there,
+ * the residual would fail the re-type. */
+static bool fits_annotation(const Type *t, const Type *annot) {
+  t = type_solved(t);
+  annot = type_solved(annot);
+  if (!t || !annot || t->kind != annot->kind) return true; /* left to the re-typing */
+  if (t->kind == TYPE_TUPLE) {
+    if (t->tuple.n != annot->tuple.n) return false;
+    for (uint32_t i = 0; i < t->tuple.n; i++)
+      if (!fits_annotation(t->tuple.fields[i], annot->tuple.fields[i])) return false;
+    return true;
+  }
+  if (t->kind != TYPE_TENSOR) return true;
+  if (t->tensor.ndim != annot->tensor.ndim || !dtype_eq(t->tensor.dtype, annot->tensor.dtype)) return false;
+  for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+    const Dim *a = &t->tensor.dims[i], *b = &annot->tensor.dims[i];
+    if (a->kind == DIM_INT && b->kind == DIM_INT && a->value != b->value) return false;
+  }
+  return true;
+}
+
 bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   Module *m = c->m;
   /* one scan per function says what the two checks below can skip: most
@@ -1175,7 +1200,7 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
       Function *f = m->defs[i]->fn;
       Expr *orig = f->body;
       f->body = bodies[i];
-      if (!types_quietly(m, f->body)) {
+      if (!types_quietly(m, f->body) || (f->ret_annot && !fits_annotation(f->body->type, f->ret_annot))) {
         f->body = orig;
         diag_warning(c->d, f->span, "PartialEvaluate left @%s as it was: its residual form, with the values "
                                     "computed now, does not type-check (its shapes are checked when it runs)",

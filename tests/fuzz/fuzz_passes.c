@@ -12,8 +12,12 @@
  *      that round differently, within 1e-2 for FastMath and ToMixedPrecision
  *      (float16: not where an original value is beyond float16's range;
  *      FastMath: not where TVM's approximations leave their domain,
- *      fastmath_range), not at all for the passes that change what @main
- *      returns (Gradient, ToCPS); the text around the numbers (bools,
+ *      fastmath_range), not at all for ToCPS, whose @main returns otherwise;
+ *      Gradient's and FirstOrderGradient's value (their result's first
+ *      field) within 1e-5; a pipeline after a gradient pass (Gradient,FoldConstant)
+ *      against that pass's own run; -O1..-O3 against the -O0 run (no --run
+ *      pipeline); @main's parameters get synthesized data (synth_arg);
+ *      the text around the numbers (bools,
  *      constructors, brackets) always exactly. A value that differs under a
  *      spec with a limited range (ToMixedPrecision: float16's 65504, 16
  *      for an exponential's argument, 2048 for a float cast to an integer
@@ -153,8 +157,12 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
  * FoldScaleAxis passes ((x * s) conv w -> x conv (w * s), b -> b / s: exact
  * only for power-of-two scales, which the goldens use). CHK_APPROX:
  * FastMath (1e-2). CHK_F16: ToMixedPrecision, 1e-2 where float16 can hold
- * the values (see values_close). */
-enum { CHK_VALUE, CHK_CLOSE, CHK_APPROX, CHK_F16, CHK_PRINT };
+ * the values (see values_close). CHK_GRAD: Gradient, FirstOrderGradient, whose
+ * @main returns (value, gradients): the value within 1e-5. CHK_ZERO_SIGN:
+ * LazyGradientInit, exact but for a zero's sign: its Zero cell plus x is x
+ * (TVM's GradCell rule), so a first contribution of -0 stays -0 where the
+ * eager cell's 0 + -0 is +0 (seed golden/run/zero_cell_plus_negative_zero.relay). */
+enum { CHK_VALUE, CHK_CLOSE, CHK_APPROX, CHK_F16, CHK_PRINT, CHK_GRAD, CHK_ZERO_SIGN };
 
 /* Which float range a spec's values are compared within (the range probe,
  * float_range_exceeded): outside it a difference is the format's or the
@@ -171,22 +179,42 @@ typedef struct Spec {
   char text[96];
   int check;
   int limit; /* LIMIT_* */
+  int ref;   /* the spec whose run this one's value must equal (a gradient
+                pass before others: Gradient,FoldConstant against Gradient), or -1 */
 } Spec;
 
-static Spec specs[96];
+static Spec specs[128];
 static int nspecs;
 static VEC(const char *) skip_specs; /* --skip SPEC: left out (known failures) */
 
-static void add_spec(const char *text, int check) {
-  if (nspecs >= (int)(sizeof specs / sizeof *specs)) return;
+static int add_spec(const char *text, int check) {
+  if (nspecs >= (int)(sizeof specs / sizeof *specs)) return -1;
   for (size_t i = 0; i < skip_specs.len; i++)
-    if (!strcmp(skip_specs.data[i], text)) return;
+    if (!strcmp(skip_specs.data[i], text)) return -1;
   snprintf(specs[nspecs].text, sizeof specs[nspecs].text, "%s", text);
   specs[nspecs].check = check;
-  specs[nspecs++].limit = check == CHK_F16      ? LIMIT_FLOAT16
-                          : check == CHK_APPROX ? LIMIT_FASTMATH
-                          : !strcmp(text, "SimplifyInference") || text[0] == '-' ? LIMIT_SQUARES
-                                                                                 : LIMIT_NONE;
+  specs[nspecs].ref = -1;
+  specs[nspecs].limit = check == CHK_F16      ? LIMIT_FLOAT16
+                        : check == CHK_APPROX ? LIMIT_FASTMATH
+                        : !strcmp(text, "SimplifyInference") || strstr(text, "-O") ? LIMIT_SQUARES
+                                                                                   : LIMIT_NONE;
+  return nspecs++;
+}
+
+static int spec_index(const char *text) {
+  for (int i = 0; i < nspecs; i++)
+    if (!strcmp(specs[i].text, text)) return i;
+  return -1;
+}
+
+/* A pipeline after a gradient pass (`first`), compared with first's own run
+ * (a pass that changes what @main returns has no other reference). */
+static void add_after(const char *first, const char *rest, int check) {
+  int ref = spec_index(first);
+  char text[96];
+  snprintf(text, sizeof text, "%s,%s", first, rest);
+  int i = add_spec(text, ref < 0 ? CHK_PRINT : check);
+  if (i >= 0) specs[i].ref = ref;
 }
 
 static void init_specs(void) {
@@ -195,9 +223,10 @@ static void init_specs(void) {
     if (!p || !p->run) continue;
     const char *n = p->name;
     int chk = CHK_VALUE;
-    if (!strcmp(n, "Gradient") || !strcmp(n, "FirstOrderGradient") || !strcmp(n, "ToCPS") ||
-        !strcmp(n, "LazyGradientInit"))
-      chk = CHK_PRINT;
+    if (!strcmp(n, "ToCPS")) chk = CHK_PRINT;
+    /* @main returns (value, gradients): the value is compared */
+    if (!strcmp(n, "Gradient") || !strcmp(n, "FirstOrderGradient")) chk = CHK_GRAD;
+    if (!strcmp(n, "LazyGradientInit")) chk = CHK_ZERO_SIGN;
     if (!strcmp(n, "FastMath")) chk = CHK_APPROX;
     if (!strcmp(n, "ToMixedPrecision")) chk = CHK_F16;
     if (!strcmp(n, "SimplifyInference") || !strcmp(n, "DivToMul") || !strcmp(n, "SimplifyExpr") ||
@@ -215,6 +244,41 @@ static void init_specs(void) {
   add_spec("-O1", CHK_CLOSE);
   add_spec("-O2", CHK_CLOSE);
   add_spec("-O3", CHK_CLOSE);
+  /* functional programs (closures, ADTs, refs, recursion, the prelude) */
+  add_spec("ToANormalForm,ToCPS,UnCPS", CHK_VALUE); /* ToCPS refuses graph sharing */
+  /* not ToCPS,UnCPS,PartialEvaluate: PartialEvaluate is slow on deep
+   * continuation nesting (tests/fuzz/open/partial_eval_cps_nesting_slow.relay) */
+  add_spec("LambdaLift,PartialEvaluate,DeadCodeElimination", CHK_VALUE);
+  add_spec("PartialEvaluate,LambdaLift,Defunctionalization", CHK_VALUE);
+  add_spec("ToANormalForm,LambdaLift,Defunctionalization,DeadCodeElimination", CHK_VALUE);
+  add_spec("ToANormalForm,Defunctionalization,ToCPS,UnCPS", CHK_VALUE);
+  /* a gradient pass followed by others, each against the gradient's own run */
+  static const char *const after_grad[] = {
+      "ToANormalForm", "FoldConstant", "DeadCodeElimination", "PartialEvaluate", "PartialEvaluate,DeadCodeElimination",
+      "FuseOps", "ToANormalForm,LambdaLift,Defunctionalization", "ToCPS,UnCPS", "ResolveStaticRefs,FoldConstant"};
+  for (size_t i = 0; i < sizeof after_grad / sizeof *after_grad; i++) add_after("Gradient", after_grad[i], CHK_VALUE);
+  add_after("Gradient", "LazyGradientInit", CHK_ZERO_SIGN);
+  add_after("Gradient", "LazyGradientInit,PartialEvaluate", CHK_ZERO_SIGN);
+  add_after("Gradient", "-O3", CHK_CLOSE);
+  static const char *const after_fo[] = {"ToANormalForm", "FoldConstant", "DeadCodeElimination", "PartialEvaluate",
+                                         "FuseOps", "EliminateCommonSubexpr,FoldConstant"};
+  for (size_t i = 0; i < sizeof after_fo / sizeof *after_fo; i++) add_after("FirstOrderGradient", after_fo[i], CHK_VALUE);
+  add_after("FirstOrderGradient", "-O3", CHK_CLOSE);
+}
+
+/* The pipeline of a spec: passes, then an optimisation level (-ON) if the
+ * text ends with one. False when the text does not parse. */
+static bool spec_pipeline(PassPipeline *pl, const char *text) {
+  const char *o = text[0] == '-' ? text : strstr(text, ",-O");
+  if (!o) return pass_pipeline_parse(pl, text, stderr);
+  if (o > text) {
+    char passes[96];
+    snprintf(passes, sizeof passes, "%.*s", (int)(o - text), text);
+    if (!pass_pipeline_parse(pl, passes, stderr)) return false;
+    o++;
+  }
+  pass_pipeline_add_opt_level(pl, o[2] - '0');
+  return true;
 }
 
 /* ------------------------------------------------------------ diagnostics capture */
@@ -318,9 +382,61 @@ static const Function *main_fn(Module *m) {
 
 enum { RUN_OK, RUN_ERROR, RUN_BUDGET, RUN_REWRITE_FAILED };
 
+/* ------------------------------------------------------------ @main's arguments */
+
+#define ARG_MAX_ELEMS 65536 /* per parameter; a bigger one makes @main unrunnable */
+
+static const Type *param_type(const Var *v) { return type_solved(v->type ? v->type : v->annot); }
+
+/* Elements of a parameter of static tensor type with a dtype the synthesized
+ * data can fill, or -1. */
+static int64_t arg_elems(const Var *v) {
+  const Type *t = param_type(v);
+  if (!t || t->kind != TYPE_TENSOR || t->tensor.dtype.lanes != 1) return -1;
+  DType dt = t->tensor.dtype;
+  if (dt.code != DT_FLOAT && dt.code != DT_BFLOAT && dt.code != DT_INT && dt.code != DT_UINT) return -1;
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->tensor.ndim; i++) {
+    if (t->tensor.dims[i].kind != DIM_INT || t->tensor.dims[i].value < 0) return -1;
+    n *= t->tensor.dims[i].value;
+    if (n > ARG_MAX_ELEMS) return -1;
+  }
+  return n;
+}
+
+/* Whether every parameter of @main can be given synthesized data (no
+ * parameters: trivially). */
+static bool main_args_ok(const Function *f) {
+  for (uint32_t k = 0; f && k < f->nparams; k++)
+    if (arg_elems(f->params[k]) < 0) return false;
+  return f != NULL;
+}
+
+/* One argument: the same data for a parameter of a program and of every pass
+ * output (it depends on the parameter's position and type only): floats
+ * 0.25 .. 2.25 (positive, exact in float16; a gradient's log and sqrt stay
+ * finite), integers 0 .. 3 (valid indices of small axes), bools alternating. */
+static Value synth_arg(const Var *v, uint32_t k) {
+  const Type *t = param_type(v);
+  int64_t shape[16];
+  uint32_t nd = t->tensor.ndim < 16 ? t->tensor.ndim : 16;
+  for (uint32_t i = 0; i < nd; i++) shape[i] = t->tensor.dims[i].value;
+  DType dt = t->tensor.dtype;
+  Tensor *x = tensor_new(dt, (int32_t)nd, shape);
+  if (!x) return value_none();
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t r = (i * 5 + k * 3 + 1) % 9;
+    if (dt.code == DT_FLOAT || dt.code == DT_BFLOAT) tensor_set_f64(x, i, (double)(r + 1) * 0.25);
+    else tensor_set_i64(x, i, dt.bits == 1 ? (i + k) % 2 : r % 4);
+  }
+  return value_from_tensor(x);
+}
+
 /* `relayc --run` on a typed module (consumed by the run-time rewrites): the
- * printed value in *value (malloc'd) on RUN_OK. */
-static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_defaults) {
+ * printed value in *value (malloc'd) on RUN_OK; @main's parameters get
+ * synth_arg's data; with first_field only the first field of a tuple result
+ * (a gradient's value). */
+static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_defaults, bool first_field) {
   *value = NULL;
   size_t mark = (fflush(cap->f), cap->len);
   PassPipeline rp;
@@ -334,13 +450,19 @@ static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_
   if (!p) return is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_ERROR;
   int32_t g = program_global(p, "main");
   int rc = RUN_ERROR;
-  if (g >= 0) {
+  const Function *mf = main_fn(m);
+  if (g >= 0 && main_args_ok(mf)) {
     Value result = value_none();
-    int vs = vm_run(p, p->codes[g], NULL, 0, &result, d, NULL);
+    Value *args = mem_calloc(mf->nparams + 1, sizeof *args);
+    for (uint32_t k = 0; k < mf->nparams; k++) args[k] = synth_arg(mf->params[k], k);
+    int vs = vm_run(p, p->codes[g], args, mf->nparams, &result, d, NULL); /* consumes args */
+    mem_free(args);
     if (vs == VM_OK) {
       size_t n = 0;
       FILE *f = open_memstream(value, &n);
-      value_print(f, &result);
+      const Value *shown = &result;
+      if (first_field && (result.tag & 0xff) == VK_TUPLE && value_tuple(result)->n > 0) shown = &value_tuple(result)->f[0];
+      value_print(f, shown);
       fclose(f);
       rc = RUN_OK;
     } else {
@@ -353,7 +475,9 @@ static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_
 }
 
 /* As `relayc --run` runs a module (its default pipeline first). */
-static int run_module(Module *m, Diag *d, Cap *cap, char **value) { return run_module_with(m, d, cap, value, true); }
+static int run_module(Module *m, Diag *d, Cap *cap, char **value) {
+  return run_module_with(m, d, cap, value, true, false);
+}
 
 /* ------------------------------------------------------------ the float-range probe */
 
@@ -711,7 +835,11 @@ static int values_close(const char *a, const char *b, double tol, int range) {
 typedef struct Report {
   int failures;
   int checks;
-  int skipped; /* budget, refusal or rejected */
+  int skipped;    /* budget, refusal or rejected */
+  int with_args;  /* baselines run with synthesized arguments for @main */
+  int against_o0; /* -O1..-O3 values compared with the -O0 run */
+  int against_ref;/* values compared with a reference spec's run (Gradient,X with Gradient) */
+  int grad_value; /* Gradient / FirstOrderGradient values compared with the baseline */
 } Report;
 
 static void fail(Report *rep, const char *spec, const char *what, const char *detail) {
@@ -772,7 +900,65 @@ typedef struct Baseline {
   const char *error; /* the first run-time error when rc == RUN_ERROR */
   bool probed;       /* range: the range probe, run on first need */
   RangeSeen range;
+  int rc0;           /* the -O0 run (no --run pipeline), run on first need: -2 before */
+  char *value0;
+  int ref_rc[128];   /* a reference spec's run (Spec.ref), run on first need: -2 before */
+  char *ref_value[128];
 } Baseline;
+
+static void baseline_init_runs(Baseline *b) {
+  b->rc0 = -2;
+  b->value0 = NULL;
+  for (int i = 0; i < nspecs; i++) {
+    b->ref_rc[i] = -2;
+    b->ref_value[i] = NULL;
+  }
+}
+
+static void baseline_free_runs(Baseline *b) {
+  free(b->value0);
+  for (int i = 0; i < nspecs; i++) free(b->ref_value[i]);
+}
+
+/* The original run as `relayc -O0 --run` runs it (no default pipeline). */
+static int baseline_o0(Baseline *b) {
+  if (b->rc0 != -2) return b->rc0;
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  b->rc0 = -1;
+  if (load(&L, "fuzz.relay", b->text, b->len, b->prelude, true, &d, cap.f)) {
+    d.phase = DIAG_PHASE_RUN;
+    b->rc0 = run_module_with(L.m, &d, &cap, &b->value0, false, false);
+  }
+  unload(&L);
+  cap_close(&cap);
+  return b->rc0;
+}
+
+/* Spec r's pass output run as `relayc --pass=... --run` runs it: -1 when the
+ * pass fails or its output does not run to a value. */
+static int baseline_ref(Baseline *b, int r) {
+  if (b->ref_rc[r] != -2) return b->ref_rc[r];
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  b->ref_rc[r] = -1;
+  if (load(&L, "fuzz.relay", b->text, b->len, b->prelude, true, &d, cap.f)) {
+    PassPipeline pl;
+    pass_pipeline_init(&pl);
+    d.phase = DIAG_PHASE_PASS;
+    bool ok = spec_pipeline(&pl, specs[r].text) && pass_pipeline_run(&pl, L.m, &d, &(PassRunOptions){0}) == 0;
+    pass_pipeline_fini(&pl);
+    d.phase = DIAG_PHASE_RUN;
+    if (ok) b->ref_rc[r] = run_module(L.m, &d, &cap, &b->ref_value[r]);
+  }
+  unload(&L);
+  cap_close(&cap);
+  return b->ref_rc[r];
+}
 
 /* Whether the original has a value outside a spec's range (Spec.limit). */
 static bool beyond_range(Baseline *b, int limit) {
@@ -817,7 +1003,7 @@ static bool original_fails_unoptimised(const Baseline *b, const char *msgs) {
     char *value = NULL;
     d.phase = DIAG_PHASE_RUN;
     size_t mark = (fflush(cap.f), cap.len);
-    if (run_module_with(L.m, &d, &cap, &value, false) == RUN_ERROR) {
+    if (run_module_with(L.m, &d, &cap, &value, false, false) == RUN_ERROR) {
       char *got = first_error(cap_text(&cap) + mark);
       same = got && !strcmp(got, want);
       free(got);
@@ -836,6 +1022,17 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   size_t len = b->len;
   int base_rc = b->rc;
   if (sweep_skipped(text, len, s)) return;
+  int *against = NULL; /* the Report counter of a reference other than the baseline */
+  if (s->ref >= 0 && base_rc != -1) { /* a pipeline after a gradient pass: against the gradient's run */
+    base_rc = baseline_ref(b, s->ref) == RUN_OK ? RUN_OK : -1;
+    base_value = b->ref_value[s->ref];
+    against = &rep->against_ref;
+  } else if (s->text[0] == '-' && base_rc == RUN_OK && baseline_o0(b) == RUN_OK) { /* -ON against -O0 */
+    base_value = b->value0;
+    against = &rep->against_o0;
+  } else if (s->check == CHK_GRAD && base_rc == RUN_OK) {
+    against = &rep->grad_value;
+  }
   Cap cap;
   cap_open(&cap);
   Loaded L;
@@ -846,8 +1043,7 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   }
   PassPipeline pl;
   pass_pipeline_init(&pl);
-  if (s->text[0] == '-') pass_pipeline_add_opt_level(&pl, s->text[2] - '0');
-  else if (!pass_pipeline_parse(&pl, s->text, stderr)) abort();
+  if (!spec_pipeline(&pl, s->text)) abort();
   d.phase = DIAG_PHASE_PASS;
   int st = pass_pipeline_run(&pl, L.m, &d, &(PassRunOptions){.verify_retype = true});
   pass_pipeline_fini(&pl);
@@ -897,7 +1093,7 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   char *value = NULL;
   d.phase = DIAG_PHASE_RUN;
   size_t mark = (fflush(cap.f), cap.len);
-  int rc = run_module(L.m, &d, &cap, &value);
+  int rc = run_module_with(L.m, &d, &cap, &value, true, s->check == CHK_GRAD);
   if (rc == RUN_BUDGET) {
     rep->skipped++;
   } else if (rc == RUN_REWRITE_FAILED && same_error_as_baseline(cap_text(&cap) + mark, base_error)) {
@@ -911,9 +1107,11 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   } else if (base_rc == RUN_OK && rc != RUN_OK) {
     fail(rep, s->text, "the pass output fails at run time where the original ran", cap_text(&cap) + mark);
   } else if (base_rc == RUN_OK && rc == RUN_OK) {
+    if (against) (*against)++;
     int v = s->check == CHK_F16      ? values_close(value, base_value, 1e-2, RANGE_F16)
             : s->check == CHK_APPROX ? values_close(value, base_value, 1e-2, RANGE_FASTMATH)
-            : s->check == CHK_CLOSE  ? values_close(value, base_value, 1e-5, RANGE_NONE)
+            : s->check == CHK_CLOSE || s->check == CHK_GRAD ? values_close(value, base_value, 1e-5, RANGE_NONE)
+            : s->check == CHK_ZERO_SIGN ? values_close(value, base_value, 0, RANGE_NONE)
             : strcmp(value, base_value) == 0 ? VAL_CLOSE
                                              : VAL_DIFFER;
     if (v == VAL_DIFFER && beyond_range(b, s->limit)) v = VAL_RANGE;
@@ -922,9 +1120,15 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
       char *msg = NULL;
       size_t ml = 0;
       FILE *f = open_memstream(&msg, &ml);
-      fprintf(f, "pass output: %.1500s\noriginal:    %.1500s", value, base_value);
+      fprintf(f, "pass output: %.1500s\n%s: %.1500s", value,
+              against == &rep->against_ref ? specs[s->ref].text : against == &rep->against_o0 ? "-O0 run" : "original",
+              base_value);
       fclose(f);
-      fail(rep, s->text, "the value differs from the unoptimised run", msg);
+      fail(rep, s->text,
+           against == &rep->against_ref  ? "the value differs from the reference spec's run"
+           : against == &rep->against_o0 ? "the value differs from the -O0 run"
+                                         : "the value differs from the unoptimised run",
+           msg);
       free(msg);
     }
   }
@@ -967,7 +1171,8 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
   const Function *mf = main_fn(L.m);
   int base_rc = -1;
   char *base_value = NULL, *base_error = NULL;
-  if (mf && mf->nparams == 0) {
+  if (main_args_ok(mf)) {
+    if (mf->nparams) rep->with_args++;
     d.phase = DIAG_PHASE_RUN;
     base_rc = run_module(L.m, &d, &cap, &base_value);
     if (base_rc == RUN_ERROR) base_error = first_error(cap_text(&cap));
@@ -980,13 +1185,15 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
   cap_close(&cap);
   if (cfg.verbose)
     fprintf(stderr, "  baseline %d %.200s\n", base_rc, base_value ? base_value : "");
-  Baseline b = {text, len, prelude, base_rc, base_value, base_error, false, {0}};
+  Baseline b = {.text = text, .len = len, .prelude = prelude, .rc = base_rc, .value = base_value, .error = base_error};
+  baseline_init_runs(&b);
   if (!pick || cfg.npasses <= 0 || cfg.npasses >= nspecs) {
     for (int i = 0; i < nspecs; i++) check_spec_timed(&b, &specs[i], rep);
   } else {
     for (int k = 0; k < cfg.npasses; k++)
       check_spec_timed(&b, &specs[rng_below(pick, (uint32_t)nspecs)], rep);
   }
+  baseline_free_runs(&b);
   free(base_value);
   free(base_error);
   return rep->failures - before;
@@ -1515,7 +1722,9 @@ static char *read_all(const char *path, size_t *len) {
 }
 
 /* A golden program with a runnable @main: a `// RUN: relayc ... --run`
- * line without inputs or its own pipeline, no `// EXIT:` other than 0. */
+ * line without its own pipeline or weights, no `// EXIT:` other than 0.
+ * Its --input files are not read: @main's parameters get synth_arg's data
+ * (the --grad goldens, whose gradients Gradient's specs then compute). */
 static bool seed_ok(const char *t, size_t len) {
   if (len > 8000) return false;
   const char *run = strstr(t, "// RUN: relayc");
@@ -1527,8 +1736,8 @@ static bool seed_ok(const char *t, size_t len) {
   memcpy(line, run, l);
   line[l] = 0;
   if (!strstr(line, "--run")) return false;
-  static const char *const bad[] = {"%d", "--input", "--ffi", "--plugin", "--pass", "-O", "--grad", "--params",
-                                    "--inputs", "--repeat", "--profile", "--expr", "--check", "--json"};
+  static const char *const bad[] = {"--ffi", "--plugin", "--pass", "-O", "--params", "--inputs",
+                                    "--repeat", "--profile", "--expr", "--check", "--json"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     if (strstr(line, bad[i])) return false;
   const char *ex = strstr(t, "// EXIT: ");
@@ -1637,6 +1846,49 @@ typedef struct Args {
  * fuzz-passes-ci): the text around numbers counts, and the range probe sees
  * an intermediate the output does not show. Returns the number of cases
  * that went wrong. */
+/* The comparisons added in session 15 reach what they are for: a @main with
+ * a parameter runs on synthesized data, Gradient's value is compared with the
+ * original's, Gradient,X with Gradient, -ON with -O0; a prelude program
+ * (List, closures, recursion) runs through the functional pipelines. Every
+ * spec runs on both programs; none may fail. */
+static int self_test_reach(void) {
+  static const char grad_prog[] =
+      "#[version = \"0.0.5\"]\n"
+      "def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {\n"
+      "  let %f = fn (%a: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] { multiply(%a, %x) };\n"
+      "  %f(%f(%x))\n"
+      "}\n";
+  static const char list_prog[] = /* the driver adds the prelude for the text --prelude */
+      "// --prelude\n#[version = \"0.0.5\"]\n"
+      "def @sum_to(%n: int32, %acc: List[int32]) -> List[int32] {\n"
+      "  if (equal(%n, 0)) { %acc } else { @sum_to(subtract(%n, 1), Cons(%n, %acc)) }\n"
+      "}\n"
+      "def @main() {\n"
+      "  let %k = 3;\n"
+      "  %0 = @map(fn (%v: int32) { multiply(%v, %k) }, @sum_to(4, Nil));\n"
+      "  (@foldl(fn (%a: int32, %b: int32) { add(%a, %b) }, 0, %0), @hd(%0))\n"
+      "}\n";
+  int bad = 0;
+  Report rep = {0};
+  int ran_before;
+  if (fp_check(grad_prog, sizeof grad_prog - 1, NULL, &rep) || !rep.with_args || !rep.against_ref || !rep.grad_value ||
+      !rep.against_o0) {
+    fprintf(stderr, "self-test: a gradient program: %d failures, %d with arguments, %d against a gradient's run, "
+                    "%d gradient values, %d against -O0\n",
+            rep.failures, rep.with_args, rep.against_ref, rep.grad_value, rep.against_o0);
+    bad++;
+  }
+  ran_before = rep.against_o0;
+  int checks_before = rep.checks, skipped_before = rep.skipped;
+  if (fp_check(list_prog, sizeof list_prog - 1, NULL, &rep) || rep.against_o0 == ran_before ||
+      rep.checks - checks_before - (rep.skipped - skipped_before) < nspecs / 2) {
+    fprintf(stderr, "self-test: a prelude program: %d failures, %d checks, %d skipped, %d against -O0\n",
+            rep.failures, rep.checks - checks_before, rep.skipped - skipped_before, rep.against_o0 - ran_before);
+    bad++;
+  }
+  return bad;
+}
+
 static int self_test(void) {
   static const struct {
     const char *a, *b;
@@ -1712,9 +1964,18 @@ static int self_test(void) {
       bad++;
     }
   }
-  fprintf(stderr, "fuzz-passes self-test: %zu cases, %d wrong\n", sizeof cmp / sizeof *cmp + sizeof probe / sizeof *probe,
-          bad);
+  bad += self_test_reach();
+  fprintf(stderr, "fuzz-passes self-test: %zu cases, %d wrong\n",
+          sizeof cmp / sizeof *cmp + sizeof probe / sizeof *probe + 2, bad);
   return bad;
+}
+
+/* What the newer comparisons reached (tests/fuzz/README.md, session 15). */
+static void report_reach(const Report *rep) {
+  fprintf(stderr,
+          "fuzz-passes: %d baselines with synthesized arguments; values compared with the -O0 run %d, with a "
+          "gradient pass's run %d, gradient values with the original %d\n",
+          rep->with_args, rep->against_o0, rep->against_ref, rep->grad_value);
 }
 
 static void *fuzz_main(void *arg) {
@@ -1742,6 +2003,7 @@ static void *fuzz_main(void *arg) {
       free(t);
     }
     fprintf(stderr, "fuzz-passes: %d checks, %d failures, %d skipped\n", rep.checks, rep.failures, rep.skipped);
+    report_reach(&rep);
     return NULL;
   }
   for (size_t i = 0; i < a->dirs.len; i++) scan_dir(a->dirs.data[i]);
@@ -1814,6 +2076,7 @@ static void *fuzz_main(void *arg) {
           "fuzz-passes: %" PRIu64 " inputs (%" PRIu64 " type-checked), %d pass checks, %d failures, %d skipped, "
           "%.1f s, seed %" PRIu64 "\n",
           it, inputs, rep.checks, fails, rep.skipped, now_s() - t0, a->seed);
+  report_reach(&rep);
   if (fails) a->status = 1;
   for (size_t i = 0; i < seeds.len; i++) {
     free(seeds.data[i].path);
