@@ -618,6 +618,25 @@ static Expr *converted_global(Lazy *L, Expr *old, Expr *e) {
   return c;
 }
 
+/* A constructor pattern of an ADT with a tensor-typed field in p (the
+ * constructor itself is refused where it builds a value; a function that
+ * only matches one binds a plain tensor where a cell is due). */
+static const Pattern *tensor_adt_pattern(Lazy *L, const Pattern *p) {
+  if (p->kind == PAT_CTOR) {
+    if (p->ctor.ctor && adt_holds_tensor(L, p->ctor.ctor->owner)) return p;
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) {
+      const Pattern *q = tensor_adt_pattern(L, p->ctor.args[i]);
+      if (q) return q;
+    }
+  } else if (p->kind == PAT_TUPLE) {
+    for (uint32_t i = 0; i < p->tuple.n; i++) {
+      const Pattern *q = tensor_adt_pattern(L, p->tuple.fields[i]);
+      if (q) return q;
+    }
+  }
+  return NULL;
+}
+
 static Expr *rewrite_node(Rewriter *rw, Expr *old, Expr *e) {
   Lazy *L = rw->ud;
   Module *m = L->m;
@@ -658,6 +677,17 @@ static Expr *rewrite_node(Rewriter *rw, Expr *old, Expr *e) {
     if (!any) return e;
     return plain_call(L, e->call.fn, e->call.args, tys, n, old->type, e->call.attrs, NULL, sp);
   }
+  case EXPR_MATCH:
+    for (uint32_t i = 0; i < old->match.nclauses && !L->failed; i++) {
+      const Pattern *q = tensor_adt_pattern(L, old->match.clauses[i].pattern);
+      if (!q) continue;
+      diag_error(L->d, q->span,
+                 "LazyGradientInit: constructor %s of type %s has a tensor-typed field; the pass supports "
+                 "tensors inside ADTs only through type parameters",
+                 q->ctor.ctor->name, q->ctor.ctor->owner->name);
+      L->failed = true;
+    }
+    return e;
   case EXPR_IF: {
     /* TVM leaves the condition a cell (ill-typed); unwrap it */
     Expr *c = build_copy(m, e);

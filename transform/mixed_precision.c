@@ -323,7 +323,10 @@ static Expr *convert_call(Mixed *mx, const Expr *old, Expr *e) {
     DType rdt;
     bool float_result = !tensor_dtype(old, &rdt) || is_float(rdt);
     if ((f & OPF_MP_ALWAYS) && float_result) attrs = retype_attr(mx, attrs, "out_dtype");
-    if (op_get(callee->op.id)->attrs == op_get(OP_ZEROS)->attrs) attrs = retype_attr(mx, attrs, "dtype");
+    /* so does an unset dtype of full with an integer fill value (its dtype;
+     * session 15 seed 131 input 269: full(2147483647) became float16) */
+    if (op_get(callee->op.id)->attrs == op_get(OP_ZEROS)->attrs && float_result)
+      attrs = retype_attr(mx, attrs, "dtype");
   }
   Expr *out = unchanged && attrs == e->call.attrs ? e : rebuild_call(mx, old, e, args, attrs);
   DType odt;

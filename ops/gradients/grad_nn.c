@@ -65,10 +65,15 @@ static void matmul_cases(GradCtx *c, const char *name, bool ta, bool tb, Expr *g
   }
 }
 
+/* b in a's dtype, so that dA (a product with b) has a's: the relation takes
+ * the result's dtype from a and lets b's differ (float32 by bool: dA = B·Gᵀ
+ * was bool, an ill-typed Gradient; fuzz session 15 seed 131 input 223) */
+static Expr *b_as_a(GradCtx *c) { return dtype_eq(gr_dtype(c, 0), gr_dtype(c, 1)) ? X1 : gr_cast_like(c, X1, X0); }
+
 static bool matmul_rule(GradCtx *c, const char *name) {
   bool ta = gr_attr_bool(c, "transpose_a", false), tb = gr_attr_bool(c, "transpose_b", false);
   Expr *g = gr_let(c, g_as_input(c, 0)), *da, *db;
-  matmul_cases(c, name, ta, tb, g, X0, X1, &da, &db);
+  matmul_cases(c, name, ta, tb, g, X0, b_as_a(c), &da, &db);
   c->dx[0] = gr_unb(c, da, 0);
   c->dx[1] = gr_unb(c, db, 1);
   return true;
@@ -94,7 +99,7 @@ GRAD_RULE(NN_MATMUL) {
   Expr *a2 = gr_let(c, GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)K), a));
   Expr *g2 = gr_let(c, GR_OP(c, "reshape", gr_fmt(c, "newshape=[-1, %lld]", (long long)N), g_as_input(c, 0)));
   Expr *da, *db;
-  matmul_cases(c, "nn.matmul", false, tb, g2, a2, X1, &da, &db);
+  matmul_cases(c, "nn.matmul", false, tb, g2, a2, b_as_a(c), &da, &db);
   if (ta) {
     int64_t sd[GRAD_MAX_RANK]; /* a's shape with the last two axes swapped */
     for (uint32_t i = 0; i < r; i++) sd[i] = ad[perm[i]];
