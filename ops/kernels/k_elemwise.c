@@ -404,9 +404,26 @@ static KHOT_EXACT bool u32_contains(const uint32_t *w, size_t n, uint32_t v) {
   return found != 0;
 }
 
-static bool has_negative_zero(const Tensor *t) {
+/* float32: the scan shared out among the pool's threads (GPT-2's token-table
+ * gradient, add(zeros_like(table), scatter), scans 154 MB); a chunk that finds
+ * one sets the flag, which only ever goes from false to true. */
+typedef struct NegZeroScan {
+  const uint32_t *w;
+  bool found;
+} NegZeroScan;
+
+static void negzero_range(void *arg, int64_t lo, int64_t hi) {
+  NegZeroScan *j = arg;
+  if (u32_contains(j->w + lo, (size_t)(hi - lo), 0x80000000u)) __atomic_store_n(&j->found, true, __ATOMIC_RELAXED);
+}
+
+static bool has_negative_zero(KernelCtx *c, const Tensor *t) {
   size_t es = (size_t)(t->dtype.bits + 7) / 8, n = (size_t)t->numel * t->dtype.lanes;
-  if (es == 4) return u32_contains(t->data, n, 0x80000000u);
+  if (es == 4) {
+    NegZeroScan j = {.w = t->data};
+    kernel_parallel_for(c, (int64_t)n, 1 << 16, negzero_range, &j);
+    return __atomic_load_n(&j.found, __ATOMIC_RELAXED);
+  }
   const uint8_t *b = t->data;
   for (size_t i = 0; i < n; i++, b += es) {
     if (b[es - 1] != 0x80) continue;
@@ -435,7 +452,7 @@ static bool zero_operand_shortcut(KernelCtx *c) {
   if (keep->ndim > TENSOR_MAX_NDIM || zero->ndim > TENSOR_MAX_NDIM || !kernel_broadcast_shape(a, b, &ndim, shape) ||
       ndim != keep->ndim || memcmp(shape, keep->shape, (size_t)ndim * sizeof *shape) != 0)
     return false;
-  if (c->op_id == OP_ADD && dtype_is_float(keep->dtype) && has_negative_zero(keep)) return false;
+  if (c->op_id == OP_ADD && dtype_is_float(keep->dtype) && has_negative_zero(c, keep)) return false;
   kernel_set_output(c, tensor_retain(keep));
   return true;
 }

@@ -346,6 +346,29 @@ START_TEST(zero_operand_add) {
 }
 END_TEST
 
+/* the -0 scan behind add(0, x) = x covers every chunk of a tensor big enough to be shared
+ * out among threads: a -0 anywhere makes the kernel compute (0 + -0 = +0) */
+START_TEST(zero_operand_add_scans_every_chunk) {
+  int64_t n = 1000003, sh[1] = {n};
+  Tensor *x = kr_iota(DT_F32, 1, sh), *z = tensor_new_zero(DT_F32, 1, sh);
+  Tensor *ins[2] = {z, x};
+  Tensor *o = kr_run(OP_ADD, "", ins, 2);
+  ck_assert_ptr_eq(o, x); /* no -0: x itself */
+  tensor_release(o);
+  int64_t at[3] = {1, n / 2 + 7, n - 1};
+  for (int k = 0; k < 3; k++) {
+    float keep = ((float *)x->data)[at[k]];
+    ((float *)x->data)[at[k]] = -0.0f;
+    o = kr_run(OP_ADD, "", ins, 2);
+    ck_assert_msg(o && o != x, "-0 at %lld not seen", (long long)at[k]);
+    ck_assert(!signbit(((float *)o->data)[at[k]]) && ((float *)o->data)[at[k]] == 0.0f);
+    tensor_release(o);
+    ((float *)x->data)[at[k]] = keep;
+  }
+  kr_free(x, z, NULL, NULL);
+}
+END_TEST
+
 /* zeros_like and zeros give shared zeros */
 START_TEST(zeros_are_shared) {
   int64_t sh[2] = {3, 7};
@@ -496,6 +519,7 @@ static Suite *suite(void) {
   tcase_add_test(t, where_broadcasting);
   tcase_add_test(t, where_fast_same_shape);
   tcase_add_test(t, where_scalar_condition_picks);
+  tcase_add_test(t, zero_operand_add_scans_every_chunk);
   tcase_add_test(t, zero_operand_add);
   tcase_add_test(t, zeros_are_shared);
   tcase_add_test(t, one_hot_cases);
