@@ -102,6 +102,7 @@ typedef struct RuleScan {
   bool with_globals;
   bool in_root;      /* scanning f's own body (todo[0]) */
   bool root_has_fn;  /* f's body holds a function literal */
+  bool scoped;       /* f or a global scanned holds a function literal, an if or a match */
   size_t root_compound, root_lets; /* f's body: its nodes that are not atoms, its lets */
   ExprVisitFn also;   /* a caller's visitor for the nodes of f's own body, or NULL */
   void *also_ud;
@@ -110,6 +111,7 @@ typedef struct RuleScan {
 static void scan_node(Expr *e, void *ud) {
   RuleScan *s = ud;
   if (s->in_root && s->also) s->also(e, s->also_ud);
+  if (e->kind == EXPR_FN || e->kind == EXPR_IF || e->kind == EXPR_MATCH) s->scoped = true;
   if (s->in_root) {
     if (e->kind == EXPR_FN) s->root_has_fn = true;
     s->root_compound += e->kind != EXPR_VAR && e->kind != EXPR_CONST && e->kind != EXPR_GLOBAL && e->kind != EXPR_OP &&
@@ -181,6 +183,7 @@ static bool rule_report(RuleScan *s, Diag *d) {
 /* What the higher-order mode learns from the rule check's walk of f's body. */
 typedef struct RootFacts {
   bool has_fn;           /* a function literal */
+  bool scoped;           /* a literal, if or match in f or a global it calls (the memo's scopes) */
   size_t compound, lets; /* nodes that are not atoms; lets (the memo's and binder map's sizes) */
 } RootFacts;
 
@@ -190,7 +193,7 @@ typedef struct RootFacts {
 static bool check_rules(Function *f, bool with_globals, Diag *d, RootFacts *facts) {
   RuleScan s;
   rule_scan(&s, f, with_globals, NULL, NULL);
-  if (facts) *facts = (RootFacts){s.root_has_fn, s.root_compound, s.root_lets};
+  if (facts) *facts = (RootFacts){s.root_has_fn, s.scoped, s.root_compound, s.root_lets};
   return rule_report(&s, d);
 }
 
@@ -1447,37 +1450,61 @@ Expr *gradient_of_function(Module *m, Function *f, GradMode mode, Diag *d) {
   return d->nerrors > before ? NULL : r;
 }
 
-static bool run_on_main(PassCtx *c, GradMode mode) {
+static GlobalDef *main_of(PassCtx *c) {
   GlobalDef *main = module_find_global(c->m, "main");
-  if (!main || !main->fn) {
-    diag_plain(c->d, DIAG_ERROR, "pass %s: the module has no @main function", c->def->name);
-    return false;
-  }
-  Expr *g = gradient_of_function(c->m, main->fn, mode, c->d);
+  if (main && main->fn) return main;
+  diag_plain(c->d, DIAG_ERROR, "pass %s: the module has no @main function", c->def->name);
+  return NULL;
+}
+
+static bool run_on_main(PassCtx *c, GradMode mode) {
+  GlobalDef *main = main_of(c);
+  Expr *g = main ? gradient_of_function(c->m, main->fn, mode, c->d) : NULL;
   if (!g) return false;
   main->fn = g->fn;
   return true;
 }
 
-/* A graph-shared node with an effect used in a branch and after it runs
- * once, where A-normal form binds it (before the branch); the translation's
- * memo is scoped, so such a node would be translated, and run, twice (a ref
- * made twice, a read moved after a write). Bound first, as PartialEvaluate
- * does; the module is re-typed only when a function changed. */
-static bool bind_shared_effects(PassCtx *c) {
+/* A graph-shared node with an effect used in a scope (a literal, a branch,
+ * a clause) and outside it runs once, where A-normal form binds it (before
+ * the scope); the translation's memo is scoped, so such a node would be
+ * translated, and run, twice (a ref made twice, a read moved after a
+ * write). Bound first, as PartialEvaluate does; the module is re-typed only
+ * when a function changed (*changed). */
+static bool bind_shared_effects(PassCtx *c, bool *changed) {
   Module *m = c->m;
   Expr **bodies = mem_calloc(m->ndefs + 1, sizeof *bodies);
   for (uint32_t i = 0; i < m->ndefs; i++) bodies[i] = m->defs[i]->fn ? m->defs[i]->fn->body : NULL;
-  bool ok = normal_form_bind_lifted_effects(c, NULL), changed = false;
-  for (uint32_t i = 0; i < m->ndefs && ok; i++) changed |= m->defs[i]->fn && m->defs[i]->fn->body != bodies[i];
+  bool ok = normal_form_bind_lifted_effects(c, NULL);
+  *changed = false;
+  for (uint32_t i = 0; i < m->ndefs && ok; i++) *changed |= m->defs[i]->fn && m->defs[i]->fn->body != bodies[i];
   mem_free(bodies);
-  return ok && (!changed || pass_retype(c));
+  return ok && (!*changed || pass_retype(c));
+}
+
+/* gradient_of_function's higher-order mode on @main, shared effects bound
+ * first where the code has scopes (code without any, a straight chain,
+ * skips that walk of the module). */
+static bool run_higher_order_on_main(PassCtx *c) {
+  GlobalDef *main = main_of(c);
+  if (!main) return false;
+  Function *f = main->fn;
+  int before = c->d->nerrors;
+  RootFacts facts;
+  if (!grad_check_signature(c->m, f, false, c->d) || !check_rules(f, true, c->d, &facts)) return false;
+  bool changed = false;
+  if (facts.scoped && !bind_shared_effects(c, &changed)) return false;
+  if (changed && !check_rules(f, true, c->d, &facts)) return false; /* (the sizes changed) */
+  Expr *g = gradient_higher_order(c->m, f, &facts, c->d);
+  if (!g || c->d->nerrors > before) return false;
+  main->fn = g->fn;
+  return true;
 }
 
 bool pass_GRADIENT(PassCtx *c);
 bool pass_GRADIENT(PassCtx *c) {
   const char *mode = pass_opt_string(c, "mode");
-  if (strcmp(mode, "higher_order") == 0) return bind_shared_effects(c) && run_on_main(c, GRAD_HIGHER_ORDER);
+  if (strcmp(mode, "higher_order") == 0) return run_higher_order_on_main(c);
   if (strcmp(mode, "first_order") == 0) return run_on_main(c, GRAD_FIRST_ORDER);
   diag_plain(c->d, DIAG_ERROR, "pass Gradient: mode must be higher_order or first_order, not '%s'", mode);
   return false;
