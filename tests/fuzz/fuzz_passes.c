@@ -469,6 +469,7 @@ static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_
       rc = is_budget(cap_text(cap) + mark) ? RUN_BUDGET : RUN_ERROR;
     }
     value_release(result);
+    value_clear_refs(); /* as relayc --run ends: frees cycles through ref cells (Gradient's tape) */
   }
   program_free(p);
   return rc;
