@@ -45,6 +45,12 @@ def params_graph(net, seed=0):
     """The bench/nets graph of NET with each tensor constant turned into a parameter `wI`.
     Returns (graph, inputs) with inputs holding the data and every weight by name."""
     g, inputs = models.NETS[net](seed=seed, **SIZES.get(net, {}))
+    return consts_to_params(g, inputs)
+
+
+def consts_to_params(g, inputs):
+    """g with each tensor constant (not an inline literal) turned into a parameter `wI`, its
+    value added to inputs by that name; returns (g, inputs)."""
     g.order_consts()
     for n in g.postorder():
         if n.kind == "const" and not _inline_literal(n.value):

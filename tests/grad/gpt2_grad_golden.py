@@ -25,9 +25,10 @@ import torch
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "nets"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "grad"))
+import grad_gen  # noqa: E402
 import models  # noqa: E402
 import torch_ref  # noqa: E402
-from relaygraph import _inline_literal  # noqa: E402
 
 NAME = "gpt2_block_reduced"
 OUT = os.path.join(ROOT, "tests/golden/grad/ops", NAME + ".relay")
@@ -43,16 +44,7 @@ def float64_params_graph():
             n.value = np.array(float(f"{n.value[()]:.6g}")) if n.value.ndim == 0 else n.value.astype(np.float64)
         if n.kind == "call" and n.attrs.get("out_dtype") == "float32":
             n.attrs["out_dtype"] = n.shown["out_dtype"] = "float64"
-    g.order_consts()
-    for n in g.postorder():
-        if n.kind == "const" and not _inline_literal(n.value):
-            name = f"w{n.index}"
-            inputs[name] = np.ascontiguousarray(n.value)
-            n.kind, n.name = "var", name
-            n.shape, n.dtype = tuple(n.value.shape), str(n.value.dtype)
-            g.params.append(n)
-    g.consts = []
-    return g, inputs
+    return grad_gen.consts_to_params(g, inputs)
 
 
 def leaves(v):
