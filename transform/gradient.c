@@ -524,10 +524,15 @@ static void tape_restore(AD *a, TapeState old) {
 /* The translated variable of source variable v, when v is bound in the code translated. */
 static VarRef *vmap_ref(AD *a, const Var *v) { return (VarRef *)ptrmap_find(&a->vmap, v); }
 
+/* Types the lets after untyped_to, up to `stop`, with t. */
+static void let_list_retype(LetList *ll, Expr *stop, Type *t) {
+  for (Expr *l = ll->untyped_to ? ll->untyped_to->let.body : ll->first; l != stop; l = l->let.body) l->type = t;
+}
+
 /* `last`, just pushed, does not bind its value's type: it and the lets
  * before it stay untyped (those after untyped_to were typed as pushed). */
 static __attribute__((noinline)) void let_list_untyped_to(LetList *ll, Expr *last) {
-  for (Expr *l = ll->untyped_to ? ll->untyped_to->let.body : ll->first; l != last; l = l->let.body) l->type = NULL;
+  let_list_retype(ll, last, NULL);
   ll->untyped_to = last;
 }
 
@@ -566,8 +571,7 @@ static Expr *wrap(LetList *ll, Expr *body) {
   Expr *first = ll->first;
   if (!first) return body;
   ll->last->let.body = body;
-  if (!typeof_same(ll->type, body->type)) /* foreseen wrongly: the lets after untyped_to take the body's type */
-    for (Expr *l = ll->untyped_to ? ll->untyped_to->let.body : first; l != body; l = l->let.body) l->type = body->type;
+  if (!typeof_same(ll->type, body->type)) let_list_retype(ll, body, body->type); /* foreseen wrongly */
   *ll = (LetList){0};
   return first;
 }
