@@ -68,10 +68,8 @@ static int same_dtype(TypeRelCtx *c, const Type *a, const Type *b) {
 }
 
 static int broadcast(TypeRelCtx *c, DtClass k, bool to_bool) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *b = rel_tensor(c, 1);
-  if (!b) return rel_pending(c);
+  const Type *a, *b;
+  if (!rel_tensors(c, 2, &a, &b)) return rel_pending(c);
   if (same_dtype(c, a, b) || check_class(c, a, k, 1)) return REL_FAIL;
   Type *o = broadcast_shape(c, a, b, to_bool ? DT_BOOL_T : a->tensor.dtype);
   if (!o) return REL_FAIL;
@@ -143,12 +141,8 @@ int rel_gradient(TypeRelCtx *c) {
 }
 
 int rel_where(TypeRelCtx *c) {
-  const Type *cond = rel_tensor(c, 0);
-  if (!cond) return rel_pending(c);
-  const Type *x = rel_tensor(c, 1);
-  if (!x) return rel_pending(c);
-  const Type *y = rel_tensor(c, 2);
-  if (!y) return rel_pending(c);
+  const Type *cond, *x, *y;
+  if (!rel_tensors(c, 3, &cond, &x, &y)) return rel_pending(c);
   if (same_dtype(c, x, y)) return REL_FAIL;
   Type *xy = broadcast_shape(c, x, y, x->tensor.dtype);
   if (!xy) return REL_FAIL;
@@ -169,10 +163,8 @@ int rel_cast(TypeRelCtx *c) {
 }
 
 int rel_cast_like(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *like = rel_tensor(c, 1);
-  if (!like) return rel_pending(c);
+  const Type *a, *like;
+  if (!rel_tensors(c, 2, &a, &like)) return rel_pending(c);
   return rel_assign(c, 2, rel_retype(c, a, like->tensor.dtype)) ? REL_DONE : REL_FAIL;
 }
 
@@ -235,12 +227,8 @@ int rel_broadcast_to_like(TypeRelCtx *c) {
  * one shape and one float32/float64 dtype, s a scalar of that dtype; the
  * result has a's type. No broadcasting: the kernel is one flat pass. */
 int rel_add_scaled(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *b = rel_tensor(c, 1);
-  if (!b) return rel_pending(c);
-  const Type *s = rel_tensor(c, 2);
-  if (!s) return rel_pending(c);
+  const Type *a, *b, *s;
+  if (!rel_tensors(c, 3, &a, &b, &s)) return rel_pending(c);
   if (same_dtype(c, a, b) || same_dtype(c, a, s)) return REL_FAIL;
   DType dt = a->tensor.dtype;
   if (dt.code != DT_FLOAT || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1)

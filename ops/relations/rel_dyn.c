@@ -113,34 +113,17 @@ int rel_dyn_full(TypeRelCtx *c) {
 }
 
 int rel_dyn_one_hot(TypeRelCtx *c) {
-  const Type *ix = rel_tensor(c, 0);
-  if (!ix) return rel_pending(c);
-  const Type *on = rel_tensor(c, 1);
-  if (!on) return rel_pending(c);
-  const Type *off = rel_tensor(c, 2);
-  if (!off) return rel_pending(c);
+  const Type *ix, *on, *off;
+  if (!rel_tensors(c, 3, &ix, &on, &off)) return rel_pending(c);
   if (on->tensor.ndim != 0 || off->tensor.ndim != 0) return rel_fail(c, "on_value and off_value must be scalars");
   int rc = scalar_input(c, 3, "depth");
   if (rc) return rc;
-  int64_t nd = ix->tensor.ndim, axis = rel_attr_int(c, "axis", -1);
-  if (axis == -1) axis = nd;
-  if (axis < 0 || axis > nd) return rel_fail(c, "axis %lld is out of range", (long long)rel_attr_int(c, "axis", -1));
-  DType dt = on->tensor.dtype;
-  rel_attr_dtype(c, "dtype", &dt);
-  Type *o = rel_new_tensor(c, dt, (uint32_t)nd + 1);
-  uint32_t k = 0;
-  for (int64_t i = 0; i <= nd; i++) {
-    if (i == axis) o->tensor.dims[k++] = dim_any();
-    if (i < nd) o->tensor.dims[k++] = ix->tensor.dims[i];
-  }
-  return done(c, o);
+  return rel_one_hot_output(c, ix, on, dim_any());
 }
 
 int rel_dyn_topk(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *k = rel_tensor(c, 1);
-  if (!k) return rel_pending(c);
+  const Type *a, *k;
+  if (!rel_tensors(c, 2, &a, &k)) return rel_pending(c);
   if (dtype_is_bool(k->tensor.dtype) || k->tensor.ndim > 1 ||
       (k->tensor.ndim == 1 && !dim_compat(k->tensor.dims[0], dim_int(1))))
     return rel_fail(c, "k must be a number: a scalar or a tensor of shape (1,), found %s", rel_type_str(c, k));
@@ -170,20 +153,13 @@ int rel_dyn_strided_slice(TypeRelCtx *c) {
 
 /* dyn.nn.pad(data, pad_width, pad_value): pad_width a numeric (rank, 2) matrix. */
 int rel_dyn_pad(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *pw = rel_tensor(c, 1);
-  if (!pw) return rel_pending(c);
-  const Type *v = rel_tensor(c, 2);
-  if (!v) return rel_pending(c);
+  const Type *a, *pw, *v;
+  if (!rel_tensors(c, 3, &a, &pw, &v)) return rel_pending(c);
   if (dtype_is_bool(pw->tensor.dtype) || pw->tensor.ndim != 2 || !dim_compat(pw->tensor.dims[0], dim_int(a->tensor.ndim)) ||
       !dim_compat(pw->tensor.dims[1], dim_int(2)))
     return rel_fail(c, "pad_width must be a numeric matrix of shape (%u, 2), found %s", a->tensor.ndim,
                     rel_type_str(c, pw));
-  if (v->tensor.ndim != 0) return rel_fail(c, "pad_value must be a scalar, found %s", rel_type_str(c, v));
-  const char *mode = rel_attr_str(c, "pad_mode", "constant");
-  if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
-    return rel_fail(c, "unknown pad_mode \"%s\"", mode);
+  if (rel_pad_value_mode(c, v)) return REL_FAIL;
   return done(c, any_tensor(c, a->tensor.dtype, a->tensor.ndim));
 }
 
@@ -227,12 +203,8 @@ int rel_dyn_resize2d(TypeRelCtx *c) {
 
 /* dyn.sparse_to_dense(indices, values, default_value, output_shape) */
 int rel_dyn_sparse_to_dense(TypeRelCtx *c) {
-  const Type *ix = rel_tensor(c, 0);
-  if (!ix) return rel_pending(c);
-  const Type *v = rel_tensor(c, 1);
-  if (!v) return rel_pending(c);
-  const Type *dv = rel_tensor(c, 2);
-  if (!dv) return rel_pending(c);
+  const Type *ix, *v, *dv;
+  if (!rel_tensors(c, 3, &ix, &v, &dv)) return rel_pending(c);
   VEC(3, "output_shape")
   if (!int_dtype(ix->tensor.dtype) || ix->tensor.ndim > 2)
     return rel_fail(c, "sparse_indices must be an integer tensor of rank 0, 1 or 2, found %s", rel_type_str(c, ix));

@@ -344,10 +344,8 @@ int rel_conv2d_relu(TypeRelCtx *c) { return conv2d_fused(c, -1, -1); }
  * dtype out_dtype or grad's. relayc also checks that grad has the batch and
  * the spatial size of the convolution of data. */
 int rel_conv2d_backward_weight(TypeRelCtx *c) {
-  const Type *g = rel_tensor(c, 0);
-  if (!g) return rel_pending(c);
-  const Type *d = rel_tensor(c, 1);
-  if (!d) return rel_pending(c);
+  const Type *g, *d;
+  if (!rel_tensors(c, 2, &g, &d)) return rel_pending(c);
   const char *gl = rel_attr_str(c, "data_layout", "NCHW"), *dl = rel_attr_str(c, "kernel_layout", "OIHW");
   const char *wl = rel_attr_str(c, "out_layout", "");
   if (strcmp(dl, "OIHW") == 0) dl = "NCHW";
@@ -468,10 +466,8 @@ static int pool(TypeRelCtx *c, int nsp) {
  * 5.4-5.5): the result has data's type; relayc also checks that out_grad
  * has the pooled type of data (TVM does not look at it). */
 int rel_pool2d_grad(TypeRelCtx *c) {
-  const Type *g = rel_tensor(c, 0);
-  if (!g) return rel_pending(c);
-  const Type *a = rel_tensor(c, 1);
-  if (!a) return rel_pending(c);
+  const Type *g, *a;
+  if (!rel_tensors(c, 2, &g, &a)) return rel_pending(c);
   Type *o;
   if (pool_shape(c, a, 2, true, &o)) return REL_FAIL;
   bool fits = g->tensor.ndim == o->tensor.ndim && dtype_eq(g->tensor.dtype, a->tensor.dtype);
@@ -615,10 +611,8 @@ int rel_matmul_add_scaled(TypeRelCtx *c) {
 }
 
 int rel_batch_matmul(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *b = rel_tensor(c, 1);
-  if (!b) return rel_pending(c);
+  const Type *a, *b;
+  if (!rel_tensors(c, 2, &a, &b)) return rel_pending(c);
   if (a->tensor.ndim != 3 || b->tensor.ndim != 3)
     return rel_fail(c, "both inputs must have rank 3, found %s and %s", rel_type_str(c, a), rel_type_str(c, b));
   bool ta = rel_attr_bool(c, "transpose_a", false), tb = rel_attr_bool(c, "transpose_b", false);
@@ -737,10 +731,8 @@ int rel_l2_normalize(TypeRelCtx *c) {
  * 5.6): two rank-2 tensors of one shape and dtype (TVM does not compare the
  * dtypes; relayc does) -> a scalar of that dtype. */
 int rel_cross_entropy(TypeRelCtx *c) {
-  const Type *x = rel_tensor(c, 0);
-  if (!x) return rel_pending(c);
-  const Type *y = rel_tensor(c, 1);
-  if (!y) return rel_pending(c);
+  const Type *x, *y;
+  if (!rel_tensors(c, 2, &x, &y)) return rel_pending(c);
   if (x->tensor.ndim != 2 || y->tensor.ndim != 2)
     return rel_fail(c, "both inputs must have rank 2, found %s and %s", rel_type_str(c, x), rel_type_str(c, y));
   for (int i = 0; i < 2; i++)
@@ -784,14 +776,9 @@ static int pad_common(TypeRelCtx *c, const Type *a, bool allow_negative) {
 }
 
 int rel_pad(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *v = rel_tensor(c, 1);
-  if (!v) return rel_pending(c);
-  if (v->tensor.ndim != 0) return rel_fail(c, "pad_value must be a scalar, found %s", rel_type_str(c, v));
-  const char *mode = rel_attr_str(c, "pad_mode", "constant");
-  if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
-    return rel_fail(c, "unknown pad_mode \"%s\"", mode);
+  const Type *a, *v;
+  if (!rel_tensors(c, 2, &a, &v)) return rel_pending(c);
+  if (rel_pad_value_mode(c, v)) return REL_FAIL;
   return pad_common(c, a, true);
 }
 

@@ -15,12 +15,8 @@ static bool per_axis(const Type *t, Dim extent) {
 }
 
 int rel_qnn_dequantize(TypeRelCtx *c) {
-  const Type *x = rel_tensor(c, 0);
-  if (!x) return rel_pending(c);
-  const Type *scale = rel_tensor(c, 1);
-  if (!scale) return rel_pending(c);
-  const Type *zp = rel_tensor(c, 2);
-  if (!zp) return rel_pending(c);
+  const Type *x, *scale, *zp;
+  if (!rel_tensors(c, 3, &x, &scale, &zp)) return rel_pending(c);
   DType xt = x->tensor.dtype;
   if (!((xt.code == DT_INT && (xt.bits == 8 || xt.bits == 32)) || (xt.code == DT_UINT && xt.bits == 8)) || xt.lanes != 1)
     return rel_fail(c, "the data must be an int8, uint8 or int32 tensor, found %s", rel_type_str(c, x));

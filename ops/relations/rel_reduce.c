@@ -70,10 +70,8 @@ int rel_reduce(TypeRelCtx *c) { return reduce(c, false); }
 int rel_arg_reduce(TypeRelCtx *c) { return reduce(c, true); }
 
 int rel_variance(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *m = rel_tensor(c, 1);
-  if (!m) return rel_pending(c);
+  const Type *a, *m;
+  if (!rel_tensors(c, 2, &a, &m)) return rel_pending(c);
   if (m->tensor.ndim != a->tensor.ndim && m->tensor.ndim != 0)
     return rel_fail(c, "mean has rank %u but data has rank %u (compute mean with keepdims=True)",
                     m->tensor.ndim, a->tensor.ndim);
@@ -112,10 +110,8 @@ static int collapse_check(TypeRelCtx *c, const Type *data, const Type *to) {
 }
 
 int rel_collapse_sum_like(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *like = rel_tensor(c, 1);
-  if (!like) return rel_pending(c);
+  const Type *a, *like;
+  if (!rel_tensors(c, 2, &a, &like)) return rel_pending(c);
   if (!dtype_eq(a->tensor.dtype, like->tensor.dtype))
     return rel_fail(c, "data is %s but collapse_type is %s (the dtypes must agree)", rel_type_str(c, a),
                     rel_type_str(c, like));
@@ -124,10 +120,8 @@ int rel_collapse_sum_like(TypeRelCtx *c) {
 }
 
 int rel_collapse_sum_to(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *s = rel_tensor(c, 1);
-  if (!s) return rel_pending(c);
+  const Type *a, *s;
+  if (!rel_tensors(c, 2, &a, &s)) return rel_pending(c);
   char b[32];
   if ((s->tensor.dtype.code != DT_INT && s->tensor.dtype.code != DT_UINT) || s->tensor.dtype.bits == 1)
     return rel_fail(c, "the shape input must be an integer tensor, found %s", dtype_name(s->tensor.dtype, b));

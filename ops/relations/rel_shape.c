@@ -180,10 +180,8 @@ static bool norm_range(int64_t *v, int64_t n) {
 }
 
 int rel_reshape_like(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *l = rel_tensor(c, 1);
-  if (!l) return rel_pending(c);
+  const Type *a, *l;
+  if (!rel_tensors(c, 2, &a, &l)) return rel_pending(c);
   int64_t na = a->tensor.ndim, nl = l->tensor.ndim;
   int64_t lb = rel_attr_int(c, "lhs_begin", 0), le = opt_int(c, "lhs_end", na);
   int64_t rb = rel_attr_int(c, "rhs_begin", 0), re = opt_int(c, "rhs_end", nl);
@@ -494,10 +492,8 @@ int rel_strided_slice(TypeRelCtx *c) {
 static bool is_index_dtype(DType t) { return (t.code == DT_INT || t.code == DT_UINT) && t.bits > 1; }
 
 int rel_take(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *ix = rel_tensor(c, 1);
-  if (!ix) return rel_pending(c);
+  const Type *a, *ix;
+  if (!rel_tensors(c, 2, &a, &ix)) return rel_pending(c);
   char b[32];
   if (!is_index_dtype(ix->tensor.dtype))
     return rel_fail(c, "indices must have an integer dtype, found %s", dtype_name(ix->tensor.dtype, b));
@@ -520,10 +516,8 @@ int rel_take(TypeRelCtx *c) {
 }
 
 int rel_gather(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *ix = rel_tensor(c, 1);
-  if (!ix) return rel_pending(c);
+  const Type *a, *ix;
+  if (!rel_tensors(c, 2, &a, &ix)) return rel_pending(c);
   char b[32];
   if (!is_index_dtype(ix->tensor.dtype))
     return rel_fail(c, "indices must have an integer dtype, found %s", dtype_name(ix->tensor.dtype, b));
@@ -536,10 +530,8 @@ int rel_gather(TypeRelCtx *c) {
 }
 
 int rel_gather_nd(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *ix = rel_tensor(c, 1);
-  if (!ix) return rel_pending(c);
+  const Type *a, *ix;
+  if (!rel_tensors(c, 2, &a, &ix)) return rel_pending(c);
   char b[32];
   if (!is_index_dtype(ix->tensor.dtype))
     return rel_fail(c, "indices must have an integer dtype, found %s", dtype_name(ix->tensor.dtype, b));
@@ -564,33 +556,17 @@ int rel_gather_nd(TypeRelCtx *c) {
 }
 
 int rel_one_hot(TypeRelCtx *c) {
-  const Type *ix = rel_tensor(c, 0);
-  if (!ix) return rel_pending(c);
-  const Type *on = rel_tensor(c, 1);
-  if (!on) return rel_pending(c);
-  const Type *off = rel_tensor(c, 2);
-  if (!off) return rel_pending(c);
+  const Type *ix, *on, *off;
+  if (!rel_tensors(c, 3, &ix, &on, &off)) return rel_pending(c);
   if (on->tensor.ndim != 0 || off->tensor.ndim != 0) return rel_fail(c, "on_value and off_value must be scalars");
-  int64_t depth = rel_attr_int(c, "depth", 1), nd = ix->tensor.ndim, axis = rel_attr_int(c, "axis", -1);
+  int64_t depth = rel_attr_int(c, "depth", 1);
   if (depth <= 0) return rel_fail(c, "depth must be positive, got %lld", (long long)depth);
-  if (axis == -1) axis = nd;
-  if (axis < 0 || axis > nd) return rel_fail(c, "axis %lld is out of range", (long long)axis);
-  DType dt = on->tensor.dtype;
-  rel_attr_dtype(c, "dtype", &dt);
-  Type *o = rel_new_tensor(c, dt, (uint32_t)nd + 1);
-  uint32_t k = 0;
-  for (int64_t i = 0; i <= nd; i++) {
-    if (i == axis) o->tensor.dims[k++] = dim_int(depth);
-    if (i < nd) o->tensor.dims[k++] = ix->tensor.dims[i];
-  }
-  return done(c, o);
+  return rel_one_hot_output(c, ix, on, dim_int(depth));
 }
 
 int rel_slice_like(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *l = rel_tensor(c, 1);
-  if (!l) return rel_pending(c);
+  const Type *a, *l;
+  if (!rel_tensors(c, 2, &a, &l)) return rel_pending(c);
   Type *o = rel_retype(c, a, a->tensor.dtype);
   int64_t axes[MAXR];
   int32_t n = rel_attr_ints(c, "axes", axes, MAXR);
@@ -617,10 +593,7 @@ static bool is_int_vec(const Type *t) { return is_index_dtype(t->tensor.dtype) &
  * slice), begin/end/strides are integer vectors. */
 int rel_strided_set(TypeRelCtx *c) {
   const Type *t[5];
-  for (uint32_t i = 0; i < 5; i++) {
-    t[i] = rel_tensor(c, i);
-    if (!t[i]) return rel_pending(c);
-  }
+  if (!rel_tensors(c, 5, &t[0], &t[1], &t[2], &t[3], &t[4])) return rel_pending(c);
   if (!dtype_eq(t[0]->tensor.dtype, t[1]->tensor.dtype) || t[1]->tensor.ndim > t[0]->tensor.ndim)
     return rel_fail(c, "v is %s but data is %s (v needs data's dtype and at most its rank)", rel_type_str(c, t[1]),
                     rel_type_str(c, t[0]));
@@ -634,12 +607,8 @@ int rel_strided_set(TypeRelCtx *c) {
 /* scatter_nd(data, indices, updates, mode) (5.9, TVM's ScatterNDRel): indices
  * (M, Y...) with a static M <= rank(data), updates (Y..., data.shape[M:]). */
 int rel_scatter_nd(TypeRelCtx *c) {
-  const Type *d = rel_tensor(c, 0);
-  if (!d) return rel_pending(c);
-  const Type *ix = rel_tensor(c, 1);
-  if (!ix) return rel_pending(c);
-  const Type *u = rel_tensor(c, 2);
-  if (!u) return rel_pending(c);
+  const Type *d, *ix, *u;
+  if (!rel_tensors(c, 3, &d, &ix, &u)) return rel_pending(c);
   const char *mode = rel_attr_str(c, "mode", "update");
   if (strcmp(mode, "update") && strcmp(mode, "add") && strcmp(mode, "mul") && strcmp(mode, "min") && strcmp(mode, "max"))
     return rel_fail(c, "unknown mode \"%s\" (expected update, add, mul, min or max)", mode);
@@ -665,12 +634,8 @@ int rel_scatter_nd(TypeRelCtx *c) {
  * type; relayc also requires indices and updates of one shape and data's
  * rank, within data's extents off the axis. */
 int rel_scatter_elements(TypeRelCtx *c) {
-  const Type *d = rel_tensor(c, 0);
-  if (!d) return rel_pending(c);
-  const Type *ix = rel_tensor(c, 1);
-  if (!ix) return rel_pending(c);
-  const Type *u = rel_tensor(c, 2);
-  if (!u) return rel_pending(c);
+  const Type *d, *ix, *u;
+  if (!rel_tensors(c, 3, &d, &ix, &u)) return rel_pending(c);
   const char *red = rel_attr_str(c, "reduction", "update");
   if (strcmp(red, "update") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "mean") && strcmp(red, "min") &&
       strcmp(red, "max"))
@@ -700,12 +665,8 @@ int rel_scatter_elements(TypeRelCtx *c) {
  * them, default_value a scalar (of any dtype: TVM's relation does not check it
  * and its Python passes const(0), an int32, as the default; the kernel casts). */
 int rel_sparse_to_dense(TypeRelCtx *c) {
-  const Type *ix = rel_tensor(c, 0);
-  if (!ix) return rel_pending(c);
-  const Type *v = rel_tensor(c, 1);
-  if (!v) return rel_pending(c);
-  const Type *dv = rel_tensor(c, 2);
-  if (!dv) return rel_pending(c);
+  const Type *ix, *v, *dv;
+  if (!rel_tensors(c, 3, &ix, &v, &dv)) return rel_pending(c);
   if (!is_index_dtype(ix->tensor.dtype) || ix->tensor.ndim > 2)
     return rel_fail(c, "sparse_indices must be an integer tensor of rank 0, 1 or 2, found %s", rel_type_str(c, ix));
   if (v->tensor.ndim > 1) return rel_fail(c, "sparse_values must have rank 0 or 1, found %s", rel_type_str(c, v));
@@ -843,10 +804,8 @@ int rel_full(TypeRelCtx *c) {
 }
 
 int rel_full_like(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  const Type *f = rel_tensor(c, 1);
-  if (!f) return rel_pending(c);
+  const Type *a, *f;
+  if (!rel_tensors(c, 2, &a, &f)) return rel_pending(c);
   if (f->tensor.ndim != 0) return rel_fail(c, "fill_value must be a scalar, found %s", rel_type_str(c, f));
   return done(c, (Type *)a);
 }

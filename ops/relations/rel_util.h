@@ -1,15 +1,35 @@
 /* ops/relations/rel_util.h — small helpers shared by the relation files (ops/relations/rel_*.c).
  *
- * Dim arithmetic that propagates unknown (`?`/symbolic) extents as `?`, axis
- * normalisation, layout-letter lookup, and the output of the two topk relations. All static inline: each relation
+ * The leading tensor inputs fetched in one call, dim arithmetic that
+ * propagates unknown (`?`/symbolic) extents as `?`, axis normalisation,
+ * layout-letter lookup, and the outputs shared by a static relation and its
+ * dyn.* twin (topk, one_hot) and the pad_value/pad_mode check of the two
+ * pads. All static inline: each relation
  * file includes what it uses and nothing here has state.
  */
 #ifndef RELAYC_OPS_REL_UTIL_H
 #define RELAYC_OPS_REL_UTIL_H
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "ops/relations/type_rel.h"
+
+/* Inputs 0..n-1 as tensors, stored through the n `const Type **` arguments
+ * that follow: false at the first one that is unknown or (reported) not a
+ * tensor, and the caller returns rel_pending(c) — the same as n rel_tensor
+ * calls in a row, each returning on NULL. */
+static inline bool rel_tensors(TypeRelCtx *c, uint32_t n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  uint32_t i = 0;
+  for (; i < n; i++) {
+    const Type **t = va_arg(ap, const Type **);
+    if (!(*t = rel_tensor(c, i))) break;
+  }
+  va_end(ap);
+  return i == n;
+}
 
 /* axis in [-ndim, ndim) → [0, ndim); false if out of range. */
 static inline bool rel_norm_axis(int64_t *axis, int64_t ndim) {
@@ -81,6 +101,34 @@ static inline int rel_topk_output(TypeRelCtx *c, Type *vals) {
     return rel_fail(c, "unknown ret_type \"%s\"", rt);
   }
   return rel_assign(c, rel_ninputs(c), out) ? REL_DONE : REL_FAIL;
+}
+
+/* one_hot's output (static and dynamic depth) once the inputs are checked:
+ * the indices' shape with `depth` inserted at the axis attribute (-1: last),
+ * in the dtype attribute (on_value's dtype by default). */
+static inline int rel_one_hot_output(TypeRelCtx *c, const Type *ix, const Type *on, Dim depth) {
+  int64_t nd = ix->tensor.ndim, axis = rel_attr_int(c, "axis", -1);
+  if (axis == -1) axis = nd;
+  if (axis < 0 || axis > nd) return rel_fail(c, "axis %lld is out of range", (long long)axis);
+  DType dt = on->tensor.dtype;
+  rel_attr_dtype(c, "dtype", &dt);
+  Type *o = rel_new_tensor(c, dt, (uint32_t)nd + 1);
+  uint32_t k = 0;
+  for (int64_t i = 0; i <= nd; i++) {
+    if (i == axis) o->tensor.dims[k++] = depth;
+    if (i < nd) o->tensor.dims[k++] = ix->tensor.dims[i];
+  }
+  return rel_assign(c, rel_ninputs(c), o) ? REL_DONE : REL_FAIL;
+}
+
+/* nn.pad and dyn.nn.pad: pad_value a scalar, pad_mode constant, edge or
+ * reflect. REL_DONE, or REL_FAIL after reporting. */
+static inline int rel_pad_value_mode(TypeRelCtx *c, const Type *v) {
+  if (v->tensor.ndim != 0) return rel_fail(c, "pad_value must be a scalar, found %s", rel_type_str(c, v));
+  const char *mode = rel_attr_str(c, "pad_mode", "constant");
+  if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
+    return rel_fail(c, "unknown pad_mode \"%s\"", mode);
+  return REL_DONE;
 }
 
 #endif
