@@ -676,27 +676,32 @@ static bool conv_grouped(KernelCtx *c, const ConvGeom *g, const float *x, const 
 
 /* ------------------------------------------------------------ plain loops */
 
+/* The job of a plain loop (direct or transposed), one task per output plane
+ * (n, o) of the N·O: the geometry and the data of x, w and y, in the loop's
+ * element type. */
+typedef struct {
+  const ConvGeom *g;
+  const void *x, *w;
+  void *y;
+} PlainJob;
+
 /* Direct convolution in double or int64 (two's-complement wrap through
  * uint64), any groups: out[n,o,·] = Σ in[n, g·Cg + i, ·] · w[o, i, ·]. */
 #define DEFINE_DIRECT(T, NAME, MAC)                                                                \
-  typedef struct {                                                                                 \
-    const ConvGeom *g;                                                                             \
-    const T *x, *w;                                                                                \
-    T *y;                                                                                          \
-  } NAME##_job;                                                                                    \
   static void NAME##_task(void *raw, int64_t lo, int64_t hi) {                                     \
-    const NAME##_job *j = raw;                                                                     \
+    const PlainJob *j = raw;                                                                       \
     const ConvGeom *g = j->g;                                                                      \
+    const T *jx = j->x, *jw = j->w;                                                                \
     for (int64_t t = lo; t < hi; t++) {                                                            \
       int64_t n = t / g->O, o = t % g->O, gi = o / g->Og;                                          \
-      T *yp = j->y + t * g->osz;                                                                   \
+      T *yp = (T *)j->y + t * g->osz;                                                              \
       for (int64_t od = 0; od < g->out[0]; od++)                                                   \
         for (int64_t oh = 0; oh < g->out[1]; oh++)                                                 \
           for (int64_t ow = 0; ow < g->out[2]; ow++) {                                             \
             T acc = 0;                                                                             \
             for (int64_t i = 0; i < g->Cg; i++) {                                                  \
-              const T *xp = j->x + (n * g->C + gi * g->Cg + i) * g->isz;                           \
-              const T *wp = j->w + (o * g->Cg + i) * g->ksz;                                       \
+              const T *xp = jx + (n * g->C + gi * g->Cg + i) * g->isz;                             \
+              const T *wp = jw + (o * g->Cg + i) * g->ksz;                                         \
               for (int64_t a = 0; a < g->k[0]; a++) {                                              \
                 int64_t id = od * g->st[0] + a * g->dil[0] - g->plo[0];                            \
                 if (id < 0 || id >= g->in[0]) continue;                                            \
@@ -731,22 +736,18 @@ DEFINE_DIRECT(double, direct_f64, mac_f64)
  * y = ih·stride − pad_lo + r·dilation (cropped to the result). One task per
  * output plane (n, o): it gathers every contribution to its own plane. */
 #define DEFINE_TRANSPOSED(T, NAME, MAC)                                                            \
-  typedef struct {                                                                                 \
-    const ConvGeom *g;                                                                             \
-    const T *x, *w;                                                                                \
-    T *y;                                                                                          \
-  } NAME##_job;                                                                                    \
   static void NAME##_task(void *raw, int64_t lo, int64_t hi) {                                     \
-    const NAME##_job *j = raw;                                                                     \
+    const PlainJob *j = raw;                                                                       \
     const ConvGeom *g = j->g;                                                                      \
+    const T *jx = j->x, *jw = j->w;                                                                \
     for (int64_t t = lo; t < hi; t++) {                                                            \
       int64_t n = t / g->O, o = t % g->O, gi = o / g->Og, ol = o % g->Og;                          \
-      T *yp = j->y + t * g->osz;                                                                   \
+      T *yp = (T *)j->y + t * g->osz;                                                              \
       for (int64_t q = 0; q < g->osz; q++) yp[q] = 0;                                              \
       for (int64_t i = 0; i < g->Cg; i++) {                                                        \
         int64_t ci = gi * g->Cg + i;                                                               \
-        const T *xp = j->x + (n * g->C + ci) * g->isz;                                             \
-        const T *wp = j->w + (ci * g->Og + ol) * g->ksz;                                           \
+        const T *xp = jx + (n * g->C + ci) * g->isz;                                               \
+        const T *wp = jw + (ci * g->Og + ol) * g->ksz;                                             \
         for (int64_t id = 0; id < g->in[0]; id++)                                                  \
           for (int64_t ih = 0; ih < g->in[1]; ih++)                                                \
             for (int64_t iw = 0; iw < g->in[2]; iw++) {                                            \
@@ -1364,7 +1365,7 @@ static int conv_exec(KernelCtx *c, int nd, bool transposed, ConvCall *cc_in, Ten
       if (k == KC_F32 || k == KC_F64) {
         ok = tconv_gemm(c, g, xb, wb, yb, k == KC_F64);
       } else {
-        tconv_i64_job j = {g, xb, wb, yb};
+        PlainJob j = {g, xb, wb, yb};
         threadpool_for(g->N * g->O, 1, tconv_i64_task, &j);
       }
     } else if (k == KC_F32 && depthwise && kplane_fits(g->in, g->out, g->k, g->st, g->dil, g->plo, g->phi)) {
@@ -1379,12 +1380,9 @@ static int conv_exec(KernelCtx *c, int nd, bool transposed, ConvCall *cc_in, Ten
     } else if (k == KC_F32 || (k == KC_F64 && !depthwise)) {
       ok = conv_gemm(c, g, xb, wb, yb, k == KC_F64, fused ? &epi : NULL);
       fused = false;
-    } else if (k == KC_F64) {
-      direct_f64_job j = {g, xb, wb, yb};
-      threadpool_for(g->N * g->O, 1, direct_f64_task, &j);
     } else {
-      direct_i64_job j = {g, xb, wb, yb};
-      threadpool_for(g->N * g->O, 1, direct_i64_task, &j);
+      PlainJob j = {g, xb, wb, yb};
+      threadpool_for(g->N * g->O, 1, k == KC_F64 ? direct_f64_task : direct_i64_task, &j);
     }
     if (ok && fused) /* engines without their own epilogue */
       for (int64_t n = 0; n < g->N; n++) epi_block(g, &epi, yb, n, 0, g->O, 0, g->osz);

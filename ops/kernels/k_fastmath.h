@@ -52,6 +52,26 @@ static inline float kfm_fast_exp(float x0) {
 
 /* Eigen's rational tanh: numerator odd (α1..α13), denominator even (β0..β6). */
 #define KFM_TANH_A1 4.89352455891786e-03f
+/* fast_tanh and fast_erf are x·P(x²) / Q(x²): P odd from A1 to A13, Q even
+ * from B0 (to B6 for tanh, B8 for erf), by Horner's rule from the highest
+ * coefficient. One text serves float32, float16 and the kv16 vectors of
+ * ops/kernels/k_vmath.h (a float constant there stands for every lane): R
+ * rounds every product, sum and coefficient (KFM_EXACT for float32 and
+ * vectors, kfm_h for float16), so the operations and their order are the
+ * same in every form. */
+#define KFM_EXACT(v) (v)
+#define KFM_MA(R, t, acc, c) R(R((t) * (acc)) + R(c))
+#define KFM_ODD_P13(R, x, t, K)                                                                    \
+  R((x) * KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, R(K##A13), K##A11), \
+                                                                          K##A9),                  \
+                                                         K##A7),                                   \
+                                          K##A5),                                                  \
+                           K##A3),                                                                 \
+                 K##A1))
+#define KFM_EVEN_Q6(R, t, K) KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, R(K##B6), K##B4), K##B2), K##B0)
+#define KFM_EVEN_Q8(R, t, K)                                                                       \
+  KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, KFM_MA(R, t, R(K##B8), K##B6), K##B4), K##B2), K##B0)
+
 #define KFM_TANH_A3 6.37261928875436e-04f
 #define KFM_TANH_A5 1.48572235717979e-05f
 #define KFM_TANH_A7 5.12229709037114e-08f
@@ -66,17 +86,7 @@ static inline float kfm_fast_exp(float x0) {
 static inline float kfm_fast_tanh(float in) {
   float x = kfm_max(-9.0f, kfm_min(9.0f, in));
   float x2 = x * x;
-  float p = x2 * KFM_TANH_A13 + KFM_TANH_A11;
-  p = x2 * p + KFM_TANH_A9;
-  p = x2 * p + KFM_TANH_A7;
-  p = x2 * p + KFM_TANH_A5;
-  p = x2 * p + KFM_TANH_A3;
-  p = x2 * p + KFM_TANH_A1;
-  p = x * p;
-  float q = x2 * KFM_TANH_B6 + KFM_TANH_B4;
-  q = x2 * q + KFM_TANH_B2;
-  q = x2 * q + KFM_TANH_B0;
-  return p / q;
+  return KFM_ODD_P13(KFM_EXACT, x, x2, KFM_TANH_) / KFM_EVEN_Q6(KFM_EXACT, x2, KFM_TANH_);
 }
 
 #define KFM_ERF_A1 -1.60960333262415e-02f
@@ -95,18 +105,7 @@ static inline float kfm_fast_tanh(float in) {
 static inline float kfm_fast_erf(float arg) {
   float x = kfm_max(kfm_min(arg, 4.0f), -4.0f);
   float x2 = x * x;
-  float p = x2 * KFM_ERF_A13 + KFM_ERF_A11;
-  p = x2 * p + KFM_ERF_A9;
-  p = x2 * p + KFM_ERF_A7;
-  p = x2 * p + KFM_ERF_A5;
-  p = x2 * p + KFM_ERF_A3;
-  p = x2 * p + KFM_ERF_A1;
-  p = x * p;
-  float q = x2 * KFM_ERF_B8 + KFM_ERF_B6;
-  q = x2 * q + KFM_ERF_B4;
-  q = x2 * q + KFM_ERF_B2;
-  q = x2 * q + KFM_ERF_B0;
-  return p / q;
+  return KFM_ODD_P13(KFM_EXACT, x, x2, KFM_ERF_) / KFM_EVEN_Q8(KFM_EXACT, x2, KFM_ERF_);
 }
 
 /* Rounds a float32 to float16 and back: one float16 operation's result (a
@@ -117,18 +116,7 @@ static inline float kfm_h(float v) { return half_to_float(float_to_half(v)); }
 static inline float kfm_fast_erf_f16(float arg) {
   float x = kfm_max(kfm_min(arg, 4.0f), -4.0f);
   float x2 = kfm_h(x * x);
-  float p = kfm_h(kfm_h(x2 * kfm_h(KFM_ERF_A13)) + kfm_h(KFM_ERF_A11));
-  p = kfm_h(kfm_h(x2 * p) + kfm_h(KFM_ERF_A9));
-  p = kfm_h(kfm_h(x2 * p) + kfm_h(KFM_ERF_A7));
-  p = kfm_h(kfm_h(x2 * p) + kfm_h(KFM_ERF_A5));
-  p = kfm_h(kfm_h(x2 * p) + kfm_h(KFM_ERF_A3));
-  p = kfm_h(kfm_h(x2 * p) + kfm_h(KFM_ERF_A1));
-  p = kfm_h(x * p);
-  float q = kfm_h(kfm_h(x2 * kfm_h(KFM_ERF_B8)) + kfm_h(KFM_ERF_B6));
-  q = kfm_h(kfm_h(x2 * q) + kfm_h(KFM_ERF_B4));
-  q = kfm_h(kfm_h(x2 * q) + kfm_h(KFM_ERF_B2));
-  q = kfm_h(kfm_h(x2 * q) + kfm_h(KFM_ERF_B0));
-  return kfm_h(p / q);
+  return kfm_h(KFM_ODD_P13(kfm_h, x, x2, KFM_ERF_) / KFM_EVEN_Q8(kfm_h, x2, KFM_ERF_));
 }
 
 #endif

@@ -51,18 +51,30 @@ typedef int32_t kvi16 __attribute__((vector_size(64)));
 #define KVM_LN2_HI 0.693145751953125f     /* 15 significant bits: n·hi is exact */
 #define KVM_LN2_LO 1.42860682030941723e-6f /* ln2 − hi */
 
+/* x = n·ln2 + r, |r| <= ln2/2 with n integral: the range reduction of exp
+ * and of tanh's expm1. */
+KVM_INL void kvm_ln2_reduce(const kv16 *x, kv16 *n, kv16 *r) {
+  *n = KVM_RINT(*x * kv_splat(KVM_LOG2E));
+  *r = *x - *n * kv_splat(KVM_LN2_HI);
+  *r = *r - *n * kv_splat(KVM_LN2_LO);
+}
+
+/* The Taylor series of e^r by Horner's rule, *p holding the r⁷ coefficient
+ * (or the series above it): *p becomes ((*p·r + 1/720)·r + ...)·r + 1/2. */
+KVM_INL void kvm_exp_taylor_to_half(kv16 *p, const kv16 *r) {
+  *p = *p * *r + kv_splat(1.0f / 720);
+  *p = *p * *r + kv_splat(1.0f / 120);
+  *p = *p * *r + kv_splat(1.0f / 24);
+  *p = *p * *r + kv_splat(1.0f / 6);
+  *p = *p * *r + kv_splat(0.5f);
+}
+
 /* e^x on finite, NaN-free lanes already clamped to [−104, 89]. */
 KVM_INL void kvm_exp16_core(kv16 *v) {
-  kv16 x = *v;
-  kv16 n = KVM_RINT(x * kv_splat(KVM_LOG2E));
-  kv16 r = x - n * kv_splat(KVM_LN2_HI);
-  r = r - n * kv_splat(KVM_LN2_LO);
+  kv16 n, r;
+  kvm_ln2_reduce(v, &n, &r);
   kv16 p = kv_splat(1.0f / 5040);
-  p = p * r + kv_splat(1.0f / 720);
-  p = p * r + kv_splat(1.0f / 120);
-  p = p * r + kv_splat(1.0f / 24);
-  p = p * r + kv_splat(1.0f / 6);
-  p = p * r + kv_splat(0.5f);
+  kvm_exp_taylor_to_half(&p, &r);
   p = p * r + kv_splat(1.0f);
   p = p * r + kv_splat(1.0f);
   kvi16 ni = __builtin_convertvector(n, kvi16);
@@ -96,17 +108,10 @@ KVM_INL void kvm_tanh16(kv16 *v) {
   kv16 a = (kv16)((kvi16)x & KVM_ISPLAT(INT32_MAX));
   a = KVM_SEL(nan, kv_splat(0), a);
   a = KVM_SEL(a > kv_splat(10.0f), kv_splat(10.0f), a);
-  kv16 y = a + a;
-  kv16 n = KVM_RINT(y * kv_splat(KVM_LOG2E)); /* 0..29 */
-  kv16 r = y - n * kv_splat(KVM_LN2_HI);
-  r = r - n * kv_splat(KVM_LN2_LO);
-  kv16 p = kv_splat(1.0f / 40320);
-  p = p * r + kv_splat(1.0f / 5040);
-  p = p * r + kv_splat(1.0f / 720);
-  p = p * r + kv_splat(1.0f / 120);
-  p = p * r + kv_splat(1.0f / 24);
-  p = p * r + kv_splat(1.0f / 6);
-  p = p * r + kv_splat(0.5f);
+  kv16 y = a + a, n, r;
+  kvm_ln2_reduce(&y, &n, &r); /* n in 0..29 */
+  kv16 p = kv_splat(1.0f / 40320) * r + kv_splat(1.0f / 5040);
+  kvm_exp_taylor_to_half(&p, &r);
   p = (p * r) * r + r; /* expm1(r) */
   kv16 s = KVM_POW2I(__builtin_convertvector(n, kvi16));
   kv16 e = s * p + (s - kv_splat(1.0f)); /* expm1(y) */
@@ -245,16 +250,7 @@ KVM_INL void kvm_fast_tanh16(kv16 *v) {
   kv16 x = KVM_SEL(nine < in, nine, in);
   x = KVM_SEL(mnine > x, mnine, x);
   kv16 x2 = x * x;
-  kv16 p = x2 * kv_splat(KFM_TANH_A13) + kv_splat(KFM_TANH_A11);
-  p = x2 * p + kv_splat(KFM_TANH_A9);
-  p = x2 * p + kv_splat(KFM_TANH_A7);
-  p = x2 * p + kv_splat(KFM_TANH_A5);
-  p = x2 * p + kv_splat(KFM_TANH_A3);
-  p = x2 * p + kv_splat(KFM_TANH_A1);
-  p = x * p;
-  kv16 q = x2 * kv_splat(KFM_TANH_B6) + kv_splat(KFM_TANH_B4);
-  q = x2 * q + kv_splat(KFM_TANH_B2);
-  q = x2 * q + kv_splat(KFM_TANH_B0);
+  kv16 p = KFM_ODD_P13(KFM_EXACT, x, x2, KFM_TANH_), q = KFM_EVEN_Q6(KFM_EXACT, x2, KFM_TANH_);
   *v = p / q;
 }
 
@@ -263,17 +259,7 @@ KVM_INL void kvm_fast_erf16(kv16 *v) {
   kv16 x = KVM_SEL(a < four, a, four);
   x = KVM_SEL(x > mfour, x, mfour);
   kv16 x2 = x * x;
-  kv16 p = x2 * kv_splat(KFM_ERF_A13) + kv_splat(KFM_ERF_A11);
-  p = x2 * p + kv_splat(KFM_ERF_A9);
-  p = x2 * p + kv_splat(KFM_ERF_A7);
-  p = x2 * p + kv_splat(KFM_ERF_A5);
-  p = x2 * p + kv_splat(KFM_ERF_A3);
-  p = x2 * p + kv_splat(KFM_ERF_A1);
-  p = x * p;
-  kv16 q = x2 * kv_splat(KFM_ERF_B8) + kv_splat(KFM_ERF_B6);
-  q = x2 * q + kv_splat(KFM_ERF_B4);
-  q = x2 * q + kv_splat(KFM_ERF_B2);
-  q = x2 * q + kv_splat(KFM_ERF_B0);
+  kv16 p = KFM_ODD_P13(KFM_EXACT, x, x2, KFM_ERF_), q = KFM_EVEN_Q8(KFM_EXACT, x2, KFM_ERF_);
   *v = p / q;
 }
 
