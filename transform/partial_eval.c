@@ -35,9 +35,12 @@
  *    again (a gradient's backward closure, the whole tape before it), n^2/2
  *    unfoldings for a tape of n, copies DeadCodeElimination usually drops;
  *    the overall budget still bounds them;
- *  - every literal is also residualised (its body with unknown parameters),
- *    since it may escape; every global function is replaced by its residual
- *    form;
+ *  - a literal may escape, so it also gets a residual form (its body with
+ *    unknown parameters), in its place in the residual code; beyond TVM,
+ *    which makes it at once, that form is made only when something needs
+ *    it, as it would have been made there (literal(): else nested
+ *    continuations cost 2^depth); every global function is replaced by its
+ *    residual form;
  *  - last, beyond TVM: a cell the residual code only writes to (every read
  *    was answered statically, it never escapes) goes with its writes, in
  *    rounds with the unused plain lets that held it (tuples, closures):
@@ -73,6 +76,24 @@
 
 typedef struct PV PV;
 typedef struct Closure Closure;
+typedef struct Frame Frame;
+typedef struct LL LL;
+
+/* Where and in what state a literal was made: its residual literal is made
+ * only when something needs it as a value (most continuations are only ever
+ * called, and unfolded), but then exactly as it would have been made there
+ * and then: in the let list it was made in, at its place, with the
+ * unfoldings then in progress (fuel) and the residual-literal nesting then. */
+typedef struct Home {
+  LL *ll;                 /* the let list, open while the literal is reachable */
+  uint64_t serial;        /* ... checked, with the slot's `lazy`, before it is written */
+  size_t slot;            /* the binding kept for it */
+  const Frame *frames;    /* the unfoldings in progress */
+  uint32_t literal_depth; /* p->literal_depth and p->literal_in_call */
+  bool literal_in_call;
+  bool over;              /* p->over */
+  Span span;
+} Home;
 
 /* The instantiation the code being evaluated runs at: the type parameters of
  * the polymorphic globals being unfolded, in terms of the residual context. */
@@ -102,23 +123,30 @@ struct PV {
 struct Closure {
   GlobalDef *g;     /* a global, or NULL */
   Function *lit;    /* a literal, or NULL */
-  Var *self;        /* the let variable a recursive literal is bound to */
+  Var *self;        /* the let variable a literal is bound to */
+  bool recursive;   /* ... and its body uses it */
   PV *selfv;
   Var **caps;       /* the literal's free variables (arena) ... */
   uint32_t ncaps;
   PV **capv;        /* ... and their values when it was made */
   const Inst *inst; /* the instantiation its types are read at */
+  Home home;        /* where its residual literal goes (home.ll NULL: where it is first needed) */
 };
 
+/* A let binding of the residual code; v NULL: the place kept for the
+ * residual literal of closure `lazy`, not made (yet). */
 typedef struct Binding {
   Var *v;
   Expr *e;
+  PV *lazy;
 } Binding;
 
-/* Residual code being built: let bindings, in order. */
-typedef struct LL {
+/* Residual code being built: let bindings, in order. Open from ll_open to
+ * ll_wrap; serial tells it from a later one at the same address. */
+struct LL {
   VEC(Binding) b;
-} LL;
+  uint64_t serial;
+};
 
 typedef struct Undo {
   const void *key;
@@ -145,12 +173,14 @@ typedef struct Scoped {
   VEC(Undo) undo;
 } Scoped;
 
-/* The unfolding of one function, for fuel. */
-typedef struct Frame {
+/* The unfolding of one function, for fuel; up: the one it is in. In the
+ * arena, so a literal's Home can keep the chain it was made under. */
+struct Frame {
   const void *fn;
   uint64_t *fuel;
   uint32_t n;
-} Frame;
+  const Frame *up;
+};
 
 typedef struct Pe {
   Module *m;
@@ -159,7 +189,9 @@ typedef struct Pe {
   Scoped *memo;          /* Expr* -> PV* for the body being evaluated: shared nodes only */
   DagScan nodes;         /* every node of the program's globals, with its parent count */
   VEC(PV *) store;       /* cell contents (NULL: unknown) */
-  VEC(Frame) frames;     /* unfoldings in progress */
+  const Frame *frames;   /* unfoldings in progress, innermost first (NULL: none) */
+  VEC(LL *) open;        /* let lists being built, innermost last */
+  uint64_t ll_serial;
   PtrMap self_of;        /* Function* of a let-bound literal -> the let Var* ... */
   bool self_noted;       /* ... filled (from `nodes`) when the first literal is met */
   const Inst *inst;      /* instantiation of the code being evaluated (NULL: none) */
@@ -178,6 +210,8 @@ typedef struct Pe {
 static PV *pe(Pe *p, Expr *e, LL *ll);
 static void note_let_bound_literals(Pe *p);
 static void residualise(Pe *p, PV *v, Span sp, LL *ll);
+static Expr *atom(Pe *p, PV *v, LL *ll);
+static bool residualise_at_home(Pe *p, PV *v);
 
 /* ------------------------------------------------------------- scoped maps */
 
@@ -267,9 +301,31 @@ static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
   if (e->kind != EXPR_CALL || e->call.fn->kind == EXPR_CTOR) p->droppable = true;
   Var *v = build_fresh_var(p->m, "x", NULL, e->span);
   v->type = e->type;
-  Binding b = {v, e};
+  Binding b = {v, e, NULL};
   vec_push(ll->b, b);
   return build_typed(build_var(p->m, v, e->span), e->type);
+}
+
+/* Starts a let list (ended by ll_wrap). */
+static void ll_open(Pe *p, LL *ll) {
+  memset(ll, 0, sizeof *ll);
+  ll->serial = ++p->ll_serial;
+  vec_push(p->open, ll);
+}
+
+/* Whether ll is still being built (an ended one may share its address). */
+static bool ll_is_open(const Pe *p, const LL *ll, uint64_t serial) {
+  for (size_t i = p->open.len; i-- > 0;)
+    if (p->open.data[i] == ll) return ll->serial == serial;
+  return false;
+}
+
+/* Drops the places kept for residual literals nothing needed. */
+static void ll_drop_unmade(LL *ll) {
+  size_t k = 0;
+  for (size_t i = 0; i < ll->b.len; i++)
+    if (ll->b.data[i].v) ll->b.data[k++] = ll->b.data[i];
+  ll->b.len = k;
 }
 
 /* The residual code is built typed where that is free: a node rebuilt from a
@@ -297,6 +353,8 @@ static Expr *typed_use(Pe *p, Var *v, Span sp) {
  * call in tail position stays one (a residual loop keeps running in constant
  * space). */
 static Expr *ll_wrap(Pe *p, LL *ll, Expr *body) {
+  if (p->open.len && p->open.data[p->open.len - 1] == ll) p->open.len--;
+  ll_drop_unmade(ll);
   if (ll->b.len && body->kind == EXPR_VAR && body->var.var == ll->b.data[ll->b.len - 1].v)
     body = ll->b.data[--ll->b.len].e;
   for (size_t i = ll->b.len; i-- > 0;) {
@@ -308,9 +366,9 @@ static Expr *ll_wrap(Pe *p, LL *ll, Expr *body) {
   return body;
 }
 
-static Expr **dyn_list(Pe *p, PV **vs, uint32_t n) {
+static Expr **dyn_list(Pe *p, PV **vs, uint32_t n, LL *ll) {
   Expr **out = arena_alloc(p->m->arena, (n ? n : 1) * sizeof *out);
-  for (uint32_t i = 0; i < n; i++) out[i] = vs[i]->d;
+  for (uint32_t i = 0; i < n; i++) out[i] = atom(p, vs[i], ll);
   return out;
 }
 
@@ -333,7 +391,7 @@ static PV *static_const(Pe *p, Expr *c, LL *ll) {
   if (c->kind == EXPR_TUPLE) {
     PV **f = arena_alloc(p->m->arena, (c->tuple.n ? c->tuple.n : 1) * sizeof *f);
     for (uint32_t i = 0; i < c->tuple.n; i++) f[i] = static_const(p, c->tuple.fields[i], ll);
-    Expr *tup = build_tuple(p->m, dyn_list(p, f, c->tuple.n), c->tuple.n, c->span);
+    Expr *tup = build_tuple(p->m, dyn_list(p, f, c->tuple.n, ll), c->tuple.n, c->span);
     PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, typed_like(p, c, tup)));
     v->tup.f = f;
     v->tup.n = c->tuple.n;
@@ -455,8 +513,8 @@ static uint64_t *fuel_of(Pe *p, PV *callee, PV **args, uint32_t n) {
 }
 
 static const Frame *enclosing_frame(Pe *p, const void *fn) {
-  for (size_t i = p->frames.len; i-- > 0;)
-    if (p->frames.data[i].fn == fn) return &p->frames.data[i];
+  for (const Frame *f = p->frames; f; f = f->up)
+    if (f->fn == fn) return f;
   return NULL;
 }
 
@@ -466,9 +524,7 @@ static bool may_unfold(Pe *p, const void *fn, PV **args, const uint64_t *fu, uin
   bool any_static = false;
   for (uint32_t i = 0; i < n; i++) any_static |= args[i]->kind != S_NONE;
   if (!any_static && n > 0) {
-    if (fn == p->residualising) return false;
-    for (size_t i = 0; i < p->frames.len; i++)
-      if (p->frames.data[i].fn == fn) return false;
+    if (fn == p->residualising || enclosing_frame(p, fn)) return false;
   }
   const Frame *fr = enclosing_frame(p, fn);
   if (!fr) return true; /* the first unfolding of this function on this path */
@@ -494,16 +550,17 @@ static PV *call_static(Pe *p, Expr *e, PV *fv, PV **args, uint32_t n, LL *ll) {
   uint64_t *fu = fuel_of(p, fv, args, n);
   if (may_unfold(p, key, args, fu, n)) {
     fu = fuel_meet(p, key, fu, n);
-    bool outermost = p->frames.len == 0;
+    bool outermost = !p->frames;
     size_t ll_mark = ll->b.len, nstore = p->store.len;
     PV **store = outermost ? save_store(p) : NULL;
     if (outermost) p->attempt = 0;
     p->unfolds++;
     if (!(p->literal_depth && p->literal_in_call) && ++p->attempt > PE_ATTEMPT_UNFOLDS) p->over = true;
-    Frame fr = {key, fu, n};
-    vec_push(p->frames, fr);
+    Frame *fr = arena_alloc(p->m->arena, sizeof *fr);
+    *fr = (Frame){key, fu, n, p->frames};
+    p->frames = fr;
     PV *r = unfold(p, c, args, n, e->call.fn->type, ll);
-    p->frames.len--;
+    p->frames = fr->up;
     if (!outermost || !p->over) return r;
     /* too much unfolding below this call (exponential recursion, a long
      * static loop): keep the call as it was */
@@ -512,8 +569,8 @@ static PV *call_static(Pe *p, Expr *e, PV *fv, PV **args, uint32_t n, LL *ll) {
     p->store.len = nstore;
     restore_store(p, store, nstore);
   }
-  if (!fv->d) residualise(p, fv, e->span, ll);
-  Expr *call = build_call(p->m, fv->d, dyn_list(p, args, n), n, e->span);
+  if (!fv->d && !residualise_at_home(p, fv)) residualise(p, fv, e->span, ll); /* a literal applied on the spot: here */
+  Expr *call = build_call(p->m, fv->d, dyn_list(p, args, n, ll), n, e->span);
   forget_store(p);
   return pv_new(p, S_NONE, ll_push(p, ll, call));
 }
@@ -531,14 +588,17 @@ static PV *closure_of(Pe *p, Expr *e) {
   if (!p->self_noted) note_let_bound_literals(p);
   if (ptrmap_get(&p->self_of, f, &sv)) c->self = (Var *)(intptr_t)sv;
   ExprVarList fvs = {0};
-  fv_cache_get(p->fv, f, c->self, &fvs);
-  c->ncaps = (uint32_t)fvs.len;
+  fv_cache_get(p->fv, f, NULL, &fvs);
   c->caps = arena_alloc(m->arena, (fvs.len ? fvs.len : 1) * sizeof *c->caps);
   c->capv = arena_alloc(m->arena, (fvs.len ? fvs.len : 1) * sizeof *c->capv);
-  for (uint32_t i = 0; i < c->ncaps; i++) {
-    c->caps[i] = fvs.data[i];
-    PV *v = env_get(p, c->caps[i]);
-    c->capv[i] = v ? v : pv_new(p, S_NONE, build_var(m, c->caps[i], e->span));
+  for (size_t i = 0; i < fvs.len; i++) {
+    if (c->self && fvs.data[i] == c->self) {
+      c->recursive = true;
+      continue;
+    }
+    c->caps[c->ncaps] = fvs.data[i];
+    PV *v = env_get(p, fvs.data[i]);
+    c->capv[c->ncaps++] = v ? v : pv_new(p, S_NONE, build_var(m, fvs.data[i], e->span));
   }
   vec_free(fvs);
   PV *v = pv_new(p, S_FUNC, NULL);
@@ -547,11 +607,11 @@ static PV *closure_of(Pe *p, Expr *e) {
   return v;
 }
 
-/* The residual literal of closure v, bound in ll to a fresh %x_N that
- * becomes v's atom (a recursive literal refers to itself through it). Its
- * body is evaluated with unknown parameters and an unknown store (it runs
- * later, when any cell may hold anything). */
-static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
+/* The residual literal of closure v: its body evaluated with unknown
+ * parameters and an unknown store (it runs later, when any cell may hold
+ * anything), bound to a fresh %x_N that becomes v's atom (a recursive
+ * literal refers to itself through it). Returns that binding. */
+static Binding residual_literal(Pe *p, PV *v, Span sp) {
   Module *m = p->m;
   Closure *c = v->fn;
   Function *f = c->lit;
@@ -574,10 +634,12 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   p->memo = &memo;
   const void *saved_res = p->residualising;
   p->residualising = f;
-  LL body = {0};
+  LL body;
+  ll_open(p, &body);
   bool saved_in_call = p->literal_in_call;
-  if (!p->literal_depth++) p->literal_in_call = p->frames.len > 0;
+  if (!p->literal_depth++) p->literal_in_call = p->frames != NULL;
   PV *r = pe(p, f->body, &body);
+  Expr *rd = atom(p, r, &body);
   p->literal_in_call = saved_in_call;
   p->literal_depth--;
   p->residualising = saved_res;
@@ -585,20 +647,70 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
   sc_free(&memo);
   restore_store(p, saved_store, nstore);
   env_undo(p, mark);
-  Function *nf = build_function(m, ps, f->nparams, inst_type(p, f->ret_annot), ll_wrap(p, &body, r->d), f->attrs, sp);
+  Function *nf = build_function(m, ps, f->nparams, inst_type(p, f->ret_annot), ll_wrap(p, &body, rd), f->attrs, sp);
   nf->tparams = f->tparams;
   nf->ntparams = f->ntparams;
   p->inst = saved_inst;
   p->droppable = true;
-  Binding b = {x, build_fn(m, nf, sp)};
+  return (Binding){x, build_fn(m, nf, sp), NULL};
+}
+
+/* The residual literal of closure v, bound at the end of ll. */
+static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
+  Binding b = residual_literal(p, v, sp);
   vec_push(ll->b, b);
 }
 
-/* A literal used as a value: it may escape, so its residual form is made now. */
+/* The residual literal of a closure `literal` made, made now as it would
+ * have been made then (the state its Home kept), in the place kept for it.
+ * False when that place is gone (the closure should then be unreachable). */
+static bool residualise_at_home(Pe *p, PV *v) {
+  const Home *h = &v->fn->home;
+  if (!h->ll || !ll_is_open(p, h->ll, h->serial) || h->slot >= h->ll->b.len || h->ll->b.data[h->slot].lazy != v)
+    return false;
+  const Frame *frames = p->frames;
+  uint32_t depth = p->literal_depth;
+  bool in_call = p->literal_in_call, over = p->over;
+  uint64_t attempt = p->attempt;
+  p->frames = h->frames;
+  p->literal_depth = h->literal_depth;
+  p->literal_in_call = h->literal_in_call;
+  p->over = h->over;
+  Binding b = residual_literal(p, v, h->span);
+  p->frames = frames;
+  p->literal_depth = depth;
+  p->literal_in_call = in_call;
+  p->over = over;
+  p->attempt = attempt;
+  h->ll->b.data[h->slot] = b; /* the list may have grown meanwhile: indexed afresh */
+  return true;
+}
+
+/* v's residual atom, made now if v is a closure whose residual literal is
+ * not made yet (at its home, else at the end of ll). */
+static Expr *atom(Pe *p, PV *v, LL *ll) {
+  if (!v->d && v->kind == S_FUNC && !residualise_at_home(p, v)) residualise(p, v, v->fn->lit->span, ll);
+  return v->d;
+}
+
+/* A literal used as a value: it may escape, so it gets a place for its
+ * residual literal here; the literal is made there when first needed.
+ * TVM makes it now, but most literals, continuations above all, are only
+ * called (and unfolded), and making one evaluates the residual bodies of
+ * the literals in it once more: 2^depth evaluations for nested
+ * continuations (ToCPS,UnCPS output, fuzz session 15). One nothing needs
+ * went anyway, an unused let, in drop_dead_cells; a recursive one uses
+ * itself and stays there, as in TVM's output: it is made now. */
 static PV *literal(Pe *p, Expr *e, LL *ll) {
   if (fn_has_attr(e->fn, "Primitive")) return pv_new(p, S_NONE, ll_push(p, ll, e));
   PV *v = closure_of(p, e);
-  residualise(p, v, e->span, ll);
+  if (v->fn->recursive) {
+    residualise(p, v, e->span, ll);
+    return v;
+  }
+  v->fn->home = (Home){ll, ll->serial, ll->b.len, p->frames, p->literal_depth, p->literal_in_call, p->over, e->span};
+  Binding keep = {NULL, NULL, v};
+  vec_push(ll->b, keep);
   return v;
 }
 
@@ -657,10 +769,12 @@ static Pattern *fresh_pattern(Pe *p, Pattern *pat) {
 static Expr *branch(Pe *p, Expr *e, PV **st, size_t nst) {
   restore_store(p, st, nst);
   size_t mm = sc_mark(p->memo);
-  LL ll = {0};
+  LL ll;
+  ll_open(p, &ll);
   PV *r = pe(p, e, &ll);
+  Expr *rd = atom(p, r, &ll);
   sc_undo(p->memo, mm);
-  return ll_wrap(p, &ll, r->d);
+  return ll_wrap(p, &ll, rd);
 }
 
 static PV *pe_match(Pe *p, Expr *e, LL *ll) {
@@ -687,7 +801,7 @@ static PV *pe_match(Pe *p, Expr *e, LL *ll) {
     env_undo(p, mark);
   }
   forget_store(p);
-  Expr *m = build_match(p->m, s->d, cl, e->match.nclauses, e->match.partial, e->span);
+  Expr *m = build_match(p->m, atom(p, s, ll), cl, e->match.nclauses, e->match.partial, e->span);
   return pv_new(p, S_NONE, ll_push(p, ll, m));
 }
 
@@ -700,7 +814,7 @@ static PV *pe_if(Pe *p, Expr *e, LL *ll) {
   Expr *t = branch(p, e->if_.then_, st, nst);
   Expr *f = branch(p, e->if_.else_, st, nst);
   forget_store(p);
-  return pv_new(p, S_NONE, ll_push(p, ll, build_if(p->m, c->d, t, f, e->span)));
+  return pv_new(p, S_NONE, ll_push(p, ll, build_if(p->m, atom(p, c, ll), t, f, e->span)));
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -735,7 +849,7 @@ static PV *pe_op_call(Pe *p, Expr *e, PV **args, LL *ll) {
    * for it (infer types a shared operator callee per call anyway); one
    * whose type is left to inference gets its own */
   Expr *call = build_copy(m, e);
-  call->call.args = dyn_list(p, args, n);
+  call->call.args = dyn_list(p, args, n, ll);
   if (!typed_like(p, e, call)->type) call->call.fn = build_copy(m, e->call.fn);
   return pv_new(p, S_NONE, ll_push(p, ll, call));
 }
@@ -751,7 +865,7 @@ static PV *pe_call(Pe *p, Expr *e, LL *ll) {
   }
   if (f->kind == EXPR_CTOR) {
     PV **args = pe_list(p, e->call.args, n, ll);
-    Expr *call = build_call(m, build_ctor(m, f->ctor.ctor, f->span), dyn_list(p, args, n), n, e->span);
+    Expr *call = build_call(m, build_ctor(m, f->ctor.ctor, f->span), dyn_list(p, args, n, ll), n, e->span);
     PV *v = pv_new(p, S_ADT, ll_push(p, ll, call));
     v->adt.c = f->ctor.ctor;
     v->adt.f = args;
@@ -769,7 +883,7 @@ static PV *pe_call(Pe *p, Expr *e, LL *ll) {
   PV **args = pe_list(p, e->call.args, n, ll);
   if (fv->kind == S_FUNC) return call_static(p, e, fv, args, n, ll);
   forget_store(p);
-  return pv_new(p, S_NONE, ll_push(p, ll, build_call(m, fv->d, dyn_list(p, args, n), n, e->span)));
+  return pv_new(p, S_NONE, ll_push(p, ll, build_call(m, fv->d, dyn_list(p, args, n, ll), n, e->span)));
 }
 
 /* ------------------------------------------------------------ expressions */
@@ -796,7 +910,7 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_CALL: return pe_call(p, e, ll);
   case EXPR_TUPLE: {
     PV **f = pe_list(p, e->tuple.fields, e->tuple.n, ll);
-    Expr *tup = build_tuple(m, dyn_list(p, f, e->tuple.n), e->tuple.n, e->span);
+    Expr *tup = build_tuple(m, dyn_list(p, f, e->tuple.n, ll), e->tuple.n, e->span);
     PV *v = pv_new(p, S_TUPLE, ll_push(p, ll, typed_like(p, e, tup)));
     v->tup.f = f;
     v->tup.n = e->tuple.n;
@@ -805,7 +919,7 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_PROJ: {
     PV *t = pe(p, e->proj.tuple, ll);
     if (t->kind == S_TUPLE && e->proj.index < t->tup.n) return t->tup.f[e->proj.index];
-    return pv_new(p, S_NONE, ll_push(p, ll, typed_like(p, e, build_proj(m, t->d, e->proj.index, e->span))));
+    return pv_new(p, S_NONE, ll_push(p, ll, typed_like(p, e, build_proj(m, atom(p, t, ll), e->proj.index, e->span))));
   }
   case EXPR_LET: {
     /* a chain of lets: bind each, then the body; unbind after */
@@ -823,7 +937,7 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_MATCH: return pe_match(p, e, ll);
   case EXPR_REF_NEW: {
     PV *init = pe(p, e->ref.arg, ll);
-    PV *v = pv_new(p, S_REF, ll_push(p, ll, build_ref_new(m, init->d, e->span)));
+    PV *v = pv_new(p, S_REF, ll_push(p, ll, build_ref_new(m, atom(p, init, ll), e->span)));
     v->cell = (uint32_t)p->store.len;
     vec_push(p->store, init);
     return v;
@@ -831,14 +945,15 @@ static PV *pe_kind(Pe *p, Expr *e, LL *ll) {
   case EXPR_REF_READ: {
     PV *r = pe(p, e->ref.arg, ll);
     if (r->kind == S_REF && p->store.data[r->cell]) return p->store.data[r->cell];
-    return pv_new(p, S_NONE, ll_push(p, ll, build_ref_read(m, r->d, e->span)));
+    return pv_new(p, S_NONE, ll_push(p, ll, build_ref_read(m, atom(p, r, ll), e->span)));
   }
   case EXPR_REF_WRITE: {
     PV *r = pe(p, e->ref_write.ref, ll);
     PV *v = pe(p, e->ref_write.value, ll);
     if (r->kind == S_REF) p->store.data[r->cell] = v;
     else forget_store(p);
-    PV *u = pv_new(p, S_TUPLE, ll_push(p, ll, build_ref_write(m, r->d, v->d, e->span)));
+    Expr *rd = atom(p, r, ll), *vd = atom(p, v, ll);
+    PV *u = pv_new(p, S_TUPLE, ll_push(p, ll, build_ref_write(m, rd, vd, e->span)));
     return u;
   }
   default:
@@ -896,12 +1011,14 @@ static Expr *residual_body(Pe *p, GlobalDef *g) {
   for (uint32_t i = 0; i < f->nparams; i++)
     bind(p, f->params[i], pv_new(p, S_NONE, typed_use(p, f->params[i], f->span)));
   forget_store(p);
-  LL ll = {0};
+  LL ll;
+  ll_open(p, &ll);
   PV *r = pe(p, f->body, &ll);
+  Expr *rd = atom(p, r, &ll);
   env_undo(p, mark);
   sc_free(&memo);
   p->memo = NULL;
-  return ll_wrap(p, &ll, r->d);
+  return ll_wrap(p, &ll, rd);
 }
 
 /* ------------------------------------------------------- dead cells */
@@ -1210,7 +1327,7 @@ bool pass_PARTIAL_EVALUATE(PassCtx *c) {
   mem_free(p.env.val);
   vec_free(p.env.undo);
   vec_free(p.store);
-  vec_free(p.frames);
+  vec_free(p.open);
   ptrmap_free(&p.self_of);
   dag_free(&p.nodes);
   fv_cache_free(p.fv);

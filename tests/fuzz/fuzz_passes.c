@@ -246,8 +246,7 @@ static void init_specs(void) {
   add_spec("-O3", CHK_CLOSE);
   /* functional programs (closures, ADTs, refs, recursion, the prelude) */
   add_spec("ToANormalForm,ToCPS,UnCPS", CHK_VALUE); /* ToCPS refuses graph sharing */
-  /* not ToCPS,UnCPS,PartialEvaluate: PartialEvaluate is slow on deep
-   * continuation nesting (tests/fuzz/open/partial_eval_cps_nesting_slow.relay) */
+  add_spec("ToCPS,UnCPS,PartialEvaluate", CHK_VALUE); /* continuations nested as deep as @main is long */
   add_spec("LambdaLift,PartialEvaluate,DeadCodeElimination", CHK_VALUE);
   add_spec("PartialEvaluate,LambdaLift,Defunctionalization", CHK_VALUE);
   add_spec("ToANormalForm,LambdaLift,Defunctionalization,DeadCodeElimination", CHK_VALUE);
