@@ -10,8 +10,8 @@
  *    `@lifted_nameN(%c1, ..., %cm)`;
  *  - a literal bound by `let %f = fn ...` that calls itself: uses of %f
  *    inside become `@lifted_nameN(captures...)` (or `@lifted_nameN`).
- * Type parameters the literal uses but does not bind become the lifted
- * global's type parameters. A polymorphic literal stays usable at several
+ * Type parameters the literal uses but does not bind (nor a `fn [A](...)`
+ * type in it) become the lifted global's type parameters. A polymorphic literal stays usable at several
  * types: each use of its `@lifted` reference is its own node (inference types
  * a node once), a let variable bound to it is annotated with its polymorphic
  * type, and a capturing one returns a `fn [A](...)` type with its own A. A
@@ -59,34 +59,52 @@ typedef struct Lift {
                        capture the same variables they did before) */
 } Lift;
 
-/* Type parameters mentioned in t that are not in `bound`, appended to out once. */
-static void free_tvars(const Type *t, const PtrMap *bound, TPVec *out) {
+/* The type parameters bound where a type is being walked: the literal's own
+ * (`fn`), then those of each polymorphic function type `fn [A, ...]` entered
+ * (`poly`), innermost first. */
+typedef struct Binders {
+  const PtrMap *fn;
+  const Type *poly;
+  const struct Binders *up;
+} Binders;
+
+static bool binders_bind(const Binders *b, const TypeParam *tp) {
+  for (; b; b = b->up) {
+    if (b->fn && ptrmap_find(b->fn, tp)) return true;
+    for (uint32_t i = 0; b->poly && i < b->poly->func.ntparams; i++)
+      if (b->poly->func.tparams[i] == tp) return true;
+  }
+  return false;
+}
+
+/* Type parameters mentioned in t that nothing in `b` binds, appended to out
+ * once. A `fn [A, B](...)` inside binds its A and B everywhere in it (TVM's
+ * FreeTypeVars leaves them out): the lifted `fn () { @foldr }` has no type
+ * parameter of its own (fuzz session 15: it got @foldr's A and B, and
+ * instantiating them rewrote the A and B of the polymorphic type it returns). */
+static void free_tvars(const Type *t, const Binders *b, TPVec *out) {
   if (!t || stack_exhausted()) return;
   switch (t->kind) {
   case TYPE_VAR:
-    if (ptrmap_find(bound, t->var.param)) return;
+    if (binders_bind(b, t->var.param)) return;
     for (size_t i = 0; i < out->len; i++)
       if (out->data[i] == t->var.param) return;
     vec_push(*out, t->var.param);
     return;
   case TYPE_TUPLE:
-    for (uint32_t i = 0; i < t->tuple.n; i++) free_tvars(t->tuple.fields[i], bound, out);
+    for (uint32_t i = 0; i < t->tuple.n; i++) free_tvars(t->tuple.fields[i], b, out);
     return;
   case TYPE_FUNC: {
-    PtrMap inner = {0};
-    for (uint32_t i = 0; i < t->func.ntparams; i++) ptrmap_put(&inner, t->func.tparams[i], 1);
-    for (uint32_t i = 0; i < t->func.nargs; i++)
-      if (!(t->func.args[i]->kind == TYPE_VAR && ptrmap_find(&inner, t->func.args[i]->var.param)))
-        free_tvars(t->func.args[i], bound, out);
-    if (!(t->func.ret && t->func.ret->kind == TYPE_VAR && ptrmap_find(&inner, t->func.ret->var.param)))
-      free_tvars(t->func.ret, bound, out);
-    ptrmap_free(&inner);
+    Binders inner = {NULL, t, b};
+    const Binders *in = t->func.ntparams ? &inner : b;
+    for (uint32_t i = 0; i < t->func.nargs; i++) free_tvars(t->func.args[i], in, out);
+    free_tvars(t->func.ret, in, out);
     return;
   }
   case TYPE_ADT:
-    for (uint32_t i = 0; i < t->adt.nargs; i++) free_tvars(t->adt.args[i], bound, out);
+    for (uint32_t i = 0; i < t->adt.nargs; i++) free_tvars(t->adt.args[i], b, out);
     return;
-  case TYPE_REF: free_tvars(t->ref.inner, bound, out); return;
+  case TYPE_REF: free_tvars(t->ref.inner, b, out); return;
   default: return;
   }
 }
@@ -213,8 +231,9 @@ static Expr *lift(Rewriter *rw, Expr *old, Expr *e) {
   PtrMap bound = {0};
   for (uint32_t i = 0; i < f->ntparams; i++) ptrmap_put(&bound, f->tparams[i], 1);
   TPVec ftv = {0};
-  free_tvars(old->type, &bound, &ftv);
-  for (uint32_t i = 0; i < nc; i++) free_tvars(caps.data[i]->type, &bound, &ftv);
+  Binders own = {&bound, NULL, NULL};
+  free_tvars(old->type, &own, &ftv);
+  for (uint32_t i = 0; i < nc; i++) free_tvars(caps.data[i]->type, &own, &ftv);
   ptrmap_free(&bound);
 
   if (nc == 0) {
