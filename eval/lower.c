@@ -675,6 +675,24 @@ static uint32_t code_index(Lower *L, const Code *c) {
 
 static void f_finish(F *f);
 
+/* The body of a code object that stands for an operator or a constructor as
+ * a function value (op_code, ctor_code): instruction `o` (I_KOP or I_ADT,
+ * with operand-table index `what`) over the n parameters into register n,
+ * returned. */
+static void forwarding_body(F *f, Opcode o, uint32_t what, uint32_t n, Span sp) {
+  f->code->nparams = n;
+  f->top = f->maxreg = n + 1;
+  op(f, o, sp);
+  w(f, n);
+  w(f, what);
+  w(f, n);
+  for (uint32_t i = 0; i < n; i++) w(f, i);
+  op(f, I_RET, sp);
+  w(f, n);
+  w(f, 0); /* clear list, filled by heap_clears */
+  f_finish(f);
+}
+
 /* A code object implementing operator `id` as a function value. */
 static uint32_t op_code(Lower *L, int32_t id, Span sp) {
   int64_t idx;
@@ -683,17 +701,7 @@ static uint32_t op_code(Lower *L, int32_t id, Span sp) {
   Code *c = code_new(L, def->name, sp);
   F f = {.L = L, .code = c};
   uint32_t n = def->num_inputs > 0 ? (uint32_t)def->num_inputs : 0;
-  c->nparams = n;
-  f.top = f.maxreg = n + 1;
-  op(&f, I_KOP, sp);
-  w(&f, n);
-  w(&f, add_opcall(&f, id, NULL, NULL));
-  w(&f, n);
-  for (uint32_t i = 0; i < n; i++) w(&f, i);
-  op(&f, I_RET, sp);
-  w(&f, n);
-  w(&f, 0); /* clear list, filled by heap_clears */
-  f_finish(&f);
+  forwarding_body(&f, I_KOP, add_opcall(&f, id, NULL, NULL), n, sp);
   idx = (int64_t)code_index(L, c);
   ptrmap_put(&L->op_codes, (void *)(intptr_t)(id + 1), idx);
   return (uint32_t)idx;
@@ -705,18 +713,7 @@ static uint32_t ctor_code(Lower *L, const Ctor *ctor, Span sp) {
   if (ptrmap_get(&L->ctor_codes, ctor, &idx)) return (uint32_t)idx;
   Code *c = code_new(L, ctor->name, sp);
   F f = {.L = L, .code = c};
-  uint32_t n = ctor->nfields;
-  c->nparams = n;
-  f.top = f.maxreg = n + 1;
-  op(&f, I_ADT, sp);
-  w(&f, n);
-  w(&f, add_ctor(&f, ctor));
-  w(&f, n);
-  for (uint32_t i = 0; i < n; i++) w(&f, i);
-  op(&f, I_RET, sp);
-  w(&f, n);
-  w(&f, 0); /* clear list, filled by heap_clears */
-  f_finish(&f);
+  forwarding_body(&f, I_ADT, add_ctor(&f, ctor), ctor->nfields, sp);
   idx = (int64_t)code_index(L, c);
   ptrmap_put(&L->ctor_codes, ctor, idx);
   return (uint32_t)idx;
@@ -2306,20 +2303,16 @@ static void f_finish(F *f) {
     fx_traces(f);
   }
   c->nregs = f->maxreg;
-  c->nins = (uint32_t)f->ins.len;
-  c->ins = f->ins.data;
-  c->nconsts = (uint32_t)f->consts.len;
-  c->consts = f->consts.data;
-  c->nctors = (uint32_t)f->ctors.len;
-  c->ctors = f->ctors.data;
-  c->nops = (uint32_t)f->ops.len;
-  c->ops = f->ops.data;
-  c->nspans = (uint32_t)f->spans.len;
-  c->spans = f->spans.data;
-  c->nclears = (uint32_t)f->clears.len;
-  c->clears = f->clears.data;
-  c->nxprog = (uint32_t)f->xprog.len;
-  c->xprog = f->xprog.data;
+/* the Code takes over the builder's array `name` and its length (n<name>) */
+#define CODE_TAKE(name) (c->n##name = (uint32_t)f->name.len, c->name = f->name.data)
+  CODE_TAKE(ins);
+  CODE_TAKE(consts);
+  CODE_TAKE(ctors);
+  CODE_TAKE(ops);
+  CODE_TAKE(spans);
+  CODE_TAKE(clears);
+  CODE_TAKE(xprog);
+#undef CODE_TAKE
   ptrmap_free(&f->imm_out);
   ptrmap_free(&f->vars);
   ptrmap_free(&f->uses);

@@ -404,6 +404,51 @@ static int fused_generic(const Code *code, Value *R, const uint32_t *ip, char *e
 
 /* ------------------------------------------------------------ float32 trees */
 
+/* What the two float32 evaluators (fx_eval, fxb_eval) share about a step:
+ * FX_FORMS(X) names every (form, push) pair of a step program; FX_NINE_OPS
+ * the nine operators of one, arithmetic then comparisons; FX_TABLE_ROW their
+ * dispatch entries, to labels PFX<form><push>_<op>; FX_OPERANDS_<form> the
+ * operands x and y, LEAF(dst, at) reading the float32 in register p[at]
+ * (checked or not: the evaluator's choice), `st`/`sp` the pushed values;
+ * FX_ARITH_STEP an arithmetic step, the same in both (a comparison is not:
+ * fx_eval returns its outcome, fxb_eval branches on it). */
+#define FX_FORMS(X)                                                                                \
+  X(LL, 0) X(LK, 0) X(KL, 0) X(AL, 0) X(LA, 0) X(AK, 0) X(KA, 0) X(SA, 0) X(LL, 0x100) X(LK, 0x100) X(KL, 0x100)
+#define FX_NINE_OPS(ARITH, CMP, FORM, P)                                                           \
+  ARITH(FORM, P, ADD, +)                                                                           \
+  ARITH(FORM, P, SUB, -)                                                                           \
+  ARITH(FORM, P, MUL, *)                                                                           \
+  CMP(FORM, P, LT, x < y)                                                                          \
+  CMP(FORM, P, LE, x <= y)                                                                         \
+  CMP(FORM, P, GT, x > y)                                                                          \
+  CMP(FORM, P, GE, x >= y)                                                                         \
+  CMP(FORM, P, EQ, x == y)                                                                         \
+  CMP(FORM, P, NE, ord_ne(x, y))
+#define FX_TABLE_ROW(PFX, FORM, P)                                                                 \
+  [FX_##FORM | FXO_ADD << 4 | P] = &&PFX##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&PFX##FORM##P##_SUB, \
+  [FX_##FORM | FXO_MUL << 4 | P] = &&PFX##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&PFX##FORM##P##_LT,    \
+  [FX_##FORM | FXO_LE << 4 | P] = &&PFX##FORM##P##_LE, [FX_##FORM | FXO_GT << 4 | P] = &&PFX##FORM##P##_GT,      \
+  [FX_##FORM | FXO_GE << 4 | P] = &&PFX##FORM##P##_GE, [FX_##FORM | FXO_EQ << 4 | P] = &&PFX##FORM##P##_EQ,      \
+  [FX_##FORM | FXO_NE << 4 | P] = &&PFX##FORM##P##_NE,
+#define FX_OPERANDS_LL(LEAF) LEAF(x, 2); LEAF(y, 3)
+#define FX_OPERANDS_LK(LEAF) LEAF(x, 2); y = imm_f32(p[3])
+#define FX_OPERANDS_KL(LEAF) x = imm_f32(p[2]); LEAF(y, 3)
+#define FX_OPERANDS_AL(LEAF) x = acc; LEAF(y, 2)
+#define FX_OPERANDS_LA(LEAF) LEAF(x, 2); y = acc
+#define FX_OPERANDS_AK(LEAF) x = acc; y = imm_f32(p[2])
+#define FX_OPERANDS_KA(LEAF) x = imm_f32(p[2]); y = acc
+#define FX_OPERANDS_SA(LEAF) x = st[--sp]; y = acc
+#define FX_PUSH_0
+#define FX_PUSH_0x100 st[sp++] = acc;
+#define FX_ARITH_STEP(PFX, LEAF, FORM, P, NAME, OP)                                                \
+  PFX##FORM##P##_##NAME : {                                                                        \
+    float x, y;                                                                                    \
+    FX_PUSH_##P FX_OPERANDS_##FORM(LEAF);                                                          \
+    acc = x OP y;                                                                                  \
+    p += fx_step_words(FX_##FORM);                                                                 \
+    goto *tab[p[0] & 0x1ff];                                                                       \
+  }
+
 /* Runs FX step program p (eval/code.h) over the window R in single
  * precision, the running value in a machine register (a function of its
  * own: inside run() the compiler keeps it in memory). Returns -1 when a
@@ -411,16 +456,8 @@ static int fused_generic(const Code *code, Value *R, const uint32_t *ip, char *e
  * outcome (0/1) of an FXC/FXJ program, or 1 after storing an FX program's
  * value into *dst (which holds no heap object). One indirect jump per step. */
 static int fx_eval(const uint32_t *p, const Value *R, Value *dst) {
-#define FX_T(FORM, P)                                                                              \
-  [FX_##FORM | FXO_ADD << 4 | P] = &&fx_##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&fx_##FORM##P##_SUB, \
-  [FX_##FORM | FXO_MUL << 4 | P] = &&fx_##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&fx_##FORM##P##_LT,    \
-  [FX_##FORM | FXO_LE << 4 | P] = &&fx_##FORM##P##_LE, [FX_##FORM | FXO_GT << 4 | P] = &&fx_##FORM##P##_GT,      \
-  [FX_##FORM | FXO_GE << 4 | P] = &&fx_##FORM##P##_GE, [FX_##FORM | FXO_EQ << 4 | P] = &&fx_##FORM##P##_EQ,      \
-  [FX_##FORM | FXO_NE << 4 | P] = &&fx_##FORM##P##_NE
-  static const void *const tab[0x200] = {
-      FX_T(LL, 0), FX_T(LK, 0), FX_T(KL, 0), FX_T(AL, 0), FX_T(LA, 0), FX_T(AK, 0), FX_T(KA, 0), FX_T(SA, 0),
-      FX_T(LL, 0x100), FX_T(LK, 0x100), FX_T(KL, 0x100), [FX_END] = &&fx_end,
-  };
+#define FX_T(FORM, P) FX_TABLE_ROW(fx_, FORM, P)
+  static const void *const tab[0x200] = {FX_FORMS(FX_T)[FX_END] = &&fx_end};
 #undef FX_T
   float acc = 0, st[FX_STACK];
   uint32_t sp = 0;
@@ -431,65 +468,19 @@ static int fx_eval(const uint32_t *p, const Value *R, Value *dst) {
     if (UNLIKELY(v_->tag != TAG_F32)) return -1;                                                   \
     dst_ = value_f32_of(v_);                                                                       \
   } while (0)
-#define FX_ARGS_LL FX_LEAF(x, 2); FX_LEAF(y, 3)
-#define FX_ARGS_LK FX_LEAF(x, 2); y = imm_f32(p[3])
-#define FX_ARGS_KL x = imm_f32(p[2]); FX_LEAF(y, 3)
-#define FX_ARGS_AL x = acc; FX_LEAF(y, 2)
-#define FX_ARGS_LA FX_LEAF(x, 2); y = acc
-#define FX_ARGS_AK x = acc; y = imm_f32(p[2])
-#define FX_ARGS_KA x = imm_f32(p[2]); y = acc
-#define FX_ARGS_SA x = st[--sp]; y = acc
-#define FX_PUSH_0
-#define FX_PUSH_0x100 st[sp++] = acc;
-#define FX_ARITH(FORM, P, NAME, OP)                                                                \
-  fx_##FORM##P##_##NAME : {                                                                        \
-    float x, y;                                                                                    \
-    FX_PUSH_##P FX_ARGS_##FORM;                                                                    \
-    acc = x OP y;                                                                                  \
-    p += fx_step_words(FX_##FORM);                                                                 \
-    goto *tab[p[0] & 0x1ff];                                                                       \
-  }
+#define FX_ARITH(FORM, P, NAME, OP) FX_ARITH_STEP(fx_, FX_LEAF, FORM, P, NAME, OP)
 #define FX_CMP(FORM, P, NAME, COND)                                                                \
   fx_##FORM##P##_##NAME : {                                                                        \
     float x, y;                                                                                    \
-    FX_PUSH_##P FX_ARGS_##FORM;                                                                    \
+    FX_PUSH_##P FX_OPERANDS_##FORM(FX_LEAF);                                                       \
     return (COND) ? 1 : 0;                                                                         \
   }
-#define FX_FORM(FORM, P)                                                                           \
-  FX_ARITH(FORM, P, ADD, +)                                                                        \
-  FX_ARITH(FORM, P, SUB, -)                                                                        \
-  FX_ARITH(FORM, P, MUL, *)                                                                        \
-  FX_CMP(FORM, P, LT, x < y)                                                                       \
-  FX_CMP(FORM, P, LE, x <= y)                                                                      \
-  FX_CMP(FORM, P, GT, x > y)                                                                       \
-  FX_CMP(FORM, P, GE, x >= y)                                                                      \
-  FX_CMP(FORM, P, EQ, x == y)                                                                      \
-  FX_CMP(FORM, P, NE, ord_ne(x, y))
-  FX_FORM(LL, 0)
-  FX_FORM(LK, 0)
-  FX_FORM(KL, 0)
-  FX_FORM(AL, 0)
-  FX_FORM(LA, 0)
-  FX_FORM(AK, 0)
-  FX_FORM(KA, 0)
-  FX_FORM(SA, 0)
-  FX_FORM(LL, 0x100)
-  FX_FORM(LK, 0x100)
-  FX_FORM(KL, 0x100)
+#define FX_FORM(FORM, P) FX_NINE_OPS(FX_ARITH, FX_CMP, FORM, P)
+  FX_FORMS(FX_FORM)
 fx_end:
   set_f32(dst, acc);
   return 1;
 #undef FX_LEAF
-#undef FX_ARGS_LL
-#undef FX_ARGS_LK
-#undef FX_ARGS_KL
-#undef FX_ARGS_AL
-#undef FX_ARGS_LA
-#undef FX_ARGS_AK
-#undef FX_ARGS_KA
-#undef FX_ARGS_SA
-#undef FX_PUSH_0
-#undef FX_PUSH_0x100
 #undef FX_ARITH
 #undef FX_CMP
 #undef FX_FORM
@@ -536,12 +527,7 @@ static int fx_generic(const Code *code, const Value *R, const uint32_t *ip, Valu
  * continue at. The running value stays in a machine register; leaves are
  * read without tag checks (checked on entry, or written by the trace). */
 static int64_t fxb_eval(const uint32_t *p, Value *R, uint64_t *steps_left) {
-#define FXB_T(FORM, P)                                                                             \
-  [FX_##FORM | FXO_ADD << 4 | P] = &&fb_##FORM##P##_ADD, [FX_##FORM | FXO_SUB << 4 | P] = &&fb_##FORM##P##_SUB, \
-  [FX_##FORM | FXO_MUL << 4 | P] = &&fb_##FORM##P##_MUL, [FX_##FORM | FXO_LT << 4 | P] = &&fb_##FORM##P##_LT,    \
-  [FX_##FORM | FXO_LE << 4 | P] = &&fb_##FORM##P##_LE, [FX_##FORM | FXO_GT << 4 | P] = &&fb_##FORM##P##_GT,      \
-  [FX_##FORM | FXO_GE << 4 | P] = &&fb_##FORM##P##_GE, [FX_##FORM | FXO_EQ << 4 | P] = &&fb_##FORM##P##_EQ,      \
-  [FX_##FORM | FXO_NE << 4 | P] = &&fb_##FORM##P##_NE
+#define FXB_T(FORM, P) FX_TABLE_ROW(fb_, FORM, P)
 #define FXB_I(FORM)                                                                                \
   [FXT_##FORM | FXO_ADD << 4] = &&fb_##FORM##_ADD, [FXT_##FORM | FXO_SUB << 4] = &&fb_##FORM##_SUB,  \
   [FXT_##FORM | FXO_MUL << 4] = &&fb_##FORM##_MUL, [FXT_##FORM | FXO_LT << 4] = &&fb_##FORM##_LT,    \
@@ -549,8 +535,7 @@ static int64_t fxb_eval(const uint32_t *p, Value *R, uint64_t *steps_left) {
   [FXT_##FORM | FXO_GE << 4] = &&fb_##FORM##_GE, [FXT_##FORM | FXO_EQ << 4] = &&fb_##FORM##_EQ,      \
   [FXT_##FORM | FXO_NE << 4] = &&fb_##FORM##_NE
   static const void *const tab[0x200] = {
-      FXB_T(LL, 0), FXB_T(LK, 0), FXB_T(KL, 0), FXB_T(AL, 0), FXB_T(LA, 0), FXB_T(AK, 0), FXB_T(KA, 0), FXB_T(SA, 0),
-      FXB_T(LL, 0x100), FXB_T(LK, 0x100), FXB_T(KL, 0x100), FXB_I(IRR), FXB_I(IRK),
+      FX_FORMS(FXB_T) FXB_I(IRR), FXB_I(IRK),
       [FXT_OUT] = &&fb_out, [FXT_COPY] = &&fb_copy, [FXT_COPY | 1 << 4] = &&fb_copyf,
       [FXT_COPY | 2 << 4] = &&fb_copyi, [FXT_END] = &&fb_end, [FXT_LOOP] = &&fb_loop,
   };
@@ -569,55 +554,19 @@ static int64_t fxb_eval(const uint32_t *p, Value *R, uint64_t *steps_left) {
   uint32_t sp = 0;
   const uint32_t *const steps = p;
   goto *tab[p[0] & 0x1ff];
-#define FB_LEAF(at) value_f32_of(ROFF(R, p[at]))
-#define FB_ARGS_LL x = FB_LEAF(2); y = FB_LEAF(3)
-#define FB_ARGS_LK x = FB_LEAF(2); y = imm_f32(p[3])
-#define FB_ARGS_KL x = imm_f32(p[2]); y = FB_LEAF(3)
-#define FB_ARGS_AL x = acc; y = FB_LEAF(2)
-#define FB_ARGS_LA x = FB_LEAF(2); y = acc
-#define FB_ARGS_AK x = acc; y = imm_f32(p[2])
-#define FB_ARGS_KA x = imm_f32(p[2]); y = acc
-#define FB_ARGS_SA x = st[--sp]; y = acc
-#define FB_PUSH_0
-#define FB_PUSH_0x100 st[sp++] = acc;
-#define FB_ARITH(FORM, P, NAME, OP)                                                                \
-  fb_##FORM##P##_##NAME : {                                                                        \
-    float x, y;                                                                                    \
-    FB_PUSH_##P FB_ARGS_##FORM;                                                                    \
-    acc = x OP y;                                                                                  \
-    p += fx_step_words(FX_##FORM);                                                                 \
-    goto *tab[p[0] & 0x1ff];                                                                       \
-  }
+#define FB_LEAF(dst_, at) dst_ = value_f32_of(ROFF(R, p[at]))
+#define FB_ARITH(FORM, P, NAME, OP) FX_ARITH_STEP(fb_, FB_LEAF, FORM, P, NAME, OP)
 #define FB_CMP(FORM, P, NAME, COND)                                                                \
   fb_##FORM##P##_##NAME : {                                                                        \
     float x, y;                                                                                    \
-    FB_PUSH_##P FB_ARGS_##FORM;                                                                    \
+    FX_PUSH_##P FX_OPERANDS_##FORM(FB_LEAF);                                                       \
     p += fx_step_words(FX_##FORM);                                                                 \
     if ((uint32_t)(COND) == p[0]) return p[1];                                                     \
     p += 2;                                                                                        \
     goto *tab[p[0] & 0x1ff];                                                                       \
   }
-#define FB_FORM(FORM, P)                                                                           \
-  FB_ARITH(FORM, P, ADD, +)                                                                        \
-  FB_ARITH(FORM, P, SUB, -)                                                                        \
-  FB_ARITH(FORM, P, MUL, *)                                                                        \
-  FB_CMP(FORM, P, LT, x < y)                                                                       \
-  FB_CMP(FORM, P, LE, x <= y)                                                                      \
-  FB_CMP(FORM, P, GT, x > y)                                                                       \
-  FB_CMP(FORM, P, GE, x >= y)                                                                      \
-  FB_CMP(FORM, P, EQ, x == y)                                                                      \
-  FB_CMP(FORM, P, NE, ord_ne(x, y))
-  FB_FORM(LL, 0)
-  FB_FORM(LK, 0)
-  FB_FORM(KL, 0)
-  FB_FORM(AL, 0)
-  FB_FORM(LA, 0)
-  FB_FORM(AK, 0)
-  FB_FORM(KA, 0)
-  FB_FORM(SA, 0)
-  FB_FORM(LL, 0x100)
-  FB_FORM(LK, 0x100)
-  FB_FORM(KL, 0x100)
+#define FB_FORM(FORM, P) FX_NINE_OPS(FB_ARITH, FB_CMP, FORM, P)
+  FX_FORMS(FB_FORM)
   /* int32: arithmetic wraps (as the typed instructions) */
 #define FB_IARITH(FORM, NAME, OP, Y)                                                               \
   fb_##FORM##_##NAME : {                                                                           \
@@ -668,16 +617,6 @@ fb_loop:
   p = steps;
   goto *tab[p[0] & 0x1ff];
 #undef FB_LEAF
-#undef FB_ARGS_LL
-#undef FB_ARGS_LK
-#undef FB_ARGS_KL
-#undef FB_ARGS_AL
-#undef FB_ARGS_LA
-#undef FB_ARGS_AK
-#undef FB_ARGS_KA
-#undef FB_ARGS_SA
-#undef FB_PUSH_0
-#undef FB_PUSH_0x100
 #undef FB_ARITH
 #undef FB_CMP
 #undef FB_FORM
@@ -685,6 +624,20 @@ fb_loop:
 #undef FB_ICMP
 #undef FB_IFORM
 }
+#undef FX_FORMS
+#undef FX_NINE_OPS
+#undef FX_TABLE_ROW
+#undef FX_OPERANDS_LL
+#undef FX_OPERANDS_LK
+#undef FX_OPERANDS_KL
+#undef FX_OPERANDS_AL
+#undef FX_OPERANDS_LA
+#undef FX_OPERANDS_AK
+#undef FX_OPERANDS_KA
+#undef FX_OPERANDS_SA
+#undef FX_PUSH_0
+#undef FX_PUSH_0x100
+#undef FX_ARITH_STEP
 
 /* Room for one more frame whose registers end at stack index `top`. False on
  * overflow (depth or memory limit). May move vm->frames and vm->stack. */

@@ -342,6 +342,18 @@ static void rb_expr(RBuf *b, const Expr *e, int depth) {
   }
 }
 
+static void rb_pattern(RBuf *b, const Pattern *p, int depth);
+
+/* "(p1, p2, ...)": a constructor pattern's arguments or a tuple pattern. */
+static void rb_pattern_list(RBuf *b, Pattern *const *ps, uint32_t n, int depth) {
+  rb_puts(b, "(");
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) rb_puts(b, ", ");
+    rb_pattern(b, ps[i], depth);
+  }
+  rb_puts(b, ")");
+}
+
 static void rb_pattern(RBuf *b, const Pattern *p, int depth) {
   if (b->full) return;
   if (depth >= RENDER_DEPTH) {
@@ -353,23 +365,9 @@ static void rb_pattern(RBuf *b, const Pattern *p, int depth) {
   case PAT_VAR: rb_var(b, p->var, true); break;
   case PAT_CTOR:
     rb_puts(b, p->ctor.ctor ? p->ctor.ctor->name : p->ctor.name);
-    if (p->ctor.nargs) {
-      rb_puts(b, "(");
-      for (uint32_t i = 0; i < p->ctor.nargs; i++) {
-        if (i) rb_puts(b, ", ");
-        rb_pattern(b, p->ctor.args[i], depth + 1);
-      }
-      rb_puts(b, ")");
-    }
+    if (p->ctor.nargs) rb_pattern_list(b, p->ctor.args, p->ctor.nargs, depth + 1);
     break;
-  case PAT_TUPLE:
-    rb_puts(b, "(");
-    for (uint32_t i = 0; i < p->tuple.n; i++) {
-      if (i) rb_puts(b, ", ");
-      rb_pattern(b, p->tuple.fields[i], depth + 1);
-    }
-    rb_puts(b, ")");
-    break;
+  case PAT_TUPLE: rb_pattern_list(b, p->tuple.fields, p->tuple.n, depth + 1); break;
   }
 }
 

@@ -52,6 +52,21 @@ static Type **fresh_tparams(Module *m, TypeParam *const *like, uint32_t n, TypeP
   return targs;
 }
 
+/* fn [tps](%eta_expand_param: ptys..., n of them) -> ret { callee(those) },
+ * with the function attributes attrs, remembered under key (the constructor
+ * or the global) for its other occurrences in the function. */
+static Expr *literal(Module *m, Eta *st, const void *key, Expr *callee, Type **ptys, uint32_t n, Type *ret,
+                     Attrs *attrs, TypeParam **tps, uint32_t nt) {
+  Span sp = callee->span;
+  Var **ps = eta_params(m, ptys, n, sp);
+  Function *f = build_function(m, ps, n, ret, build_call(m, callee, uses(m, ps, n, sp), n, sp), attrs, sp);
+  f->tparams = tps;
+  f->ntparams = nt;
+  Expr *lit = build_fn(m, f, sp);
+  ptrmap_put(&st->lits, key, (int64_t)(intptr_t)lit);
+  return lit;
+}
+
 static Expr *ctor_literal(Module *m, Eta *st, Expr *e) {
   Ctor *c = e->ctor.ctor;
   Expr *lit = cached(st, c);
@@ -63,14 +78,8 @@ static Expr *ctor_literal(Module *m, Eta *st, Expr *e) {
   Type **ftys = arena_alloc(m->arena, (c->nfields ? c->nfields : 1) * sizeof *ftys);
   for (uint32_t i = 0; i < c->nfields; i++)
     ftys[i] = build_type_subst(m, c->fields[i], td->tparams, targs, nt);
-  Var **ps = eta_params(m, ftys, c->nfields, e->span);
-  Expr *body = build_call(m, build_ctor(m, c, e->span), uses(m, ps, c->nfields, e->span), c->nfields, e->span);
-  Function *f = build_function(m, ps, c->nfields, build_type_adt(m, td, targs, nt), body, NULL, e->span);
-  f->tparams = tps;
-  f->ntparams = nt;
-  lit = build_fn(m, f, e->span);
-  ptrmap_put(&st->lits, c, (int64_t)(intptr_t)lit);
-  return lit;
+  return literal(m, st, c, build_ctor(m, c, e->span), ftys, c->nfields, build_type_adt(m, td, targs, nt), NULL, tps,
+                 nt);
 }
 
 static Expr *global_literal(Module *m, Eta *st, Expr *e) {
@@ -87,16 +96,9 @@ static Expr *global_literal(Module *m, Eta *st, Expr *e) {
   for (uint32_t i = 0; i < gf->nparams; i++)
     ptys[i] = build_type_subst(m, gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type,
                                gf->tparams, targs, nt);
-  Var **ps = eta_params(m, ptys, gf->nparams, e->span);
-  Expr *body = build_call(m, build_global(m, g, e->span), uses(m, ps, gf->nparams, e->span), gf->nparams, e->span);
   Type *ret = gf->ret_annot ? gf->ret_annot : (gf->type && gf->type->kind == TYPE_FUNC ? gf->type->func.ret : NULL);
   if (ret) ret = build_type_subst(m, ret, gf->tparams, targs, nt);
-  Function *f = build_function(m, ps, gf->nparams, ret, body, gf->attrs, e->span);
-  f->tparams = tps;
-  f->ntparams = nt;
-  lit = build_fn(m, f, e->span);
-  ptrmap_put(&st->lits, g, (int64_t)(intptr_t)lit);
-  return lit;
+  return literal(m, st, g, build_global(m, g, e->span), ptys, gf->nparams, ret, gf->attrs, tps, nt);
 }
 
 /* A constructor in callee position stays (its arguments are still visited). */
