@@ -136,27 +136,6 @@ static Tensor *ref_tconv(const Tensor *x, const Tensor *w, const RefGeom *r, DTy
   return out;
 }
 
-/* A copy of t with its dims permuted: result dim j = t dim perm[j]. */
-static Tensor *permuted(const Tensor *t, const int *perm) {
-  int64_t shape[8], st[8];
-  int nd = t->ndim;
-  st[nd - 1] = 1;
-  for (int i = nd - 2; i >= 0; i--) st[i] = st[i + 1] * t->shape[i + 1];
-  for (int j = 0; j < nd; j++) shape[j] = t->shape[perm[j]];
-  Tensor *o = kt_new(t->dtype, nd, shape);
-  int64_t idx[8] = {0};
-  for (int64_t q = 0; q < o->numel; q++) {
-    int64_t off = 0;
-    for (int j = 0; j < nd; j++) off += idx[j] * st[perm[j]];
-    tensor_set_f64(o, q, tensor_get_f64(t, off));
-    for (int j = nd - 1; j >= 0; j--) {
-      if (++idx[j] < shape[j]) break;
-      idx[j] = 0;
-    }
-  }
-  return o;
-}
-
 static Tensor *rnd(DType dt, int nd, const int64_t *shape, uint32_t seed) {
   Tensor *t = kt_new(dt, nd, shape);
   if (dtype_is_float(dt)) kt_fill(t, seed, -1, 1);
@@ -381,7 +360,7 @@ START_TEST(conv2d_nhwc) {
   RefGeom r = geom(2, st, dil, lo, hi, 1);
   Tensor *want = ref_conv(x, w, &r, F32);
   const int nhwc[4] = {0, 2, 3, 1}, hwio[4] = {2, 3, 1, 0};
-  Tensor *xn = permuted(x, nhwc), *wn = permuted(w, hwio), *wantn = permuted(want, nhwc);
+  Tensor *xn = kt_permuted(x, nhwc), *wn = kt_permuted(w, hwio), *wantn = kt_permuted(want, nhwc);
   check_conv(OP_NN_CONV2D,
              "strides=[2, 1]; padding=[1, 2, 0, 1]; dilation=[1, 2]; data_layout=\"NHWC\"; "
              "kernel_layout=\"HWIO\"",
@@ -396,15 +375,15 @@ START_TEST(conv2d_nhwc) {
   Tensor *w1 = rnd(F32, 4, ws1, 82);
   int64_t one[2] = {1, 1}, z[2] = {0, 0};
   RefGeom r1 = geom(2, one, one, z, z, 1);
-  Tensor *want1 = ref_conv(x, w1, &r1, F32), *want1n = permuted(want1, nhwc), *w1n = permuted(w1, hwio);
+  Tensor *want1 = ref_conv(x, w1, &r1, F32), *want1n = kt_permuted(want1, nhwc), *w1n = kt_permuted(w1, hwio);
   check_conv(OP_NN_CONV2D, "data_layout=\"NHWC\"; kernel_layout=\"HWIO\"", xn, w1n, want1n, 1e-5);
   /* depthwise NHWC with an HWOI weight */
   int64_t wds[4] = {5, 1, 3, 3};
   Tensor *wd = rnd(F32, 4, wds, 83);
   RefGeom rd = geom(2, one, one, one, one, 5);
-  Tensor *wantd = ref_conv(x, wd, &rd, F32), *wantdn = permuted(wantd, nhwc);
+  Tensor *wantd = ref_conv(x, wd, &rd, F32), *wantdn = kt_permuted(wantd, nhwc);
   const int hwoi[4] = {2, 3, 0, 1};
-  Tensor *wdn = permuted(wd, hwoi);
+  Tensor *wdn = kt_permuted(wd, hwoi);
   check_conv(OP_NN_CONV2D,
              "padding=[1, 1]; groups=5; data_layout=\"NHWC\"; kernel_layout=\"HWOI\"", xn, wdn,
              wantdn, 1e-5);
@@ -845,16 +824,6 @@ END_TEST
 
 /* ------------------------------------------------------------ split layouts */
 
-/* layout_transform(t, src -> dst) through its own kernel (ops/kernels/k_shape.c). */
-static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
-  char spec[128], err[KERNEL_ERR_SIZE] = "";
-  snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);
-  Tensor *ins[1] = {(Tensor *)t};
-  Tensor *o = kt_call(OP_LAYOUT_TRANSFORM, kt_attrs(M, spec), ins, 1, err);
-  ck_assert_msg(o != NULL, "layout_transform %s -> %s failed: %s", src, dst, err);
-  return o;
-}
-
 /* op on canonical (x, w) with `attrs`, against the same op on the operands
  * converted to dl / kl with out layout ol: the split run must equal
  * layout_transform(canonical result, canon -> ol). */
@@ -865,8 +834,8 @@ static void split_case(int32_t op, const char *attrs, const Tensor *x, const Ten
   Tensor *ins[2] = {(Tensor *)x, (Tensor *)w};
   Tensor *canon = kt_call(op, kt_attrs(M, attrs), ins, 2, err);
   ck_assert_msg(canon != NULL, "canonical run failed: %s (%s)", err, attrs);
-  Tensor *want = lt(canon, dcanon, ol);
-  Tensor *xs = lt(x, dcanon, dl), *ws = lt(w, kcanon, kl);
+  Tensor *want = kt_lt(M, canon, dcanon, ol);
+  Tensor *xs = kt_lt(M, x, dcanon, dl), *ws = kt_lt(M, w, kcanon, kl);
   snprintf(full, sizeof full, "%s%sdata_layout=\"%s\"; kernel_layout=\"%s\"; out_layout=\"%s\"", attrs,
            attrs[0] ? "; " : "", dl, kl, ol);
   check_conv(op, full, xs, ws, want, tol);
@@ -887,7 +856,7 @@ START_TEST(conv_split_layouts) {
   {
     int64_t st[2] = {1, 1}, dil[2] = {1, 1}, lo[2] = {1, 1}, hi[2] = {1, 1};
     RefGeom r = geom(2, st, dil, lo, hi, 1);
-    Tensor *ref = ref_conv(x, w, &r, F32), *xs4 = lt(x, "NCHW", "NCHW4c"), *ws4 = lt(w, "OIHW", "OIHW4i4o");
+    Tensor *ref = ref_conv(x, w, &r, F32), *xs4 = kt_lt(M, x, "NCHW", "NCHW4c"), *ws4 = kt_lt(M, w, "OIHW", "OIHW4i4o");
     check_conv(OP_NN_CONV2D, "padding=[1, 1]; data_layout=\"NCHW4c\"; kernel_layout=\"OIHW4i4o\"; out_layout=\"NCHW\"",
                xs4, ws4, ref, 1e-5);
     Tensor *all[] = {ref, xs4, ws4};

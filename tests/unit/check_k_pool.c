@@ -253,39 +253,18 @@ START_TEST(pool_random_windows) {
 }
 END_TEST
 
-/* A copy with dims permuted: result dim j = t dim perm[j]. */
-static Tensor *permuted(const Tensor *t, const int *perm) {
-  int64_t shape[8], st[8];
-  int nd = t->ndim;
-  st[nd - 1] = 1;
-  for (int i = nd - 2; i >= 0; i--) st[i] = st[i + 1] * t->shape[i + 1];
-  for (int j = 0; j < nd; j++) shape[j] = t->shape[perm[j]];
-  Tensor *o = kt_new(t->dtype, nd, shape);
-  int64_t idx[8] = {0};
-  for (int64_t q = 0; q < o->numel; q++) {
-    int64_t off = 0;
-    for (int j = 0; j < nd; j++) off += idx[j] * st[perm[j]];
-    tensor_set_f64(o, q, tensor_get_f64(t, off));
-    for (int j = nd - 1; j >= 0; j--) {
-      if (++idx[j] < shape[j]) break;
-      idx[j] = 0;
-    }
-  }
-  return o;
-}
-
 START_TEST(pool_nhwc) {
   int64_t xs[4] = {2, 5, 8, 9};
   const int nhwc[4] = {0, 2, 3, 1};
   Tensor *x = rnd(F32, 4, xs, 50);
   PoolSpec p = {.nsp = 2, .max = true, .k = {3, 3}, .s = {2, 2}, .d = {1, 1}, .lo = {1, 0}, .hi = {1, 2}};
-  Tensor *want = ref_pool(x, &p), *xn = permuted(x, nhwc), *wn = permuted(want, nhwc);
+  Tensor *want = ref_pool(x, &p), *xn = kt_permuted(x, nhwc), *wn = kt_permuted(want, nhwc);
   check_op(OP_NN_MAX_POOL2D, "pool_size=[3, 3]; strides=[2, 2]; padding=[1, 0, 1, 2]; layout=\"NHWC\"", xn, wn, 0);
   tensor_release(want);
   tensor_release(wn);
   p.max = false;
   want = ref_pool(x, &p);
-  wn = permuted(want, nhwc);
+  wn = kt_permuted(want, nhwc);
   check_op(OP_NN_AVG_POOL2D, "pool_size=[3, 3]; strides=[2, 2]; padding=[1, 0, 1, 2]; layout=\"NHWC\"", xn, wn, 1e-6);
   Tensor *all[] = {x, want, xn, wn};
   for (int i = 0; i < 4; i++) tensor_release(all[i]);
@@ -338,9 +317,9 @@ START_TEST(global_and_adaptive) {
   tensor_release(w);
   /* NHWC global average (the channels-last inner loop) */
   const int nhwc[4] = {0, 2, 3, 1};
-  Tensor *xn = permuted(x, nhwc);
+  Tensor *xn = kt_permuted(x, nhwc);
   w = ref_adaptive(x, 1, 1, false);
-  Tensor *wn = permuted(w, nhwc);
+  Tensor *wn = kt_permuted(w, nhwc);
   check_op(OP_NN_GLOBAL_AVG_POOL2D, "layout=\"NHWC\"", xn, wn, 1e-6);
   tensor_release(w);
   tensor_release(wn);
@@ -422,22 +401,13 @@ END_TEST
 
 /* ---- split layouts (NCHW16c): pooled in place, spatial axes unsplit */
 
-static Tensor *lt(const Tensor *t, const char *src, const char *dst) {
-  char spec[128], err[KERNEL_ERR_SIZE] = "";
-  snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);
-  Tensor *ins[1] = {(Tensor *)t};
-  Tensor *o = kt_call(OP_LAYOUT_TRANSFORM, kt_attrs(Mod, spec), ins, 1, err);
-  ck_assert_msg(o != NULL, "layout_transform %s -> %s failed: %s", src, dst, err);
-  return o;
-}
-
-/* op(layout=split) on lt(x) must equal lt(op(x) in NCHW). */
+/* op(layout=split) on lt(x) must equal lt(op(x) in NCHW), lt = kt_lt. */
 static void split_pool(int32_t op, const char *attrs, Tensor *x, const char *split, double tol) {
   char err[KERNEL_ERR_SIZE] = "", full[256];
   Tensor *ins[1] = {x};
   Tensor *canon = kt_call(op, kt_attrs(Mod, attrs), ins, 1, err);
   ck_assert_msg(canon != NULL, "canonical run failed: %s (%s)", err, attrs);
-  Tensor *want = lt(canon, "NCHW", split), *xs = lt(x, "NCHW", split);
+  Tensor *want = kt_lt(Mod, canon, "NCHW", split), *xs = kt_lt(Mod, x, "NCHW", split);
   snprintf(full, sizeof full, "%s%slayout=\"%s\"", attrs, attrs[0] ? "; " : "", split);
   check_op(op, full, xs, want, tol);
   tensor_release(canon);
@@ -460,7 +430,7 @@ START_TEST(pool_split_layouts) {
   split_pool(OP_NN_MAX_POOL2D, win, y, "NCHW4c", 0);
   /* a split spatial axis, or a layout of the wrong rank, is an error */
   char err[KERNEL_ERR_SIZE] = "";
-  Tensor *xw = lt(y, "NCHW", "NCHW7w"), *ins[1] = {xw};
+  Tensor *xw = kt_lt(Mod, y, "NCHW", "NCHW7w"), *ins[1] = {xw};
   ck_assert_ptr_null(kt_call(OP_NN_MAX_POOL2D, kt_attrs(Mod, "pool_size=[2, 2]; layout=\"NCHW7w\""), ins, 1, err));
   ck_assert_msg(strstr(err, "splits") != NULL, "%s", err);
   ck_assert_ptr_null(kt_call(OP_NN_GLOBAL_AVG_POOL2D, kt_attrs(Mod, "layout=\"NCHW7w\""), ins, 1, err));

@@ -18,6 +18,7 @@
 
 #include "ir/ast.h"
 #include "ir/attrs.h"
+#include "ir/build.h"
 #include "ir/equal.h"
 #include "ir/mem.h"
 #include "ir/print.h"
@@ -42,12 +43,7 @@ static Type *i32(void) { return type_scalar(M, DT_I32); }
 
 static Var *var(const char *name, Type *annot) { return var_new(M, name, S0, annot); }
 
-static Expr *use(Var *v) {
-  Expr *e = expr_new(M, EXPR_VAR, S0);
-  e->var.name = v->name_;
-  e->var.var = v;
-  return e;
-}
+static Expr *use(Var *v) { return build_var(M, v, S0); }
 
 static Expr *op(const char *name) {
   Expr *e = expr_op(M, name, S0);
@@ -86,51 +82,21 @@ static Expr *opcall(const char *name, int n, ...) {
 }
 
 static Expr *tuple(int n, ...) {
-  Expr *e = expr_new(M, EXPR_TUPLE, S0);
-  e->tuple.fields = arena_alloc(M->arena, (size_t)(n ? n : 1) * sizeof(Expr *));
-  e->tuple.n = (uint32_t)n;
+  Expr *fields[16];
   va_list ap;
   va_start(ap, n);
-  for (int i = 0; i < n; i++) e->tuple.fields[i] = va_arg(ap, Expr *);
+  for (int i = 0; i < n; i++) fields[i] = va_arg(ap, Expr *);
   va_end(ap);
-  return e;
+  return build_tuple(M, fields, (uint32_t)n, S0);
 }
 
-static Expr *proj(Expr *t, uint32_t i) {
-  Expr *e = expr_new(M, EXPR_PROJ, S0);
-  e->proj.tuple = t;
-  e->proj.index = i;
-  return e;
-}
-
-static Expr *let(Var *v, Expr *value, Expr *body) {
-  Expr *e = expr_new(M, EXPR_LET, S0);
-  e->let.var = v;
-  e->let.value = value;
-  e->let.body = body;
-  return e;
-}
-
-static Expr *if_(Expr *c, Expr *t, Expr *f) {
-  Expr *e = expr_new(M, EXPR_IF, S0);
-  e->if_.cond = c;
-  e->if_.then_ = t;
-  e->if_.else_ = f;
-  return e;
-}
-
+static Expr *proj(Expr *t, uint32_t i) { return build_proj(M, t, i, S0); }
+static Expr *let(Var *v, Expr *value, Expr *body) { return build_let(M, v, value, body, S0); }
+static Expr *if_(Expr *c, Expr *t, Expr *f) { return build_if(M, c, t, f, S0); }
 static Expr *ref1(ExprKind k, Expr *a) {
-  Expr *e = expr_new(M, k, S0);
-  e->ref.arg = a;
-  return e;
+  return k == EXPR_REF_NEW ? build_ref_new(M, a, S0) : build_ref_read(M, a, S0);
 }
-
-static Expr *ref_write(Expr *r, Expr *v) {
-  Expr *e = expr_new(M, EXPR_REF_WRITE, S0);
-  e->ref_write.ref = r;
-  e->ref_write.value = v;
-  return e;
-}
+static Expr *ref_write(Expr *r, Expr *v) { return build_ref_write(M, r, v, S0); }
 
 static Expr *global(const char *name) {
   Expr *e = expr_new(M, EXPR_GLOBAL, S0);
@@ -142,19 +108,10 @@ static Expr *ci(int v) { return expr_scalar_int(M, DT_I32, v, S0); }
 static Expr *cf(double v) { return expr_scalar_float(M, DT_F32, v, S0); }
 
 static Function *func(int n, Var **params, Type *ret, Expr *body) {
-  Function *f = arena_alloc(M->arena, sizeof *f);
-  f->params = n ? arena_memdup(M->arena, params, (size_t)n * sizeof *params) : NULL;
-  f->nparams = (uint32_t)n;
-  f->ret_annot = ret;
-  f->body = body;
-  return f;
+  return build_function(M, params, (uint32_t)n, ret, body, NULL, S0);
 }
 
-static Expr *fn_expr(Function *f) {
-  Expr *e = expr_new(M, EXPR_FN, S0);
-  e->fn = f;
-  return e;
-}
+static Expr *fn_expr(Function *f) { return build_fn(M, f, S0); }
 
 static void add_def(const char *name, Function *f) {
   GlobalDef *g = arena_alloc(M->arena, sizeof *g);
@@ -173,38 +130,42 @@ static void add_type(TypeDef *td) {
   M->types = ts;
 }
 
+/* The n Type * arguments of a variadic builder, in the arena. */
+static Type **type_args(int n, va_list ap) {
+  Type **ts = arena_alloc(M->arena, (size_t)(n ? n : 1) * sizeof(Type *));
+  for (int i = 0; i < n; i++) ts[i] = va_arg(ap, Type *);
+  return ts;
+}
+
 static Type *tuple_type(int n, ...) {
   Type *t = type_new(M, TYPE_TUPLE, S0);
-  t->tuple.fields = arena_alloc(M->arena, (size_t)(n ? n : 1) * sizeof(Type *));
-  t->tuple.n = (uint32_t)n;
   va_list ap;
   va_start(ap, n);
-  for (int i = 0; i < n; i++) t->tuple.fields[i] = va_arg(ap, Type *);
+  t->tuple.fields = type_args(n, ap);
   va_end(ap);
+  t->tuple.n = (uint32_t)n;
   return t;
 }
 
 static Type *func_type(Type *ret, int n, ...) {
   Type *t = type_new(M, TYPE_FUNC, S0);
-  t->func.args = arena_alloc(M->arena, (size_t)(n ? n : 1) * sizeof(Type *));
-  t->func.nargs = (uint32_t)n;
-  t->func.ret = ret;
   va_list ap;
   va_start(ap, n);
-  for (int i = 0; i < n; i++) t->func.args[i] = va_arg(ap, Type *);
+  t->func.args = type_args(n, ap);
   va_end(ap);
+  t->func.nargs = (uint32_t)n;
+  t->func.ret = ret;
   return t;
 }
 
 static Type *adt_type(TypeDef *td, int n, ...) {
   Type *t = type_new(M, TYPE_ADT, S0);
   t->adt.def = td;
-  t->adt.args = arena_alloc(M->arena, (size_t)(n ? n : 1) * sizeof(Type *));
-  t->adt.nargs = (uint32_t)n;
   va_list ap;
   va_start(ap, n);
-  for (int i = 0; i < n; i++) t->adt.args[i] = va_arg(ap, Type *);
+  t->adt.args = type_args(n, ap);
   va_end(ap);
+  t->adt.nargs = (uint32_t)n;
   return t;
 }
 
@@ -343,12 +304,6 @@ START_TEST(example1_plain) {
 }
 END_TEST
 
-START_TEST(example1_typed) {
-  build_example1(true);
-  ck_print(M, true, false, EX1_TYPED);
-}
-END_TEST
-
 START_TEST(example2_hoisting_order) {
   Var *a = var("a", f32()), *b = var("b", f32()), *c = var("c", f32()), *d = var("d", f32());
   Expr *body = opcall("add", 2, opcall("multiply", 2, opcall("negative", 1, use(a)), use(b)),
@@ -399,12 +354,6 @@ START_TEST(example3_plain) {
            "    add(%0, 2)\n"
            "  }\n"
            "}\n");
-}
-END_TEST
-
-START_TEST(example3_typed) {
-  build_example3(true);
-  ck_print(M, true, false, EX3_TYPED);
 }
 END_TEST
 
@@ -501,12 +450,6 @@ START_TEST(example4_plain) {
 }
 END_TEST
 
-START_TEST(example4_typed) {
-  build_example4(true);
-  ck_print(M, true, false, EX4_TYPED);
-}
-END_TEST
-
 /* Example 5: a shared ref and `;` sequencing (anonymous variable, `_` type). */
 static void build_example5(bool typed) {
   Var *x = var("x", f32());
@@ -533,12 +476,6 @@ START_TEST(example5_plain) {
            "  let %v: _ = ref_write(%0, 1f);\n"
            "  ref_read(%0)\n"
            "}\n");
-}
-END_TEST
-
-START_TEST(example5_typed) {
-  build_example5(true);
-  ck_print(M, true, false, EX5_TYPED);
 }
 END_TEST
 
@@ -577,9 +514,16 @@ START_TEST(example6_plain) {
 }
 END_TEST
 
-START_TEST(example6_typed) {
-  build_example6(true);
-  ck_print(M, true, false, EX6_TYPED);
+/* Each example built with its types set by hand prints as EXn_TYPED. */
+static const struct {
+  void (*build)(bool typed);
+  const char *want;
+} TYPED_EXAMPLES[] = {{build_example1, EX1_TYPED}, {build_example3, EX3_TYPED}, {build_example4, EX4_TYPED},
+                      {build_example5, EX5_TYPED}, {build_example6, EX6_TYPED}};
+
+START_TEST(example_typed) {
+  TYPED_EXAMPLES[_i].build(true);
+  ck_print(M, true, false, TYPED_EXAMPLES[_i].want);
 }
 END_TEST
 
@@ -1273,16 +1217,12 @@ static Suite *printer_suite(void) {
   TCase *tc = tcase_create("examples");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, example1_plain);
-  tcase_add_test(tc, example1_typed);
   tcase_add_test(tc, example2_hoisting_order);
   tcase_add_test(tc, example3_plain);
-  tcase_add_test(tc, example3_typed);
   tcase_add_test(tc, example4_plain);
-  tcase_add_test(tc, example4_typed);
   tcase_add_test(tc, example5_plain);
-  tcase_add_test(tc, example5_typed);
   tcase_add_test(tc, example6_plain);
-  tcase_add_test(tc, example6_typed);
+  tcase_add_loop_test(tc, example_typed, 0, sizeof TYPED_EXAMPLES / sizeof *TYPED_EXAMPLES);
   tcase_add_test(tc, callee_literal_expression);
   suite_add_tcase(s, tc);
 

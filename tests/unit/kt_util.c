@@ -1,6 +1,7 @@
 /* tests/unit/kt_util.c — kernel test helpers (tests/unit/kt_util.h). */
 #include "tests/unit/kt_util.h"
 
+#include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,36 @@
 #include "ir/attrs.h"
 #include "ir/mem.h"
 #include "ops/kernels/kernel.h"
+#include "ops/op_ids.h"
+
+Tensor *kt_permuted(const Tensor *t, const int *perm) {
+  int64_t shape[8], st[8];
+  int nd = t->ndim;
+  st[nd - 1] = 1;
+  for (int i = nd - 2; i >= 0; i--) st[i] = st[i + 1] * t->shape[i + 1];
+  for (int j = 0; j < nd; j++) shape[j] = t->shape[perm[j]];
+  Tensor *o = kt_new(t->dtype, nd, shape);
+  int64_t idx[8] = {0};
+  for (int64_t q = 0; q < o->numel; q++) {
+    int64_t off = 0;
+    for (int j = 0; j < nd; j++) off += idx[j] * st[perm[j]];
+    tensor_set_f64(o, q, tensor_get_f64(t, off));
+    for (int j = nd - 1; j >= 0; j--) {
+      if (++idx[j] < shape[j]) break;
+      idx[j] = 0;
+    }
+  }
+  return o;
+}
+
+Tensor *kt_lt(Module *m, const Tensor *t, const char *src, const char *dst) {
+  char spec[128], err[KERNEL_ERR_SIZE] = "";
+  snprintf(spec, sizeof spec, "src_layout=\"%s\"; dst_layout=\"%s\"", src, dst);
+  Tensor *ins[1] = {(Tensor *)t};
+  Tensor *o = kt_call(OP_LAYOUT_TRANSFORM, kt_attrs(m, spec), ins, 1, err);
+  ck_assert_msg(o != NULL, "layout_transform %s -> %s failed: %s", src, dst, err);
+  return o;
+}
 
 Attrs *kt_attrs(Module *m, const char *spec) {
   Attrs *a = arena_alloc(m->arena, sizeof *a);

@@ -4,7 +4,8 @@
  * in canonical attribute syntax, parsed into module m); kt_call runs an
  * operator's kernel on borrowed inputs the way the interpreter does and
  * returns its single result (or a tuple through kt_call_tuple); the fill and
- * compare helpers make deterministic data and measure errors.
+ * compare helpers make deterministic data and measure errors; kt_permuted
+ * and kt_lt give the other layouts of a tensor.
  */
 #ifndef RELAYC_TESTS_KT_UTIL_H
 #define RELAYC_TESTS_KT_UTIL_H
@@ -30,5 +31,10 @@ void kt_fill(Tensor *t, uint32_t seed, double lo, double hi);
 double kt_rel_err(const Tensor *got, const Tensor *want);
 /* true when same shape and every element is bitwise/int-equal (via int64 or double). */
 bool kt_equal(const Tensor *got, const Tensor *want);
+/* A copy of t with its dims permuted: result dim j = t dim perm[j]. */
+Tensor *kt_permuted(const Tensor *t, const int *perm);
+/* layout_transform(t, src -> dst) through its own kernel (ops/kernels/k_shape.c),
+ * attributes in module m; fails the running Check test when the kernel does. */
+Tensor *kt_lt(Module *m, const Tensor *t, const char *src, const char *dst);
 
 #endif
