@@ -202,6 +202,13 @@ static bool channel_values(const Expr *c, int64_t O, double *out) {
   return true;
 }
 
+/* Convolutions of more output channels are left alone: a scalar constant
+ * added to a conv typed with 3e11 channels (a mutated shape) made channel_add
+ * allocate a vector of 3e11 doubles, and relayc --run died out of memory
+ * before the run could report the weight as too large to allocate
+ * (golden/fuzz/conv_epilogue_huge_channels.relay). */
+enum { MAX_CHANNELS = 1 << 24 };
+
 /* `add(conv, C)`, `add(C, conv)` or `nn.bias_add(conv, C)` (axis 1) whose
  * result has the conv's shape: the conv side (new and old) and the constant's
  * per-channel values (O of them, in vals). */
@@ -227,6 +234,7 @@ static bool channel_add(const Expr *e, const Expr *old, Expr **conv, const Expr 
   if (!*conv || !f32_static(*conv, 4) || !f32_static(e, 4)) return false;
   if (dim(e, 0) != dim(*conv, 0) || dim(e, 2) != dim(*conv, 2) || dim(e, 3) != dim(*conv, 3)) return false;
   int64_t O = dim(*conv, 1);
+  if (O > MAX_CHANNELS) return false;
   *vals = mem_malloc((size_t)(O > 0 ? O : 1) * sizeof **vals);
   if (is_call_of(e, OP_NN_BIAS_ADD)) { /* a vector along axis 1 */
     const ConstTensor *t = cst->constant;

@@ -246,6 +246,19 @@ Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape,
   return build_const(c->m, dt, ndim, shape, data, c->sp);
 }
 
+void *gr_table(GradCtx *c, int64_t rows, int64_t cols, size_t esize) {
+  uint64_t n = 0, bytes = 0;
+  if (rows < 0 || cols < 0 || __builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &n) ||
+      __builtin_mul_overflow(n, (uint64_t)esize, &bytes) || bytes > GRAD_MAX_TABLE_BYTES) {
+    gr_fail(c, "the rule's %lld x %lld constant table (%zu-byte entries) exceeds the %llu MiB a rule may build",
+            (long long)rows, (long long)cols, esize, (unsigned long long)(GRAD_MAX_TABLE_BYTES >> 20));
+    return NULL;
+  }
+  void *p = arena_alloc(c->m->arena, bytes ? (size_t)bytes : 1);
+  memset(p, 0, (size_t)bytes);
+  return p;
+}
+
 Expr *gr_scalar(GradCtx *c, double v, int i) { return gr_const(c, v, gr_dtype(c, i)); }
 
 /* Always collapse_sum_like, even where x already has the result's shape: TVM's

@@ -135,6 +135,12 @@ Expr *gr_const(GradCtx *c, double v, DType dt);
 /* A tensor constant (data copied; nbytes = dtype size × elements), e.g. a matrix a
  * rule computes at compile time from the static shapes. */
 Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape, const void *data);
+/* Zeroed room for such a table, rows × cols entries of esize bytes, or NULL
+ * after reporting an error when it would exceed GRAD_MAX_TABLE_BYTES: the
+ * extents come from the program (an adaptive pool over 4,000,000 positions
+ * asked for a 10^14-byte matrix), so the size is checked, never allocated blindly. */
+#define GRAD_MAX_TABLE_BYTES ((uint64_t)1 << 30)
+void *gr_table(GradCtx *c, int64_t rows, int64_t cols, size_t esize);
 /* A rank-0 constant in the dtype of input i (of the result when i < 0). */
 Expr *gr_scalar(GradCtx *c, double v, int i);
 /* unb(e, x_i): e summed down to input i's shape (collapse_sum_like), built even

@@ -66,13 +66,13 @@ static int64_t copy_src(int64_t i, int64_t n, CopyMode m) {
 /* One axis of any widths (negative ones crop, wide ones reflect again and again): padded
  * position j copies x[src(j − a)], so the adjoint is g times the transposed (n + a + b, n)
  * selection matrix along the axis: one nn.dense against a constant. */
+/* NULL after reporting an error when the matrix is too large (gr_table). */
 static Expr *select_adjoint(GradCtx *c, Expr *g, uint32_t ax, uint32_t rank, int64_t n, int64_t a, int64_t b, CopyMode m) {
   int64_t out = n + a + b, shape[2] = {n, out};
   DType dt = gr_dtype(c, 0);
   bool f64 = dt.code == DT_FLOAT && dt.bits == 64;
-  size_t cnt = (size_t)(n * out > 0 ? n * out : 1);
-  void *w = arena_alloc(c->m->arena, cnt * (f64 ? 8 : 4));
-  memset(w, 0, cnt * (f64 ? 8 : 4));
+  void *w = gr_table(c, n, out, f64 ? 8 : 4);
+  if (!w) return NULL;
   for (int64_t j = 0; j < out; j++) {
     int64_t p = copy_src(j - a, n, m);
     if (f64) ((double *)w)[p * out + j] += 1;
@@ -105,7 +105,9 @@ static bool copy_pad_grad(GradCtx *c, CopyMode mode) {
     if (a == 0 && b == 0) continue;
     int64_t limit = mode == M_REFLECT ? n - 1 : mode == M_SYMMETRIC ? n : INT64_MAX;
     if (a < 0 || b < 0 || a > limit || b > limit) { /* cropping, or more than one reflection */
-      g = gr_let(c, select_adjoint(c, g, ax, rank, n, a, b, mode));
+      Expr *s = select_adjoint(c, g, ax, rank, n, a, b, mode);
+      if (!s) return false;
+      g = gr_let(c, s);
       continue;
     }
     g = gr_let(c, g);

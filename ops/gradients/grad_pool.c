@@ -31,14 +31,15 @@
 /* ---- separable linear maps --------------------------------------------------------- */
 
 /* e with `M` (rows × cols, row-major doubles) applied transposed along `axis`:
- * result[.., j, ..] = Σ_o e[.., o, ..]·M[o][j] (e has `rows` along axis). */
+ * result[.., j, ..] = Σ_o e[.., o, ..]·M[o][j] (e has `rows` along axis).
+ * NULL after reporting an error when M is NULL or its copy too large (gr_table). */
 static Expr *apply_adjoint(GradCtx *c, Expr *e, uint32_t axis, uint32_t rank, const double *M, int64_t rows,
                            int64_t cols, DType dt) {
   /* nn.dense(e_t, W) = e_t·Wᵀ with W[j][o] = M[o][j], shape (cols, rows) */
   int64_t shape[2] = {cols, rows};
-  size_t n = (size_t)(rows * cols);
   bool f64 = dt.code == DT_FLOAT && dt.bits == 64;
-  void *buf = arena_alloc(c->m->arena, (n ? n : 1) * (f64 ? 8 : 4));
+  void *buf = gr_table(c, cols, rows, f64 ? 8 : 4);
+  if (!buf) return NULL;
   for (int64_t j = 0; j < cols; j++)
     for (int64_t o = 0; o < rows; o++) {
       if (f64) ((double *)buf)[j * rows + o] = M[o * cols + j];
@@ -74,11 +75,12 @@ static int spatial_axes(const char *layout, int *pos) {
   return n;
 }
 
-/* The per-axis matrix of an average pool (window, stride, dilation, padding, divisor). */
+/* The per-axis matrix of an average pool (window, stride, dilation, padding, divisor);
+ * NULL after reporting an error when it is too large (gr_table). */
 static double *avg_matrix(GradCtx *c, int64_t in, int64_t out, int64_t k, int64_t st, int64_t dil, int64_t lo,
                           int64_t hi, bool include_pad) {
-  double *M = arena_alloc(c->m->arena, (size_t)(out * in > 0 ? out * in : 1) * sizeof *M);
-  memset(M, 0, (size_t)(out * in) * sizeof *M);
+  double *M = gr_table(c, out, in, sizeof *M);
+  if (!M) return NULL;
   for (int64_t o = 0; o < out; o++) {
     int64_t start = o * st - lo, inside = 0, padded = 0;
     for (int64_t t = 0; t < k; t++) {
@@ -97,8 +99,8 @@ static double *avg_matrix(GradCtx *c, int64_t in, int64_t out, int64_t k, int64_
 }
 
 static double *adaptive_matrix(GradCtx *c, int64_t in, int64_t out) {
-  double *M = arena_alloc(c->m->arena, (size_t)(out * in > 0 ? out * in : 1) * sizeof *M);
-  memset(M, 0, (size_t)(out * in) * sizeof *M);
+  double *M = gr_table(c, out, in, sizeof *M);
+  if (!M) return NULL;
   for (int64_t o = 0; o < out; o++) {
     int64_t s = o * in / out, e = ((o + 1) * in + out - 1) / out;
     for (int64_t p = s; p < e; p++) M[o * in + p] = 1.0 / (double)(e - s);
@@ -133,7 +135,8 @@ static bool avg_pool_separable(GradCtx *c, int nsp_dflt) {
     int a = pos[s];
     double *M = avg_matrix(c, in[a], out[a], norm_list(ps, kps, nsp, s, 1), norm_list(st, kst, nsp, s, 1),
                            norm_list(dl, kdl, nsp, s, 1), lo, hi, include_pad);
-    g = apply_adjoint(c, g, (uint32_t)a, rank, M, out[a], in[a], gr_dtype(c, 0));
+    g = M ? apply_adjoint(c, g, (uint32_t)a, rank, M, out[a], in[a], gr_dtype(c, 0)) : NULL;
+    if (!g) return false;
   }
   c->dx[0] = g;
   return true;
@@ -248,7 +251,9 @@ static bool adaptive_avg(GradCtx *c, const char *dflt_layout) {
   Expr *g = G;
   for (int s = 0; s < nsp; s++) {
     int a = pos[s];
-    g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), adaptive_matrix(c, in[a], out[a]), out[a], in[a], gr_dtype(c, 0));
+    double *M = adaptive_matrix(c, in[a], out[a]);
+    g = M ? apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), M, out[a], in[a], gr_dtype(c, 0)) : NULL;
+    if (!g) return false;
   }
   c->dx[0] = g;
   return true;
@@ -288,7 +293,8 @@ static bool adaptive_max_cells(GradCtx *c, int nsp, const int *pos_in) {
       if (size > k[s]) k[s] = size;
     }
     ktot *= k[s];
-    tab[s] = arena_alloc(c->m->arena, (size_t)(n * k[s]) * sizeof *tab[s]);
+    tab[s] = gr_table(c, n, k[s], sizeof *tab[s]);
+    if (!tab[s]) return false;
     for (int64_t o = 0; o < n; o++) {
       int64_t st = o * L / n, size = ((o + 1) * L + n - 1) / n - st;
       for (int64_t t = 0; t < k[s]; t++) tab[s][o * k[s] + t] = (int32_t)(st + (t < size ? t : size - 1));
@@ -337,10 +343,11 @@ static bool adaptive_max_cells(GradCtx *c, int nsp, const int *pos_in) {
   d = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, merged, rank)), d);
   for (int s = 0; s < nsp; s++) {
     int64_t L = in[pos[s]], rows = merged[pos[s]];
-    double *M = arena_alloc(c->m->arena, (size_t)(rows * L) * sizeof *M);
-    memset(M, 0, (size_t)(rows * L) * sizeof *M);
+    double *M = gr_table(c, rows, L, sizeof *M);
+    if (!M) return false;
     for (int64_t r = 0; r < rows; r++) M[r * L + tab[s][r]] = 1;
     d = apply_adjoint(c, d, (uint32_t)pos[s], rank, M, rows, L, dt);
+    if (!d) return false;
   }
   c->dx[0] = d;
   return true;
@@ -694,10 +701,11 @@ static bool resize_adjoint(GradCtx *c, const ResizeCfg *r, const char *layout, c
     int a = axes[s];
     int64_t ni = in[a], no = out[a];
     float start = nsp == 2 ? r->roi[s] : 0, end = nsp == 2 ? r->roi[2 + s] : 0;
-    double *M = arena_alloc(c->m->arena, (size_t)(ni * no > 0 ? ni * no : 1) * sizeof *M);
-    memset(M, 0, (size_t)(ni * no) * sizeof *M);
+    double *M = gr_table(c, no, ni, sizeof *M);
+    if (!M) return false;
     for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, start, end, M + o * ni);
     g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), M, no, ni, gr_dtype(c, 0));
+    if (!g) return false;
   }
   c->dx[0] = g;
   return true;

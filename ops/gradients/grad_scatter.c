@@ -76,7 +76,7 @@ static Expr *sc_fill(GradCtx *c, const Sc *s, int64_t v) {
 }
 
 /* each update's place in the order of application (int32, the updates' shape); *count: an
- * upper bound of the ordinals */
+ * upper bound of the ordinals. NULL after reporting an error when too many (gr_table). */
 static Expr *sc_ordinal(GradCtx *c, const Sc *s, int64_t *count) {
   int64_t n = 1, view[GRAD_MAX_RANK];
   for (uint32_t i = 0; i < s->urank; i++) view[i] = 1;
@@ -84,13 +84,14 @@ static Expr *sc_ordinal(GradCtx *c, const Sc *s, int64_t *count) {
     uint32_t ny = s->urank - (s->rank - (uint32_t)s->axis); /* axis holds M for scatter_nd */
     for (uint32_t i = 0; i < ny; i++) {
       view[i] = s->udims[i];
-      n *= s->udims[i];
+      if (__builtin_mul_overflow(n, s->udims[i], &n)) n = -1; /* gr_table refuses it */
     }
   } else {
     n = s->udims[s->axis];
     view[s->axis] = n;
   }
-  int32_t *ord = arena_alloc(c->m->arena, (size_t)(n ? n : 1) * sizeof *ord);
+  int32_t *ord = gr_table(c, 1, n, sizeof *ord);
+  if (!ord) return NULL;
   for (int64_t i = 0; i < n; i++) ord[i] = (int32_t)i;
   *count = n;
   Expr *o = gr_tensor_const(c, DT_I32, 1, &n, ord);
@@ -111,7 +112,9 @@ static bool scatter_rule(GradCtx *c, Sc *s, const char *mode) {
   if (!gr_shape(c, 0, s->dims) || !gr_shape(c, 2, s->udims)) return false;
   int64_t n;
   if (!strcmp(mode, "update")) { /* the last update at each position wins */
-    Expr *ord = gr_let(c, sc_ordinal(c, s, &n));
+    Expr *ord = sc_ordinal(c, s, &n);
+    if (!ord) return false;
+    ord = gr_let(c, ord);
     Expr *last = gr_let(c, sc_write(c, s, sc_fill(c, s, -1), ord, "max"));
     c->dx[0] = gr_where(c, GR_OP(c, "equal", NULL, last, gr_const(c, -1, DT_I32)), G, zero);
     c->dx[2] = gr_where(c, GR_OP(c, "equal", NULL, ord, sc_read(c, s, last)), gu, zero);
@@ -120,7 +123,9 @@ static bool scatter_rule(GradCtx *c, Sc *s, const char *mode) {
   if (!strcmp(mode, "min") || !strcmp(mode, "max")) { /* acc = acc > u ? acc : u: the last tie wins */
     Expr *ou = sc_read(c, s, c->out);
     Expr *elig = gr_let(c, GR_OP(c, "equal", NULL, X2, ou));
-    Expr *ord = gr_let(c, sc_ordinal(c, s, &n));
+    Expr *ord = sc_ordinal(c, s, &n);
+    if (!ord) return false;
+    ord = gr_let(c, ord);
     Expr *last = gr_let(c, sc_write(c, s, sc_fill(c, s, -1), gr_where(c, elig, ord, gr_const(c, -1, DT_I32)), "max"));
     Expr *d_wins = GR_OP(c, "logical_and", NULL, GR_OP(c, "equal", NULL, X0, c->out),
                          GR_OP(c, "equal", NULL, last, gr_const(c, -1, DT_I32)));
@@ -150,7 +155,8 @@ static bool scatter_rule(GradCtx *c, Sc *s, const char *mode) {
     int64_t a = s->axis, mshape[GRAD_MAX_RANK + 1];
     for (uint32_t i = 0; i <= s->urank; i++) mshape[i] = 1;
     mshape[a] = mshape[a + 1] = n;
-    double *tri = arena_alloc(c->m->arena, (size_t)(n > 0 ? n * n : 1) * sizeof *tri);
+    double *tri = gr_table(c, n, n, sizeof *tri);
+    if (!tri) return false;
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) tri[i * n + j] = j > i;
     int64_t nn[2] = {n, n};
@@ -203,7 +209,8 @@ static bool sparse_to_dense_rule(GradCtx *c, bool dyn) {
   int64_t idims[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, idims)) return false;
   int64_t n = gr_rank(c, 0) == 0 ? 1 : idims[0];
-  int32_t *ids = arena_alloc(c->m->arena, (size_t)(n ? n : 1) * sizeof *ids);
+  int32_t *ids = gr_table(c, 1, n, sizeof *ids);
+  if (!ids) return false;
   for (int64_t j = 0; j < n; j++) ids[j] = (int32_t)j;
   Expr *rows = gr_tensor_const(c, DT_I32, 1, &n, ids), *none = gr_const(c, -1, DT_I32);
   Expr *w = dyn ? GR_OP(c, "dyn.sparse_to_dense", NULL, X0, rows, none, c->x[3])

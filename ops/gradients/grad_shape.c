@@ -365,7 +365,8 @@ GRAD_RULE(CUMPROD) {
   bool flat = !av || av->kind != AV_INT, moved = false;
   if (flat) {
     n = 1;
-    for (uint32_t i = 0; i < rank; i++) n *= dims[i];
+    for (uint32_t i = 0; i < rank; i++)
+      if (__builtin_mul_overflow(n, dims[i], &n)) return gr_fail(c, "the input has too many elements");
     x = GR_OP(c, "reshape", gr_fmt(c, "newshape=[%lld]", (long long)n), X0);
     rank = 1;
   } else {
@@ -386,8 +387,8 @@ GRAD_RULE(CUMPROD) {
   g = gr_cast_like(c, g, X0);
   x = gr_let(c, x);
   /* masks over (i, j): j > i selects x_j; k ≥ i (k > i when exclusive) selects g_k */
-  size_t nn = (size_t)(n * n);
-  uint8_t *above = arena_alloc(c->m->arena, nn ? nn : 1), *keep = arena_alloc(c->m->arena, nn ? nn : 1);
+  uint8_t *above = gr_table(c, n, n, 1), *keep = above ? gr_table(c, n, n, 1) : NULL;
+  if (!keep) return false;
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) {
       above[i * n + j] = j > i;
