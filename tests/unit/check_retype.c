@@ -931,6 +931,38 @@ START_TEST(let_chain_verdicts) {
 }
 END_TEST
 
+/* The judgement recurses over shallow nesting and hands deeper subtrees to
+ * its frame machine (sema/infer.c JUDGE_REC_DEPTH): a binder whose type
+ * changed 600 calls down makes every node above it re-inferred, through both. */
+START_TEST(deep_nesting_verdicts) {
+  enum { DEPTH = 600 };
+  char *text = mem_malloc(64 * DEPTH + 256);
+  char *q = text + sprintf(text, "def @main(%%x: Tensor[(3), float32]) {\n  ");
+  for (int i = 0; i < DEPTH; i++) q += sprintf(q, "negative(");
+  q += sprintf(q, "let %%a = negative(%%x); add(%%a, %%a)");
+  for (int i = 0; i < DEPTH; i++) *q++ = ')';
+  sprintf(q, "\n}\n");
+  Prog p;
+  load(&p, text);
+  mem_free(text);
+  Function *fn = global(p.m, "main")->fn;
+  Expr *let = fn->body;
+  for (int i = 0; i < DEPTH; i++) let = let->call.args[0];
+  ck_assert_int_eq(let->kind, EXPR_LET);
+  /* the "pass": %a = negative(%x) -> %a = sum(%x), a scalar */
+  let->let.value = op_call(p.m, "sum", (Expr *[]){let->let.value->call.args[0]}, 1, NULL, let->span);
+  bool changed[1] = {true};
+  Type *old_sig[1] = {fn->type};
+  InferIncStats st;
+  ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
+  /* the new call, the let, add, its two uses of %a, the 600 calls above */
+  ck_assert_uint_eq(st.nodes_retyped, 5 + DEPTH);
+  ck_assert_str_eq(tystr(fn->body->type), "float32");
+  ck_assert(infer_verify_module(p.m, &p.d, "test"));
+  unload(&p);
+}
+END_TEST
+
 /* The judgement leaves its marks on the nodes, tagged for its run: the next
  * run judges every node again (the last run's tags are stale to it, as are
  * the printer's numbers), and a DAG prints the same after re-typings. */
@@ -1100,6 +1132,7 @@ static Suite *retype_suite(void) {
   Suite *s = suite_create("retype");
   TCase *tc = tcase_create("incremental");
   tcase_add_test(tc, unchanged_globals_skipped);
+  tcase_add_test(tc, deep_nesting_verdicts);
   tcase_add_test(tc, new_nodes_over_kept_ones);
   tcase_add_test(tc, annotation_changed_in_place);
   tcase_add_test(tc, let_annotation_changed_rejected);
