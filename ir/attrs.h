@@ -1,4 +1,5 @@
-/* ir/attrs.h — attribute values: canonical text, parsing defaults, equality.
+/* ir/attrs.h — attribute values: canonical text, parsing defaults, equality,
+ * typed reads (attr_as_*).
  *
  * The canonical text of a value is exactly what the printer writes after
  * `key=` (spec/text-format.md §7.8): integers plain (`16`, `16i64` for an
@@ -48,5 +49,29 @@ Attrs *attrs_with(Module *m, const Attrs *a, const char *key, AttrValue *v);
 
 /* Lookup helpers for relations and kernels: the attribute named `key`, or NULL. */
 const AttrValue *attrs_get(const Attrs *a, const char *key);
+
+/* A value read as a C type, the one rule of the attribute readers of
+ * relations, kernels, gradient rules and passes (rel_attr_*, kernel_attr_*,
+ * gr_attr_*, cattr_*): v (NULL when absent) as a double (a float, or an int
+ * converted), a flag (a bool, or an int != 0), an integer (an int, or a bool
+ * as 0/1) or a string's characters; dflt when absent or of another kind. */
+static inline double attr_as_double(const AttrValue *v, double dflt) {
+  if (v && v->kind == AV_FLOAT) return v->f.value;
+  if (v && v->kind == AV_INT) return (double)v->i.value;
+  return dflt;
+}
+static inline bool attr_as_bool(const AttrValue *v, bool dflt) {
+  if (v && v->kind == AV_BOOL) return v->b;
+  if (v && v->kind == AV_INT) return v->i.value != 0;
+  return dflt;
+}
+static inline int64_t attr_as_int(const AttrValue *v, int64_t dflt) {
+  if (v && v->kind == AV_INT) return v->i.value;
+  if (v && v->kind == AV_BOOL) return v->b;
+  return dflt;
+}
+static inline const char *attr_as_str(const AttrValue *v, const char *dflt) {
+  return v && v->kind == AV_STRING ? v->s.chars : dflt;
+}
 
 #endif

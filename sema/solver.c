@@ -428,21 +428,9 @@ int64_t rel_attr_int(TypeRelCtx *c, const char *key, int64_t dflt) {
   }
 }
 
-double rel_attr_double(TypeRelCtx *c, const char *key, double dflt) {
-  const AttrValue *v = rel_attr(c, key);
-  if (!v) return dflt;
-  if (v->kind == AV_FLOAT) return v->f.value;
-  if (v->kind == AV_INT) return (double)v->i.value;
-  return dflt;
-}
+double rel_attr_double(TypeRelCtx *c, const char *key, double dflt) { return attr_as_double(rel_attr(c, key), dflt); }
 
-bool rel_attr_bool(TypeRelCtx *c, const char *key, bool dflt) {
-  const AttrValue *v = rel_attr(c, key);
-  if (!v) return dflt;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_INT) return v->i.value != 0;
-  return dflt;
-}
+bool rel_attr_bool(TypeRelCtx *c, const char *key, bool dflt) { return attr_as_bool(rel_attr(c, key), dflt); }
 
 const char *rel_attr_str(TypeRelCtx *c, const char *key, const char *dflt) {
   const AttrValue *v = rel_attr(c, key);

@@ -9,33 +9,14 @@ static const AttrValue *get(const Expr *call, const char *key) {
   return call && call->kind == EXPR_CALL ? attrs_get(call->call.attrs, key) : NULL;
 }
 
-int64_t cattr_int(const Expr *call, const char *key, int64_t dflt) {
-  const AttrValue *v = get(call, key);
-  if (!v) return dflt;
-  if (v->kind == AV_INT) return v->i.value;
-  if (v->kind == AV_BOOL) return v->b;
-  return dflt;
-}
+int64_t cattr_int(const Expr *call, const char *key, int64_t dflt) { return attr_as_int(get(call, key), dflt); }
 
-double cattr_double(const Expr *call, const char *key, double dflt) {
-  const AttrValue *v = get(call, key);
-  if (!v) return dflt;
-  if (v->kind == AV_FLOAT) return v->f.value;
-  if (v->kind == AV_INT) return (double)v->i.value;
-  return dflt;
-}
+double cattr_double(const Expr *call, const char *key, double dflt) { return attr_as_double(get(call, key), dflt); }
 
-bool cattr_bool(const Expr *call, const char *key, bool dflt) {
-  const AttrValue *v = get(call, key);
-  if (!v) return dflt;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_INT) return v->i.value != 0;
-  return dflt;
-}
+bool cattr_bool(const Expr *call, const char *key, bool dflt) { return attr_as_bool(get(call, key), dflt); }
 
 const char *cattr_str(const Expr *call, const char *key, const char *dflt) {
-  const AttrValue *v = get(call, key);
-  return v && v->kind == AV_STRING ? v->s.chars : dflt;
+  return attr_as_str(get(call, key), dflt);
 }
 
 int cattr_ints(const Expr *call, const char *key, int64_t *out, int cap) {

@@ -351,33 +351,15 @@ const AttrValue *gr_attr(GradCtx *c, const char *key) {
 
 int64_t gr_attr_int(GradCtx *c, const char *key, int64_t dflt) {
   const AttrValue *v = gr_attr(c, key);
-  if (!v) return dflt;
-  if (v->kind == AV_INT) return v->i.value;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_FLOAT) return (int64_t)v->f.value;
-  return dflt;
+  if (v && v->kind == AV_FLOAT) return (int64_t)v->f.value; /* as kernel_attr_int: a float, truncated */
+  return attr_as_int(v, dflt);
 }
 
-double gr_attr_double(GradCtx *c, const char *key, double dflt) {
-  const AttrValue *v = gr_attr(c, key);
-  if (!v) return dflt;
-  if (v->kind == AV_FLOAT) return v->f.value;
-  if (v->kind == AV_INT) return (double)v->i.value;
-  return dflt;
-}
+double gr_attr_double(GradCtx *c, const char *key, double dflt) { return attr_as_double(gr_attr(c, key), dflt); }
 
-bool gr_attr_bool(GradCtx *c, const char *key, bool dflt) {
-  const AttrValue *v = gr_attr(c, key);
-  if (!v) return dflt;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_INT) return v->i.value != 0;
-  return dflt;
-}
+bool gr_attr_bool(GradCtx *c, const char *key, bool dflt) { return attr_as_bool(gr_attr(c, key), dflt); }
 
-const char *gr_attr_str(GradCtx *c, const char *key, const char *dflt) {
-  const AttrValue *v = gr_attr(c, key);
-  return v && v->kind == AV_STRING ? v->s.chars : dflt;
-}
+const char *gr_attr_str(GradCtx *c, const char *key, const char *dflt) { return attr_as_str(gr_attr(c, key), dflt); }
 
 int32_t gr_attr_ints(GradCtx *c, const char *key, int64_t *out, int32_t cap) {
   const AttrValue *v = gr_attr(c, key);

@@ -80,33 +80,20 @@ const AttrValue *kernel_attr(const KernelCtx *c, const char *name) {
 
 int64_t kernel_attr_int(const KernelCtx *c, const char *name, int64_t dflt) {
   const AttrValue *v = kernel_attr(c, name);
-  if (!v) return dflt;
-  if (v->kind == AV_INT) return v->i.value;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_FLOAT) return (int64_t)v->f.value;
-  return dflt;
+  if (v && v->kind == AV_FLOAT) return (int64_t)v->f.value; /* kernels also take a float, truncated */
+  return attr_as_int(v, dflt);
 }
 
 double kernel_attr_double(const KernelCtx *c, const char *name, double dflt) {
-  const AttrValue *v = kernel_attr(c, name);
-  if (!v) return dflt;
-  if (v->kind == AV_FLOAT) return v->f.value;
-  if (v->kind == AV_INT) return (double)v->i.value;
-  return dflt;
+  return attr_as_double(kernel_attr(c, name), dflt);
 }
 
 bool kernel_attr_bool(const KernelCtx *c, const char *name, bool dflt) {
-  const AttrValue *v = kernel_attr(c, name);
-  if (!v) return dflt;
-  if (v->kind == AV_BOOL) return v->b;
-  if (v->kind == AV_INT) return v->i.value != 0;
-  return dflt;
+  return attr_as_bool(kernel_attr(c, name), dflt);
 }
 
 const char *kernel_attr_str(const KernelCtx *c, const char *name, const char *dflt) {
-  const AttrValue *v = kernel_attr(c, name);
-  if (!v || v->kind != AV_STRING) return dflt;
-  return v->s.chars;
+  return attr_as_str(kernel_attr(c, name), dflt);
 }
 
 int32_t kernel_attr_ints(const KernelCtx *c, const char *name, int64_t *out, int32_t cap) {
