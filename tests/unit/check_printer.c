@@ -82,7 +82,8 @@ static Expr *opcall(const char *name, int n, ...) {
 }
 
 static Expr *tuple(int n, ...) {
-  Expr *fields[16];
+  Expr *fields[32];
+  ck_assert_int_le(n, 32);
   va_list ap;
   va_start(ap, n);
   for (int i = 0; i < n; i++) fields[i] = va_arg(ap, Expr *);
