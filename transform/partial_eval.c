@@ -86,6 +86,7 @@ typedef struct LL LL;
  * unfoldings then in progress (fuel) and the residual-literal nesting then. */
 typedef struct Home {
   LL *ll;                 /* the let list, open while the literal is reachable */
+  size_t open;            /* ... its index in Pe.open */
   uint64_t serial;        /* ... checked, with the slot's `lazy`, before it is written */
   size_t slot;            /* the binding kept for it */
   const Frame *frames;    /* the unfoldings in progress */
@@ -137,15 +138,20 @@ struct Closure {
  * residual literal of closure `lazy`, not made (yet). */
 typedef struct Binding {
   Var *v;
-  Expr *e;
-  PV *lazy;
+  union {
+    Expr *e;  /* v set */
+    PV *lazy; /* v NULL */
+  };
 } Binding;
 
 /* Residual code being built: let bindings, in order. Open from ll_open to
- * ll_wrap; serial tells it from a later one at the same address. */
+ * ll_wrap, at index `open` of Pe.open; serial tells it from a later one at
+ * the same address. */
 struct LL {
   VEC(Binding) b;
+  size_t kept;     /* places kept for residual literals (ll_wrap drops the unmade ones) */
   uint64_t serial;
+  size_t open;
 };
 
 typedef struct Undo {
@@ -301,7 +307,7 @@ static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
   if (e->kind != EXPR_CALL || e->call.fn->kind == EXPR_CTOR) p->droppable = true;
   Var *v = build_fresh_var(p->m, "x", NULL, e->span);
   v->type = e->type;
-  Binding b = {v, e, NULL};
+  Binding b = {v, {e}};
   vec_push(ll->b, b);
   return build_typed(build_var(p->m, v, e->span), e->type);
 }
@@ -310,18 +316,21 @@ static Expr *ll_push(Pe *p, LL *ll, Expr *e) {
 static void ll_open(Pe *p, LL *ll) {
   memset(ll, 0, sizeof *ll);
   ll->serial = ++p->ll_serial;
+  ll->open = p->open.len;
   vec_push(p->open, ll);
 }
 
-/* Whether ll is still being built (an ended one may share its address). */
-static bool ll_is_open(const Pe *p, const LL *ll, uint64_t serial) {
-  for (size_t i = p->open.len; i-- > 0;)
-    if (p->open.data[i] == ll) return ll->serial == serial;
-  return false;
+/* Whether the let list opened as `serial` at `ll` is still being built (an
+ * ended one may share its address, or its index): O(1), for the residual
+ * literals of a chain of closures, each capturing the last, are made from
+ * ever deeper let lists. */
+static bool ll_is_open(const Pe *p, const LL *ll, size_t open, uint64_t serial) {
+  return open < p->open.len && p->open.data[open] == ll && ll->serial == serial;
 }
 
 /* Drops the places kept for residual literals nothing needed. */
 static void ll_drop_unmade(LL *ll) {
+  if (!ll->kept) return;
   size_t k = 0;
   for (size_t i = 0; i < ll->b.len; i++)
     if (ll->b.data[i].v) ll->b.data[k++] = ll->b.data[i];
@@ -652,7 +661,7 @@ static Binding residual_literal(Pe *p, PV *v, Span sp) {
   nf->ntparams = f->ntparams;
   p->inst = saved_inst;
   p->droppable = true;
-  return (Binding){x, build_fn(m, nf, sp), NULL};
+  return (Binding){x, {build_fn(m, nf, sp)}};
 }
 
 /* The residual literal of closure v, bound at the end of ll. */
@@ -666,7 +675,7 @@ static void residualise(Pe *p, PV *v, Span sp, LL *ll) {
  * False when that place is gone (the closure should then be unreachable). */
 static bool residualise_at_home(Pe *p, PV *v) {
   const Home *h = &v->fn->home;
-  if (!h->ll || !ll_is_open(p, h->ll, h->serial) || h->slot >= h->ll->b.len || h->ll->b.data[h->slot].lazy != v)
+  if (!h->ll || !ll_is_open(p, h->ll, h->open, h->serial) || h->slot >= h->ll->b.len || h->ll->b.data[h->slot].v || h->ll->b.data[h->slot].lazy != v)
     return false;
   const Frame *frames = p->frames;
   uint32_t depth = p->literal_depth;
@@ -688,7 +697,7 @@ static bool residualise_at_home(Pe *p, PV *v) {
 
 /* v's residual atom, made now if v is a closure whose residual literal is
  * not made yet (at its home, else at the end of ll). */
-static Expr *atom(Pe *p, PV *v, LL *ll) {
+static inline Expr *atom(Pe *p, PV *v, LL *ll) {
   if (!v->d && v->kind == S_FUNC && !residualise_at_home(p, v)) residualise(p, v, v->fn->lit->span, ll);
   return v->d;
 }
@@ -708,9 +717,10 @@ static PV *literal(Pe *p, Expr *e, LL *ll) {
     residualise(p, v, e->span, ll);
     return v;
   }
-  v->fn->home = (Home){ll, ll->serial, ll->b.len, p->frames, p->literal_depth, p->literal_in_call, p->over, e->span};
-  Binding keep = {NULL, NULL, v};
+  v->fn->home = (Home){ll, ll->open, ll->serial, ll->b.len, p->frames, p->literal_depth, p->literal_in_call, p->over, e->span};
+  Binding keep = {NULL, {.lazy = v}};
   vec_push(ll->b, keep);
+  ll->kept++;
   return v;
 }
 
