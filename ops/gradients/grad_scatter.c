@@ -30,10 +30,19 @@ GRAD_RULE(STRIDED_SET) {
   return true;
 }
 
+/* Input i (begin, end or strides) as strided_set takes it: integers. dyn.strided_slice
+ * takes any numeric dtype (TVM's relation checks none) and truncates floats, as this cast
+ * does; strided_set's relation wants integers (session 16, seed 156 input 38: a float32
+ * begin made Gradient's output ill-typed). */
+static Expr *slice_bound(GradCtx *c, int i) {
+  return dtype_is_int(gr_dtype(c, i)) ? c->x[i] : GR_OP(c, "cast", "dtype=\"int64\"", c->x[i]);
+}
+
 /* dyn.strided_slice reads what strided_set writes: its adjoint writes ḡ into zeros
  * (what strided_set's own rule emits, so its second derivative needs this) */
 GRAD_RULE(DYN_STRIDED_SLICE) {
-  c->dx[0] = GR_OP(c, "strided_set", NULL, gr_zeros_like(c, X0), G, X1, X2, c->x[3]);
+  c->dx[0] = GR_OP(c, "strided_set", NULL, gr_zeros_like(c, X0), G, slice_bound(c, 1), slice_bound(c, 2),
+                   slice_bound(c, 3));
   return true;
 }
 

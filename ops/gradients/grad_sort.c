@@ -9,6 +9,8 @@
  */
 #include "ops/gradients/grad.h"
 
+#include <string.h>
+
 #define G (c->g)
 
 GRAD_NONE(ARGSORT)
@@ -27,18 +29,26 @@ GRAD_RULE(SORT) {
   return true;
 }
 
+/* The indices as one_hot and scatter_elements take them: the call's `dtype` may be a float
+ * (TVM allows it; golden tvm/run/test_dynamic_op_level6_topk.relay), whose indices are whole
+ * numbers cast to int64 here (session 16: Gradient's output did not type-check). */
+static Expr *topk_int_indices(GradCtx *c, Expr *idx) {
+  const char *dt = gr_attr_str(c, "dtype", "int32");
+  return strncmp(dt, "int", 3) == 0 || strncmp(dt, "uint", 4) == 0 ? idx : GR_OP(c, "cast", "dtype=\"int64\"", idx);
+}
+
 /* The values' adjoint and the indices of a topk-like call: the tuple's two
  * fields, or for ret_type="values" the adjoint itself and the indices
  * recomputed; false for ret_type="indices" (nothing flows back). */
 static bool topk_parts(GradCtx *c, const char *op, Expr **args, uint32_t nargs, Expr **gv, Expr **idx) {
   if (c->out_t && c->out_t->kind == TYPE_TUPLE) {
     *gv = gr_proj(c, G, 0);
-    *idx = gr_proj(c, c->out, 1);
+    *idx = topk_int_indices(c, gr_proj(c, c->out, 1));
     return true;
   }
   if (gr_attr_str(c, "ret_type", "both")[0] != 'v') return false;
   *gv = G;
-  *idx = gr_op_like(c, op, "ret_type=\"indices\"", args, nargs);
+  *idx = topk_int_indices(c, gr_op_like(c, op, "ret_type=\"indices\"", args, nargs));
   return true;
 }
 
