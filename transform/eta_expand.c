@@ -19,6 +19,7 @@
 typedef struct Eta {
   bool ctors, globals;
   PtrMap lits; /* Ctor* or GlobalDef* -> Expr* (the shared literal) */
+  const Function *current; /* the global function being rewritten */
 } Eta;
 
 static Expr *cached(Eta *st, const void *key) {
@@ -82,6 +83,11 @@ static Expr *ctor_literal(Module *m, Eta *st, Expr *e) {
                  nt);
 }
 
+/* t with params replaced by targs, or t itself when targs is NULL. */
+static Type *subst_or_same(Module *m, Type *t, TypeParam **params, Type **targs, uint32_t n) {
+  return targs ? build_type_subst(m, t, params, targs, n) : t;
+}
+
 static Expr *global_literal(Module *m, Eta *st, Expr *e) {
   GlobalDef *g = e->global.def;
   Expr *lit = cached(st, g);
@@ -91,13 +97,27 @@ static Expr *global_literal(Module *m, Eta *st, Expr *e) {
    * own body, where @g's parameters are already bound */
   uint32_t nt = gf->ntparams;
   TypeParam **tps;
-  Type **targs = fresh_tparams(m, gf->tparams, nt, &tps);
+  Type **targs;
+  if (gf == st->current && !gf->ret_annot) {
+    /* @g inside its own body with its result not written: there its type
+     * is still being inferred, monomorphic in @g's own type parameters, so
+     * the literal is monomorphic too, written in those parameters (in scope
+     * here). A literal over fresh ones would need polymorphic recursion
+     * (the re-typing failed: "@g returns A but A is expected"), and one
+     * binding @g's parameters again would print as a fresh `fn [A]` that
+     * reads back as the same failure. */
+    tps = NULL;
+    nt = 0;
+    targs = NULL;
+  } else {
+    targs = fresh_tparams(m, gf->tparams, nt, &tps);
+  }
   Type **ptys = arena_alloc(m->arena, (gf->nparams ? gf->nparams : 1) * sizeof *ptys);
   for (uint32_t i = 0; i < gf->nparams; i++)
-    ptys[i] = build_type_subst(m, gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type,
-                               gf->tparams, targs, nt);
+    ptys[i] = subst_or_same(m, gf->params[i]->annot ? gf->params[i]->annot : gf->params[i]->type,
+                            gf->tparams, targs, nt);
   Type *ret = gf->ret_annot ? gf->ret_annot : (gf->type && gf->type->kind == TYPE_FUNC ? gf->type->func.ret : NULL);
-  if (ret) ret = build_type_subst(m, ret, gf->tparams, targs, nt);
+  if (ret) ret = subst_or_same(m, ret, gf->tparams, targs, nt);
   return literal(m, st, g, build_global(m, g, e->span), ptys, gf->nparams, ret, gf->attrs, tps, nt);
 }
 
@@ -124,7 +144,7 @@ static Expr *post(Rewriter *rw, Expr *old, Expr *e) {
 }
 
 bool pass_ETA_EXPAND(PassCtx *c) {
-  Eta st = {pass_opt_bool(c, "expand_constructor"), pass_opt_bool(c, "expand_global_var"), {0}};
+  Eta st = {pass_opt_bool(c, "expand_constructor"), pass_opt_bool(c, "expand_global_var"), {0}, NULL};
   if (!st.ctors && !st.globals) {
     diag_plain(c->d, DIAG_ERROR,
                "EtaExpand needs expand_constructor=True or expand_global_var=True (both are False by default)");
@@ -145,6 +165,7 @@ bool pass_ETA_EXPAND(PassCtx *c) {
      * memo); never one node shared by two global functions */
     ptrmap_free(&st.lits);
     rw_reset_memo(&rw);
+    st.current = c->m->defs[i]->fn;
     ok = rw_function(&rw, c->m->defs[i]->fn);
   }
   rw_fini(&rw);
