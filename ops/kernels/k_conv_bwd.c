@@ -248,14 +248,20 @@ static void bw_dw_task(void *raw, int64_t lo, int64_t hi) {
   }
 }
 
-/* False (nothing written) when the plane does not fit or buffers are missing. */
-static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *data, float *out) {
+/* pl set up for one 2-d image plane of g (a depth of 1); false when it does not fit. */
+static bool bw_plane_init(const BwGeom *g, KPlane *pl) {
   int64_t in[3] = {1, g->H, g->W}, os[3] = {1, g->OH, g->OW}, k[3] = {1, g->kh, g->kw};
   int64_t st[3] = {1, g->sh, g->sw}, dil[3] = {1, g->dh, g->dw}, plo[3] = {0, g->pt, g->pl};
   int64_t phi[3] = {0, g->pb, g->pr};
   if (!kplane_fits(in, os, k, st, dil, plo, phi)) return false;
+  kplane_init(pl, in, os, k, st, dil, plo, phi);
+  return true;
+}
+
+/* False (nothing written) when the plane does not fit or buffers are missing. */
+static bool bw_depthwise_f32(const BwGeom *g, const float *grad, const float *data, float *out) {
   BwDwJob j = {.g = g, .grad = grad, .data = data, .out = out};
-  kplane_init(&j.pl, in, os, k, st, dil, plo, phi);
+  if (!bw_plane_init(g, &j.pl)) return false;
   size_t pbytes = kplane_buffer_floats(&j.pl) * sizeof(float);
   size_t gbytes = (size_t)j.pl.vlen16 * sizeof(float) + 64;
   bool ok = kplane_scratch(pbytes, gbytes, &j.pad, &j.gs);
@@ -323,12 +329,8 @@ static void bw_grp_task(void *raw, int64_t lo, int64_t hi) {
 
 /* False (nothing written) when the planes do not fit or buffers are missing. */
 static bool bw_grouped_f32(const BwGeom *g, const float *grad, const float *data, float *out) {
-  int64_t in[3] = {1, g->H, g->W}, os[3] = {1, g->OH, g->OW}, k[3] = {1, g->kh, g->kw};
-  int64_t st[3] = {1, g->sh, g->sw}, dil[3] = {1, g->dh, g->dw}, plo[3] = {0, g->pt, g->pl};
-  int64_t phi[3] = {0, g->pb, g->pr};
-  if (!kplane_fits(in, os, k, st, dil, plo, phi)) return false;
   BwGrpJob j = {.g = g, .grad = grad, .data = data, .out = out};
-  kplane_init(&j.pl, in, os, k, st, dil, plo, phi);
+  if (!bw_plane_init(g, &j.pl)) return false;
   j.pstride = ((int64_t)kplane_buffer_floats(&j.pl) + 15) / 16 * 16;
   j.gstride = j.pl.vlen16 + 16;
   size_t pbytes = (size_t)(j.pstride * g->Cg) * sizeof(float), gbytes = (size_t)(j.gstride * g->Og) * sizeof(float);
