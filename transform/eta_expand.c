@@ -93,8 +93,8 @@ static Expr *global_literal(Module *m, Eta *st, Expr *e) {
   Expr *lit = cached(st, g);
   if (lit) return lit;
   Function *gf = g->fn;
-  /* fresh type parameters (named like @g's): the literal may sit inside @g's
-   * own body, where @g's parameters are already bound */
+  /* polymorphic over fresh type parameters (named like @g's: inside @g's own
+   * body @g's are already bound), except where that needs polymorphic recursion */
   uint32_t nt = gf->ntparams;
   TypeParam **tps;
   Type **targs;
