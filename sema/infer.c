@@ -598,21 +598,33 @@ static bool finish(Inf *I, int before) {
   return ok;
 }
 
-bool infer_module(Module *m, Diag *d) {
-  Inf I;
-  memset(&I, 0, sizeof I);
-  ty_init(&I.cx, m, d);
-  int before = d->nerrors;
-  kind_check_typedefs(&I.cx);
+/* Sets up an empty inference over `m`; returns the error count so far, which
+ * finish compares against. */
+static int start(Inf *I, Module *m, Diag *d) {
+  memset(I, 0, sizeof *I);
+  ty_init(&I->cx, m, d);
+  return d->nerrors;
+}
+
+/* The globals with a body (of them, only those `only` marks by index, when
+ * given): every signature first, then the bodies in textual order. */
+static void infer_globals(Inf *I, Module *m, const bool *only) {
   for (uint32_t i = 0; i < m->ndefs; i++)
-    if (m->defs[i]->fn) fn_signature(&I, m->defs[i]->fn);
+    if (m->defs[i]->fn && (!only || only[i])) fn_signature(I, m->defs[i]->fn);
   for (uint32_t i = 0; i < m->ndefs; i++) {
     GlobalDef *g = m->defs[i];
-    if (!g->fn) continue;
+    if (!g->fn || (only && !only[i])) continue;
     char what[300];
     snprintf(what, sizeof what, "@%s", g->name);
-    fn_body(&I, g->fn, what);
+    fn_body(I, g->fn, what);
   }
+}
+
+bool infer_module(Module *m, Diag *d) {
+  Inf I;
+  int before = start(&I, m, d);
+  kind_check_typedefs(&I.cx);
+  infer_globals(&I, m, NULL);
   if (m->expr) infer(&I, m->expr);
   return finish(&I, before);
 }
@@ -677,18 +689,14 @@ void infer_clear(Module *m) {
 
 bool infer_untyped(Module *m, Expr *e, Diag *d) {
   Inf I;
-  memset(&I, 0, sizeof I);
-  ty_init(&I.cx, m, d);
-  int before = d->nerrors;
+  int before = start(&I, m, d);
   infer(&I, e);
   return finish(&I, before);
 }
 
 bool infer_expression(Module *m, Diag *d) {
   Inf I;
-  memset(&I, 0, sizeof I);
-  ty_init(&I.cx, m, d);
-  int before = d->nerrors;
+  int before = start(&I, m, d);
   kind_check_typedefs(&I.cx);
   if (m->expr) infer(&I, m->expr);
   return finish(&I, before);
@@ -1356,19 +1364,9 @@ InferIncResult infer_module_incremental(Module *m, const bool *changed, Type *co
 
   /* infer what was cleared, with the rest as given */
   Inf I;
-  memset(&I, 0, sizeof I);
-  ty_init(&I.cx, m, d);
-  int before = d->nerrors;
+  int before = start(&I, m, d);
   kind_check_typedefs(&I.cx);
-  for (uint32_t i = 0; i < n; i++)
-    if (redo[i]) fn_signature(&I, m->defs[i]->fn);
-  for (uint32_t i = 0; i < n; i++) {
-    if (!redo[i]) continue;
-    GlobalDef *g = m->defs[i];
-    char what[300];
-    snprintf(what, sizeof what, "@%s", g->name);
-    fn_body(&I, g->fn, what);
-  }
+  infer_globals(&I, m, redo);
   bool ok = finish(&I, before);
   InferIncResult res = ok ? INFER_INC_OK : INFER_INC_ERROR;
   if (ok) {
