@@ -9,6 +9,7 @@
 #include "ir/ast.h"
 #include "ir/attrs.h"
 #include "ir/mem.h"
+#include "tests/unit/unit_run.h"
 
 static Module *mod;
 
@@ -271,9 +272,5 @@ static Suite *attrs_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(attrs_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(attrs_suite());
 }

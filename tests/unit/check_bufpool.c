@@ -9,6 +9,7 @@
 #include "ir/mem.h"
 #include "runtime/bufpool.h"
 #include "runtime/tensor.h"
+#include "tests/unit/unit_run.h"
 
 static void teardown(void) {
   bufpool_trim();
@@ -108,9 +109,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *r = srunner_create(suite());
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(suite());
 }

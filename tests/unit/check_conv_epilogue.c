@@ -23,11 +23,11 @@
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/registry.h"
-#include "runtime/threadpool.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "transform/pass.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 /* ---- constants for the metadata section */
 
@@ -277,10 +277,5 @@ static Suite *fold_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(fold_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(fold_suite());
 }

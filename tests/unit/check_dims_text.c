@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir/dims_text.h"
+#include "tests/unit/unit_run.h"
 
 START_TEST(shapes_as_messages_write_them) {
   char buf[96];
@@ -41,9 +42,5 @@ int main(void) {
   tcase_add_test(tc, shapes_as_messages_write_them);
   tcase_add_test(tc, long_shapes_are_shortened);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }

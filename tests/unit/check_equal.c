@@ -19,6 +19,7 @@
 #include "ir/mem.h"
 #include "parser/parser.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 static Module *A, *B;
 static const Span S0 = {0, 0};
@@ -442,9 +443,5 @@ static Suite *equal_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(equal_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(equal_suite());
 }

@@ -14,6 +14,7 @@
 #include "runtime/tensor.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 typedef struct Run {
   Source *src;
@@ -483,9 +484,5 @@ static Suite *eval_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(eval_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(eval_suite());
 }

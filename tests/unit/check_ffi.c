@@ -27,6 +27,7 @@
 #include "runtime/tensor.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 static char libdir[64]; /* where tests/ffi/build.sh put the libraries */
 
@@ -631,12 +632,9 @@ int main(void) {
   tcase_add_test(tp, plugin_test_ops);
   tcase_add_test(tp, plugin_failures);
   suite_add_tcase(s, tp);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int status = unit_run(s);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %.*s", (int)(strlen(libdir) - 4), libdir);
-  if (system(cmd) != 0) failed++;
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  if (system(cmd) != 0) status = EXIT_FAILURE;
+  return status;
 }

@@ -20,6 +20,7 @@
 #include "runtime/tensor.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 #include "transform/pass.h"
 
 typedef struct Prog {
@@ -203,9 +204,5 @@ static Suite *fold_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(fold_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(fold_suite());
 }

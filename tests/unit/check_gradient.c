@@ -29,6 +29,7 @@
 #include "runtime/value.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 #include "transform/gradient.h"
 
 typedef struct Prog {
@@ -516,9 +517,5 @@ static Suite *gradient_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(gradient_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(gradient_suite());
 }

@@ -18,6 +18,7 @@
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "sema/typing.h"
+#include "tests/unit/unit_run.h"
 
 typedef struct Run {
   Module *m;
@@ -448,9 +449,5 @@ static Suite *infer_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(infer_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(infer_suite());
 }

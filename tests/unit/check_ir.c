@@ -18,6 +18,7 @@
 #include "ir/prefault.h"
 #include "ir/type_any.h"
 #include "ir/walk.h"
+#include "tests/unit/unit_run.h"
 
 START_TEST(arena_alignment_and_big_blocks) {
   Arena *a = arena_new();
@@ -513,9 +514,5 @@ int main(void) {
   tcase_add_test(tc, fresh_var_names_spelled_lazily);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }

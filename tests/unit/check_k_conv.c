@@ -18,6 +18,7 @@
 #include "runtime/threadpool.h"
 #include "runtime/value.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 static Module *M;
 
@@ -986,10 +987,5 @@ static Suite *conv_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(conv_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(conv_suite());
 }

@@ -34,7 +34,7 @@
 #include "ops/kernels/k_vmath.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
+#include "tests/unit/unit_run.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -651,10 +651,5 @@ int main(void) {
   setenv("RELAYC_NUM_THREADS", "4", 0); /* several chunks even on a small machine */
   unsetenv("RELAYC_ELEMWISE_FAST");
   stack_guard_init(8u << 20);
-  SRunner *r = srunner_create(elemfast_suite());
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(elemfast_suite());
 }

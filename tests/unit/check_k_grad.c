@@ -24,6 +24,7 @@
 #include "ops/op_ids.h"
 #include "runtime/threadpool.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 static Module *M;
 static void setup(void) { M = module_new(NULL); }
@@ -400,10 +401,5 @@ int main(void) {
   tcase_add_test(t, pool_grad_matches_reference);
   tcase_add_test(t, pool_grad_tie_rule_and_layouts);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }

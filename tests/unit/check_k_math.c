@@ -16,9 +16,9 @@
 #include "ir/mem.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 START_TEST(cast_like_rules) {
   Tensor *x = kr_make(DT_F32, 1, (int64_t[]){6}, (double[]){-1.7, 2.9, NAN, 1e10, -1e10, -0.0});
@@ -135,10 +135,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *r = srunner_create(suite());
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(suite());
 }

@@ -19,9 +19,9 @@
 #include "ops/kernels/k_plane.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
 #include "runtime/value.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 static Module *Mod;
 static void setup(void) { Mod = module_new(NULL); }
@@ -550,10 +550,5 @@ static Suite *pool_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(pool_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(pool_suite());
 }

@@ -18,9 +18,9 @@
 #include "ir/mem.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 static const DType F32 = {DT_FLOAT, 32, 1}, F64 = {DT_FLOAT, 64, 1}, I32 = {DT_INT, 32, 1},
                    I64 = {DT_INT, 64, 1}, I8 = {DT_INT, 8, 1}, F16 = {DT_FLOAT, 16, 1};
@@ -268,10 +268,5 @@ int main(void) {
   tcase_add_test(t, scatter_nd_matches_reference);
   tcase_add_test(t, scatter_elements_matches_reference);
   suite_add_tcase(s, t);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }

@@ -16,9 +16,9 @@
 #include "ir/mem.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
 #include "tests/unit/kr_util.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 #define MAXR 8
 
@@ -506,10 +506,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *r = srunner_create(suite());
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(suite());
 }

@@ -13,6 +13,7 @@
 #include "ir/mem.h"
 #include "lexer/lexer.h"
 #include "parser/parser.h"
+#include "tests/unit/unit_run.h"
 
 enum { MAXTOK = 64 };
 
@@ -537,9 +538,5 @@ static Suite *lexer_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(lexer_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return unit_run(lexer_suite());
 }

@@ -14,6 +14,7 @@
 #include "ir/metadata_write.h"
 #include "ir/tensor_blob.h"
 #include "parser/metadata.h"
+#include "tests/unit/unit_run.h"
 
 /* ------------------------------------------------------------------ fixtures */
 
@@ -1085,9 +1086,5 @@ static Suite *metadata_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(metadata_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(metadata_suite());
 }

@@ -20,10 +20,10 @@
 #include "eval/vm.h"
 #include "ir/mem.h"
 #include "parser/parser.h"
-#include "runtime/threadpool.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 #include "transform/pass.h"
 
 #define HDR "#[version = \"0.0.5\"]\n"
@@ -232,10 +232,5 @@ static Suite *mp_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(mp_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(mp_suite());
 }

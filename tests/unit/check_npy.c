@@ -19,6 +19,7 @@
 #include "ir/mem.h"
 #include "runtime/npy.h"
 #include "runtime/tensor.h"
+#include "tests/unit/unit_run.h"
 
 static char tmpdir[64];
 static int numpy_ok;
@@ -702,10 +703,7 @@ int main(void) {
     return EXIT_FAILURE;
   }
   numpy_ok = system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
-  SRunner *sr = srunner_create(npy_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int status = unit_run(npy_suite());
   remove_tmpdir();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return status;
 }

@@ -23,6 +23,7 @@
 #include "runtime/npy.h"
 #include "runtime/npz.h"
 #include "runtime/params.h"
+#include "tests/unit/unit_run.h"
 
 static char tmpdir[64];
 
@@ -728,10 +729,7 @@ int main(void) {
     return EXIT_FAILURE;
   }
   signal(SIGPIPE, SIG_IGN);
-  SRunner *sr = srunner_create(params_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int status = unit_run(params_suite());
   remove_tmpdir();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return status;
 }

@@ -14,6 +14,7 @@
 
 #include "ir/mem.h"
 #include "parser/parser.h"
+#include "tests/unit/unit_run.h"
 
 /* --------------------------------------------------------------- helpers */
 
@@ -1028,9 +1029,5 @@ static Suite *parser_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(parser_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return unit_run(parser_suite());
 }

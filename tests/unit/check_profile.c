@@ -10,6 +10,7 @@
 #include "ir/mem.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
+#include "tests/unit/unit_run.h"
 
 /* The report printed into a string (caller frees with free()). */
 static char *report_text(void) {
@@ -142,9 +143,5 @@ static Suite *profile_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(profile_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(profile_suite());
 }

@@ -10,6 +10,7 @@
 #include "ir/mem.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
+#include "tests/unit/unit_run.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -611,9 +612,5 @@ static Suite *registry_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(registry_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(registry_suite());
 }

@@ -17,6 +17,7 @@
 #include "parser/parser.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 typedef struct Case {
   const char *params;
@@ -823,9 +824,5 @@ int main(void) {
   tcase_add_loop_test(tc, relation_case, 0, (int)(sizeof cases / sizeof cases[0]));
   tcase_add_test(tc, every_op_covered);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }

@@ -16,6 +16,7 @@
 #include "ops/registry.h"
 #include "parser/parser.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 /* ------------------------------------------------------------ fixture */
 
@@ -887,9 +888,5 @@ static Suite *resolve_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(resolve_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(resolve_suite());
 }

@@ -25,6 +25,7 @@
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "sema/typeof.h"
+#include "tests/unit/unit_run.h"
 #include "transform/pass.h"
 
 typedef struct Prog {
@@ -1176,9 +1177,5 @@ static Suite *retype_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(retype_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(retype_suite());
 }

@@ -23,6 +23,7 @@
 #include "parser/parser.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 #include "transform/dagscan.h"
 #include "transform/rewrite.h"
 
@@ -599,9 +600,5 @@ static Suite *rewrite_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(rewrite_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(rewrite_suite());
 }

@@ -16,6 +16,7 @@
 #include "ir/mem.h"
 #include "ops/kernels/k_gemm.h"
 #include "ops/kernels/k_sgemm.h"
+#include "tests/unit/unit_run.h"
 
 static unsigned sg_seed = 12345u;
 
@@ -317,9 +318,5 @@ static Suite *sgemm_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(sgemm_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(sgemm_suite());
 }

@@ -14,6 +14,7 @@
 #include "ir/mem.h"
 #include "runtime/format.h"
 #include "runtime/tensor.h"
+#include "tests/unit/unit_run.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -683,9 +684,5 @@ static Suite *tensor_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(tensor_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(tensor_suite());
 }

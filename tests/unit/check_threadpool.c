@@ -20,6 +20,7 @@
 
 #include "ir/diag.h"
 #include "runtime/threadpool.h"
+#include "tests/unit/unit_run.h"
 
 static void use_threads(const char *n) {
   threadpool_shutdown();
@@ -285,10 +286,5 @@ static Suite *pool_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(pool_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(pool_suite());
 }

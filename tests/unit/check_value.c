@@ -6,6 +6,7 @@
 #include "ir/diag.h"
 #include "ir/mem.h"
 #include "runtime/value.h"
+#include "tests/unit/unit_run.h"
 
 static TypeDef list_type;
 static Ctor cons_ctor, nil_ctor;
@@ -298,9 +299,5 @@ static Suite *value_suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(value_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(value_suite());
 }

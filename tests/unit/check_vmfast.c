@@ -20,6 +20,7 @@
 #include "runtime/tensor.h"
 #include "sema/infer.h"
 #include "sema/resolve.h"
+#include "tests/unit/unit_run.h"
 
 #define HDR "#[version = \"0.0.5\"]\n"
 
@@ -567,9 +568,5 @@ static Suite *suite(void) {
 
 int main(void) {
   stack_guard_init(8u << 20);
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(suite());
 }

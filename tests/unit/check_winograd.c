@@ -18,8 +18,8 @@
 #include "ops/kernels/k_winograd.h"
 #include "ops/kernels/kernel.h"
 #include "ops/op_ids.h"
-#include "runtime/threadpool.h"
 #include "tests/unit/kt_util.h"
+#include "tests/unit/unit_run.h"
 
 #define F32 DTYPE(DT_FLOAT, 32)
 
@@ -239,11 +239,7 @@ static Suite *wino_suite(void) {
 int main(void) {
   stack_guard_init(8u << 20);
   unsetenv("RELAYC_NO_WINOGRAD");
-  SRunner *sr = srunner_create(wino_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  threadpool_shutdown();
+  int status = unit_run(wino_suite());
   kwino_cache_free();
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return status;
 }
