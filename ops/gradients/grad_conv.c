@@ -9,7 +9,9 @@
  *   weight: dw = nn.conv2d_backward_weight(g, x, ...) (§5.3).
  * nn.conv1d is the conv2d rule on the H = 1 view. nn.conv2d_transpose swaps the
  * roles: its data gradient is a plain conv2d of g, its weight gradient the
- * backward-weight operator with x playing the output gradient. The backward
+ * backward-weight operator with x playing the output gradient; nn.conv1d_transpose is
+ * that rule on the H = 1 view, nn.conv3d_transpose the same exchange with the 3-D
+ * convolutions of the conv3d rule (a conv3d of g for x, its weight correlation for w). The backward
  * operators are linear in each input, so their own rules (for second
  * derivatives) are convolutions again. out_dtype other than the inputs' dtype is
  * cast back. Every rule needs static shapes (output paddings, kernel sizes).
@@ -18,7 +20,7 @@
  * blocks (3 channels in NCHW2c as 4), so the adjoint converted back is cropped to the
  * real channels before the canonical rule; TVM's depthwise weight (C, M, k...) with
  * groups = C is worked as the (C·M, 1, k...) weight in the same memory. A grouped
- * conv2d_transpose without `channels` has TVM's type (O/G channels, not what it
+ * transposed convolution without `channels` has TVM's type (O/G channels, not what it
  * computes) and gets a located error. tests/grad/sweep_conv_layouts.py checks every
  * layout / groups combination.
  */
@@ -193,34 +195,64 @@ GRAD_RULE(NN_CONV1D) {
   return true;
 }
 
-/* conv2d_transpose(x (N, Ci, H, W), w (Ci, Co/G, kh, kw)) -> (N, Co, OH, OW):
- * x gets conv2d(g, w) (w read as OIHW with O = Ci), w gets conv2d_backward_weight(x, g) */
+/* conv2d_transpose(x (N, Ci, H, W), w (Ci, Co/G, kh, kw)) -> (N, Co, OH, OW) on canonical
+ * operands (g NCHW with gch channels, x NCHW, w IOHW; v read as the forward convolution whose
+ * data gradient this operator is: data g (Co), output x (Ci)): x gets conv2d(g, w) (w read as
+ * OIHW with O = Ci), w gets conv2d_backward_weight(x, g), already IOHW for this operator.
+ * False (a located error) for a grouped call without `channels`. */
+static bool tconv2d_canonical(GradCtx *c, Expr *g, int64_t gch, Expr *x, Expr *w, const Conv2 *v, Expr **dx, Expr **dw) {
+  /* the result has G·(O/G) channels when `channels` is set (the relation checks it); without
+   * it TVM's type gives O/G, not what a grouped transposed convolution makes: no gradient */
+  if (v->groups > 1 && gr_attr_int(c, "channels", -1) < 0)
+    return gr_fail(c, "groups=%lld without channels: the result type (TVM's, %lld channels) is not the %lld "
+                      "channels the grouped transposed convolution computes; set channels",
+                   (long long)v->groups, (long long)v->I, (long long)(v->I * v->groups));
+  if (gch != v->I * v->groups) g = crop_channels(c, g, v->I * v->groups);
+  g = gr_let(c, g);
+  *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, v),
+                                     (long long)v->O, (long long)v->kh, (long long)v->kw), g, w);
+  *dw = conv_weight_grad(c, x, g, v);
+  return true;
+}
+
 GRAD_RULE(NN_CONV2D_TRANSPOSE) {
   const char *dl = gr_attr_str(c, "data_layout", "NCHW"), *kl = gr_attr_str(c, "kernel_layout", "IOHW");
   const char *ol = gr_attr_str(c, "out_layout", "");
   if (!*ol) ol = dl;
   int64_t xd[4], wd[4], od[4];
   if (!dims_as(c, 0, dl, "NCHW", xd) || !dims_as(c, 1, kl, "IOHW", wd) || !dims_as(c, -1, ol, "NCHW", od)) return false;
-  /* as the forward convolution whose data gradient this operator is: data g (Co), output x (Ci) */
   Conv2 v = {od[0], od[1], od[2], od[3], wd[0], wd[1], wd[2], wd[3], xd[2], xd[3], {0}, {0}, {0}, {0}, 1};
   if (!pair_attr(c, "strides", 2, 1, v.st) || !pair_attr(c, "dilation", 2, 1, v.dil) || !padding4(c, 2, v.pb, v.pa))
     return false;
   v.groups = gr_attr_int(c, "groups", 1);
-  /* the result has G·(O/G) channels when `channels` is set (the relation checks it); without
-   * it TVM's type gives O/G, not what a grouped transposed convolution makes: no gradient */
-  if (v.groups > 1 && gr_attr_int(c, "channels", -1) < 0)
-    return gr_fail(c, "groups=%lld without channels: the result type (TVM's, %lld channels) is not the %lld "
-                      "channels the grouped transposed convolution computes; set channels",
-                   (long long)v.groups, (long long)wd[1], (long long)(wd[1] * v.groups));
-  Expr *g = to_layout(c, g_in(c, 0), ol, "NCHW");
-  if (od[1] != wd[1] * v.groups) g = crop_channels(c, g, wd[1] * v.groups);
-  g = gr_let(c, g);
-  Expr *x = to_layout(c, X0, dl, "NCHW"), *w = to_layout(c, X1, kl, "IOHW");
-  Expr *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, &v),
-                                          (long long)v.O, (long long)v.kh, (long long)v.kw), g, w);
+  Expr *dx, *dw;
+  if (!tconv2d_canonical(c, to_layout(c, g_in(c, 0), ol, "NCHW"), od[1], to_layout(c, X0, dl, "NCHW"),
+                         to_layout(c, X1, kl, "IOHW"), &v, &dx, &dw))
+    return false;
   c->dx[0] = back_dtype(c, to_layout(c, dx, "NCHW", dl), 0);
-  /* the backward-weight result (Ci, Co/G, kh, kw) is already IOHW for this operator */
-  c->dx[1] = back_dtype(c, to_layout(c, conv_weight_grad(c, x, g, &v), "IOHW", kl), 1);
+  c->dx[1] = back_dtype(c, to_layout(c, dw, "IOHW", kl), 1);
+  return true;
+}
+
+/* conv1d_transpose: the conv2d_transpose rule on the H = 1 view */
+GRAD_RULE(NN_CONV1D_TRANSPOSE) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCW"), *kl = gr_attr_str(c, "kernel_layout", "IOW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[3], wd[3], od[3], st, dil, pb, pa;
+  if (!dims_as(c, 0, dl, "NCW", xd) || !dims_as(c, 1, kl, "IOW", wd) || !dims_as(c, -1, ol, "NCW", od)) return false;
+  if (!pair_attr(c, "strides", 1, 1, &st) || !pair_attr(c, "dilation", 1, 1, &dil) || !padding4(c, 1, &pb, &pa))
+    return false;
+  Conv2 v = {od[0], od[1], 1, od[2], wd[0], wd[1], 1, wd[2], 1, xd[2], {1, st}, {1, dil}, {0, pb}, {0, pa},
+             gr_attr_int(c, "groups", 1)};
+  const char *up = "axis=2";
+  Expr *g = GR_OP(c, "expand_dims", up, to_layout(c, g_in(c, 0), ol, "NCW"));
+  Expr *x = GR_OP(c, "expand_dims", up, to_layout(c, X0, dl, "NCW"));
+  Expr *w = GR_OP(c, "expand_dims", up, to_layout(c, X1, kl, "IOW"));
+  Expr *dx, *dw;
+  if (!tconv2d_canonical(c, g, od[1], x, w, &v, &dx, &dw)) return false;
+  c->dx[0] = back_dtype(c, to_layout(c, GR_OP(c, "squeeze", "axis=[2]", dx), "NCW", dl), 0);
+  c->dx[1] = back_dtype(c, to_layout(c, GR_OP(c, "squeeze", "axis=[2]", dw), "IOW", kl), 1);
   return true;
 }
 
@@ -246,7 +278,44 @@ GRAD_RULE(NN_CONV2D_BACKWARD_WEIGHT) {
   return true;
 }
 
-/* ---- nn.conv3d, with 3-D convolutions only (there is no conv3d_transpose) ------------ */
+/* ---- nn.conv3d and nn.conv3d_transpose, with 3-D convolutions ----------------------------- */
+
+/* The weight gradient of conv3d(x, w) (NCDHW/OIDHW) given the result's adjoint g (extents
+ * od): per group, conv3d(xᵀ, gᵀ) with strides and dilation exchanged, cropped to the kernel
+ * (wd: O, I/NG, k...), transposed back and the groups concatenated: (O, I/NG, k...). */
+static Expr *conv3d_weight_corr(GradCtx *c, Expr *x, Expr *g, const int64_t *od, const int64_t *wd, const int64_t *st,
+                                const int64_t *dil, const int64_t *pb, const int64_t *pa, int64_t NG) {
+  const char *corr = gr_fmt(c,
+                            "strides=[%lld, %lld, %lld], padding=[%lld, %lld, %lld, %lld, %lld, %lld], "
+                            "dilation=[%lld, %lld, %lld], channels=%lld, kernel_size=[%lld, %lld, %lld]",
+                            (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)pb[0], (long long)pb[1],
+                            (long long)pb[2], (long long)pa[0], (long long)pa[1], (long long)pa[2], (long long)st[0],
+                            (long long)st[1], (long long)st[2], (long long)(wd[0] / NG), (long long)od[2], (long long)od[3],
+                            (long long)od[4]);
+  const char *crop = gr_fmt(c, "begin=[0, 0, 0], end=[%lld, %lld, %lld], axes=[2, 3, 4]", (long long)wd[2],
+                            (long long)wd[3], (long long)wd[4]);
+  Expr *xs = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), x)) : x;
+  Expr *gsp = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), g)) : g;
+  Expr **parts = arena_alloc(c->m->arena, (size_t)NG * sizeof *parts);
+  for (int64_t k = 0; k < NG; k++) {
+    Expr *xk = NG > 1 ? gr_proj(c, xs, (uint32_t)k) : x, *gk = NG > 1 ? gr_proj(c, gsp, (uint32_t)k) : g;
+    Expr *xt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", xk);  /* (C/NG, N, D, H, W) */
+    Expr *gt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", gk);  /* (O/NG, N, gd, gh, gw) */
+    Expr *r = GR_OP(c, "strided_slice", crop, GR_OP(c, "nn.conv3d", corr, xt, gt)); /* (C/NG, O/NG, k...) */
+    parts[k] = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", r);
+  }
+  return NG > 1 ? GR_OP(c, "concatenate", "axis=0", gr_tuple(c, parts, (uint32_t)NG)) : parts[0];
+}
+
+/* the strides, dilation (one value or three) and padding of a 3-D convolution */
+static bool conv3_attrs(GradCtx *c, int64_t *st, int64_t *dil, int64_t *pb, int64_t *pa) {
+  int64_t v[6];
+  int32_t ks = gr_attr_ints(c, "strides", v, 6);
+  for (int i = 0; i < 3; i++) st[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
+  ks = gr_attr_ints(c, "dilation", v, 6);
+  for (int i = 0; i < 3; i++) dil[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
+  return padding4(c, 3, pb, pa);
+}
 
 /* conv3d (NCDHW/OIDHW terms): dx is a stride-1 convolution of g dilated by the strides and
  * padded by (extent − 1 − pad), with the weight flipped and its I/O swapped per group; dw is
@@ -256,14 +325,10 @@ GRAD_RULE(NN_CONV3D) {
   const char *dl = gr_attr_str(c, "data_layout", "NCDHW"), *kl = gr_attr_str(c, "kernel_layout", "OIDHW");
   const char *ol = gr_attr_str(c, "out_layout", "");
   if (!*ol) ol = dl;
-  int64_t xd[5], wd[5], od[5], st[3], dil[3], pb[3], pa[3], v[6];
+  int64_t xd[5], wd[5], od[5], st[3], dil[3], pb[3], pa[3];
   if (!dims_as(c, 0, dl, "NCDHW", xd) || !dims_as(c, 1, kl, "OIDHW", wd) || !dims_as(c, -1, ol, "NCDHW", od)) return false;
-  int32_t ks = gr_attr_ints(c, "strides", v, 6);
-  for (int i = 0; i < 3; i++) st[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
-  ks = gr_attr_ints(c, "dilation", v, 6);
-  for (int i = 0; i < 3; i++) dil[i] = ks <= 0 ? 1 : ks == 1 ? v[0] : v[i];
-  if (!padding4(c, 3, pb, pa)) return false;
-  int64_t NG = gr_attr_int(c, "groups", 1), N = xd[0], C = xd[1], O = wd[0], Ig = wd[1];
+  if (!conv3_attrs(c, st, dil, pb, pa)) return false;
+  int64_t NG = gr_attr_int(c, "groups", 1), C = xd[1], O = wd[0], Ig = wd[1];
   if (NG < 1 || C % NG || O % NG) return gr_fail(c, "groups must divide the channels");
   Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCDHW"));
   Expr *x = gr_let(c, to_layout(c, X0, dl, "NCDHW")), *w = to_layout(c, X1, kl, "OIDHW");
@@ -289,29 +354,44 @@ GRAD_RULE(NN_CONV3D) {
                           (long long)wd[2], (long long)wd[3], (long long)wd[4]),
                    gd, wt);
   c->dx[0] = back_dtype(c, to_layout(c, dx, "NCDHW", dl), 0);
-  /* weight: per group, conv3d(xᵀ, gᵀ) with strides and dilation exchanged, cropped to the kernel */
-  const char *corr = gr_fmt(c,
-                            "strides=[%lld, %lld, %lld], padding=[%lld, %lld, %lld, %lld, %lld, %lld], "
-                            "dilation=[%lld, %lld, %lld], channels=%lld, kernel_size=[%lld, %lld, %lld]",
-                            (long long)dil[0], (long long)dil[1], (long long)dil[2], (long long)pb[0], (long long)pb[1],
-                            (long long)pb[2], (long long)pa[0], (long long)pa[1], (long long)pa[2], (long long)st[0],
-                            (long long)st[1], (long long)st[2], (long long)(O / NG), (long long)od[2], (long long)od[3],
-                            (long long)od[4]);
-  const char *crop = gr_fmt(c, "begin=[0, 0, 0], end=[%lld, %lld, %lld], axes=[2, 3, 4]", (long long)wd[2],
-                            (long long)wd[3], (long long)wd[4]);
-  Expr *xs = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), x)) : x;
-  Expr *gsp = NG > 1 ? gr_let(c, GR_OP(c, "split", gr_fmt(c, "indices_or_sections=%lld, axis=1", (long long)NG), g)) : g;
-  Expr **parts = arena_alloc(c->m->arena, (size_t)NG * sizeof *parts);
-  for (int64_t k = 0; k < NG; k++) {
-    Expr *xk = NG > 1 ? gr_proj(c, xs, (uint32_t)k) : x, *gk = NG > 1 ? gr_proj(c, gsp, (uint32_t)k) : g;
-    Expr *xt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", xk);  /* (C/NG, N, D, H, W) */
-    Expr *gt = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", gk);  /* (O/NG, N, gd, gh, gw) */
-    Expr *r = GR_OP(c, "strided_slice", crop, GR_OP(c, "nn.conv3d", corr, xt, gt)); /* (C/NG, O/NG, k...) */
-    parts[k] = GR_OP(c, "transpose", "axes=[1, 0, 2, 3, 4]", r);
-  }
-  (void)N;
-  Expr *dw = NG > 1 ? GR_OP(c, "concatenate", "axis=0", gr_tuple(c, parts, (uint32_t)NG)) : parts[0];
+  Expr *dw = conv3d_weight_corr(c, x, g, od, wd, st, dil, pb, pa, NG);
   c->dx[1] = back_dtype(c, to_layout(c, dw, "OIDHW", kl), 1);
+  return true;
+}
+
+/* conv3d_transpose(x (N, Ci, D, H, W), w (Ci, Co/G, k...)) -> (N, Co, OD, OH, OW) is the data
+ * gradient of conv3d(·, w) (w read as OIDHW with O = Ci): x gets conv3d(g, w) with the
+ * forward's strides, padding, dilation and groups; w gets that convolution's weight gradient
+ * with g as its data and x as its result's adjoint, (Ci, Co/G, k...), already IODHW. */
+GRAD_RULE(NN_CONV3D_TRANSPOSE) {
+  const char *dl = gr_attr_str(c, "data_layout", "NCDHW"), *kl = gr_attr_str(c, "kernel_layout", "IODHW");
+  const char *ol = gr_attr_str(c, "out_layout", "");
+  if (!*ol) ol = dl;
+  int64_t xd[5], wd[5], od[5], st[3], dil[3], pb[3], pa[3];
+  if (!dims_as(c, 0, dl, "NCDHW", xd) || !dims_as(c, 1, kl, "IODHW", wd) || !dims_as(c, -1, ol, "NCDHW", od)) return false;
+  if (!conv3_attrs(c, st, dil, pb, pa)) return false;
+  int64_t NG = gr_attr_int(c, "groups", 1), Co = wd[1] * NG;
+  if (NG < 1 || wd[0] % NG) return gr_fail(c, "groups must divide the channels");
+  if (NG > 1 && gr_attr_int(c, "channels", -1) < 0)
+    return gr_fail(c, "groups=%lld without channels: the result type (TVM's, %lld channels) is not the %lld "
+                      "channels the grouped transposed convolution computes; set channels",
+                   (long long)NG, (long long)wd[1], (long long)Co);
+  Expr *g = to_layout(c, g_in(c, 0), ol, "NCDHW");
+  if (od[1] != Co) g = crop_channels(c, g, Co);
+  g = gr_let(c, g);
+  Expr *x = to_layout(c, X0, dl, "NCDHW"), *w = to_layout(c, X1, kl, "IODHW");
+  Expr *dx = GR_OP(c, "nn.conv3d",
+                   gr_fmt(c,
+                          "strides=[%lld, %lld, %lld], padding=[%lld, %lld, %lld, %lld, %lld, %lld], "
+                          "dilation=[%lld, %lld, %lld], groups=%lld, channels=%lld, kernel_size=[%lld, %lld, %lld]",
+                          (long long)st[0], (long long)st[1], (long long)st[2], (long long)pb[0], (long long)pb[1],
+                          (long long)pb[2], (long long)pa[0], (long long)pa[1], (long long)pa[2], (long long)dil[0],
+                          (long long)dil[1], (long long)dil[2], (long long)NG, (long long)wd[0], (long long)wd[2],
+                          (long long)wd[3], (long long)wd[4]),
+                   g, w);
+  c->dx[0] = back_dtype(c, to_layout(c, dx, "NCDHW", dl), 0);
+  Expr *dw = conv3d_weight_corr(c, g, x, xd, wd, st, dil, pb, pa, NG);
+  c->dx[1] = back_dtype(c, to_layout(c, dw, "IODHW", kl), 1);
   return true;
 }
 

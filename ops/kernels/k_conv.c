@@ -1,4 +1,5 @@
-/* ops/kernels/k_conv.c — nn.conv1d, nn.conv2d, nn.conv3d, nn.conv2d_transpose.
+/* ops/kernels/k_conv.c — nn.conv1d, nn.conv2d, nn.conv3d, nn.conv1d_transpose,
+ * nn.conv2d_transpose, nn.conv3d_transpose.
  *
  * Every convolution is brought to one canonical form: data N C D H W,
  * weight O I D H W (transpose: I O D H W), result N O D H W, with 1-D and
@@ -1158,8 +1159,9 @@ static void conv_layout_attrs(KernelCtx *c, int nd, bool transposed, const char 
                               const char **kl, const char **ol) {
   static const char *const dflt_data[4] = {"", "NCW", "NCHW", "NCDHW"};
   static const char *const dflt_kern[4] = {"", "OIW", "OIHW", "OIDHW"};
+  static const char *const dflt_tkern[4] = {"", "IOW", "IOHW", "IODHW"};
   *dl = kernel_attr_str(c, "data_layout", dflt_data[nd]);
-  *kl = kernel_attr_str(c, "kernel_layout", transposed ? "IOHW" : dflt_kern[nd]);
+  *kl = kernel_attr_str(c, "kernel_layout", transposed ? dflt_tkern[nd] : dflt_kern[nd]);
   *ol = kernel_attr_str(c, "out_layout", "");
   if (!(*ol)[0]) *ol = *dl;
 }
@@ -1470,11 +1472,15 @@ int kernel_NN_CONV1D(KernelCtx *c);
 int kernel_NN_CONV2D(KernelCtx *c);
 int kernel_NN_CONV3D(KernelCtx *c);
 int kernel_NN_CONV2D_TRANSPOSE(KernelCtx *c);
+int kernel_NN_CONV1D_TRANSPOSE(KernelCtx *c);
+int kernel_NN_CONV3D_TRANSPOSE(KernelCtx *c);
 
 int kernel_NN_CONV1D(KernelCtx *c) { return conv_run(c, 1, false); }
 int kernel_NN_CONV2D(KernelCtx *c) { return conv_run(c, 2, false); }
 int kernel_NN_CONV3D(KernelCtx *c) { return conv_run(c, 3, false); }
 int kernel_NN_CONV2D_TRANSPOSE(KernelCtx *c) { return conv_run(c, 2, true); }
+int kernel_NN_CONV1D_TRANSPOSE(KernelCtx *c) { return conv_run(c, 1, true); }
+int kernel_NN_CONV3D_TRANSPOSE(KernelCtx *c) { return conv_run(c, 3, true); }
 
 int kernel_RELAYC_CONV2D_BIAS(KernelCtx *c);
 int kernel_RELAYC_CONV2D_ADD(KernelCtx *c);

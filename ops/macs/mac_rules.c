@@ -9,8 +9,8 @@
  * relayc applies the same formulas more generally, on purpose:
  *   - the kernel extent comes from the weight's spatial axes (by kernel_layout)
  *     when kernel_size is not written (TVM requires it);
- *   - conv1d and conv3d use the conv2d rule; matmul the dense rule (TVM
- *     counts 0 for them);
+ *   - conv1d, conv3d, conv1d_transpose and conv3d_transpose use the conv2d
+ *     rule; matmul the dense rule (TVM counts 0 for them);
  *   - dense/matmul: output elements × K, so N-D data counts every row;
  *   - batch_matmul: output elements × K, K read from x according to
  *     transpose_a. For the usual transpose_b=True this is TVM's count; TVM
@@ -53,6 +53,8 @@ int64_t macs_NN_CONV1D(const MacCtx *c) { return conv_macs(c, "NCW", "OIW"); }
 int64_t macs_NN_CONV2D(const MacCtx *c) { return conv_macs(c, "NCHW", "OIHW"); }
 int64_t macs_NN_CONV3D(const MacCtx *c) { return conv_macs(c, "NCDHW", "OIDHW"); }
 int64_t macs_NN_CONV2D_TRANSPOSE(const MacCtx *c) { return conv_macs(c, "NCHW", "IOHW"); }
+int64_t macs_NN_CONV1D_TRANSPOSE(const MacCtx *c) { return conv_macs(c, "NCW", "IOW"); }
+int64_t macs_NN_CONV3D_TRANSPOSE(const MacCtx *c) { return conv_macs(c, "NCDHW", "IODHW"); }
 
 /* Output elements × the contracted extent K of the first input. */
 static int64_t contract_macs(const MacCtx *c, bool k_second_last) {

@@ -166,11 +166,25 @@ static int conv_layouts(TypeRelCtx *c, ConvIn *ci) {
   if (!conv_layout(dl, dcanon, &ci->dl))
     return rel_fail(c, "unsupported data_layout \"%s\" (expected the axes %s, possibly split)", dl, dcanon);
   if (!conv_layout(ci->klayout, kcanon, &ci->kl))
-    return rel_fail(c, "unsupported kernel_layout \"%s\" (expected the axes %s, possibly split)", ci->klayout, kcanon);
+    return rel_fail(c, "unsupported kernel_layout \"%s\" (expected the axes %s%s, possibly split)", ci->klayout,
+                    ci->transpose ? "IO" : "OI", spatial_letters(ci->nsp));
   if (!conv_layout(ol, dcanon, &ci->ol)) return rel_fail(c, "unsupported out_layout \"%s\"", ol);
   if (ci->data->tensor.ndim != ci->dl.ndim)
     return rel_fail(c, "data must have rank %u (layout %s), found %s", ci->dl.ndim, dl, rel_type_str(c, ci->data));
   return layout_check_subs(c, &ci->dl, ci->data, "data", dl);
+}
+
+/* output_padding of a transposed convolution: as spatial_attr, except that a 1-D one reads
+ * only the first value of a longer list, as TVM's Conv1DTransposeRel does (its test_any passes
+ * output_padding=(1, 1) to conv1d_transpose). */
+static int output_padding_attr(TypeRelCtx *c, int nsp, int64_t *opad) {
+  int64_t v[8];
+  if (nsp == 1 && rel_attr_ints(c, "output_padding", v, 8) > 1) {
+    if (v[0] == REL_INT_NONE || v[0] == REL_INT_ANY) return rel_fail(c, "output_padding must hold integers");
+    opad[0] = v[0];
+    return REL_DONE;
+  }
+  return spatial_attr(c, "output_padding", nsp, 0, opad);
 }
 
 static int conv(TypeRelCtx *c, int nsp, bool transpose) {
@@ -187,7 +201,7 @@ static int conv(TypeRelCtx *c, int nsp, bool transpose) {
   if (spatial_attr(c, "strides", nsp, 1, strides) || spatial_attr(c, "dilation", nsp, 1, dil) ||
       padding_attr(c, nsp, pb, pa))
     return REL_FAIL;
-  if (transpose && spatial_attr(c, "output_padding", nsp, 0, opad)) return REL_FAIL;
+  if (transpose && output_padding_attr(c, nsp, opad)) return REL_FAIL;
   for (int i = 0; i < nsp; i++)
     if (strides[i] < 1 || dil[i] < 1) return rel_fail(c, "strides and dilation must be positive");
   bool has_ks = !rel_attr_is_none(c, "kernel_size"), has_ch = !rel_attr_is_none(c, "channels");
@@ -309,6 +323,8 @@ int rel_conv1d(TypeRelCtx *c) { return conv(c, 1, false); }
 int rel_conv2d(TypeRelCtx *c) { return conv(c, 2, false); }
 int rel_conv3d(TypeRelCtx *c) { return conv(c, 3, false); }
 int rel_conv2d_transpose(TypeRelCtx *c) { return conv(c, 2, true); }
+int rel_conv1d_transpose(TypeRelCtx *c) { return conv(c, 1, true); }
+int rel_conv3d_transpose(TypeRelCtx *c) { return conv(c, 3, true); }
 
 /* relayc's fused convolutions (transform/conv_epilogue.c): nn.conv2d's
  * relation restricted to what the fused kernel computes (float32, NCHW data,

@@ -200,6 +200,8 @@ int rel_conv2d_bias_add(TypeRelCtx *c); /* + both */
 int rel_conv2d_relu(TypeRelCtx *c);     /* + nothing (the ReLU does not change the type) */
 int rel_conv3d(TypeRelCtx *c);
 int rel_conv2d_transpose(TypeRelCtx *c);
+int rel_conv1d_transpose(TypeRelCtx *c);
+int rel_conv3d_transpose(TypeRelCtx *c);
 int rel_conv2d_backward_weight(TypeRelCtx *c);
 int rel_pool1d(TypeRelCtx *c);           /* max/avg_pool1d */
 int rel_pool2d(TypeRelCtx *c);           /* max/avg_pool2d */

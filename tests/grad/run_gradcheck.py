@@ -478,6 +478,17 @@ for tag, xs, ws, attrs in [("basic", (1, 4, 4, 4), (4, 3, 3, 3), ""),
                            ("groups", (1, 4, 3, 3), (4, 2, 2, 2), "channels=4, groups=2, strides=[2, 1]"),
                            ("dilation", (1, 2, 3, 3), (2, 2, 2, 3), "dilation=[2, 1], padding=[1, 1]")]:
     case(f"conv2d_transpose_{tag}", [x(xs), P("w", ws)], f"nn.conv2d_transpose(%x, %w{', ' + attrs if attrs else ''})")
+for tag, xs, ws, attrs in [("basic", (1, 3, 5), (3, 2, 3), ""),
+                           ("stride_opad", (2, 2, 4), (2, 3, 3), "strides=[2], padding=[1, 2], output_padding=[1], dilation=[2]"),
+                           ("groups", (1, 4, 5), (4, 2, 2), "channels=4, groups=2, strides=[2]"),
+                           ("nwc_wio", (1, 5, 3), (2, 3, 2), 'strides=[2], padding=[1], data_layout="NWC", kernel_layout="WIO"')]:
+    case(f"conv1d_transpose_{tag}", [x(xs), P("w", ws)], f"nn.conv1d_transpose(%x, %w{', ' + attrs if attrs else ''})")
+for tag, xs, ws, attrs in [("basic", (1, 2, 3, 2, 3), (2, 3, 2, 2, 2), "padding=[1, 0, 1]"),
+                           ("stride_dil_opad", (1, 2, 3, 2, 2), (2, 2, 2, 2, 3),
+                            "strides=[2, 1, 2], output_padding=[1, 0, 1], padding=[0, 1, 1, 1, 0, 0], dilation=[1, 2, 1]"),
+                           ("groups", (1, 4, 2, 3, 2), (4, 1, 2, 2, 1), "channels=2, groups=2, strides=[1, 2, 1]"),
+                           ("ndhwc", (1, 2, 3, 2, 2), (2, 2, 1, 2, 3), 'strides=[2, 1, 1], data_layout="NDHWC", kernel_layout="DHWIO"')]:
+    case(f"conv3d_transpose_{tag}", [x(xs), P("w", ws)], f"nn.conv3d_transpose(%x, %w{', ' + attrs if attrs else ''})")
 
 # ---- second order: the rules of what rules emit (§4.9) -------------------------------------
 case("emitted_ops", [x((3, 4)), P("l", (1, 4))],

@@ -35,6 +35,8 @@ RULES = {
     "nn.conv1d": (1 * 8 * 16) * 3 * 4,                                   # NCW, k=3, Cin=4
     "nn.conv3d": (1 * 8 * 4 * 3 * 3) * 27 * 4,                           # 3x3x3, Cin=4
     "nn.conv2d_transpose": (1 * 4 * 21 * 21) * 9 * (8 // 2),             # TVM: Cin / groups
+    "nn.conv1d_transpose": (1 * 3 * 10) * 2 * 4,                          # W = 2*(5-1)+2, k=2, Cin=4
+    "nn.conv3d_transpose": (1 * 4 * 6 * 6 * 6) * 8 * 2,                   # 2*(3-1)+2 each, 2x2x2, Cin=2
     "nn.conv2d": (1 * 32 * 12 * 12) * 9 * 1 + (1 * 4 * 7 * 7 * 4) * 1 * (2 * 4),  # depthwise + NCHW4c
     "nn.dense": (2 * 5 * 3) * 6,                                          # 3-D data, K=6
     "nn.matmul": (5 * 7) * 6,                                             # transpose_a: K = rows of a
@@ -162,7 +164,7 @@ def main():
     if d:
         ck.eq(d["macs"]["by_operator"], RULES, "rules: MACs by operator")
         ck.eq(d["macs"]["total"], sum(RULES.values()), "rules: MAC total")
-        ck.eq(d["parameters"]["count"], 17, "rules: parameters")
+        ck.eq(d["parameters"]["count"], 21, "rules: parameters")
 
     d = stats(ck, relayc, os.path.join(ROOT, "tests/golden/nets/mnist.relay"), "mnist")
     if d:

@@ -434,6 +434,22 @@ static const Case cases[] = {
     BAD("%x: Tensor[(1, 6, 5, 4), float32], %w: Tensor[(6, 2, 3, 3), float32]",
         "nn.conv2d_transpose(%x, %w, padding=[1, 1], groups=6, channels=6, kernel_size=[3, 3])",
         "channels=6 but the weight gives 2 output channels per group (groups=6)"),
+    /* nn.conv1d_transpose / nn.conv3d_transpose (TVM's Conv1DTransposeRel / Conv3DTransposeRel: the
+     * conv2d_transpose relation on 1 and 3 spatial axes, weight IOW / IODHW) */
+    OK("%x: Tensor[(1, 3, 18), float32], %w", "(nn.conv1d_transpose(%x, %w, channels=10, kernel_size=[3], strides=[2], "
+       "output_padding=[1], padding=[1]), %w)", "(Tensor[(1, 10, 36), float32], Tensor[(3, 10, 3), float32])"),
+    OK("%x: Tensor[(1, 2, 5), float32], %w: Tensor[(2, 3, 3), float32]", /* TVM reads output_padding[0] only */
+       "nn.conv1d_transpose(%x, %w, strides=[2], output_padding=[1, 1])", "Tensor[(1, 3, 12), float32]"),
+    BAD("%x: Tensor[(1, 3, 18), float32], %w: Tensor[(4, 10, 3), float32]", "nn.conv1d_transpose(%x, %w)",
+        "data has 3 channels but weight expects 4"),
+    BAD("%x: Tensor[(1, 3, 18), float32], %w: Tensor[(3, 10, 3), float32]", "nn.conv1d_transpose(%x, %w, kernel_layout=\"OIHW\")",
+        "unsupported kernel_layout \"OIHW\""),
+    OK("%x: Tensor[(2, 10, 8, 8, 8), int8], %w: Tensor[(10, 12, 3, 3, 3), int8]",
+       "nn.conv3d_transpose(%x, %w, out_dtype=\"int32\")", "Tensor[(2, 12, 10, 10, 10), int32]"),
+    BAD("%x: Tensor[(1, 4, 3, 3, 3), float32], %w: Tensor[(4, 2, 3, 3, 3), float32]",
+        "nn.conv3d_transpose(%x, %w, groups=2, channels=6)", "channels=6 but the weight gives 2 output channels per group (groups=2)"),
+    BAD("%x: Tensor[(1, 4, 3, 3), float32], %w: Tensor[(4, 2, 3, 3, 3), float32]", "nn.conv3d_transpose(%x, %w)",
+        "data must have rank 5"),
     /* ---- pooling */
     OK("%x: Tensor[(1, 64, 112, 112), float32]", "nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])",
        "Tensor[(1, 64, 56, 56), float32]"),

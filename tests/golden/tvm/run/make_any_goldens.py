@@ -470,6 +470,17 @@ def conv2d_transpose():
         ["TVM's Python call passes no channels (inferred from the weight); the text spells them."])
 
 
+def conv1d_transpose():
+    golden("conv1d_transpose_ncw", "test_any_conv1d_transpose_ncw", [
+        Case([Z((A, 64, 224), (2, 64, 224)), Z((64, 192, 3), (64, 192, 3))],
+             "nn.conv1d_transpose(%p0, %p1, kernel_size=[3], strides=[1], output_padding=[0, 0], padding=[1], "
+             "dilation=[1])", shapes=(2, 192, 224)),
+        Case([Z((A, 32, 224), (1, 32, 224)), Z((32, 64, 3), (32, 64, 3))],
+             "nn.conv1d_transpose(%p0, %p1, kernel_size=[3], strides=[2], output_padding=[1, 1], padding=[1], "
+             "dilation=[1])", shapes=(1, 64, 448))],
+        ["TVM passes a two-value output_padding to the 1-D operator; its relation reads the first."])
+
+
 def pool2d():
     golden("pool2d", "test_any_pool2d", [
         Case([F((A, 3, A, A), (2, 3, 220, 220))],
@@ -827,7 +838,7 @@ def recursive_concat():
 
 
 ALL = [broadcast, broadcast_fail, elemwise, full_like, full, concat, reshape, one_hot, take, tile, shape_of_cases,
-       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose,
+       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose, conv1d_transpose,
        pool2d, global_pool2d, split, batch_flatten, dense, batch_matmul, pad, activations, topk, fused_ops,
        arange_dynamic, strided_slice, simple_shape_tests, where, gather_nd, scatter_gather, recursive_concat,
        where_bad_broadcast, recursive_concat_wrong_annotation, mixed_input_type]
