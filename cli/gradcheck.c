@@ -355,7 +355,7 @@ int gradcheck_run(Module *ma, Module *mb, const DriverOptions *o, Diag *d) {
         if (!(diff <= tol)) pass = false;
         if (diff > max_abs || isnan(diff)) max_abs = diff;
         if (rel > max_rel || isnan(rel)) max_rel = rel;
-        double ratio = isnan(diff) ? INFINITY : diff / tol;
+        double ratio = isnan(diff) ? INFINITY : diff == 0 ? 0 : diff / tol; /* 0 / 0 with atol = rtol = 0 */
         if (ratio > worst_ratio) {
           worst_ratio = ratio;
           worst = i;
