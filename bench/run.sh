@@ -1,5 +1,6 @@
 #!/bin/sh
-# `make bench`: front-end benchmarks. Prints medians of 5 runs; figures go in issue notes.
+# `make bench`: front-end benchmarks, then every bench/*/run.sh. Prints medians of 5 runs; dated
+# figures go in bench/README.md (front end) and bench/*/README.md.
 set -e
 cd "$(dirname "$0")/.."
 relayc=build/relayc
