@@ -95,9 +95,9 @@ $(BUILD)/tests/check_%: tests/unit/check_%.c $(LIB_OBJ) $(UNIT_HELP_OBJ)
 
 # the pass + interpreter fuzzer (tests/fuzz/fuzz_passes.c): a standalone driver
 FUZZ_PASSES := $(BUILD)/tests/fuzz_passes
-$(FUZZ_PASSES): tests/fuzz/fuzz_passes.c $(LIB_OBJ)
+$(FUZZ_PASSES): tests/fuzz/fuzz_passes.c tests/fuzz/value_type.c tests/fuzz/value_type.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB_OBJ) $(LDLIBS)
 
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do CK_FORK=yes CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} $$t || fail=1; done; exit $$fail

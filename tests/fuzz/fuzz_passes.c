@@ -29,6 +29,11 @@
  *      result noted): an intermediate beyond the range, or an inf or NaN,
  *      means not compared (tests/fuzz/README.md); so does a run-time error
  *      of the pass output (a NaN a kernel refuses) under such a spec.
+ * Every run (the original's, -O0's, each pass output's) must return a value
+ * of @main's checked result type (value_type.h: dtypes, ranks and known
+ * extents, tuples, ADT values by their constructor's type, closures, refs);
+ * a program whose value contradicts its type on purpose opts out with
+ * `// SWEEP-SKIP: value-type reason`.
  * Every pipeline runs with PassRunOptions.verify_retype: the runner's
  * incremental re-typing after each pass is checked against a full
  * re-inference, so a stale type a pass leaves is a failure.
@@ -64,7 +69,7 @@
  *     --check-seeds first runs every seed, unmutated, through every pass;
  *     --skip leaves out a pass spec (exactly as listed, e.g. ToMixedPrecision).
  *     --self-test checks the oracle's comparisons and range probe on fixed cases.
- *   - with -DFUZZ_PASSES_LIBFUZZER and clang -fsanitize=fuzzer: libFuzzer's
+ *   - with -DFUZZ_PASSES_LIBFUZZER and clang -fsanitize=fuzzer (value_type.c linked too): libFuzzer's
  *     LLVMFuzzerTestOneInput (the oracle, passes chosen from the input's
  *     hash) and LLVMFuzzerCustomMutator (the structural mutations, or
  *     libFuzzer's byte mutations) — tests/fuzz/run.sh passes.
@@ -111,6 +116,7 @@
 #include "transform/gradient_syntax.h"
 #include "transform/pass.h"
 #include "transform/rewrite.h"
+#include "tests/fuzz/value_type.h"
 
 /* ------------------------------------------------------------ settings */
 
@@ -379,7 +385,9 @@ static const Function *main_fn(Module *m) {
 
 /* ------------------------------------------------------------ running */
 
-enum { RUN_OK, RUN_ERROR, RUN_BUDGET, RUN_REWRITE_FAILED };
+/* RUN_ILL_TYPED: the run gave a value that does not have @main's checked
+ * result type (value_type.h); the mismatch is on the capture. */
+enum { RUN_OK, RUN_ERROR, RUN_BUDGET, RUN_REWRITE_FAILED, RUN_ILL_TYPED };
 
 /* ------------------------------------------------------------ @main's arguments */
 
@@ -431,13 +439,32 @@ static Value synth_arg(const Var *v, uint32_t k) {
   return value_from_tensor(x);
 }
 
+/* The input's `// SWEEP-SKIP: value-type reason` line: its value contradicts
+ * @main's type on purpose (a `?` extent unified with an annotated one, which
+ * neither TVM nor relayc checks at run time); set by fp_check. */
+static bool value_type_unchecked;
+
+/* The mismatch (malloc'd) of a run's value with @main's result type as
+ * checked before the run-time rewrites, then as they leave it; NULL when it
+ * has both. */
+static char *result_type_mismatch(Module *m, const Type *checked, const Value *result) {
+  if (value_type_unchecked) return NULL;
+  char *before = checked ? value_type_mismatch(result, checked) : NULL;
+  if (before) return before;
+  const Function *mf = main_fn(m);
+  return mf ? value_type_mismatch(result, main_result_type(mf)) : NULL;
+}
+
 /* `relayc --run` on a typed module (consumed by the run-time rewrites): the
  * printed value in *value (malloc'd) on RUN_OK; @main's parameters get
  * synth_arg's data; with first_field only the first field of a tuple result
- * (a gradient's value). */
+ * (a gradient's value). The whole value must have @main's result type as
+ * checked before the run-time rewrites (and as they leave it): RUN_ILL_TYPED
+ * otherwise, with the mismatch on the capture. */
 static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_defaults, bool first_field) {
   *value = NULL;
   size_t mark = (fflush(cap->f), cap->len);
+  const Type *checked = main_fn(m) ? main_result_type(main_fn(m)) : NULL;
   PassPipeline rp;
   pass_pipeline_init(&rp);
   if (run_defaults) pass_pipeline_add_run_defaults(&rp);
@@ -456,7 +483,12 @@ static int run_module_with(Module *m, Diag *d, Cap *cap, char **value, bool run_
     for (uint32_t k = 0; k < mf->nparams; k++) args[k] = synth_arg(mf->params[k], k);
     int vs = vm_run(p, p->codes[g], args, mf->nparams, &result, d, NULL); /* consumes args */
     mem_free(args);
-    if (vs == VM_OK) {
+    char *mismatch = vs == VM_OK ? result_type_mismatch(m, checked, &result) : NULL;
+    if (mismatch) {
+      fprintf(cap->f, "value type: %s\n", mismatch);
+      free(mismatch);
+      rc = RUN_ILL_TYPED;
+    } else if (vs == VM_OK) {
       size_t n = 0;
       FILE *f = open_memstream(value, &n);
       const Value *shown = &result;
@@ -849,15 +881,15 @@ static void fail(Report *rep, const char *spec, const char *what, const char *de
 }
 
 /* `// SWEEP-SKIP: Name reason` in the text (a golden's opt-out, kept on its
- * mutants by the driver): spec s starts with a skipped pass name. */
-static bool sweep_skipped(const char *text, size_t len, const Spec *s) {
+ * mutants by the driver): spec name starts with a skipped pass name. */
+static bool sweep_skipped(const char *text, size_t len, const char *name) {
   const char *p = text, *end = text + len;
   while ((p = memmem(p, (size_t)(end - p), "SWEEP-SKIP:", 11))) {
     p += 11;
     while (p < end && *p == ' ') p++;
     size_t n = 0;
     while (p + n < end && p[n] != ' ' && p[n] != '\n') n++;
-    if (n && !strncmp(s->text, p, n) && !isalnum((unsigned char)s->text[n])) return true;
+    if (n && !strncmp(name, p, n) && !isalnum((unsigned char)name[n])) return true;
   }
   return false;
 }
@@ -902,6 +934,7 @@ typedef struct Baseline {
   RangeSeen range;
   int rc0;           /* the -O0 run (no --run pipeline), run on first need: -2 before */
   char *value0;
+  char *type_error0; /* its value's mismatch with @main's type (rc0 == RUN_ILL_TYPED) */
   int ref_rc[128];   /* a reference spec's run (Spec.ref), run on first need: -2 before */
   char *ref_value[128];
 } Baseline;
@@ -909,6 +942,7 @@ typedef struct Baseline {
 static void baseline_init_runs(Baseline *b) {
   b->rc0 = -2;
   b->value0 = NULL;
+  b->type_error0 = NULL;
   for (int i = 0; i < nspecs; i++) {
     b->ref_rc[i] = -2;
     b->ref_value[i] = NULL;
@@ -917,6 +951,7 @@ static void baseline_init_runs(Baseline *b) {
 
 static void baseline_free_runs(Baseline *b) {
   free(b->value0);
+  free(b->type_error0);
   for (int i = 0; i < nspecs; i++) free(b->ref_value[i]);
 }
 
@@ -930,7 +965,9 @@ static int baseline_o0(Baseline *b) {
   b->rc0 = -1;
   if (load(&L, "fuzz.relay", b->text, b->len, b->prelude, true, &d, cap.f)) {
     d.phase = DIAG_PHASE_RUN;
+    size_t mark = (fflush(cap.f), cap.len);
     b->rc0 = run_module_with(L.m, &d, &cap, &b->value0, false, false);
+    if (b->rc0 == RUN_ILL_TYPED) b->type_error0 = strdup(cap_text(&cap) + mark);
   }
   unload(&L);
   cap_close(&cap);
@@ -1027,13 +1064,18 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   const char *text = b->text, *base_value = b->value, *base_error = b->error;
   size_t len = b->len;
   int base_rc = b->rc;
-  if (sweep_skipped(text, len, s)) return;
+  if (sweep_skipped(text, len, s->text)) return;
   int *against = NULL; /* the Report counter of a reference other than the baseline */
   if (s->ref >= 0 && base_rc != -1) { /* a pipeline after a gradient pass: against the gradient's run */
     base_rc = baseline_ref(b, s->ref) == RUN_OK ? RUN_OK : -1;
     base_value = b->ref_value[s->ref];
     against = &rep->against_ref;
-  } else if (s->text[0] == '-' && base_rc == RUN_OK && baseline_o0(b) == RUN_OK) { /* -ON against -O0 */
+  } else if (s->text[0] == '-' && base_rc == RUN_OK && baseline_o0(b) == RUN_ILL_TYPED) {
+    if (b->type_error0) fail(rep, "-O0", "the original's value without the --run pipeline does not have @main's type", b->type_error0);
+    free(b->type_error0);
+    b->type_error0 = NULL; /* reported once */
+    return;
+} else if (s->text[0] == '-' && base_rc == RUN_OK && baseline_o0(b) == RUN_OK) { /* -ON against -O0 */
     base_value = b->value0;
     against = &rep->against_o0;
   } else if (s->check == CHK_GRAD && base_rc == RUN_OK) {
@@ -1102,6 +1144,8 @@ static void check_spec(Baseline *b, const Spec *s, Report *rep) {
   int rc = run_module_with(L.m, &d, &cap, &value, true, s->check == CHK_GRAD);
   if (rc == RUN_BUDGET) {
     rep->skipped++;
+  } else if (rc == RUN_ILL_TYPED) {
+    fail(rep, s->text, "the pass output's value does not have its @main's type", cap_text(&cap) + mark);
   } else if (rc == RUN_REWRITE_FAILED && same_error_as_baseline(cap_text(&cap) + mark, base_error)) {
     rep->skipped++; /* the re-typing met the original's run-time error statically */
   } else if (rc == RUN_REWRITE_FAILED) {
@@ -1167,6 +1211,7 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
   Loaded L;
   Diag d;
   int before = rep->failures;
+  value_type_unchecked = sweep_skipped(text, len, "value-type");
   if (!load(&L, "fuzz.relay", text, len, prelude, true, &d, cap.f)) {
     rep->skipped++;
     unload(&L);
@@ -1184,6 +1229,10 @@ static int fp_check(const char *text, size_t len, Rng *pick, Report *rep) {
     if (base_rc == RUN_ERROR) base_error = first_error(cap_text(&cap));
     if (base_rc == RUN_REWRITE_FAILED) {
       fail(rep, "--run", "relayc's run-time rewrites failed on the original", cap_text(&cap));
+      base_rc = -1;
+    }
+    if (base_rc == RUN_ILL_TYPED) {
+      fail(rep, "--run", "the original's value does not have @main's type", cap_text(&cap));
       base_rc = -1;
     }
   }
@@ -1895,6 +1944,105 @@ static int self_test_reach(void) {
   return bad;
 }
 
+/* The type oracle's fixed cases: @main's value against the type of @want's parameter. */
+static const struct {
+  const char *value, *type;
+  bool match;
+} value_type_cases[] = {
+    {"ones(shape=[2, 3], dtype=\"float32\")", "Tensor[(2, 3), float32]", true},
+    {"ones(shape=[2, 3], dtype=\"float32\")", "Tensor[(2, ?), float32]", true},
+    {"ones(shape=[2, 3], dtype=\"float32\")", "Tensor[(3, 2), float32]", false},
+    {"ones(shape=[2, 3], dtype=\"float32\")", "Tensor[(2, 3), float16]", false},
+    {"ones(shape=[2, 3], dtype=\"float32\")", "Tensor[(2, 3, 1), float32]", false},
+    {"3", "int32", true},
+    {"3", "Tensor[(1), int32]", false},
+    {"3i64", "int32", false},
+    {"(1f, 2)", "(float32, int32)", true},
+    {"(1f, 2)", "(float32, int64)", false},
+    {"(1f, 2)", "(float32,)", false},
+    {"C(1, C(2, N))", "L[int32]", true},
+    {"C(1, C(2, N))", "L[int64]", false},
+    {"C(1, C(2, N))", "Tr[int32]", false},
+    {"Node(C(Leaf(1f), C(Node(N), N)))", "Tr[float32]", true},
+    {"Node(C(Leaf(1f), C(Node(N), N)))", "Tr[int32]", false},
+    {"C((1f, 2), N)", "L[(float32, int32)]", true},
+    {"C((1f, 2), N)", "L[(float32, float32)]", false},
+    {"fn (%x: int32) { %x }", "fn (int32) -> int32", true},
+    {"fn (%x: int32) { %x }", "int32", false},
+    {"ref(1f)", "ref(float32)", true},
+    {"ref(1f)", "ref(int32)", false},
+    {"ref(C(1f, N))", "ref(L[float32])", true},
+    {"ref(C(1f, N))", "ref(L[float64])", false},
+};
+
+/* The type oracle (value_type.h) on value_type_cases, then on a run whose
+ * @main result type was swapped after checking. */
+static int self_test_value_types(void) {
+  int bad = 0;
+  value_type_unchecked = false;
+  for (size_t i = 0; i < sizeof value_type_cases / sizeof *value_type_cases; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "#[version = \"0.0.5\"]\ntype L[A] { C(A, L[A]), N }\ntype Tr[A] { Leaf(A), Node(L[Tr[A]]) }\n"
+             "def @want(%%x: %s) { () }\ndef @main() { %s }\n",
+             value_type_cases[i].type, value_type_cases[i].value);
+    Cap cap;
+    cap_open(&cap);
+    Loaded L;
+    Diag d;
+    char *mismatch = NULL;
+    bool ran = false;
+    if (load(&L, "self-test.relay", text, strlen(text), false, true, &d, cap.f)) {
+      Program *p = lower_module(L.m, &d);
+      int32_t g = p ? program_global(p, "main") : -1;
+      Value result = value_none();
+      if (g >= 0 && vm_run(p, p->codes[g], NULL, 0, &result, &d, NULL) == VM_OK) {
+        ran = true;
+        const GlobalDef *want = NULL;
+        for (uint32_t k = 0; k < L.m->ndefs; k++)
+          if (!strcmp(L.m->defs[k]->name, "want")) want = L.m->defs[k];
+        mismatch = value_type_mismatch(&result, param_type(want->fn->params[0]));
+      }
+      value_release(result);
+      value_clear_refs();
+      if (p) program_free(p);
+    }
+    if (!ran || (mismatch == NULL) != value_type_cases[i].match) {
+      fprintf(stderr, "self-test: value %s against %s: %s (%s)\n%s", value_type_cases[i].value, value_type_cases[i].type,
+              !ran ? "did not run" : value_type_cases[i].match ? "a mismatch" : "no mismatch", mismatch ? mismatch : "",
+              cap_text(&cap));
+      bad++;
+    }
+    free(mismatch);
+    unload(&L);
+    cap_close(&cap);
+  }
+  /* the oracle's run: @main's checked result type swapped for another after checking */
+  static const char prog[] = "#[version = \"0.0.5\"]\ndef @want(%x: Tensor[(3, 2), float32]) { () }\n"
+                             "def @main() { ones(shape=[2, 3], dtype=\"float32\") }\n";
+  Cap cap;
+  cap_open(&cap);
+  Loaded L;
+  Diag d;
+  int rc = -1;
+  char *value = NULL;
+  if (load(&L, "self-test.relay", prog, sizeof prog - 1, false, true, &d, cap.f)) {
+    Type *ft = type_solved(main_fn(L.m)->type);
+    const GlobalDef *want = L.m->defs[0];
+    ft->func.ret = (Type *)param_type(want->fn->params[0]);
+    d.phase = DIAG_PHASE_RUN;
+    rc = run_module_with(L.m, &d, &cap, &value, false, false);
+  }
+  if (rc != RUN_ILL_TYPED) {
+    fprintf(stderr, "self-test: a run against a swapped result type gave %d, want RUN_ILL_TYPED\n%s", rc, cap_text(&cap));
+    bad++;
+  }
+  free(value);
+  unload(&L);
+  cap_close(&cap);
+  return bad;
+}
+
 static int self_test(void) {
   static const struct {
     const char *a, *b;
@@ -1974,8 +2122,10 @@ static int self_test(void) {
     }
   }
   bad += self_test_reach();
+  bad += self_test_value_types();
   fprintf(stderr, "fuzz-passes self-test: %zu cases, %d wrong\n",
-          sizeof cmp / sizeof *cmp + sizeof probe / sizeof *probe + 2, bad);
+          sizeof cmp / sizeof *cmp + sizeof probe / sizeof *probe + 2 + sizeof value_type_cases / sizeof *value_type_cases + 1,
+          bad);
   return bad;
 }
 
