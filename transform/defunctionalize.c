@@ -84,6 +84,7 @@ typedef struct FnT {
   Var *fparam;         /* %f of the apply function */
   Var **aparams;       /* its %a1..%an */
   VEC(Case *) cases;
+  uint32_t ctor_cap;   /* room in adt->ctors (grown by doubling: one copy per case was quadratic) */
 } FnT;
 
 typedef struct Df {
@@ -93,6 +94,7 @@ typedef struct Df {
   VEC(Inst *) insts;
   PtrMap self_of;      /* Function* of a let-bound literal -> the let Var* */
   PtrMap alias_of;     /* Var* let-bound to a polymorphic global -> that EXPR_GLOBAL node */
+  FvCache *fv;         /* free variables of the literals, linear over nested ones (made on first need) */
   bool any_literal;    /* note_literals met a function literal */
   bool failed;
 } Df;
@@ -327,10 +329,13 @@ static Case *new_case(Df *df, FnT *ft, CaseKind kind, Type **fields, uint32_t nf
   k->tag = (uint32_t)ft->cases.len;
   cs->ctor = k;
   vec_push(ft->cases, cs);
-  Ctor **ctors = arena_alloc(m->arena, (ft->adt->nctors + 1) * sizeof *ctors);
-  if (ft->adt->nctors) memcpy(ctors, ft->adt->ctors, ft->adt->nctors * sizeof *ctors);
-  ctors[ft->adt->nctors++] = k;
-  ft->adt->ctors = ctors;
+  if (ft->adt->nctors == ft->ctor_cap) {
+    ft->ctor_cap = ft->ctor_cap ? 2 * ft->ctor_cap : 4;
+    Ctor **ctors = arena_alloc(m->arena, ft->ctor_cap * sizeof *ctors);
+    if (ft->adt->nctors) memcpy(ctors, ft->adt->ctors, ft->adt->nctors * sizeof *ctors);
+    ft->adt->ctors = ctors;
+  }
+  ft->adt->ctors[ft->adt->nctors++] = k;
   return cs;
 }
 
@@ -393,7 +398,8 @@ static Expr *encode_literal(Cx *c, Expr *e, Type *at) {
   int64_t sv = 0;
   Var *self = ptrmap_get(&df->self_of, e->fn, &sv) ? (Var *)(intptr_t)sv : NULL;
   ExprVarList fvs = {0};
-  fn_free_vars(e->fn, self, &fvs);
+  if (!df->fv) df->fv = fv_cache_new(df->m);
+  fv_cache_get(df->fv, e->fn, self, &fvs);
   size_t kept = 0; /* a variable standing for a global is no capture */
   for (size_t i = 0; i < fvs.len; i++)
     if (!alias_of(df, fvs.data[i])) fvs.data[kept++] = fvs.data[i];
@@ -862,5 +868,6 @@ bool pass_DEFUNCTIONALIZATION(PassCtx *pc) {
   vec_free(df.insts);
   ptrmap_free(&df.self_of);
   ptrmap_free(&df.alias_of);
+  fv_cache_free(df.fv);
   return !df.failed;
 }
