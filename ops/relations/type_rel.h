@@ -245,4 +245,10 @@ int rel_dyn_sparse_to_dense(TypeRelCtx *c);
 /* rel_qnn.c */
 int rel_qnn_dequantize(TypeRelCtx *c);
 
+/* rel_movement.c: TVM's data-movement operators beyond spec/ops.md */
+int rel_depth_to_space(TypeRelCtx *c);
+int rel_space_to_depth(TypeRelCtx *c);
+int rel_space_to_batch_nd(TypeRelCtx *c);
+int rel_batch_to_space_nd(TypeRelCtx *c);
+
 #endif

@@ -541,6 +541,20 @@ case2("second_conv2d_groups_dilation", [x((1, 4, 7, 6)), P("w", (4, 2, 2, 3))], 
 case2("second_conv2d_backward_weight_infer_type_depthwise", [P("input0", (1, 3, 6, 6)), P("w", (3, 1, 3, 3)), P("b", (3,))],
       "%0 = nn.conv2d(%input0, %w, padding=[1, 1, 1, 1], groups=3, channels=3, kernel_size=[3, 3]); nn.bias_add(%0, %b)")
 
+# ---- TVM's data-movement operators beyond spec/ops.md (session 17, h-ops1) -----------------
+case("depth_to_space_dcr", [x((2, 8, 2, 3))], "nn.depth_to_space(%x, block_size=2)")
+case("depth_to_space_crd", [x((1, 18, 2, 2))], 'nn.depth_to_space(%x, block_size=3, mode="CRD")')
+case("depth_to_space_nhwc_crd", [x((1, 2, 3, 8))], 'nn.depth_to_space(%x, block_size=2, layout="NHWC", mode="CRD")')
+case("depth_to_space_channels_dropped", [x((1, 10, 2, 2))], 'nn.depth_to_space(%x, block_size=2, mode="CRD")')
+case("space_to_depth", [x((2, 2, 4, 6))], "nn.space_to_depth(%x, block_size=2)")
+case("space_to_depth_nhwc_rows_dropped", [x((1, 5, 7, 2))], 'nn.space_to_depth(%x, block_size=3, layout="NHWC")')
+case("space_to_batch_nd", [x((2, 3, 5, 2))], "nn.space_to_batch_nd(%x, block_shape=[2, 3], paddings=[[1, 0], [0, 1]], pad_value=2f)")
+case("space_to_batch_nd_1d", [x((3, 4, 2))], "nn.space_to_batch_nd(%x, block_shape=[4], paddings=[[2, 2]])")
+case("batch_to_space_nd", [x((12, 2, 2, 2))], "nn.batch_to_space_nd(%x, block_shape=[2, 3], crops=[[1, 0], [0, 1]])")
+case("batch_to_space_nd_3d", [x((12, 3, 4, 1, 2))], "nn.batch_to_space_nd(%x, block_shape=[1, 2, 3], crops=[[0, 1], [1, 1], [0, 0]])")
+case2("second_depth_to_space_crd", [x((1, 8, 2, 2))], 'nn.depth_to_space(%x, block_size=2, mode="CRD")')
+case2("second_batch_to_space_nd", [x((4, 2, 3))], "nn.batch_to_space_nd(%x, block_shape=[2, 2], crops=[[1, 0], [0, 2]])")
+
 
 def write_case(tmp, i, name, params, body, ret, square, opts, second=False):
     flags = list(opts)
