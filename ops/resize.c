@@ -34,15 +34,21 @@ static bool parse_rounding(const char *rm, ResizeCoord mode, ResizeRounding *out
   return true;
 }
 
-ResizeParse resize_parse_2d(ResizeCfg *cfg, const char *method, const char *coord, const char *rounding,
-                            const AttrValue *roi) {
+static float roi_item(const AttrValue *roi, int i) {
+  const AttrValue *e = roi->arr.items[i];
+  return (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
+}
+
+ResizeParse resize_parse(ResizeCfg *cfg, int nsp, const char *method, const char *coord, const char *rounding,
+                         const AttrValue *roi) {
   if (!resize_parse_method(method, &cfg->method)) return RESIZE_BAD_METHOD;
   if (!parse_coord(coord, &cfg->mode)) return RESIZE_BAD_COORD;
   if (!parse_rounding(rounding, cfg->mode, &cfg->rounding)) return RESIZE_BAD_ROUNDING;
-  if (roi && roi->kind == AV_ARRAY && roi->arr.n == 4)
-    for (int i = 0; i < 4; i++) {
-      const AttrValue *e = roi->arr.items[i];
-      cfg->roi[i] = (float)(e->kind == AV_FLOAT ? e->f.value : e->kind == AV_INT ? (double)e->i.value : 0);
+  if (roi && roi->kind == AV_ARRAY && roi->arr.n == (uint32_t)(2 * nsp))
+    for (int k = 0; k < nsp; k++) {
+      int at = nsp == 3 ? 2 - k : k; /* topi's resize3d: W's bounds first */
+      cfg->start[k] = roi_item(roi, at);
+      cfg->end[k] = roi_item(roi, nsp + at);
     }
   return RESIZE_OK;
 }
@@ -108,7 +114,7 @@ void resize_axis_taps(const ResizeCfg *cfg, int64_t i, int64_t in, int64_t out, 
   t->outside = cfg->mode == CT_TF_CROP && (x < 0 || x > (float)(in - 1));
   if (cfg->method == RM_NEAREST) {
     t->n = 1;
-    t->idx[0] = (int64_t)round_nearest(cfg->mode == CT_TF_CROP ? RD_ROUND : cfg->rounding, x);
+    t->idx[0] = (int64_t)round_nearest(cfg->rounding, x); /* tf_crop_and_resize too (topi: boxes only force round) */
     t->w[0] = 1;
   } else if (cfg->method == RM_LINEAR) {
     float f = floorf(x);

@@ -1,4 +1,4 @@
-/* ops/resize.h — the interpolation of image.resize2d, nn.upsampling and
+/* ops/resize.h — the interpolation of image.resize1d/2d/3d, nn.upsampling and
  * nn.upsampling3d (spec/ops.md), shared by their kernels (ops/kernels/k_nn.c)
  * and their gradient rules (ops/gradients/grad_pool.c), so the adjoint is the
  * transpose of exactly the taps the forward reads.
@@ -35,7 +35,7 @@ typedef struct ResizeCfg {
   float alpha;   /* cubic_alpha */
   bool exclude;  /* cubic_exclude */
   double extrap; /* extrapolation_value */
-  float roi[4];  /* start_h, start_w, end_h, end_w (tf_crop_and_resize) */
+  float start[3], end[3]; /* tf_crop_and_resize: the roi's bounds per spatial axis (D, H, W order) */
 } ResizeCfg;
 
 typedef struct ResizeTaps {
@@ -45,17 +45,19 @@ typedef struct ResizeTaps {
   bool outside; /* tf_crop_and_resize: the coordinate left the image */
 } ResizeTaps;
 
-/* Which attribute resize_parse_2d / resize_parse_3d rejected. */
+/* Which attribute resize_parse / resize_parse_3d rejected. */
 typedef enum { RESIZE_OK, RESIZE_BAD_METHOD, RESIZE_BAD_COORD, RESIZE_BAD_ROUNDING } ResizeParse;
 
 /* "nearest_neighbor", "linear"/"bilinear", "cubic"/"bicubic". */
 bool resize_parse_method(const char *m, ResizeMethod *out);
 
-/* image.resize2d's method, coordinate_transformation_mode, rounding_method
- * ("" = round with align_corners, else floor) and roi (an array of 4
- * numbers, or NULL) into cfg; alpha, exclude and extrap are left as given. */
-ResizeParse resize_parse_2d(ResizeCfg *cfg, const char *method, const char *coord, const char *rounding,
-                            const AttrValue *roi);
+/* image.resize1d/2d/3d's (nsp spatial axes) method, coordinate_transformation_mode,
+ * rounding_method ("" = round with align_corners, else floor) and roi (2·nsp numbers, or
+ * NULL) into cfg; alpha, exclude and extrap are left as given. The roi is TVM's: 1-D
+ * (start_w, end_w), 2-D (start_h, start_w, end_h, end_w), 3-D as topi's resize3d reads it,
+ * (start_w, start_h, start_d, end_w, end_h, end_d). */
+ResizeParse resize_parse(ResizeCfg *cfg, int nsp, const char *method, const char *coord, const char *rounding,
+                         const AttrValue *roi);
 
 /* nn.upsampling3d's method (nearest_neighbor or trilinear) and
  * coordinate_transformation_mode (half_pixel, align_corners, asymmetric);

@@ -684,8 +684,8 @@ static void resize_row(const ResizeCfg *r, int64_t o, int64_t in, int64_t out, f
   for (int k = 0; k < t.n; k++) row[t.idx[k]] += t.w[k];
 }
 
-/* the adjoint of a resize along the spatial letters `sp` ("HW", "DHW") of `layout`; the
- * roi (tf_crop_and_resize) applies to 2-D resizes only */
+/* the adjoint of a resize along the spatial letters `sp` ("W", "HW", "DHW") of `layout`;
+ * r->start/end: the roi's bounds per letter (tf_crop_and_resize) */
 static bool resize_adjoint(GradCtx *c, const ResizeCfg *r, const char *layout, const char *sp) {
   int64_t in[GRAD_MAX_RANK], out[GRAD_MAX_RANK];
   if (!gr_shape(c, 0, in) || !gr_shape(c, -1, out)) return false;
@@ -700,10 +700,9 @@ static bool resize_adjoint(GradCtx *c, const ResizeCfg *r, const char *layout, c
   for (int s = 0; s < nsp; s++) {
     int a = axes[s];
     int64_t ni = in[a], no = out[a];
-    float start = nsp == 2 ? r->roi[s] : 0, end = nsp == 2 ? r->roi[2 + s] : 0;
     double *M = gr_table(c, no, ni, sizeof *M);
     if (!M) return false;
-    for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, start, end, M + o * ni);
+    for (int64_t o = 0; o < no && ni > 0; o++) resize_row(r, o, ni, no, r->start[s], r->end[s], M + o * ni);
     g = apply_adjoint(c, g, (uint32_t)a, gr_rank(c, 0), M, no, ni, gr_dtype(c, 0));
     if (!g) return false;
   }
@@ -711,19 +710,24 @@ static bool resize_adjoint(GradCtx *c, const ResizeCfg *r, const char *layout, c
   return true;
 }
 
-GRAD_RULE(IMAGE_RESIZE2D) {
+/* image.resize1d / resize2d / resize3d over the letters `sp` (default layout `layout`) */
+static bool resize_image_rule(GradCtx *c, const char *sp, const char *layout) {
   ResizeCfg r = {.alpha = (float)gr_attr_double(c, "cubic_alpha", -0.5),
                  .exclude = gr_attr_int(c, "cubic_exclude", 0) != 0};
   const char *cm = gr_attr_str(c, "coordinate_transformation_mode", "half_pixel");
   const char *rm = gr_attr_str(c, "rounding_method", "round");
-  switch (resize_parse_2d(&r, gr_attr_str(c, "method", "linear"), cm, rm, gr_attr(c, "roi"))) {
+  switch (resize_parse(&r, (int)strlen(sp), gr_attr_str(c, "method", "linear"), cm, rm, gr_attr(c, "roi"))) {
   case RESIZE_OK: break;
   case RESIZE_BAD_METHOD: return gr_fail(c, "unknown method");
   case RESIZE_BAD_COORD: return gr_fail(c, "unknown coordinate_transformation_mode \"%s\"", cm);
   case RESIZE_BAD_ROUNDING: return gr_fail(c, "unknown rounding_method \"%s\"", rm);
   }
-  return resize_adjoint(c, &r, gr_attr_str(c, "layout", "NCHW"), "HW");
+  return resize_adjoint(c, &r, gr_attr_str(c, "layout", layout), sp);
 }
+
+GRAD_RULE(IMAGE_RESIZE1D) { return resize_image_rule(c, "W", "NCW"); }
+GRAD_RULE(IMAGE_RESIZE2D) { return resize_image_rule(c, "HW", "NCHW"); }
+GRAD_RULE(IMAGE_RESIZE3D) { return resize_image_rule(c, "DHW", "NCDHW"); }
 
 GRAD_RULE(NN_UPSAMPLING) {
   bool ac = gr_attr_bool(c, "align_corners", false);

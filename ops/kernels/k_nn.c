@@ -2,7 +2,7 @@
  * activations (nn.relu, nn.leaky_relu, nn.prelu, clip), nn.bias_add,
  * nn.dropout, the softmax family, nn.layer_norm, nn.instance_norm,
  * nn.group_norm, nn.l2_normalize, nn.lrn, nn.pad, nn.mirror_pad,
- * image.resize2d, nn.upsampling and nn.upsampling3d (spec/ops.md §4.2, §7.4, §10–12).
+ * image.resize1d/2d/3d, nn.upsampling and nn.upsampling3d (spec/ops.md §4.2, §7.4, §10–12).
  *
  * Activations and bias_add are typed loops over every dtype (KU_SWITCH),
  * integer arithmetic wrapping through the unsigned type, and write in place
@@ -766,9 +766,9 @@ int kernel_NN_MIRROR_PAD(KernelCtx *c) {
 
 /* ------------------------------------------------------------ resize */
 
-/* Resizes the spatial axes `letters` ("HW" or "DHW", found in the layout) of
- * input 0 to the extents osz (one per letter). roi (tf_crop_and_resize) is
- * [start_h, start_w, end_h, end_w] for the 2-D case. */
+/* Resizes the spatial axes `letters` ("W", "HW" or "DHW", found in the layout) of
+ * input 0 to the extents osz (one per letter); cfg->start/end hold the roi's
+ * bounds per letter (tf_crop_and_resize). */
 static int resize_core(KernelCtx *c, const char *layout, const char *letters, const int64_t *osz,
                        const ResizeCfg *cfg, DType odt) {
   const char *name = c->op->name;
@@ -796,8 +796,7 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
   ResizeTaps *tp[3] = {NULL, NULL, NULL};
   for (int32_t k = 0; k < nsp; k++) {
     tp[k] = mem_malloc((size_t)(osz[k] ? osz[k] : 1) * sizeof *tp[k]);
-    float start = nsp == 2 ? cfg->roi[k] : 0, end = nsp == 2 ? cfg->roi[2 + k] : 0;
-    for (int64_t i = 0; i < osz[k]; i++) resize_axis_taps(cfg, i, in[k], osz[k], start, end, &tp[k][i]);
+    for (int64_t i = 0; i < osz[k]; i++) resize_axis_taps(cfg, i, in[k], osz[k], cfg->start[k], cfg->end[k], &tp[k][i]);
   }
   int64_t ist[MAXR], s = 1;
   for (int32_t i = nd; i-- > 0;) {
@@ -823,9 +822,10 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
       if (k < nsp) q[k] = v;
       else base += v * ist[d];
     }
-    /* as three axes: a 2-D resize has a unit leading axis */
-    const ResizeTaps *t0 = nsp == 3 ? &tp[0][q[0]] : &unit, *t1 = &tp[nsp - 2][q[nsp - 2]], *t2 = &tp[nsp - 1][q[nsp - 1]];
-    int64_t s0 = nsp == 3 ? ist[pos[0]] : 0, s1 = ist[pos[nsp - 2]], s2 = ist[pos[nsp - 1]];
+    /* as three axes: a 1-D or 2-D resize has unit leading axes */
+    const ResizeTaps *t0 = nsp == 3 ? &tp[0][q[0]] : &unit, *t1 = nsp >= 2 ? &tp[nsp - 2][q[nsp - 2]] : &unit,
+                     *t2 = &tp[nsp - 1][q[nsp - 1]];
+    int64_t s0 = nsp == 3 ? ist[pos[0]] : 0, s1 = nsp >= 2 ? ist[pos[nsp - 2]] : 0, s2 = ist[pos[nsp - 1]];
     double v = 0;
     if (t0->outside || t1->outside || t2->outside) {
       v = cfg->extrap;
@@ -845,28 +845,38 @@ static int resize_core(KernelCtx *c, const char *layout, const char *letters, co
 }
 
 
-int kernel_IMAGE_RESIZE2D(KernelCtx *c);
-int kernel_IMAGE_RESIZE2D(KernelCtx *c) {
+/* image.resize1d / resize2d / resize3d: the spatial letters `letters` ("W", "HW", "DHW") of
+ * the layout (default `layout`) resized to the size attribute. */
+static int resize_image(KernelCtx *c, const char *letters, const char *layout) {
+  const char *name = c->op->name;
+  int nsp = (int)strlen(letters);
   ResizeCfg cfg = {.alpha = (float)kernel_attr_double(c, "cubic_alpha", -0.5),
                    .exclude = kernel_attr_int(c, "cubic_exclude", 0) != 0,
                    .extrap = kernel_attr_double(c, "extrapolation_value", 0)};
-  int64_t size[2];
-  if (kernel_attr_ints(c, "size", size, 2) != 2) return kernel_fail(c, "image.resize2d: size must have two values");
+  int64_t size[3];
+  if (kernel_attr_ints(c, "size", size, 3) != nsp) return kernel_fail(c, "%s: size must have %d values", name, nsp);
   const char *m = kernel_attr_str(c, "method", "linear");
   const char *cm = kernel_attr_str(c, "coordinate_transformation_mode", "half_pixel");
   const char *rm = kernel_attr_str(c, "rounding_method", "round");
-  switch (resize_parse_2d(&cfg, m, cm, rm, kernel_attr(c, "roi"))) {
+  switch (resize_parse(&cfg, nsp, m, cm, rm, kernel_attr(c, "roi"))) {
   case RESIZE_OK: break;
-  case RESIZE_BAD_METHOD: return kernel_fail(c, "image.resize2d: unknown method \"%s\"", m);
-  case RESIZE_BAD_COORD: return kernel_fail(c, "image.resize2d: unknown coordinate_transformation_mode \"%s\"", cm);
-  case RESIZE_BAD_ROUNDING: return kernel_fail(c, "image.resize2d: unknown rounding_method \"%s\"", rm);
+  case RESIZE_BAD_METHOD: return kernel_fail(c, "%s: unknown method \"%s\"", name, m);
+  case RESIZE_BAD_COORD: return kernel_fail(c, "%s: unknown coordinate_transformation_mode \"%s\"", name, cm);
+  case RESIZE_BAD_ROUNDING: return kernel_fail(c, "%s: unknown rounding_method \"%s\"", name, rm);
   }
   DType odt = c->inputs[0]->dtype;
   kernel_attr_dtype(c, "out_dtype", &odt);
   if (ku_type(odt) == KU_OTHER || ku_type(c->inputs[0]->dtype) == KU_OTHER)
-    return kernel_fail(c, "image.resize2d: unsupported dtype");
-  return resize_core(c, kernel_attr_str(c, "layout", "NCHW"), "HW", size, &cfg, odt);
+    return kernel_fail(c, "%s: unsupported dtype", name);
+  return resize_core(c, kernel_attr_str(c, "layout", layout), letters, size, &cfg, odt);
 }
+
+int kernel_IMAGE_RESIZE1D(KernelCtx *c);
+int kernel_IMAGE_RESIZE2D(KernelCtx *c);
+int kernel_IMAGE_RESIZE3D(KernelCtx *c);
+int kernel_IMAGE_RESIZE1D(KernelCtx *c) { return resize_image(c, "W", "NCW"); }
+int kernel_IMAGE_RESIZE2D(KernelCtx *c) { return resize_image(c, "HW", "NCHW"); }
+int kernel_IMAGE_RESIZE3D(KernelCtx *c) { return resize_image(c, "DHW", "NCDHW"); }
 
 int kernel_NN_UPSAMPLING(KernelCtx *c);
 int kernel_NN_UPSAMPLING(KernelCtx *c) {

@@ -818,20 +818,39 @@ static int hw_positions(TypeRelCtx *c, const Type *a, int *h, int *w) {
   return REL_DONE;
 }
 
-int rel_resize2d(TypeRelCtx *c) {
+/* image.resize1d/2d/3d (TVM's Resize1DRel / Resize2DRel / Resize3DRel): the spatial
+ * letters (`letters`) of the layout (default `dflt`, unsplit axes) take the size
+ * attribute's values, one per letter; the roi of resize1d/3d has 2 / 6 values (TVM
+ * checks it; resize2d's is read only by tf_crop_and_resize, as before). */
+static int resize_image(TypeRelCtx *c, const char *letters, const char *dflt) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
-  int h, w;
-  if (hw_positions(c, a, &h, &w)) return REL_FAIL;
+  const char *l = rel_attr_str(c, "layout", dflt);
+  if (!rel_layout_primal(l) || strlen(l) != a->tensor.ndim)
+    return rel_fail(c, "layout \"%s\" does not fit the input %s", l, rel_type_str(c, a));
+  int nsp = (int)strlen(letters);
+  if (nsp == 2) {
+    int h, w;
+    if (hw_positions(c, a, &h, &w)) return REL_FAIL;
+  }
   int64_t sz[4];
-  int32_t n = rel_attr_ints(c, "size", sz, 4);
-  if (n != 2) return rel_fail(c, "size must have 2 values");
+  if (rel_attr_ints(c, "size", sz, 4) != nsp) return rel_fail(c, "size must have %d value%s", nsp, nsp > 1 ? "s" : "");
+  const AttrValue *roi = rel_attr(c, "roi");
+  if (nsp != 2 && roi && roi->kind == AV_ARRAY && roi->arr.n != (uint32_t)(2 * nsp))
+    return rel_fail(c, "roi must have %d values, got %u", 2 * nsp, roi->arr.n);
   Type *o = rel_retype(c, a, out_dtype(c, a->tensor.dtype));
-  o->tensor.dims[h] = sz[0] == REL_INT_ANY ? dim_any() : dim_int(sz[0]);
-  o->tensor.dims[w] = sz[1] == REL_INT_ANY ? dim_any() : dim_int(sz[1]);
-  if ((sz[0] < 1 && sz[0] != REL_INT_ANY) || (sz[1] < 1 && sz[1] != REL_INT_ANY)) return rel_fail(c, "size must be positive");
+  for (int k = 0; k < nsp; k++) {
+    int p = rel_layout_pos(l, letters[k]);
+    if (p < 0) return rel_fail(c, "layout \"%s\" has no %c axis", l, letters[k]);
+    if (sz[k] < 1 && sz[k] != REL_INT_ANY) return rel_fail(c, "size must be positive");
+    o->tensor.dims[p] = sz[k] == REL_INT_ANY ? dim_any() : dim_int(sz[k]);
+  }
   return done(c, o);
 }
+
+int rel_resize1d(TypeRelCtx *c) { return resize_image(c, "W", "NCW"); }
+int rel_resize2d(TypeRelCtx *c) { return resize_image(c, "HW", "NCHW"); }
+int rel_resize3d(TypeRelCtx *c) { return resize_image(c, "DHW", "NCDHW"); }
 
 /* round(extent * scale) as an extent; false unless it is in [0, 2^62]. */
 static bool scaled_extent(int64_t extent, double scale, Dim *out) {

@@ -423,6 +423,17 @@ for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("nhwc", 'size=[5, 7], layout="NHWC"')]:
     shp = (1, 3, 4, 2) if "NHWC" in attrs else (1, 2, 3, 4)
     case(f"resize2d_{tag}", [x(shp)], f"image.resize2d(%x, {attrs})")
+for tag, attrs in [("linear", "size=[7]"), ("linear_down", "size=[3]"),
+                   ("align_corners", 'size=[7], coordinate_transformation_mode="align_corners"'),
+                   ("nearest", 'size=[9], method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor"'),
+                   ("cubic_exclude", 'size=[7], method="cubic", cubic_exclude=1, cubic_alpha=-0.75f'),
+                   ("crop", 'size=[6], roi=[-0.2f, 0.9f], coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5f'),
+                   ("nwc", 'size=[7], layout="NWC"')]:
+    case(f"resize1d_{tag}", [x((1, 3, 2) if "NWC" in attrs else (1, 2, 4))], f"image.resize1d(%x, {attrs})")
+for tag, attrs in [("linear", "size=[3, 4, 5]"), ("cubic", 'size=[2, 3, 2], method="cubic"'),
+                   ("nearest_ndhwc", 'size=[4, 2, 5], layout="NDHWC", method="nearest_neighbor", rounding_method="ceil"'),
+                   ("crop", 'size=[3, 3, 3], roi=[0.1f, -0.2f, 0.3f, 0.9f, 1.1f, 0.8f], coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5f')]:
+    case(f"resize3d_{tag}", [x((1, 2, 3, 2, 2) if "NDHWC" in attrs else (1, 2, 2, 3, 3))], f"image.resize3d(%x, {attrs})")
 for tag, attrs, shp in [("nearest", "scale_d=2f, scale_h=1.5f, scale_w=2f", (1, 2, 2, 2, 3)),
                         ("trilinear", 'scale_d=1.5f, scale_h=2f, scale_w=0.5f, method="trilinear"', (1, 1, 2, 3, 4)),
                         ("trilinear_align", 'scale_d=2f, scale_h=2f, scale_w=1f, method="trilinear", coordinate_transformation_mode="align_corners"', (1, 2, 2, 2, 3)),
