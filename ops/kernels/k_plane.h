@@ -8,7 +8,8 @@
  * toff[t] + v with v = (a·Hq + b)·Wq + c: a constant offset per tap. A
  * kernel therefore computes a whole plane as unit-stride 1-D sweeps over v
  * in [0, vlen) (vlen16: rounded up to 16; the buffer has slack for that),
- * and keeps the entries with b < OH, c < OW (kplane_out_index).
+ * and keeps the entries with b < OH, c < OW (kplane_row gives output row
+ * (a, b)'s start in the sweep).
  *
  * Positions outside the input (padding, and ceil-mode overhang up to the
  * last window) hold whatever the kernel filled the buffer with first
