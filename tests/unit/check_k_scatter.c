@@ -4,7 +4,7 @@
  * ref_strided_set walks every data position and asks, axis by axis, whether
  * it is selected by Python's slice(b, e, s) (the clamped start, step and
  * count of slice.indices) and which v element it takes (v broadcast
- * numpy-style); ref_scatter_nd and ref_scatter_elements apply the updates
+ * numpy-style); ref_scatter_nd and ref_scatter_el apply the updates
  * one by one in order with the combining function in double. The kernels
  * must agree exactly (integers, float64) or to float rounding, on every
  * reduction, with duplicates, negative indices (scatter_elements), several

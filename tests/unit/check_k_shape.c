@@ -1,8 +1,9 @@
 /* tests/unit/check_k_shape.c — shape and layout kernels (ops/kernels/k_shape.c)
  * against plain coordinate loops.
  *
- * ref_permute, ref_join, ref_broadcast, ref_tile ... compute each output
- * element from its coordinates with the spec formula (spec/ops.md §6); the
+ * ref_permute, ref_bcast_at, ref_scan and the coordinate loops inside the
+ * concatenate/stack/split and tile tests compute each output element from
+ * its coordinates with the spec formula (spec/ops.md §6); the
  * kernels must match them exactly for every element size (bool, int8,
  * float16, int32, float32, int64/float64). Reshape-likes are checked for the
  * special values of §6.1, for sharing the input's storage (zero copy) and
