@@ -13,6 +13,8 @@ Each test is a `.relay` file whose header comments state the expected outcome:
                                      a module structurally equal (`relayc --equal`) to this file
                                      (path relative to the test's directory); OUT does not apply
                                      to those lines
+    // ENV: RELAYC_MAX_DEPTH=50      an environment variable for every RUN line (repeatable; the
+                                     round-trip check and the other sweeps run without it)
 
 `%s` is the test file, `%d` its directory. If `NAME.out` exists beside the test, stdout must equal
 its contents exactly (a RUN line whose mode is `--check-roundtrip` must print nothing instead, so
@@ -39,12 +41,12 @@ TIMEOUT = 120
 
 
 def parse_header(path):
-    runs, errs, outs, after = [], [], [], None
+    runs, errs, outs, after, env = [], [], [], None, {}
     exit_code, roundtrip = 0, True
     with open(path, "rb") as f:
         text = f.read().decode("utf-8", "replace")
     for line in text.splitlines():
-        m = re.match(r"\s*//\s?(RUN|EXIT|ERR|OUT|NO-ROUNDTRIP|AFTER)(:?)(.*)$", line)
+        m = re.match(r"\s*//\s?(RUN|EXIT|ERR|OUT|NO-ROUNDTRIP|AFTER|ENV)(:?)(.*)$", line)
         if not m:
             continue
         key, rest = m.group(1), m.group(3)
@@ -62,9 +64,12 @@ def parse_header(path):
             roundtrip = False
         elif key == "AFTER":
             after = rest.strip()
+        elif key == "ENV":
+            name, _, value = rest.strip().partition("=")
+            env[name] = value
     if not runs:
         runs = ["relayc %s"]
-    return runs, exit_code, errs, outs, roundtrip, after
+    return runs, exit_code, errs, outs, roundtrip, after, env
 
 
 VALGRIND_SUPP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "valgrind.supp")
@@ -83,7 +88,7 @@ def command(run, relayc, path, valgrind):
 
 def run_test(path, relayc, valgrind):
     """Returns a list of failure messages (empty on success)."""
-    runs, exit_code, errs, outs, roundtrip, after = parse_header(path)
+    runs, exit_code, errs, outs, roundtrip, after, test_env = parse_header(path)
     failures = []
     expected_out = None
     out_file = os.path.splitext(path)[0] + ".out"
@@ -97,7 +102,7 @@ def run_test(path, relayc, valgrind):
         try:
             # under valgrind, tensors come from malloc (not runtime/bufpool.c's reused
             # mappings) so memcheck sees every buffer's bounds and definedness
-            env = dict(os.environ, NO_COLOR="1", **({"RELAYC_MALLOC_DEFAULT": "1"} if valgrind else {}))
+            env = dict(os.environ, NO_COLOR="1", **({"RELAYC_MALLOC_DEFAULT": "1"} if valgrind else {}), **test_env)
             p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
                                env=env)
         except subprocess.TimeoutExpired:

@@ -84,9 +84,9 @@ def spec_names(spec):
 
 def runnable_lines(path, with_flag=None):
     """The RUN lines that run the program successfully without passes of their own
-    (only those holding the word `with_flag`, when given)."""
-    runs, exit_code, _, _, _, _ = run_golden.parse_header(path)
-    if exit_code != 0:
+    (only those holding the word `with_flag`, when given; none when the test sets an ENV)."""
+    runs, exit_code, _, _, _, _, env = run_golden.parse_header(path)
+    if exit_code != 0 or env:
         return []
     good = []
     for run in runs:
