@@ -9,6 +9,8 @@
  * nn.matmul operand swapped back once); an out_dtype other
  * than the inputs' is cast back (§4.6 item 4).
  */
+#include <string.h>
+
 #include "ops/gradients/grad.h"
 
 #define G (c->g)
@@ -159,6 +161,36 @@ GRAD_RULE(NN_CROSS_ENTROPY) {
   Expr *gb = gr_let(c, gr_div(c, G, gr_scalar(c, (double)dims[0], -1)));
   c->dx[0] = gr_neg(c, gr_div(c, gr_mul(c, gb, X1), X0));
   c->dx[1] = gr_neg(c, gr_mul(c, gb, gr_un(c, "log", X0)));
+  return true;
+}
+
+/* nn.nll_loss(p (N, C, d...), t (N, d...), w (C)): with oh = one_hot(t) along axis 1 and
+ * k = w[t]·[t ≠ ignore_index] per position, the loss at a position is −p[t]·k ("mean" divides
+ * the sum by W = Σ k). With ĝ the adjoint per position (g for "none", g broadcast for "sum",
+ * g / W for "mean") and m the mean (0 otherwise): dp = −oh·(ĝ·k), dw = Σ over the positions of
+ * oh·(ĝ·[t ≠ ignore]·(−p[t] − m)). The targets are indices: none. */
+GRAD_RULE(NN_NLL_LOSS) {
+  int64_t pd[GRAD_MAX_RANK], wshape[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, pd)) return false;
+  uint32_t rank = gr_rank(c, 0);
+  const char *red = gr_attr_str(c, "reduction", "mean");
+  bool mean = !strcmp(red, "mean");
+  DType dt = gr_dtype(c, 0);
+  char dn[32];
+  Expr *oh = gr_let(c, GR_OP(c, "one_hot", gr_fmt(c, "depth=%lld, axis=1, dtype=\"%s\"", (long long)pd[1], dtype_name(dt, dn)),
+                             X1, gr_const(c, 1, dt), gr_const(c, 0, dt)));
+  wshape[0] = pd[1];
+  for (uint32_t i = 1; i + 1 < rank; i++) wshape[i] = 1;
+  Expr *wb = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, wshape, rank - 1)), X2);
+  Expr *valid = gr_let(c, GR_OP(c, "cast", gr_fmt(c, "dtype=\"%s\"", dn),
+                                GR_OP(c, "not_equal", NULL, X1, gr_const(c, (double)gr_attr_int(c, "ignore_index", -100), gr_dtype(c, 1)))));
+  Expr *k = gr_let(c, gr_mul(c, GR_OP(c, "sum", "axis=[1]", gr_mul(c, oh, wb)), valid));
+  Expr *gh = mean ? gr_let(c, gr_div(c, G, GR_OP(c, "sum", NULL, k))) : G;
+  c->dx[0] = gr_neg(c, gr_mul(c, oh, GR_OP(c, "expand_dims", "axis=1", gr_mul(c, gh, k))));
+  Expr *e = gr_neg(c, GR_OP(c, "sum", "axis=[1]", gr_mul(c, X0, oh)));
+  if (mean) e = gr_sub(c, e, c->out);
+  e = gr_mul(c, gr_mul(c, e, gh), valid);
+  c->dx[2] = GR_OP(c, "sum", "axis=[1], exclude=True", gr_mul(c, oh, GR_OP(c, "expand_dims", "axis=1", e)));
   return true;
 }
 

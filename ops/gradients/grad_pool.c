@@ -729,6 +729,34 @@ GRAD_RULE(IMAGE_RESIZE1D) { return resize_image_rule(c, "W", "NCW"); }
 GRAD_RULE(IMAGE_RESIZE2D) { return resize_image_rule(c, "HW", "NCHW"); }
 GRAD_RULE(IMAGE_RESIZE3D) { return resize_image_rule(c, "DHW", "NCDHW"); }
 
+/* image.affine_grid(θ) is, per batch, θ (2, 3) times the constant base grid B (3, H·W) whose
+ * columns are (x_j, y_i, 1) (the kernel's coordinates): dθ = g·Bᵀ, one nn.dense over the 2N rows
+ * of g flattened to (2N, H·W). */
+GRAD_RULE(IMAGE_AFFINE_GRID) {
+  int64_t od[4];
+  if (!gr_shape(c, -1, od)) return false;
+  int64_t N = od[0], H = od[2], W = od[3], bshape[2] = {3, H * W}, rows[2] = {2 * N, H * W}, tshape[3] = {N, 2, 3};
+  DType dt = gr_dtype(c, 0);
+  bool f64 = dt.code == DT_FLOAT && dt.bits == 64;
+  void *buf = gr_table(c, 3, H * W, f64 ? 8 : 4);
+  if (!buf) return false;
+  double ys = (2.0 - 1e-7) / (double)(H - 1), xs = (2.0 - 1e-7) / (double)(W - 1);
+  for (int64_t i = 0; i < H; i++)
+    for (int64_t j = 0; j < W; j++) {
+      double v[3] = {-1.0 + (double)j * xs, -1.0 + (double)i * ys, 1.0};
+      for (int r = 0; r < 3; r++) {
+        if (f64) ((double *)buf)[r * H * W + i * W + j] = v[r];
+        else ((float *)buf)[r * H * W + i * W + j] = (float)v[r];
+      }
+    }
+  Expr *B = gr_tensor_const(c, f64 ? DT_F64 : DT_F32, 2, bshape, buf);
+  if (!f64 && !(dt.code == DT_FLOAT && dt.bits == 32)) B = gr_cast_like(c, B, X0);
+  Expr *g = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, rows, 2)), G);
+  c->dx[0] = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, tshape, 3)),
+                   GR_OP(c, "nn.dense", "units=3", g, B));
+  return true;
+}
+
 GRAD_RULE(NN_UPSAMPLING) {
   bool ac = gr_attr_bool(c, "align_corners", false);
   ResizeCfg r = {.alpha = -0.5f, .mode = ac ? CT_ALIGN_CORNERS : CT_ASYMMETRIC, .rounding = ac ? RD_ROUND : RD_FLOOR};

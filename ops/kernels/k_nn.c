@@ -2,7 +2,7 @@
  * activations (nn.relu, nn.leaky_relu, nn.prelu, clip), nn.bias_add,
  * nn.dropout, the softmax family, nn.layer_norm, nn.instance_norm,
  * nn.group_norm, nn.l2_normalize, nn.lrn, nn.pad, nn.mirror_pad,
- * image.resize1d/2d/3d, nn.upsampling and nn.upsampling3d (spec/ops.md §4.2, §7.4, §10–12).
+ * image.resize1d/2d/3d, image.crop_and_resize, image.affine_grid, nn.upsampling and nn.upsampling3d (spec/ops.md §4.2, §7.4, §10–12).
  *
  * Activations and bias_add are typed loops over every dtype (KU_SWITCH),
  * integer arithmetic wrapping through the unsigned type, and write in place
@@ -877,6 +877,155 @@ int kernel_IMAGE_RESIZE3D(KernelCtx *c);
 int kernel_IMAGE_RESIZE1D(KernelCtx *c) { return resize_image(c, "W", "NCW"); }
 int kernel_IMAGE_RESIZE2D(KernelCtx *c) { return resize_image(c, "HW", "NCHW"); }
 int kernel_IMAGE_RESIZE3D(KernelCtx *c) { return resize_image(c, "DHW", "NCDHW"); }
+
+/* image.crop_and_resize(data, boxes, box_indices) (TVM's): box b = (y1, x1, y2, x2), in
+ * coordinates normalised to [0, 1], is resized from image box_indices[b] to crop_size as
+ * tf_crop_and_resize resizes its roi (a crop extent of 1 samples the box's centre, as
+ * TensorFlow does; TVM divides by zero there); bilinear or nearest_neighbor (rounding half
+ * away from zero, topi's boxes case), extrapolation_value outside the image. A box index
+ * outside the batch is a run-time error. */
+typedef struct CropGeom {
+  int32_t pos[4]; /* N, C, H, W in the layout */
+  int64_t ist[4], ost[4], in[4], crop[2];
+} CropGeom;
+
+static bool crop_geom(KernelCtx *c, CropGeom *g) {
+  const Tensor *x = c->inputs[0];
+  const char *layout = kernel_attr_str(c, "layout", "NCHW");
+  if (strlen(layout) != 4 || x->ndim != 4) return kernel_fail(c, "image.crop_and_resize: unsupported layout \"%s\"", layout), false;
+  for (int k = 0; k < 4; k++) {
+    const char *p = strchr(layout, "NCHW"[k]);
+    if (!p) return kernel_fail(c, "image.crop_and_resize: unsupported layout \"%s\"", layout), false;
+    g->pos[k] = (int32_t)(p - layout);
+    g->in[k] = x->shape[g->pos[k]];
+  }
+  if (kernel_attr_ints(c, "crop_size", g->crop, 2) != 2 || g->crop[0] < 1 || g->crop[1] < 1)
+    return kernel_fail(c, "image.crop_and_resize: crop_size must be two positive extents"), false;
+  int64_t oshape[4], s = 1, t = 1;
+  for (int i = 0; i < 4; i++) oshape[i] = x->shape[i];
+  oshape[g->pos[0]] = c->inputs[1]->shape[0];
+  oshape[g->pos[2]] = g->crop[0];
+  oshape[g->pos[3]] = g->crop[1];
+  int64_t ist[4], ost[4];
+  for (int i = 4; i-- > 0;) {
+    ist[i] = s;
+    ost[i] = t;
+    s *= x->shape[i];
+    t *= oshape[i];
+  }
+  for (int k = 0; k < 4; k++) {
+    g->ist[k] = ist[g->pos[k]];
+    g->ost[k] = ost[g->pos[k]];
+  }
+  return true;
+}
+
+/* Writes box b's crop (every channel) from image n. */
+static void crop_box(const CropGeom *g, const ResizeCfg *cfg, const ResizeTaps *ty, const ResizeTaps *tx,
+                     const Tensor *xf, int64_t n, int64_t b, Tensor *o) {
+  bool f64 = ku_type(xf->dtype) == KU_F64;
+  size_t oes = dtype_size(o->dtype);
+  for (int64_t ch = 0; ch < g->in[1]; ch++)
+    for (int64_t i = 0; i < g->crop[0]; i++)
+      for (int64_t j = 0; j < g->crop[1]; j++) {
+        double v = 0;
+        if (ty[i].outside || tx[j].outside) {
+          v = cfg->extrap;
+        } else {
+          int64_t base = n * g->ist[0] + ch * g->ist[1];
+          for (int p = 0; p < ty[i].n; p++)
+            for (int r = 0; r < tx[j].n; r++)
+              v += (double)ty[i].w[p] * tx[j].w[r] * ldf(xf->data, f64, base + ty[i].idx[p] * g->ist[2] + tx[j].idx[r] * g->ist[3]);
+          if (!f64) v = (float)v;
+        }
+        int64_t e = b * g->ost[0] + ch * g->ost[1] + i * g->ost[2] + j * g->ost[3];
+        ku_cast(DT_F64, &v, o->dtype, (char *)o->data + (size_t)e * oes);
+      }
+}
+
+int kernel_IMAGE_CROP_AND_RESIZE(KernelCtx *c);
+int kernel_IMAGE_CROP_AND_RESIZE(KernelCtx *c) {
+  const Tensor *x = c->inputs[0], *bx = c->inputs[1], *bi = c->inputs[2];
+  const char *m = kernel_attr_str(c, "method", "bilinear");
+  ResizeCfg cfg = {.mode = CT_TF_CROP, .rounding = RD_ROUND, .alpha = -0.5f,
+                   .extrap = kernel_attr_double(c, "extrapolation_value", 0)};
+  if (!resize_parse_method(m, &cfg.method)) return kernel_fail(c, "image.crop_and_resize: unknown method \"%s\"", m);
+  if (bx->ndim != 2 || bx->shape[1] != 4 || bi->ndim != 1 || bi->shape[0] != bx->shape[0] || !dtype_is_int(bi->dtype))
+    return kernel_fail(c, "image.crop_and_resize: needs boxes (B, 4) and int box_indices (B)");
+  CropGeom g;
+  if (!crop_geom(c, &g)) return KERNEL_ERROR;
+  DType odt = x->dtype;
+  kernel_attr_dtype(c, "out_dtype", &odt);
+  if (ku_type(odt) == KU_OTHER || ku_type(x->dtype) == KU_OTHER) return kernel_fail(c, "image.crop_and_resize: unsupported dtype");
+  int64_t oshape[4];
+  for (int i = 0; i < 4; i++) oshape[i] = x->shape[i];
+  oshape[g.pos[0]] = bx->shape[0];
+  oshape[g.pos[2]] = g.crop[0];
+  oshape[g.pos[3]] = g.crop[1];
+  Tensor *o = kernel_output(c, odt, 4, oshape);
+  if (!o) return KERNEL_ERROR;
+  if (o->numel == 0) return KERNEL_OK;
+  if (g.in[2] == 0 || g.in[3] == 0) return kernel_fail(c, "image.crop_and_resize: cannot crop an empty image");
+  Tensor *tmp = NULL;
+  const Tensor *xf = ku_type(x->dtype) == KU_F32 || ku_type(x->dtype) == KU_F64 ? x : ku_float_in(x, &tmp);
+  ResizeTaps *ty = mem_malloc((size_t)g.crop[0] * sizeof *ty), *tx = mem_malloc((size_t)g.crop[1] * sizeof *tx);
+  int rc = KERNEL_OK;
+  if (!xf || !ty || !tx) rc = kernel_fail(c, "image.crop_and_resize: out of memory");
+  for (int64_t b = 0; rc == KERNEL_OK && b < bx->shape[0]; b++) {
+    int64_t n = ku_index(bi, b);
+    if (n < 0 || n >= g.in[0]) {
+      rc = kernel_fail(c, "image.crop_and_resize: box %lld names image %lld of a batch of %lld", (long long)b,
+                       (long long)n, (long long)g.in[0]);
+      break;
+    }
+    float y1 = (float)tensor_get_f64(bx, b * 4), x1 = (float)tensor_get_f64(bx, b * 4 + 1);
+    float y2 = (float)tensor_get_f64(bx, b * 4 + 2), x2 = (float)tensor_get_f64(bx, b * 4 + 3);
+    for (int64_t i = 0; i < g.crop[0]; i++) resize_axis_taps(&cfg, i, g.in[2], g.crop[0], y1, y2, &ty[i]);
+    for (int64_t j = 0; j < g.crop[1]; j++) resize_axis_taps(&cfg, j, g.in[3], g.crop[1], x1, x2, &tx[j]);
+    crop_box(&g, &cfg, ty, tx, xf, n, b, o);
+  }
+  tensor_release(tmp);
+  mem_free(ty);
+  mem_free(tx);
+  return rc;
+}
+
+/* image.affine_grid(θ (N, 2, 3)) (TVM's): out[n, d, i, j] = θ[n, d, 0]·x_j + θ[n, d, 1]·y_i +
+ * θ[n, d, 2], y_i = −1 + i·(2 − 1e-7)/(H − 1) and x_j likewise over W (topi's steps), in the
+ * data's dtype (float16 through float32). */
+int kernel_IMAGE_AFFINE_GRID(KernelCtx *c);
+int kernel_IMAGE_AFFINE_GRID(KernelCtx *c) {
+  const Tensor *t = c->inputs[0];
+  int64_t ts[2];
+  if (kernel_attr_ints(c, "target_shape", ts, 2) != 2 || ts[0] < 2 || ts[1] < 2)
+    return kernel_fail(c, "image.affine_grid: target_shape must be two extents of at least 2");
+  if (t->ndim != 3 || t->shape[1] != 2 || t->shape[2] != 3 || ku_type(t->dtype) == KU_OTHER || !dtype_is_float(t->dtype))
+    return kernel_fail(c, "image.affine_grid: needs float data of shape (N, 2, 3)");
+  int64_t N = t->shape[0], H = ts[0], W = ts[1], oshape[4] = {N, 2, H, W};
+  Tensor *o = kernel_output(c, t->dtype, 4, oshape);
+  if (!o) return KERNEL_ERROR;
+  bool f64 = ku_type(t->dtype) == KU_F64;
+  double ys = (2.0 - 1e-7) / (double)(H - 1), xs = (2.0 - 1e-7) / (double)(W - 1);
+  size_t es = dtype_size(t->dtype);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t d = 0; d < 2; d++) {
+      double a = tensor_get_f64(t, (n * 2 + d) * 3), b = tensor_get_f64(t, (n * 2 + d) * 3 + 1),
+             e = tensor_get_f64(t, (n * 2 + d) * 3 + 2);
+      char *q = (char *)o->data + (size_t)((n * 2 + d) * H * W) * es;
+      for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++, q += es) {
+          double v;
+          if (f64) {
+            v = a * (-1.0 + (double)j * xs) + b * (-1.0 + (double)i * ys) + e;
+          } else {
+            float y = -1.f + (float)i * (float)ys, x = -1.f + (float)j * (float)xs;
+            v = (float)a * x + (float)b * y + (float)e;
+          }
+          ku_cast(DT_F64, &v, o->dtype, q);
+        }
+    }
+  return KERNEL_OK;
+}
 
 int kernel_NN_UPSAMPLING(KernelCtx *c);
 int kernel_NN_UPSAMPLING(KernelCtx *c) {

@@ -761,6 +761,35 @@ int rel_cross_entropy(TypeRelCtx *c) {
   return done(c, rel_new_tensor(c, x->tensor.dtype, 0));
 }
 
+/* nn.nll_loss(predictions (N, C, d...), targets (N, d...), weights (C)) (TVM's NLLLossRel):
+ * predictions and weights of one float dtype, integer targets one rank lower, weights a
+ * vector of C. relayc also requires the targets' extents to be the predictions' without C
+ * (the kernel reads predictions there) and a reduction it knows. Result: the targets' shape
+ * for "none", else a scalar, of the predictions' dtype. */
+int rel_nll_loss(TypeRelCtx *c) {
+  const Type *p, *t, *w;
+  if (!rel_tensors(c, 3, &p, &t, &w)) return rel_pending(c);
+  if (p->tensor.ndim < 2 || p->tensor.ndim != t->tensor.ndim + 1)
+    return rel_fail(c, "predictions (N, C, d...) must be one rank above the targets, found %s and %s",
+                    rel_type_str(c, p), rel_type_str(c, t));
+  if (w->tensor.ndim != 1 || !dim_compat(w->tensor.dims[0], p->tensor.dims[1]))
+    return rel_fail(c, "weights must be a vector of one weight per class (axis 1 of the predictions %s), found %s",
+                    rel_type_str(c, p), rel_type_str(c, w));
+  for (uint32_t i = 0; i < t->tensor.ndim; i++)
+    if (!dim_compat(t->tensor.dims[i], p->tensor.dims[i ? i + 1 : 0]))
+      return rel_fail(c, "targets %s must have the predictions' extents without axis 1, %s",
+                      rel_type_str(c, t), rel_type_str(c, p));
+  if (!dtype_is_float(p->tensor.dtype) || !dtype_eq(p->tensor.dtype, w->tensor.dtype))
+    return rel_fail(c, "predictions and weights must have one float dtype, found %s and %s",
+                    rel_type_str(c, p), rel_type_str(c, w));
+  if (t->tensor.dtype.code != DT_INT) return rel_fail(c, "targets must have an int dtype, found %s", rel_type_str(c, t));
+  const char *red = rel_attr_str(c, "reduction", "mean");
+  if (strcmp(red, "none") && strcmp(red, "mean") && strcmp(red, "sum"))
+    return rel_fail(c, "reduction must be \"none\", \"mean\" or \"sum\", got \"%s\"", red);
+  if (!strcmp(red, "none")) return done(c, rel_retype(c, t, p->tensor.dtype));
+  return done(c, rel_new_tensor(c, p->tensor.dtype, 0));
+}
+
 /* ------------------------------------------------------------------ padding */
 
 /* nn.pad accepts negative widths (they crop, as in TVM) as long as every
@@ -851,6 +880,51 @@ static int resize_image(TypeRelCtx *c, const char *letters, const char *dflt) {
 int rel_resize1d(TypeRelCtx *c) { return resize_image(c, "W", "NCW"); }
 int rel_resize2d(TypeRelCtx *c) { return resize_image(c, "HW", "NCHW"); }
 int rel_resize3d(TypeRelCtx *c) { return resize_image(c, "DHW", "NCDHW"); }
+
+/* image.crop_and_resize(data, boxes (B, 4), box_indices (B)) (TVM's CropAndResizeRel): the
+ * data's N, H, W (layout: a permutation of NCHW) become B and crop_size; relayc also checks the
+ * boxes (float, (B, 4)) and the box indices (int, (B)) the kernel reads. */
+int rel_crop_and_resize(TypeRelCtx *c) {
+  const Type *a, *b, *ix;
+  if (!rel_tensors(c, 3, &a, &b, &ix)) return rel_pending(c);
+  int h, w;
+  if (hw_positions(c, a, &h, &w)) return REL_FAIL;
+  const char *l = rel_attr_str(c, "layout", "NCHW");
+  int n = rel_layout_pos(l, 'N');
+  if (n < 0 || rel_layout_pos(l, 'C') < 0 || a->tensor.ndim != 4) return rel_fail(c, "layout \"%s\" is not a permutation of NCHW", l);
+  if (b->tensor.ndim != 2 || !dim_compat(b->tensor.dims[1], dim_int(4)) || !dtype_is_float(b->tensor.dtype))
+    return rel_fail(c, "boxes must be a float (B, 4) tensor, found %s", rel_type_str(c, b));
+  if (ix->tensor.ndim != 1 || !dim_compat(ix->tensor.dims[0], b->tensor.dims[0]) || ix->tensor.dtype.code != DT_INT)
+    return rel_fail(c, "box_indices must be an int vector of one index per box, found %s for %s", rel_type_str(c, ix),
+                    rel_type_str(c, b));
+  int64_t sz[4];
+  if (rel_attr_ints(c, "crop_size", sz, 4) != 2) return rel_fail(c, "crop_size must have 2 values");
+  if (sz[0] < 1 || sz[1] < 1) return rel_fail(c, "crop_size must be positive");
+  Type *o = rel_retype(c, a, out_dtype(c, a->tensor.dtype));
+  o->tensor.dims[n] = b->tensor.dims[0];
+  o->tensor.dims[h] = dim_int(sz[0]);
+  o->tensor.dims[w] = dim_int(sz[1]);
+  return done(c, o);
+}
+
+/* image.affine_grid(data (N, 2, 3)) (TVM's AffineGridRel): (N, 2, H, W) for target_shape
+ * (H, W), the data's float dtype; H and W at least 2 (topi's assertion, here a type error). */
+int rel_affine_grid(TypeRelCtx *c) {
+  const Type *a = rel_tensor(c, 0);
+  if (!a) return rel_pending(c);
+  if (a->tensor.ndim != 3 || !dim_compat(a->tensor.dims[1], dim_int(2)) || !dim_compat(a->tensor.dims[2], dim_int(3)) ||
+      !dtype_is_float(a->tensor.dtype))
+    return rel_fail(c, "data must be float affine matrices of shape (N, 2, 3), found %s", rel_type_str(c, a));
+  int64_t ts[4];
+  if (rel_attr_ints(c, "target_shape", ts, 4) != 2) return rel_fail(c, "target_shape must have 2 values");
+  if (ts[0] < 2 || ts[1] < 2) return rel_fail(c, "target_shape extents must be at least 2");
+  Type *o = rel_new_tensor(c, a->tensor.dtype, 4);
+  o->tensor.dims[0] = a->tensor.dims[0];
+  o->tensor.dims[1] = dim_int(2);
+  o->tensor.dims[2] = dim_int(ts[0]);
+  o->tensor.dims[3] = dim_int(ts[1]);
+  return done(c, o);
+}
 
 /* round(extent * scale) as an extent; false unless it is in [0, 2^62]. */
 static bool scaled_extent(int64_t extent, double scale, Dim *out) {

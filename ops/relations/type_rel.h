@@ -222,6 +222,9 @@ int rel_lrn(TypeRelCtx *c);              /* Identity + axis check, either way */
 int rel_cross_entropy(TypeRelCtx *c);    /* nn.cross_entropy(_with_logits): rank-2 pair -> scalar */
 int rel_pad(TypeRelCtx *c);
 int rel_mirror_pad(TypeRelCtx *c);
+int rel_nll_loss(TypeRelCtx *c);
+int rel_crop_and_resize(TypeRelCtx *c);
+int rel_affine_grid(TypeRelCtx *c);
 int rel_resize1d(TypeRelCtx *c);
 int rel_resize2d(TypeRelCtx *c);
 int rel_resize3d(TypeRelCtx *c);

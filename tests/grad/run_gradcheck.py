@@ -423,6 +423,14 @@ for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("nhwc", 'size=[5, 7], layout="NHWC"')]:
     shp = (1, 3, 4, 2) if "NHWC" in attrs else (1, 2, 3, 4)
     case(f"resize2d_{tag}", [x(shp)], f"image.resize2d(%x, {attrs})")
+for tag, ps, ts, attrs in [("mean", (4, 3), (4,), "ignore_index=-100"), ("sum_ignore", (5, 4), (5,), 'reduction="sum", ignore_index=2'),
+                           ("none_spatial", (2, 3, 2, 2), (2, 2, 2), 'reduction="none", ignore_index=0'),
+                           ("mean_ignore_spatial", (3, 4, 3), (3, 3), "ignore_index=1")]:
+    C = ps[1]
+    tv = [(k * 7 + 3) % C for k in range(int(np.prod(ts)))]
+    case(f"nll_loss_{tag}", [x(ps), P("t", ts, dtype="int32", value=tv), P("w", (C,), lo=0.2, hi=1.0)],
+         f"nn.nll_loss(%x, %t, %w, {attrs})")
+case("affine_grid", [x((2, 2, 3))], "image.affine_grid(%x, target_shape=[3, 4])")
 for tag, attrs in [("linear", "size=[7]"), ("linear_down", "size=[3]"),
                    ("align_corners", 'size=[7], coordinate_transformation_mode="align_corners"'),
                    ("nearest", 'size=[9], method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor"'),

@@ -481,6 +481,22 @@ def conv1d_transpose():
         ["TVM passes a two-value output_padding to the 1-D operator; its relation reads the first."])
 
 
+def crop_and_resize():
+    golden("crop_and_resize", "test_any_crop_and_resize", [
+        Case([Z((1, 234, 234, 256), (1, 234, 234, 256)), Z((A, 4), (128, 4)), I((A,), (128,), 1)],
+             'image.crop_and_resize(%p0, %p1, %p2, crop_size=[14, 14], layout="NHWC")', shapes=(128, 14, 14, 256)),
+        Case([Z((1, 256, 234, 234), (1, 256, 234, 234)), Z((A, 4), (128, 4)), I((A,), (128,), 1)],
+             "image.crop_and_resize(%p0, %p1, %p2, crop_size=[14, 14])", shapes=(128, 256, 14, 14))],
+        ["Zero boxes; box indices 0 (TVM casts uniform [0, 1) values to int32). TVM checks shapes."])
+
+
+def affine_grid():
+    golden("affine_grid", "test_any_affine_grid", [
+        Case([F((A, 2, 3), (1, 2, 3))], "image.affine_grid(%p0, target_shape=[16, 32])", shapes=(1, 2, 16, 32)),
+        Case([F((A, 2, 3), (8, 2, 3))], "image.affine_grid(%p0, target_shape=[32, 32])", shapes=(8, 2, 32, 32))],
+        ["TVM checks shapes."])
+
+
 def pool2d():
     golden("pool2d", "test_any_pool2d", [
         Case([F((A, 3, A, A), (2, 3, 220, 220))],
@@ -838,7 +854,7 @@ def recursive_concat():
 
 
 ALL = [broadcast, broadcast_fail, elemwise, full_like, full, concat, reshape, one_hot, take, tile, shape_of_cases,
-       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose, conv1d_transpose,
+       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose, conv1d_transpose, crop_and_resize, affine_grid,
        pool2d, global_pool2d, split, batch_flatten, dense, batch_matmul, pad, activations, topk, fused_ops,
        arange_dynamic, strided_slice, simple_shape_tests, where, gather_nd, scatter_gather, recursive_concat,
        where_bad_broadcast, recursive_concat_wrong_annotation, mixed_input_type]
