@@ -19,15 +19,12 @@
 #include "eval/vm.h"
 #include "ir/mem.h"
 #include "ir/metadata_write.h"
-#include "parser/parser.h"
 #include "ir/walk.h"
 #include "ops/op_call.h"
 #include "ops/registry.h"
-#include "sema/infer.h"
-#include "sema/resolve.h"
-#include "transform/pass.h"
 #include "tests/unit/kt_util.h"
 #include "tests/unit/unit_run.h"
+#include "tests/unit/ut_prog.h"
 
 /* ---- constants for the metadata section */
 
@@ -99,33 +96,17 @@ static void run_program(const char *body, const Tensor *input, bool fold, Result
   fprintf(f, "#[version = \"0.0.5\"]\n%s\n#[metadata]\n", body);
   metadata_write(f, consts, nconsts);
   fclose(f);
-  Source *src = source_new("fold.relay", text, len);
-  char *errtext = NULL;
-  size_t errlen = 0;
-  FILE *ef = open_memstream(&errtext, &errlen);
-  Diag d;
-  diag_init(&d, ef, src);
-  Module *m = parse_module(src, &d);
-  if (d.nerrors == 0) resolve_module(m, &d);
-  if (d.nerrors == 0) infer_module(m, &d);
-  fflush(ef);
-  ck_assert_msg(d.nerrors == 0, "front end failed:\n%s", errtext);
-  if (fold) {
-    PassPipeline pl;
-    pass_pipeline_init(&pl);
-    ck_assert(pass_pipeline_parse(&pl, "FoldBatchNormIntoConv,FuseConvEpilogue", stderr));
-    int pst = pass_pipeline_run(&pl, m, &d, NULL);
-    pass_pipeline_fini(&pl);
-    fflush(ef);
-    ck_assert_msg(pst == 0, "passes failed:\n%s", errtext);
-  }
+  UtProg prog;
+  ut_load(&prog, text);
+  free(text);
+  if (fold) ut_passes(&prog, "FoldBatchNormIntoConv,FuseConvEpilogue");
+  Module *m = prog.m;
   describe_ops(m->defs[m->ndefs - 1]->fn->body, res->ops, sizeof res->ops);
-  Program *p = lower_module(m, &d);
+  Program *p = lower_module(m, &prog.d);
   ck_assert_ptr_nonnull(p);
   Value arg = value_from_tensor(tensor_copy(input)), out = value_none();
-  int st = vm_run(p, p->codes[program_global(p, "main")], &arg, 1, &out, &d, NULL);
-  fflush(ef);
-  ck_assert_msg(st == VM_OK, "run failed:\n%s", errtext);
+  int st = vm_run(p, p->codes[program_global(p, "main")], &arg, 1, &out, &prog.d, NULL);
+  ck_assert_msg(st == VM_OK, "run failed:\n%s", ut_errors(&prog));
   res->n = 0;
   if (value_kind(out) == VK_TUPLE) {
     TupleObj *t = value_tuple(out);
@@ -141,10 +122,7 @@ static void run_program(const char *body, const Tensor *input, bool fold, Result
   }
   value_release(out);
   program_free(p);
-  module_free(m);
-  source_free(src);
-  fclose(ef);
-  free(errtext);
+  ut_unload(&prog);
 }
 
 /* Runs body with and without the passes; expects the calls `ops` after them

@@ -15,15 +15,11 @@
 #include "sema/infer.h"
 #include "sema/resolve.h"
 #include "tests/unit/unit_run.h"
+#include "tests/unit/ut_prog.h"
 
 typedef struct Run {
-  Source *src;
-  Module *m;
+  UtProg prog;
   Program *p;
-  char *err;
-  size_t errlen;
-  FILE *errf;
-  Diag d;
   int status;
   Value result;
 } Run;
@@ -32,19 +28,13 @@ typedef struct Run {
  * (malloc'ed) or NULL on failure, with the status and stderr in r. */
 static char *run_text(Run *r, const char *text, const VmLimits *lim) {
   memset(r, 0, sizeof *r);
-  r->src = source_new("t.relay", mem_strdup(text), strlen(text));
-  r->errf = open_memstream(&r->err, &r->errlen);
-  diag_init(&r->d, r->errf, r->src);
-  r->m = parse_module(r->src, &r->d);
-  if (r->d.nerrors == 0) resolve_module(r->m, &r->d);
-  if (r->d.nerrors == 0) infer_module(r->m, &r->d);
   char *out = NULL;
-  if (r->d.nerrors == 0) {
-    r->p = lower_module(r->m, &r->d);
+  if (ut_check(&r->prog, text)) {
+    r->p = lower_module(r->prog.m, &r->prog.d);
     ck_assert_ptr_nonnull(r->p);
     int32_t g = program_global(r->p, "main");
     ck_assert_int_ge(g, 0);
-    r->status = vm_run(r->p, r->p->codes[g], NULL, 0, &r->result, &r->d, lim);
+    r->status = vm_run(r->p, r->p->codes[g], NULL, 0, &r->result, &r->prog.d, lim);
     if (r->status == VM_OK) {
       size_t len = 0;
       FILE *f = open_memstream(&out, &len);
@@ -54,17 +44,13 @@ static char *run_text(Run *r, const char *text, const VmLimits *lim) {
   } else {
     r->status = 1;
   }
-  fflush(r->errf);
   return out;
 }
 
 static void run_free(Run *r) {
   value_release(r->result);
   program_free(r->p);
-  module_free(r->m);
-  source_free(r->src);
-  fclose(r->errf);
-  free(r->err);
+  ut_unload(&r->prog);
   ck_assert_int_eq(value_live_objects(), 0); /* nothing leaked, even after errors */
   value_heap_shutdown();
 }
@@ -72,7 +58,7 @@ static void run_free(Run *r) {
 static void expect(const char *text, const char *want) {
   Run r;
   char *got = run_text(&r, text, NULL);
-  if (!got) ck_abort_msg("run failed (status %d):\n%s", r.status, r.err ? r.err : "");
+  if (!got) ck_abort_msg("run failed (status %d):\n%s", r.status, ut_errors(&r.prog));
   ck_assert_str_eq(got, want);
   free(got);
   run_free(&r);
@@ -83,7 +69,7 @@ static void expect_error(const char *text, const VmLimits *lim, const char *msg)
   char *got = run_text(&r, text, lim);
   ck_assert_ptr_null(got);
   ck_assert_int_eq(r.status, VM_ERROR);
-  if (!strstr(r.err, msg)) ck_abort_msg("stderr lacks '%s':\n%s", msg, r.err);
+  if (!strstr(ut_errors(&r.prog), msg)) ck_abort_msg("stderr lacks '%s':\n%s", msg, ut_errors(&r.prog));
   run_free(&r);
 }
 
@@ -269,10 +255,10 @@ START_TEST(error_backtrace) {
                        NULL);
   ck_assert_ptr_null(got);
   ck_assert_int_eq(r.status, VM_ERROR);
-  ck_assert_ptr_nonnull(strstr(r.err, "t.relay:2:30: error: divide: integer division by zero"));
-  ck_assert_ptr_nonnull(strstr(r.err, "in @g called from @f at t.relay:3:34"));
-  ck_assert_ptr_nonnull(strstr(r.err, "in @f called from @main at t.relay:4:28"));
-  ck_assert_ptr_nonnull(strstr(r.err, "in @main"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&r.prog), "t.relay:2:30: error: divide: integer division by zero"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&r.prog), "in @g called from @f at t.relay:3:34"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&r.prog), "in @f called from @main at t.relay:4:28"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&r.prog), "in @main"));
   run_free(&r);
 }
 END_TEST

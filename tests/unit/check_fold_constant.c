@@ -16,48 +16,16 @@
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ops/op_call.h"
-#include "parser/parser.h"
 #include "runtime/tensor.h"
-#include "sema/infer.h"
-#include "sema/resolve.h"
 #include "tests/unit/unit_run.h"
-#include "transform/pass.h"
+#include "tests/unit/ut_prog.h"
 
-typedef struct Prog {
-  Source *src;
-  Module *m;
-  FILE *errf;
-  char *err;
-  size_t errlen;
-  Diag d;
-} Prog;
-
-static void prog_open(Prog *p, const char *text) {
-  memset(p, 0, sizeof *p);
-  p->src = source_new("t.relay", mem_strdup(text), strlen(text));
-  p->errf = open_memstream(&p->err, &p->errlen);
-  diag_init(&p->d, p->errf, p->src);
-  p->m = parse_module(p->src, &p->d);
-  if (p->d.nerrors == 0) resolve_module(p->m, &p->d);
-  if (p->d.nerrors == 0) infer_module(p->m, &p->d);
-  fflush(p->errf);
-  if (p->d.nerrors) ck_abort_msg("program rejected:\n%s\n%s", p->err, text);
-}
-
-static void prog_close(Prog *p) {
-  module_free(p->m);
-  source_free(p->src);
-  fclose(p->errf);
-  free(p->err);
-}
-
-static Value run_main(Prog *p) {
+static Value run_main(UtProg *p) {
   Program *code = lower_module(p->m, &p->d);
   ck_assert_ptr_nonnull(code);
   Value r = value_none();
   int st = vm_run(code, code->codes[program_global(code, "main")], NULL, 0, &r, &p->d, NULL);
-  fflush(p->errf);
-  if (st != VM_OK) ck_abort_msg("run failed: %s", p->err);
+  if (st != VM_OK) ck_abort_msg("run failed: %s", ut_errors(p));
   program_free(code);
   return r;
 }
@@ -89,22 +57,12 @@ static bool is_constant_tree(const Expr *e) {
   return true;
 }
 
-static void run_pass(Prog *p, const char *spec) {
-  PassPipeline pl;
-  pass_pipeline_init(&pl);
-  ck_assert(pass_pipeline_parse(&pl, spec, stderr));
-  int st = pass_pipeline_run(&pl, p->m, &p->d, NULL);
-  pass_pipeline_fini(&pl);
-  fflush(p->errf);
-  if (st) ck_abort_msg("pass failed: %s", p->err);
-}
-
 /* Runs @main, folds, checks it became constant, runs again, compares. */
 static void expect_identical(const char *text) {
-  Prog p;
-  prog_open(&p, text);
+  UtProg p;
+  ut_load(&p, text);
   Value before = run_main(&p);
-  run_pass(&p, "FoldConstant");
+  ut_passes(&p, "FoldConstant");
   const Expr *body = NULL;
   for (uint32_t i = 0; i < p.m->ndefs; i++)
     if (strcmp(p.m->defs[i]->name, "main") == 0) body = p.m->defs[i]->fn->body;
@@ -114,7 +72,7 @@ static void expect_identical(const char *text) {
   if (!same_bits(&before, &after)) ck_abort_msg("folded value differs from the run:\n%s", text);
   value_release(before);
   value_release(after);
-  prog_close(&p);
+  ut_unload(&p);
   value_heap_shutdown();
 }
 
@@ -162,8 +120,8 @@ START_TEST(tensor_kernels_bit_identical) {
 END_TEST
 
 START_TEST(eval_closed_refuses) {
-  Prog p;
-  prog_open(&p, "#[version = \"0.0.5\"]\ndef @g() -> float32 { 1f }\n"
+  UtProg p;
+  ut_load(&p, "#[version = \"0.0.5\"]\ndef @g() -> float32 { 1f }\n"
                 "def @main(%x: float32) -> float32 { add(%x, @g()) }\n");
   Expr *body = p.m->defs[1]->fn->body;
   Value v;
@@ -186,7 +144,7 @@ START_TEST(eval_closed_refuses) {
   ck_assert_int_eq(value_kind(v), VK_SCALAR);
   ck_assert_int_eq(v.i, 6);
   value_release(v);
-  prog_close(&p);
+  ut_unload(&p);
   value_heap_shutdown();
 }
 END_TEST

@@ -24,38 +24,12 @@
 #include "ops/op_call.h"
 #include "ops/op_ids.h"
 #include "ops/registry.h"
-#include "parser/parser.h"
 #include "runtime/tensor.h"
 #include "runtime/value.h"
 #include "sema/infer.h"
-#include "sema/resolve.h"
 #include "tests/unit/unit_run.h"
+#include "tests/unit/ut_prog.h"
 #include "transform/gradient.h"
-
-typedef struct Prog {
-  Source *src;
-  Module *m;
-  Diag d;
-  FILE *err;
-  char *errbuf;
-  size_t errlen;
-} Prog;
-
-static void load(Prog *p, const char *text) {
-  p->src = source_new("t.relay", mem_strdup(text), strlen(text));
-  p->err = open_memstream(&p->errbuf, &p->errlen);
-  diag_init(&p->d, p->err, p->src);
-  p->m = parse_module(p->src, &p->d);
-  ck_assert(resolve_module(p->m, &p->d));
-  ck_assert(infer_module(p->m, &p->d));
-}
-
-static void unload(Prog *p) {
-  module_free(p->m);
-  source_free(p->src);
-  fclose(p->err);
-  free(p->errbuf);
-}
 
 static Function *global_fn(Module *m, const char *name) {
   GlobalDef *g = module_find_global(m, name);
@@ -97,8 +71,8 @@ static const char *SQUARE =
     "}\n";
 
 START_TEST(grad_global_keeps_input) {
-  Prog p;
-  load(&p, SQUARE);
+  UtProg p;
+  ut_load(&p, SQUARE);
   Function *f = global_fn(p.m, "main");
   Expr *body = f->body;
   for (int mode = 0; mode < 2; mode++) {
@@ -127,7 +101,7 @@ START_TEST(grad_global_keeps_input) {
     value_release(r);
   }
   value_heap_shutdown();
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -156,25 +130,26 @@ static void check_marks(Expr *e, uint32_t base, uint32_t *n) {
 }
 
 START_TEST(grad_restores_input_marks) {
-  Prog p;
-  load(&p, "def @main(%x: Tensor[(3), float32], %c: bool) {\n"
-           "  %0 = multiply(%x, %x);\n  %1 = add(%0, %x);\n"
-           "  if (%c) { multiply(%1, %0) } else { add(%1, %1) }\n}\n");
+  UtProg p;
+  ut_load(&p, "#[version = \"0.0.5\"]\n"
+              "def @main(%x: Tensor[(3), float32], %c: bool) {\n"
+              "  %0 = multiply(%x, %x);\n  %1 = add(%0, %x);\n"
+              "  if (%c) { multiply(%1, %0) } else { add(%1, %1) }\n}\n");
   Function *f = global_fn(p.m, "main");
   uint32_t n = 0, seen = 0;
   set_marks(f->body, 77, &n);
   ck_assert_ptr_nonnull(gradient_of_function(p.m, f, GRAD_HIGHER_ORDER, &p.d));
   check_marks(f->body, 77, &seen);
   ck_assert_uint_gt(seen, 8);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* The literal fn (%a) { %a * %c } inside @main captures %c: differentiated on its own,
  * the captured variable is a constant of the gradient. */
 START_TEST(grad_literal_with_capture) {
-  Prog p;
-  load(&p,
+  UtProg p;
+  ut_load(&p,
        "#[version = \"0.0.5\"]\n"
        "def @main(%c: Tensor[(2), float32]) -> Tensor[(2), float32] {\n"
        "  let %f = fn (%a: Tensor[(2), float32]) -> Tensor[(2), float32] { multiply(%a, %c) };\n"
@@ -202,13 +177,13 @@ START_TEST(grad_literal_with_capture) {
   }
   value_release(r);
   value_heap_shutdown();
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 START_TEST(grad_missing_rules_one_diagnostic) {
-  Prog p;
-  load(&p,
+  UtProg p;
+  ut_load(&p,
        "#[version = \"0.0.5\"]\n"
        "def @main(%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
        "  add(reinterpret(%x, dtype=\"float32\"), reinterpret(exp(%x), dtype=\"float32\"))\n"
@@ -217,17 +192,16 @@ START_TEST(grad_missing_rules_one_diagnostic) {
   int before = p.d.nerrors;
   ck_assert_ptr_null(gradient_of_function(p.m, f, GRAD_HIGHER_ORDER, &p.d));
   ck_assert_int_eq(p.d.nerrors - before, 1); /* one error; the second use is a note */
-  fflush(p.err);
-  ck_assert_ptr_nonnull(strstr(p.errbuf, "1 operator has no gradient rule: reinterpret (2 uses"));
-  ck_assert_ptr_nonnull(strstr(p.errbuf, "note: reinterpret has no gradient rule"));
-  unload(&p);
+  ck_assert_ptr_nonnull(strstr(ut_errors(&p), "1 operator has no gradient rule: reinterpret (2 uses"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&p), "note: reinterpret has no gradient rule"));
+  ut_unload(&p);
 }
 END_TEST
 
 /* int parameters are neither differentiated nor given rules: zeros of their own dtype */
 START_TEST(grad_int_parameter_zero) {
-  Prog p;
-  load(&p,
+  UtProg p;
+  ut_load(&p,
        "#[version = \"0.0.5\"]\n"
        "def @main(%x: Tensor[(3), float32], %n: int32) -> Tensor[(3), float32] {\n"
        "  multiply(%x, cast(%n, dtype=\"float32\"))\n"
@@ -241,7 +215,7 @@ START_TEST(grad_int_parameter_zero) {
   const Type *rt = g->fn->type->func.ret->tuple.fields[1]->tuple.fields[1];
   ck_assert_int_eq(rt->kind, TYPE_TENSOR);
   ck_assert(dtype_eq(rt->tensor.dtype, DT_I32));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -380,7 +354,7 @@ static void *load_chain(void *ud) {
                           "  %%0 = add(%%x, %%y);\n");
   for (int i = 1; i < N; i++) len += (size_t)snprintf(text + len, cap - len, "  %%%d = %s(%%%d, %%x);\n", i, ops[i % 4], i - 1);
   snprintf(text + len, cap - len, "  %%%d\n}\n", N - 1);
-  load(ud, text);
+  ut_load(ud, text);
   mem_free(text);
   return NULL;
 }
@@ -393,7 +367,7 @@ static void collect_node(Expr *e, void *ud) { vec_push(*(ExprVec *)ud, e); }
  * marks and puts every mark back (here a value no memo entry has). The let
  * chain it builds is typed as built: every let has the result's type. */
 START_TEST(grad_first_order_deep_chain) {
-  Prog p;
+  UtProg p;
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
@@ -407,8 +381,7 @@ START_TEST(grad_first_order_deep_chain) {
   ck_assert_uint_gt(nodes.len, 200000);
   for (size_t i = 0; i < nodes.len; i++) nodes.data[i]->mark = 7;
   Expr *g = gradient_of_function(p.m, f, GRAD_FIRST_ORDER, &p.d);
-  fflush(p.err);
-  ck_assert_msg(g != NULL && p.d.nerrors == 0, "%s", p.errbuf ? p.errbuf : "");
+  ck_assert_msg(g != NULL && p.d.nerrors == 0, "%s", ut_errors(&p));
   for (size_t i = 0; i < nodes.len; i++) ck_assert_uint_eq(nodes.data[i]->mark, 7);
   vec_free(nodes);
   Expr *e = g->fn->body;
@@ -418,7 +391,7 @@ START_TEST(grad_first_order_deep_chain) {
   ck_assert_int_eq(e->kind, EXPR_TUPLE);
   ck_assert_ptr_nonnull(e->type);
   for (Expr *l = g->fn->body; l != e; l = l->let.body) ck_assert_ptr_eq(l->type, e->type);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -443,8 +416,8 @@ static void collect_let(Expr *e, void *ud) {
 }
 
 static void check_let_types(const char *text, bool want_untyped) {
-  Prog p;
-  load(&p, text);
+  UtProg p;
+  ut_load(&p, text);
   Function *f = global_fn(p.m, "main");
   Expr *g = gradient_of_function(p.m, f, GRAD_HIGHER_ORDER, &p.d);
   ck_assert_ptr_nonnull(g);
@@ -466,19 +439,21 @@ static void check_let_types(const char *text, bool want_untyped) {
     if (lt.types.data[i]) ck_assert(type_equal(lt.types.data[i], lt.lets.data[i]->type));
   vec_free(lt.lets);
   vec_free(lt.types);
-  unload(&p);
+  ut_unload(&p);
 }
 
 START_TEST(grad_let_lists_typed_as_inferred) {
   char text[4096];
-  size_t n = (size_t)snprintf(text, sizeof text, "def @main(%%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
+  size_t n = (size_t)snprintf(text, sizeof text, "#[version = \"0.0.5\"]\n"
+                                                 "def @main(%%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
                                                  "  %%0 = multiply(%%x, %%x);\n");
   for (int i = 1; i < 40; i++) /* more lets than LET_BLOCK_AFTER: the block path */
     n += (size_t)snprintf(text + n, sizeof text - n, "  %%%d = %s(%%%d, %%x);\n", i, i % 2 ? "add" : "multiply", i - 1);
   snprintf(text + n, sizeof text - n, "  %%39\n}\n");
   check_let_types(text, false);
   /* a constructor's value is not typed by the pass: the untyped_to path */
-  n = (size_t)snprintf(text, sizeof text, "type Box { B(Tensor[(3), float32]) }\n"
+  n = (size_t)snprintf(text, sizeof text, "#[version = \"0.0.5\"]\n"
+                                          "type Box { B(Tensor[(3), float32]) }\n"
                                           "def @main(%%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
                                           "  %%0 = multiply(%%x, %%x);\n");
   for (int i = 1; i < 20; i++)

@@ -19,12 +19,9 @@
 #include "eval/lower.h"
 #include "eval/vm.h"
 #include "ir/mem.h"
-#include "parser/parser.h"
-#include "sema/infer.h"
-#include "sema/resolve.h"
 #include "tests/unit/kt_util.h"
 #include "tests/unit/unit_run.h"
-#include "transform/pass.h"
+#include "tests/unit/ut_prog.h"
 
 #define HDR "#[version = \"0.0.5\"]\n"
 
@@ -48,26 +45,10 @@ static void collect(const Value *v, Out *o) {
 /* Parses, checks, optionally runs `passes`, and runs @main on inputs made
  * from `seed` (float parameters uniform in [-1, 1), integer ones 0). */
 static void run(const char *text, const char *passes, uint32_t seed, Out *out) {
-  Source *src = source_new("mp.relay", mem_strdup(text), strlen(text));
-  char *errs = NULL;
-  size_t errlen = 0;
-  FILE *ef = open_memstream(&errs, &errlen);
-  Diag d;
-  diag_init(&d, ef, src);
-  Module *m = parse_module(src, &d);
-  if (d.nerrors == 0) resolve_module(m, &d);
-  if (d.nerrors == 0) infer_module(m, &d);
-  fflush(ef);
-  ck_assert_msg(d.nerrors == 0, "front end failed:\n%s", errs);
-  if (passes) {
-    PassPipeline pl;
-    pass_pipeline_init(&pl);
-    ck_assert(pass_pipeline_parse(&pl, passes, stderr));
-    int st = pass_pipeline_run(&pl, m, &d, NULL);
-    pass_pipeline_fini(&pl);
-    fflush(ef);
-    ck_assert_msg(st == 0, "%s failed:\n%s", passes, errs);
-  }
+  UtProg prog;
+  ut_load(&prog, text);
+  if (passes) ut_passes(&prog, passes);
+  Module *m = prog.m;
   Function *fn = m->defs[m->ndefs - 1]->fn;
   Value *args = mem_calloc(fn->nparams + 1, sizeof *args);
   for (uint32_t i = 0; i < fn->nparams; i++) {
@@ -80,21 +61,17 @@ static void run(const char *text, const char *passes, uint32_t seed, Out *out) {
     else memset(x->data, 0, x->nbytes);
     args[i] = value_from_tensor(x);
   }
-  Program *p = lower_module(m, &d);
+  Program *p = lower_module(m, &prog.d);
   ck_assert_ptr_nonnull(p);
   Value res = value_none();
-  int st = vm_run(p, p->codes[program_global(p, "main")], args, fn->nparams, &res, &d, NULL);
-  fflush(ef);
-  ck_assert_msg(st == VM_OK, "run failed:\n%s", errs);
+  int st = vm_run(p, p->codes[program_global(p, "main")], args, fn->nparams, &res, &prog.d, NULL);
+  ck_assert_msg(st == VM_OK, "run failed:\n%s", ut_errors(&prog));
   out->n = 0;
   collect(&res, out);
   value_release(res);
   mem_free(args);
   program_free(p);
-  module_free(m);
-  source_free(src);
-  fclose(ef);
-  free(errs);
+  ut_unload(&prog);
 }
 
 /* numpy.allclose(mixed, ref, rtol, atol) for every result tensor. */

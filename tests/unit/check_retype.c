@@ -23,47 +23,20 @@
 #include "parser/parser.h"
 #include "sema/call_memo.h"
 #include "sema/infer.h"
-#include "sema/resolve.h"
 #include "sema/typeof.h"
 #include "tests/unit/unit_run.h"
+#include "tests/unit/ut_prog.h"
 #include "transform/pass.h"
 
-typedef struct Prog {
-  Module *m;
-  Source *src;
-  Diag d;
-  FILE *errf;
-  char *err;
-  size_t errlen;
-} Prog;
-
-static const char *errors(Prog *p) {
-  fflush(p->errf);
-  return p->err ? p->err : "";
-}
-
-static void load(Prog *p, const char *body) {
-  memset(p, 0, sizeof *p);
+/* Loads `body` after the version header. */
+static void load(UtProg *p, const char *body) {
   static const char head[] = "#[version = \"0.0.5\"]\n";
   size_t n = strlen(head) + strlen(body);
-  char *copy = mem_malloc(n + 1);
-  snprintf(copy, n + 1, "%s%s", head, body);
-  p->src = source_new("t.relay", copy, n);
-  p->errf = open_memstream(&p->err, &p->errlen);
-  diag_init(&p->d, p->errf, p->src);
-  p->m = parse_module(p->src, &p->d);
-  ck_assert_msg(p->d.nerrors == 0, "%s", errors(p));
-  ck_assert(resolve_module(p->m, &p->d));
-  ck_assert(infer_module(p->m, &p->d));
+  char *text = mem_malloc(n + 1);
+  snprintf(text, n + 1, "%s%s", head, body);
+  ut_load(p, text);
+  mem_free(text);
 }
-
-static void unload(Prog *p) {
-  fclose(p->errf);
-  free(p->err);
-  module_free(p->m);
-  source_free(p->src);
-}
-
 
 static char *tystr(const Type *t) {
   static char buf[4][512];
@@ -88,15 +61,15 @@ static GlobalDef *global(Module *m, const char *name) {
 }
 
 /* What the runner passes: which globals changed, their signatures before. */
-static InferIncResult retype(Prog *p, const bool *changed, Type **old_sigs, InferIncStats *st) {
+static InferIncResult retype(UtProg *p, const bool *changed, Type **old_sigs, InferIncStats *st) {
   return infer_module_incremental(p->m, changed, old_sigs, &p->d, st);
 }
 
-static Type *parse_ty(Prog *p, const char *text) {
+static Type *parse_ty(UtProg *p, const char *text) {
   /* a type by way of a throw-away annotation: `fn (%t: TEXT) { %t }` */
   char buf[256];
   snprintf(buf, sizeof buf, "def @t(%%t: %s) { %%t }", text);
-  Prog q;
+  UtProg q;
   load(&q, buf);
   Type *t = q.m->defs[0]->fn->params[0]->annot;
   /* copy into p's arena: the tensor types used here have no pointers but dims */
@@ -106,7 +79,7 @@ static Type *parse_ty(Prog *p, const char *text) {
     c->tensor.dims = arena_alloc(p->m->arena, (t->tensor.ndim ? t->tensor.ndim : 1) * sizeof(Dim));
     if (t->tensor.ndim) memcpy(c->tensor.dims, t->tensor.dims, t->tensor.ndim * sizeof(Dim));
   }
-  unload(&q);
+  ut_unload(&q);
   return c;
 }
 
@@ -114,7 +87,7 @@ static Type *parse_ty(Prog *p, const char *text) {
 
 /* Nothing changed: the globals are not visited at all and keep their types. */
 START_TEST(unchanged_globals_skipped) {
-  Prog p;
+  UtProg p;
   load(&p, "def @f(%x: Tensor[(3), float32]) -> Tensor[(3), float32] { negative(%x) }\n"
            "def @main(%a: Tensor[(3), float32]) { @f(add(%a, 1f)) }\n");
   Type *body_t = global(p.m, "main")->fn->body->type;
@@ -125,13 +98,13 @@ START_TEST(unchanged_globals_skipped) {
   ck_assert_uint_eq(st.globals_checked, 0);
   ck_assert_ptr_eq(global(p.m, "main")->fn->body->type, body_t);
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A new node over kept ones: only the new spine is inferred. */
 START_TEST(new_nodes_over_kept_ones) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%a: Tensor[(2, 3), float32]) {\n"
            "  %0 = add(%a, 1f);\n  %1 = multiply(%0, %0);\n  exp(%1)\n}\n");
   Function *fn = global(p.m, "main")->fn;
@@ -148,14 +121,14 @@ START_TEST(new_nodes_over_kept_ones) {
   ck_assert_uint_eq(st.nodes_retyped, 1);
   ck_assert_uint_ge(st.nodes_kept, 1);
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A pass changes a parameter's annotation in place: every use of it and
  * everything computed from it gets the new type. */
 START_TEST(annotation_changed_in_place) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
            "  let %y = negative(%x);\n  let %z = (%y, %x);\n  %z.0\n}\n");
   Function *fn = global(p.m, "main")->fn;
@@ -170,27 +143,27 @@ START_TEST(annotation_changed_in_place) {
   ck_assert_str_eq(tystr(let_y->let.value->type), "Tensor[(3), float16]");
   ck_assert_str_eq(tystr(let_y->let.body->let.var->type), "(Tensor[(3), float16], Tensor[(3), float16])");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A let variable annotated by the pass (in place) to another type than its
  * value has: the re-typing must reject it, not keep the old type. */
 START_TEST(let_annotation_changed_rejected) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(3), float32]) {\n  let %y = negative(%x);\n  %y\n}\n");
   Function *fn = global(p.m, "main")->fn;
   fn->body->let.var->annot = parse_ty(&p, "Tensor[(3), int32]");
   bool changed[1] = {true};
   ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_ERROR);
-  ck_assert_ptr_nonnull(strstr(errors(&p), "annotated Tensor[(3), int32]"));
-  unload(&p);
+  ck_assert_ptr_nonnull(strstr(ut_errors(&p), "annotated Tensor[(3), int32]"));
+  ut_unload(&p);
 }
 END_TEST
 
 /* A child replaced in place by a new (untyped) node: its parents are new too. */
 START_TEST(child_replaced_in_place) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%a: Tensor[(4), float32]) {\n  %0 = add(%a, 1f);\n  (%0, negative(%0))\n}\n");
   Function *fn = global(p.m, "main")->fn;
   Expr *neg = fn->body->tuple.fields[1];
@@ -201,14 +174,14 @@ START_TEST(child_replaced_in_place) {
   ck_assert_str_eq(tystr(fn->body->type), "(Tensor[(4), float32], Tensor[(4), float16])");
   ck_assert_str_eq(tystr(fn->type->func.ret), "(Tensor[(4), float32], Tensor[(4), float16])");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A polymorphic value whose type its context chose (Nil) is inferred again
  * when the context changes. */
 START_TEST(polymorphic_context_changes) {
-  Prog p;
+  UtProg p;
   load(&p, "type List[A] { Cons(A, List[A]), Nil }\n"
            "def @main() {\n  let %n = Nil;\n  Cons(1f, %n)\n}\n");
   Function *fn = global(p.m, "main")->fn;
@@ -219,13 +192,13 @@ START_TEST(polymorphic_context_changes) {
   ck_assert_str_eq(tystr(fn->body->let.var->type), "List[int32]");
   ck_assert_str_eq(tystr(fn->body->let.value->type), "List[int32]");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* Inside a polymorphic global nothing with a type parameter is kept. */
 START_TEST(polymorphic_function_body) {
-  Prog p;
+  UtProg p;
   load(&p, "def @pair[A](%x: A) -> (A, A) { (%x, %x) }\n"
            "def @main() { @pair(1f) }\n");
   Function *fn = global(p.m, "pair")->fn;
@@ -235,14 +208,14 @@ START_TEST(polymorphic_function_body) {
   ck_assert_int_eq(retype(&p, changed, old_sig, NULL), INFER_INC_OK);
   ck_assert_str_eq(tystr(fn->body->type), "(A, A)");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A global whose signature changed while kept code calls it: the runner
  * must re-type from scratch. */
 START_TEST(signature_change_needs_full) {
-  Prog p;
+  UtProg p;
   load(&p, "def @f(%x: Tensor[(3), float32]) { negative(%x) }\n"
            "def @main(%a: Tensor[(3), float32]) { @f(%a) }\n");
   GlobalDef *f = global(p.m, "f");
@@ -254,7 +227,7 @@ START_TEST(signature_change_needs_full) {
   infer_clear(p.m);
   ck_assert(infer_module(p.m, &p.d));
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(3), float16]");
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -265,7 +238,7 @@ END_TEST
  * caller whose nodes are all inferred again does not. */
 START_TEST(signature_change_kept_call_in_checked_global) {
   for (int redo_call = 0; redo_call < 2; redo_call++) {
-    Prog p;
+    UtProg p;
     load(&p, "def @f(%x: Tensor[(3), float32]) { negative(%x) }\n"
              "def @main(%a: Tensor[(3), float32]) { exp(@f(%a)) }\n");
     GlobalDef *f = global(p.m, "f"), *mn = global(p.m, "main");
@@ -279,13 +252,13 @@ START_TEST(signature_change_kept_call_in_checked_global) {
     Type *old_sig[2] = {old_f, mn->fn->type};
     ck_assert_int_eq(retype(&p, changed, old_sig, NULL), redo_call ? INFER_INC_OK : INFER_INC_NEED_FULL);
     if (redo_call) ck_assert(infer_verify_module(p.m, &p.d, "test"));
-    unload(&p);
+    ut_unload(&p);
   }
 }
 END_TEST
 
 START_TEST(caller_typed_global_visited) {
-  Prog p;
+  UtProg p;
   load(&p, "def @id(%x) { %x }\n"
            "def @main(%a: Tensor[(3), float32]) { @id(%a) }\n");
   GlobalDef *main = global(p.m, "main");
@@ -299,14 +272,14 @@ START_TEST(caller_typed_global_visited) {
   ck_assert_uint_eq(st.globals_skipped, 0);
   ck_assert_str_eq(tystr(global(p.m, "id")->fn->type), "fn (int32) -> int32");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* A stale type (a pass mutated a typed node in place without clearing it):
  * the verification reports it, naming who. */
 START_TEST(verify_catches_stale_type) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%a: Tensor[(3), float32]) {\n  %0 = negative(%a);\n  exp(%0)\n}\n");
   Function *fn = global(p.m, "main")->fn;
   Expr *neg = fn->body->call.args[0];
@@ -319,9 +292,9 @@ START_TEST(verify_catches_stale_type) {
   ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_OK); /* trusted: a kept node */
   ck_assert_str_eq(tystr(neg->type), "Tensor[(3), float32]");
   ck_assert(!infer_verify_module(p.m, &p.d, "pass Test"));
-  ck_assert_ptr_nonnull(strstr(errors(&p), "pass Test: stale type"));
+  ck_assert_ptr_nonnull(strstr(ut_errors(&p), "pass Test: stale type"));
   ck_assert_str_eq(tystr(neg->type), "float32"); /* the full types are left */
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -329,7 +302,7 @@ END_TEST
  * every pass of -O3 on a small network keeps types equal to a full
  * re-inference. */
 START_TEST(runner_verify_o3) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32],\n"
            "          %g: Tensor[(4), float32], %b: Tensor[(4), float32]) {\n"
            "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);\n"
@@ -344,9 +317,9 @@ START_TEST(runner_verify_o3) {
   PassRunOptions ro = {.verify_retype = true};
   int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
   pass_pipeline_fini(&pl);
-  ck_assert_msg(st == 0, "%s", errors(&p));
+  ck_assert_msg(st == 0, "%s", ut_errors(&p));
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(1, 4, 1, 1), float32]");
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -379,7 +352,7 @@ START_TEST(fold_constant_refreshes_dynamic_types) {
   static const char *const rets[] = {"Tensor[(1024), float32]", "float32",
                                      "(Tensor[(3, 2), float32], Tensor[(3, 2), float32])"};
   for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
-    Prog p;
+    UtProg p;
     load(&p, progs[i]);
     PassPipeline pl;
     pass_pipeline_init(&pl);
@@ -387,10 +360,10 @@ START_TEST(fold_constant_refreshes_dynamic_types) {
     PassRunOptions ro = {.verify_retype = true};
     int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
     pass_pipeline_fini(&pl);
-    ck_assert_msg(st == 0, "%s", errors(&p));
+    ck_assert_msg(st == 0, "%s", ut_errors(&p));
     ck_assert_int_eq(p.d.nerrors, 0);
     ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), rets[i]);
-    unload(&p);
+    ut_unload(&p);
   }
 }
 END_TEST
@@ -403,7 +376,7 @@ END_TEST
  * golden/grad/ops/relayc_add_scaled_values.relay). The pass now leaves such
  * a function as it was. */
 START_TEST(static_refs_less_precise_argument) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main() {\n"
            "  %0 = arange(1f, 3f, 1f, start=None, stop=None, step=None, dtype=\"float32\");\n"
            "  %3 = fn (%a: Tensor[(2), float32]) {\n"
@@ -420,9 +393,9 @@ START_TEST(static_refs_less_precise_argument) {
   PassRunOptions ro = {.verify_retype = true};
   int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
   pass_pipeline_fini(&pl);
-  ck_assert_msg(st == 0, "%s", errors(&p));
+  ck_assert_msg(st == 0, "%s", ut_errors(&p));
   ck_assert_int_eq(p.d.nerrors, 0);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -431,7 +404,7 @@ END_TEST
  * re-typing infers nothing again (the --time-passes count), and the types
  * equal a full re-inference (verify_retype). */
 static unsigned long long retyped_by(const char *prog, const char *passes) {
-  Prog p;
+  UtProg p;
   load(&p, prog);
   char *rep = NULL;
   size_t replen = 0;
@@ -443,12 +416,12 @@ static unsigned long long retyped_by(const char *prog, const char *passes) {
   int st = pass_pipeline_run(&pl, p.m, &p.d, &ro);
   pass_pipeline_fini(&pl);
   fclose(tp);
-  ck_assert_msg(st == 0, "%s: %s", passes, errors(&p));
+  ck_assert_msg(st == 0, "%s: %s", passes, ut_errors(&p));
   const char *at = strstr(rep, "incremental (");
   ck_assert_msg(at, "%s", rep);
   unsigned long long n = strtoull(at + strlen("incremental ("), NULL, 10);
   free(rep);
-  unload(&p);
+  ut_unload(&p);
   return n;
 }
 
@@ -487,7 +460,7 @@ END_TEST
 
 /* Runs `passes` through the runner with verify_retype and returns the number
  * the --time-passes summary gives for "nodes inferred again". */
-static long run_counting_retyped(Prog *p, const char *passes) {
+static long run_counting_retyped(UtProg *p, const char *passes) {
   PassPipeline pl;
   pass_pipeline_init(&pl);
   ck_assert(pass_pipeline_parse(&pl, passes, stderr));
@@ -498,7 +471,7 @@ static long run_counting_retyped(Prog *p, const char *passes) {
   int st = pass_pipeline_run(&pl, p->m, &p->d, &ro);
   pass_pipeline_fini(&pl);
   fclose(tp);
-  ck_assert_msg(st == 0, "%s", errors(p));
+  ck_assert_msg(st == 0, "%s", ut_errors(p));
   const char *at = strstr(buf, "incremental (");
   ck_assert_msg(at != NULL, "%s", buf);
   long n = strtol(at + strlen("incremental ("), NULL, 10);
@@ -523,12 +496,12 @@ START_TEST(gradient_output_typed) {
       "  let %z = if (True) { ref_read(%c) } else { %y };\n  (%z, sum(%z))\n}\n";
   static const char *const cases[][2] = {{graph, "Gradient"}, {graph, "FirstOrderGradient"}, {lets, "Gradient"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    Prog p;
+    UtProg p;
     load(&p, cases[i][0]);
     ck_assert_int_eq(run_counting_retyped(&p, cases[i][1]), 0);
     ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret),
                      "((Tensor[(2, 3), float32], float32), (Tensor[(2, 3), float32], Tensor[(3), float32]))");
-    unload(&p);
+    ut_unload(&p);
   }
 }
 END_TEST
@@ -548,7 +521,7 @@ END_TEST
 /* Where a type is not fixed by the children (a polymorphic literal, an ADT
  * constructor), the node stays untyped and the re-typing infers it. */
 START_TEST(gradient_polymorphic_left_to_inference) {
-  Prog p;
+  UtProg p;
   load(&p, "type Box[A] { B(A) }\n"
            "def @main(%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
            "  let %id = fn [T](%t: T) -> T { %t };\n"
@@ -556,7 +529,7 @@ START_TEST(gradient_polymorphic_left_to_inference) {
   ck_assert_int_gt(run_counting_retyped(&p, "Gradient"), 0);
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret),
                    "(Tensor[(3), float32], (Tensor[(3), float32],))");
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -591,7 +564,7 @@ END_TEST
  * typed through their relations each time), except for an operator whose
  * relation reads constants' values (arange: its length). */
 START_TEST(call_memo_keys_constants) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(2, 3), float32]) { (multiply(0.5f, %x), arange(0f, 3f, 1f)) }\n");
   Expr *body = global(p.m, "main")->fn->body;
   Expr *mul = body->tuple.fields[0], *ar = body->tuple.fields[1];
@@ -610,7 +583,7 @@ START_TEST(call_memo_keys_constants) {
   ck_assert_str_eq(tystr(again->call.fn->type), "fn (float32, Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32]");
   ck_assert(!call_memo_key(ar, &h));
   call_memo_free(&cm);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -618,7 +591,7 @@ END_TEST
  * from equal (not identical) parts are one object, equal to the type a full
  * inference gives; `?` extents share, unlike extents do not. */
 START_TEST(typeof_shares_types) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(2, 3), float32]) { %x }\n");
   TypeofCx tc;
   typeof_init(&tc, p.m);
@@ -639,7 +612,7 @@ START_TEST(typeof_shares_types) {
   ck_assert_ptr_eq(typeof_tuple_type(&tc, NULL, 0), tc.unit);
   ck_assert_ptr_eq(typeof_fn_type(&tc, NULL, 0, typeof_tuple_type(&tc, NULL, 0)), typeof_fn_type(&tc, NULL, 0, tc.unit));
   typeof_fini(&tc);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -649,7 +622,7 @@ END_TEST
  * (arange) gets what inference gives; a call with an untyped argument stays
  * untyped with its own callee. */
 START_TEST(typeof_op_call_shares_callees) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(3), float32]) { (%x, %w) }\n");
   Function *f = global(p.m, "main")->fn;
   TypeofCx tc;
@@ -677,7 +650,7 @@ START_TEST(typeof_op_call_shares_callees) {
   ck_assert_ptr_null(c4->call.fn->type);
   ck_assert_ptr_ne(c4->call.fn, c1->call.fn);
   typeof_fini(&tc);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -686,7 +659,7 @@ END_TEST
  * children disagree: an ill-typed output built with them stays untyped there,
  * and the re-typing reports it instead of keeping it. */
 START_TEST(typeof_builders_leave_mismatch_untyped) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(3), float32], %y: Tensor[(3), int32]) { %x }\n");
   Function *f = global(p.m, "main")->fn;
   Span sp = f->span;
@@ -717,8 +690,8 @@ START_TEST(typeof_builders_leave_mismatch_untyped) {
   typeof_fini(&tc);
   bool changed[1] = {true};
   ck_assert_int_eq(retype(&p, changed, NULL, NULL), INFER_INC_ERROR);
-  ck_assert_ptr_nonnull(strstr(errors(&p), "int32"));
-  unload(&p);
+  ck_assert_ptr_nonnull(strstr(ut_errors(&p), "int32"));
+  ut_unload(&p);
 }
 END_TEST
 
@@ -740,13 +713,13 @@ START_TEST(gradient_shares_callees) {
       "  nn.softmax(%7)\n}\n";
   static const char *const passes[] = {"Gradient", "FirstOrderGradient", "Gradient(mode=first_order)"};
   for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
-    Prog p;
+    UtProg p;
     load(&p, chain);
     ck_assert_int_eq(run_counting_retyped(&p, passes[i]), 0);
     size_t n[2] = {0, 0};
     walk_post_order(global(p.m, "main")->fn->body, true, count_op_calls, n);
     ck_assert_msg(n[0] > 40 && n[1] * 3 < n[0], "%s: %zu operator calls, %zu distinct callee nodes", passes[i], n[0], n[1]);
-    unload(&p);
+    ut_unload(&p);
   }
 }
 END_TEST
@@ -774,7 +747,7 @@ START_TEST(gradient_shares_var_uses) {
       "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {\n"
       "  %0 = add(%x, %y);\n  %1 = multiply(%0, %x);\n  %2 = nn.relu(%1);\n  %3 = maximum(%2, %y);\n"
       "  %4 = add(%3, %0);\n  %5 = multiply(%4, %y);\n  nn.softmax(%5)\n}\n";
-  Prog p;
+  UtProg p;
   load(&p, chain);
   ck_assert_int_eq(run_counting_retyped(&p, "Gradient"), 0);
   VarUses u = {0};
@@ -782,7 +755,7 @@ START_TEST(gradient_shares_var_uses) {
   ck_assert_msg(u.distinct > 40 && u.nodes == u.distinct, "%zu variable use nodes for %zu variables", u.nodes,
                 u.distinct);
   ptrmap_free(&u.vars);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -795,13 +768,13 @@ END_TEST
 START_TEST(typed_partial_eval) {
   ck_assert_uint_eq(retyped_by(typed_graph, "PartialEvaluate"), 0);
   ck_assert_uint_eq(retyped_by(typed_lets, "PartialEvaluate"), 0);
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%y: Tensor[(?), float32]) {\n"
            "  let %s = add(2f, 1f);\n  let %a = arange(0f, %s, 1f);\n  multiply(%a, %y)\n}\n");
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(?), float32]");
   run_counting_retyped(&p, "PartialEvaluate");
   ck_assert_str_eq(tystr(global(p.m, "main")->fn->type->func.ret), "Tensor[(3), float32]");
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -846,7 +819,7 @@ END_TEST
  * variable's old type as given and accepted it. The let binding %u is
  * dropped here by hand, as that pass did; FoldConstant then changes @main. */
 START_TEST(free_var_left_by_pass) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main() { let %u = 1f; let %v = multiply(2f, 3f); add(%u, %v) }\n");
   Function *f = global(p.m, "main")->fn;
   ck_assert_int_eq(f->body->kind, EXPR_LET);
@@ -857,9 +830,9 @@ START_TEST(free_var_left_by_pass) {
   int st = pass_pipeline_run(&pl, p.m, &p.d, &(PassRunOptions){0});
   pass_pipeline_fini(&pl);
   ck_assert_int_ne(st, 0);
-  ck_assert_msg(strstr(errors(&p), "internal error: pass FoldConstant left variable %u unbound in @main"), "%s",
-                errors(&p));
-  unload(&p);
+  ck_assert_msg(strstr(ut_errors(&p), "internal error: pass FoldConstant left variable %u unbound in @main"), "%s",
+                ut_errors(&p));
+  ut_unload(&p);
 }
 END_TEST
 
@@ -868,7 +841,7 @@ END_TEST
  * global after every pass): a recursive let's own value does not count, a
  * let dropped by hand does. */
 START_TEST(unbound_suspect_from_judgement) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
            "  let %f = fn (%n: Tensor[(3), float32]) -> Tensor[(3), float32] { %f(%n) };\n"
            "  let %u = negative(%x);\n  add(%u, %x)\n}\n");
@@ -882,7 +855,7 @@ START_TEST(unbound_suspect_from_judgement) {
   fn->body->let.body = fn->body->let.body->let.body; /* drop the let of %u */
   retype(&p, changed, old_sig, &st);
   ck_assert_uint_eq(st.unbound_suspect, 1);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -907,7 +880,7 @@ END_TEST
  * with every let around it, and the lets inside it keep their types when
  * they do not use its variable. */
 START_TEST(let_chain_verdicts) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%x: Tensor[(3), float32]) {\n"
            "  let %a = negative(%x);\n  let %b = exp(%a);\n  let %c = add(%a, %a);\n  %c\n}\n");
   Function *fn = global(p.m, "main")->fn;
@@ -928,7 +901,7 @@ START_TEST(let_chain_verdicts) {
   ck_assert_int_eq(retype(&p, changed, old_sig, &st), INFER_INC_OK);
   ck_assert_uint_eq(st.nodes_retyped, 4);
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -943,7 +916,7 @@ START_TEST(deep_nesting_verdicts) {
   q += sprintf(q, "let %%a = negative(%%x); add(%%a, %%a)");
   for (int i = 0; i < DEPTH; i++) *q++ = ')';
   sprintf(q, "\n}\n");
-  Prog p;
+  UtProg p;
   load(&p, text);
   mem_free(text);
   Function *fn = global(p.m, "main")->fn;
@@ -960,14 +933,14 @@ START_TEST(deep_nesting_verdicts) {
   ck_assert_uint_eq(st.nodes_retyped, 5 + DEPTH);
   ck_assert_str_eq(tystr(fn->body->type), "float32");
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
 /* The judgement leaves its marks on the nodes, tagged for its run: the next
  * run judges every node again (the last run's tags are stale to it, as are
  * the printer's numbers), and a DAG prints the same after re-typings. */
-static char *printed(Prog *p) {
+static char *printed(UtProg *p) {
   char *s = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&s, &n);
@@ -977,7 +950,7 @@ static char *printed(Prog *p) {
 }
 
 START_TEST(judge_marks_per_run) {
-  Prog p;
+  UtProg p;
   load(&p, "def @main(%a: Tensor[(4), float32]) {\n"
            "  %0 = add(%a, 1f);\n  %1 = multiply(%0, %0);\n  %2 = (%1, %0);\n  %3 = %2.0;\n  add(%3, %1)\n}\n");
   char *before = printed(&p);
@@ -995,7 +968,7 @@ START_TEST(judge_marks_per_run) {
   }
   ck_assert_uint_ge(kept, 7);
   free(before);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -1017,7 +990,7 @@ static uint64_t walked_node_count(Module *m) {
 }
 
 START_TEST(node_count_per_global) {
-  Prog p;
+  UtProg p;
   load(&p, "def @f(%a: Tensor[(4), float32]) {\n  %0 = add(%a, %a);\n  multiply(%0, %0)\n}\n"
            "def @main(%a: Tensor[(4), float32]) {\n"
            "  %10 = add(%a, 1f);\n  %11 = multiply(%10, %10);\n  %12 = (%11, %10);\n"
@@ -1041,7 +1014,7 @@ START_TEST(node_count_per_global) {
   ck_assert_uint_eq(st.nodes_retyped, 0);
   ck_assert_uint_eq(st.nodes_kept, kept);
   ck_assert(infer_verify_module(p.m, &p.d, "test"));
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -1049,7 +1022,7 @@ END_TEST
  * both equal a post-order walk's count, whether the runner walked or took
  * the count from the re-typing's judgement (one global judged: its count,
  * the skipped globals walked). */
-static void check_node_columns(Prog *p, const char *passes, int nrows) {
+static void check_node_columns(UtProg *p, const char *passes, int nrows) {
   PassPipeline pl;
   pass_pipeline_init(&pl);
   ck_assert(pass_pipeline_parse(&pl, passes, stderr));
@@ -1090,15 +1063,15 @@ START_TEST(time_passes_node_columns) {
       {two_globals, "SimplifyExpr"}, /* one global judged and counted, two walked */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    Prog p;
+    UtProg p;
     load(&p, cases[i][0]);
     check_node_columns(&p, cases[i][1], 1);
-    unload(&p);
+    ut_unload(&p);
   }
-  Prog p;
+  UtProg p;
   load(&p, typed_lets);
   check_node_columns(&p, "ToGraphNormalForm,ToANormalForm,FuseOps", 3);
-  unload(&p);
+  ut_unload(&p);
 }
 END_TEST
 
@@ -1107,7 +1080,7 @@ END_TEST
  * order: the node counts once; the global not visited is not counted. */
 START_TEST(judge_counts_shared_callee) {
   for (int callee_first = 0; callee_first < 2; callee_first++) {
-    Prog p;
+    UtProg p;
     load(&p, "def @f(%a: Tensor[(3), float32]) -> Tensor[(3), float32] { negative(%a) }\n"
              "def @main(%x: Tensor[(3), float32]) {\n  %0 = @f(%x);\n  (%0, %0)\n}\n");
     Function *fn = global(p.m, "main")->fn;
@@ -1124,7 +1097,7 @@ START_TEST(judge_counts_shared_callee) {
     ck_assert_uint_eq(walked, 4); /* the tuple, the call, @f, %x */
     ck_assert_uint_eq(st.nodes_counted, walked);
     ck_assert(infer_verify_module(p.m, &p.d, "test"));
-    unload(&p);
+    ut_unload(&p);
   }
 }
 END_TEST
