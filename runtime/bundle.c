@@ -25,8 +25,7 @@
 #include "runtime/npz.h"
 #include "runtime/params.h"
 
-static bool bundle_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool bundle_fail(char *err, const char *fmt, ...) {
+bool bundle_fail(char *err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, BUNDLE_ERR_SIZE, fmt, ap);

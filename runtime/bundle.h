@@ -41,6 +41,10 @@
  * except for errors from the operating system. */
 #define BUNDLE_ERR_SIZE 320
 
+/* Writes the printf-style message into err (BUNDLE_ERR_SIZE bytes) and
+ * returns false: the readers' and writers' one way to fail. */
+bool bundle_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 typedef struct TensorBundle {
   size_t n, cap;
   char **names;     /* n NUL-terminated names (mem_malloc'd) */

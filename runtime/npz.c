@@ -12,7 +12,6 @@
 
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -30,15 +29,6 @@ enum {
   LOCAL_SIZE = 30,
 };
 
-static bool npz_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool npz_fail(char *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, BUNDLE_ERR_SIZE, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
 static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
@@ -51,17 +41,17 @@ typedef struct Directory {
 
 static bool find_directory(const uint8_t *p, size_t n, Directory *d, char *err) {
   if (n < END_SIZE)
-    return npz_fail(err, "ZIP archive of %zu bytes, too short for its end record (truncated?)", n);
+    return bundle_fail(err, "ZIP archive of %zu bytes, too short for its end record (truncated?)", n);
   size_t lowest = n > END_SIZE + 65535 ? n - END_SIZE - 65535 : 0, at = n - END_SIZE;
   bool found = false;
   for (;; at--) {
     found = rd32(p + at) == SIG_END && at + END_SIZE + rd16(p + at + 20) <= n;
     if (found || at == lowest) break;
   }
-  if (!found) return npz_fail(err, "ZIP archive without an end-of-directory record (truncated?)");
+  if (!found) return bundle_fail(err, "ZIP archive without an end-of-directory record (truncated?)");
   const uint8_t *e = p + at;
   if (rd16(e + 4) != 0 || rd16(e + 6) != 0)
-    return npz_fail(err, "byte %zu: multi-volume ZIP archives are not supported", at);
+    return bundle_fail(err, "byte %zu: multi-volume ZIP archives are not supported", at);
   d->entries = rd16(e + 10);
   d->size = rd32(e + 12);
   d->offset = rd32(e + 16);
@@ -69,23 +59,23 @@ static bool find_directory(const uint8_t *p, size_t n, Directory *d, char *err) 
   if (d->entries == 0xFFFF || d->size == 0xFFFFFFFFu || d->offset == 0xFFFFFFFFu) {
     /* ZIP64: a locator right before the end record points at the ZIP64 end record */
     if (at < 20 || rd32(p + at - 20) != SIG_LOCATOR64)
-      return npz_fail(err, "byte %zu: the end record asks for ZIP64 but no ZIP64 locator precedes it", at);
+      return bundle_fail(err, "byte %zu: the end record asks for ZIP64 but no ZIP64 locator precedes it", at);
     uint64_t e64 = rd64(p + at - 20 + 8);
     if (e64 > at - 20 || at - 20 - e64 < 56 || rd32(p + e64) != SIG_END64)
-      return npz_fail(err, "byte %zu: the ZIP64 locator points at %" PRIu64 ", where no ZIP64 end record is",
-                      at - 20, e64);
+      return bundle_fail(err, "byte %zu: the ZIP64 locator points at %" PRIu64 ", where no ZIP64 end record is",
+                         at - 20, e64);
     d->entries = rd64(p + e64 + 32);
     d->size = rd64(p + e64 + 40);
     d->offset = rd64(p + e64 + 48);
     d->end_at = (size_t)e64;
   }
   if (d->offset > d->end_at || d->size > d->end_at - d->offset)
-    return npz_fail(err, "corrupt ZIP archive: the directory (%" PRIu64 " bytes at %" PRIu64
+    return bundle_fail(err, "corrupt ZIP archive: the directory (%" PRIu64 " bytes at %" PRIu64
                          ") lies outside the %zu bytes before the end record",
-                    d->size, d->offset, d->end_at);
+                       d->size, d->offset, d->end_at);
   if (d->entries > d->size / CENTRAL_SIZE)
-    return npz_fail(err, "corrupt ZIP archive: %" PRIu64 " entries cannot fit in a %" PRIu64 "-byte directory",
-                    d->entries, d->size);
+    return bundle_fail(err, "corrupt ZIP archive: %" PRIu64 " entries cannot fit in a %" PRIu64 "-byte directory",
+                       d->entries, d->size);
   return true;
 }
 
@@ -110,13 +100,13 @@ static void member_label(Member *m) {
 static bool read_central(const uint8_t *p, size_t *pos, size_t end, uint64_t index, Member *m, char *err) {
   size_t at = *pos;
   if (end - at < CENTRAL_SIZE || rd32(p + at) != SIG_CENTRAL)
-    return npz_fail(err, "byte %zu: corrupt ZIP directory: entry #%" PRIu64 " is not a directory record",
-                    at, index + 1);
+    return bundle_fail(err, "byte %zu: corrupt ZIP directory: entry #%" PRIu64 " is not a directory record",
+                       at, index + 1);
   const uint8_t *c = p + at;
   size_t nlen = rd16(c + 28), xlen = rd16(c + 30), clen = rd16(c + 32);
   if (end - at - CENTRAL_SIZE < nlen + xlen + clen)
-    return npz_fail(err, "byte %zu: corrupt ZIP directory: entry #%" PRIu64 " runs past the directory",
-                    at, index + 1);
+    return bundle_fail(err, "byte %zu: corrupt ZIP directory: entry #%" PRIu64 " runs past the directory",
+                       at, index + 1);
   *m = (Member){.name = c + CENTRAL_SIZE, .nlen = nlen, .flags = rd16(c + 8), .method = rd16(c + 10),
                 .crc = rd32(c + 16), .csize = rd32(c + 20), .usize = rd32(c + 24), .offset = rd32(c + 42)};
   member_label(m);
@@ -125,14 +115,14 @@ static bool read_central(const uint8_t *p, size_t *pos, size_t end, uint64_t ind
   while (xend - x >= 4) {
     uint16_t id = rd16(x), len = rd16(x + 2);
     if ((size_t)(xend - x - 4) < len)
-      return npz_fail(err, "byte %zu: corrupt ZIP directory: %s has a truncated extra field", at, m->label);
+      return bundle_fail(err, "byte %zu: corrupt ZIP directory: %s has a truncated extra field", at, m->label);
     if (id == 0x0001) {
       const uint8_t *v = x + 4, *vend = v + len;
       uint64_t *fields[3] = {&m->usize, &m->csize, &m->offset};
       for (int i = 0; i < 3; i++) {
         if (*fields[i] != 0xFFFFFFFFu) continue;
         if (vend - v < 8)
-          return npz_fail(err, "byte %zu: corrupt ZIP directory: %s has a short ZIP64 field", at, m->label);
+          return bundle_fail(err, "byte %zu: corrupt ZIP directory: %s has a short ZIP64 field", at, m->label);
         *fields[i] = rd64(v);
         v += 8;
       }
@@ -148,7 +138,7 @@ static bool inflate_member(const uint8_t *src, uint64_t csize, uint8_t *dst, uin
                            const Member *m, char *err) {
   z_stream zs;
   memset(&zs, 0, sizeof zs);
-  if (inflateInit2(&zs, -15) != Z_OK) return npz_fail(err, "%s: cannot start zlib's inflate", m->label);
+  if (inflateInit2(&zs, -15) != Z_OK) return bundle_fail(err, "%s: cannot start zlib's inflate", m->label);
   uint64_t in_left = csize, out_left = usize;
   zs.next_in = (Bytef *)src;
   zs.next_out = dst;
@@ -173,16 +163,16 @@ static bool inflate_member(const uint8_t *src, uint64_t csize, uint8_t *dst, uin
   switch (rc) {
   case Z_STREAM_END:
     if (produced != usize)
-      return npz_fail(err, "%s: inflates to %" PRIu64 " bytes, the directory says %" PRIu64, m->label,
-                      produced, usize);
-    return npz_fail(err, "%s: the deflate stream ends before its %" PRIu64 " compressed bytes do",
-                    m->label, csize);
-  case Z_MEM_ERROR: return npz_fail(err, "%s: out of memory while inflating", m->label);
+      return bundle_fail(err, "%s: inflates to %" PRIu64 " bytes, the directory says %" PRIu64, m->label,
+                         produced, usize);
+    return bundle_fail(err, "%s: the deflate stream ends before its %" PRIu64 " compressed bytes do",
+                       m->label, csize);
+  case Z_MEM_ERROR: return bundle_fail(err, "%s: out of memory while inflating", m->label);
   case Z_BUF_ERROR:
-    return npz_fail(err, "%s: %s", m->label,
-                    output_full ? "inflates to more bytes than the directory says"
+    return bundle_fail(err, "%s: %s", m->label,
+                       output_full ? "inflates to more bytes than the directory says"
                                 : "the deflate data ends early (truncated?)");
-  default: return npz_fail(err, "%s: corrupt deflate data (%s)", m->label, msg);
+  default: return bundle_fail(err, "%s: corrupt deflate data (%s)", m->label, msg);
   }
 }
 
@@ -190,32 +180,32 @@ static bool inflate_member(const uint8_t *src, uint64_t csize, uint8_t *dst, uin
 static bool read_member(const uint8_t *p, const Directory *d, const Member *m, TensorBundle *out,
                         char *err) {
   if (m->nlen < 5 || memcmp(m->name + m->nlen - 4, ".npy", 4) != 0)
-    return npz_fail(err, "%s is not a .npy array (an .npz holds NAME.npy members only)", m->label);
-  if (m->flags & 1) return npz_fail(err, "%s is encrypted", m->label);
+    return bundle_fail(err, "%s is not a .npy array (an .npz holds NAME.npy members only)", m->label);
+  if (m->flags & 1) return bundle_fail(err, "%s is encrypted", m->label);
   if (m->method != 0 && m->method != 8)
-    return npz_fail(err, "%s uses compression method %u (only stored and deflate are supported)",
-                    m->label, m->method);
+    return bundle_fail(err, "%s uses compression method %u (only stored and deflate are supported)",
+                       m->label, m->method);
   uint64_t limit = d->offset; /* member data lies before the directory */
   if (m->offset > limit || limit - m->offset < LOCAL_SIZE || rd32(p + m->offset) != SIG_LOCAL)
-    return npz_fail(err, "%s: no local header at byte %" PRIu64, m->label, m->offset);
+    return bundle_fail(err, "%s: no local header at byte %" PRIu64, m->label, m->offset);
   const uint8_t *l = p + m->offset;
   uint64_t data_at = m->offset + LOCAL_SIZE + rd16(l + 26) + rd16(l + 28);
   if (data_at > limit || m->csize > limit - data_at)
-    return npz_fail(err, "%s: its %" PRIu64 " bytes at byte %" PRIu64 " run past the archive's data (%" PRIu64
+    return bundle_fail(err, "%s: its %" PRIu64 " bytes at byte %" PRIu64 " run past the archive's data (%" PRIu64
                          " bytes; truncated?)",
-                    m->label, m->csize, data_at, limit);
+                       m->label, m->csize, data_at, limit);
   const uint8_t *data = p + data_at;
   uint8_t *scratch = NULL;
   if (m->method == 0) {
     if (m->csize != m->usize)
-      return npz_fail(err, "%s: stored, but its sizes differ (%" PRIu64 " and %" PRIu64 ")", m->label,
-                      m->csize, m->usize);
+      return bundle_fail(err, "%s: stored, but its sizes differ (%" PRIu64 " and %" PRIu64 ")", m->label,
+                         m->csize, m->usize);
   } else {
     if (m->usize > m->csize * 1032 + 1024)
-      return npz_fail(err, "%s: claims %" PRIu64 " bytes from %" PRIu64 " compressed, more than deflate can give",
-                      m->label, m->usize, m->csize);
+      return bundle_fail(err, "%s: claims %" PRIu64 " bytes from %" PRIu64 " compressed, more than deflate can give",
+                         m->label, m->usize, m->csize);
     scratch = mem_malloc_try(m->usize ? (size_t)m->usize : 1);
-    if (!scratch) return npz_fail(err, "%s: out of memory (%" PRIu64 " bytes)", m->label, m->usize);
+    if (!scratch) return bundle_fail(err, "%s: out of memory (%" PRIu64 " bytes)", m->label, m->usize);
     if (!inflate_member(data, m->csize, scratch, m->usize, m, err)) {
       mem_free(scratch);
       return false;
@@ -225,13 +215,13 @@ static bool read_member(const uint8_t *p, const Directory *d, const Member *m, T
   uint32_t crc = (uint32_t)crc32_z(0, data, (size_t)m->usize);
   bool ok = true;
   if (crc != m->crc) {
-    ok = npz_fail(err, "%s: CRC-32 mismatch (computed %08" PRIx32 ", the directory says %08" PRIx32 "): the data is corrupt",
-                  m->label, crc, m->crc);
+    ok = bundle_fail(err, "%s: CRC-32 mismatch (computed %08" PRIx32 ", the directory says %08" PRIx32 "): the data is corrupt",
+                     m->label, crc, m->crc);
   } else {
     char nerr[NPY_ERR_SIZE];
     Tensor *t = npy_read_mem(data, (size_t)m->usize, nerr);
     if (t) bundle_add(out, (const char *)m->name, m->nlen - 4, t);
-    else ok = npz_fail(err, "%s: %s", m->label, nerr);
+    else ok = bundle_fail(err, "%s: %s", m->label, nerr);
   }
   mem_free(scratch);
   return ok;
@@ -246,7 +236,7 @@ bool npz_read_mem(const void *image, size_t n, TensorBundle *out, char *err) {
   for (uint64_t i = 0; i < d.entries && ok; i++) {
     Member m;
     ok = read_central(p, &pos, end, i, &m, err);
-    if (ok && memchr(m.name, 0, m.nlen)) ok = npz_fail(err, "%s: the name contains a NUL byte", m.label);
+    if (ok && memchr(m.name, 0, m.nlen)) ok = bundle_fail(err, "%s: the name contains a NUL byte", m.label);
     if (ok) ok = read_member(p, &d, &m, out, err);
   }
   if (!ok) bundle_truncate(out, first); /* leave *out as it was */

@@ -16,22 +16,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "ir/mem.h"
 #include "ir/tensor_blob.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".params files are little-endian");
-
-static bool params_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool params_fail(char *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, BUNDLE_ERR_SIZE, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 /* ================================================================ reading */
 
@@ -44,7 +34,7 @@ typedef struct Cursor {
 /* The next k bytes, or NULL (with a "truncated" message) when fewer remain. */
 static const uint8_t *cur_take(Cursor *c, size_t k, const char *field, char *err) {
   if (c->n - c->pos < k) {
-    params_fail(err, "truncated at byte %zu: %s of %s needs %zu bytes, %zu left", c->pos, field,
+    bundle_fail(err, "truncated at byte %zu: %s of %s needs %zu bytes, %zu left", c->pos, field,
                 c->what, k, c->n - c->pos);
     return NULL;
   }
@@ -92,28 +82,28 @@ static Tensor *read_record(Cursor *c, char *err) {
   DType dt = {h[28], h[29], 0};
   memcpy(&dt.lanes, h + 30, 2);
   if (magic != TENSOR_BLOB_MAGIC) {
-    params_fail(err, "byte %zu: %s does not start with the NDArray magic 0x%016llX (found 0x%016" PRIX64 ")",
+    bundle_fail(err, "byte %zu: %s does not start with the NDArray magic 0x%016llX (found 0x%016" PRIX64 ")",
                 start, c->what, TENSOR_BLOB_MAGIC, magic);
     return NULL;
   }
   if (dev != TENSOR_BLOB_CPU) {
-    params_fail(err, "byte %zu: %s is on device type %" PRId32 "; only CPU (1) is supported",
+    bundle_fail(err, "byte %zu: %s is on device type %" PRId32 "; only CPU (1) is supported",
                 start + 16, c->what, dev);
     return NULL;
   }
   if (ndim < 0 || ndim > TENSOR_MAX_NDIM) {
-    params_fail(err, "byte %zu: %s has rank %" PRId32 " (0 to %d is supported)", start + 24,
+    bundle_fail(err, "byte %zu: %s has rank %" PRId32 " (0 to %d is supported)", start + 24,
                 c->what, ndim, TENSOR_MAX_NDIM);
     return NULL;
   }
   char name[32];
   if (dt.lanes != 1) {
-    params_fail(err, "byte %zu: %s has %u lanes per element; only 1 is supported", start + 28,
+    bundle_fail(err, "byte %zu: %s has %u lanes per element; only 1 is supported", start + 28,
                 c->what, dt.lanes);
     return NULL;
   }
   if (!params_dtype_ok(dt)) {
-    params_fail(err, "byte %zu: %s has an unsupported dtype (code %u, %u bits%s%s)", start + 28,
+    bundle_fail(err, "byte %zu: %s has an unsupported dtype (code %u, %u bits%s%s)", start + 28,
                 c->what, dt.code, dt.bits, dt.bits ? ": " : "", dt.bits ? dtype_name(dt, name) : "");
     return NULL;
   }
@@ -125,7 +115,7 @@ static Tensor *read_record(Cursor *c, char *err) {
   bool overflow = false;
   for (int32_t i = 0; i < ndim; i++) {
     if (shape[i] < 0) {
-      params_fail(err, "byte %zu: %s has negative extent %" PRId64 " in dimension %" PRId32,
+      bundle_fail(err, "byte %zu: %s has negative extent %" PRId64 " in dimension %" PRId32,
                   start + 32 + 8 * (size_t)i, c->what, shape[i], i);
       return NULL;
     }
@@ -136,11 +126,11 @@ static Tensor *read_record(Cursor *c, char *err) {
   memcpy(&size, s + 8 * (size_t)ndim, 8);
   size_t size_at = start + 32 + 8 * (size_t)ndim;
   if (overflow) {
-    params_fail(err, "byte %zu: %s has a shape with too many elements", start + 32, c->what);
+    bundle_fail(err, "byte %zu: %s has a shape with too many elements", start + 32, c->what);
     return NULL;
   }
   if (size < 0 || (uint64_t)size != expect) {
-    params_fail(err, "byte %zu: %s says it holds %" PRId64 " data bytes, its shape needs %" PRIu64,
+    bundle_fail(err, "byte %zu: %s says it holds %" PRId64 " data bytes, its shape needs %" PRIu64,
                 size_at, c->what, size, expect);
     return NULL;
   }
@@ -149,7 +139,7 @@ static Tensor *read_record(Cursor *c, char *err) {
   TensorError te = TENSOR_OK;
   Tensor *t = tensor_new_checked(dt, ndim, shape, &te);
   if (!t) {
-    params_fail(err, "%s: %s", c->what,
+    bundle_fail(err, "%s: %s", c->what,
                 te == TENSOR_ENOMEM ? "out of memory" : "tensor too large");
     return NULL;
   }
@@ -166,13 +156,13 @@ bool params_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
   uint64_t magic, reserved, nnames, ntensors;
   if (!cur_u64(&c, &magic, "the magic number", err)) return false;
   if (magic != PARAMS_MAGIC)
-    return params_fail(err, "not a TVM .params file (magic 0x%016" PRIX64 ", expected 0x%016llX)",
+    return bundle_fail(err, "not a TVM .params file (magic 0x%016" PRIX64 ", expected 0x%016llX)",
                        magic, PARAMS_MAGIC);
   if (!cur_u64(&c, &reserved, "the reserved word", err)) return false;
   snprintf(c.what, sizeof c.what, "the name list");
   if (!cur_u64(&c, &nnames, "the name count", err)) return false;
   if (nnames > (n - c.pos) / 8)
-    return params_fail(err, "byte %zu: %" PRIu64 " names need at least %" PRIu64 " more bytes, %zu left (truncated or corrupt)",
+    return bundle_fail(err, "byte %zu: %" PRIu64 " names need at least %" PRIu64 " more bytes, %zu left (truncated or corrupt)",
                        c.pos - 8, nnames, nnames > UINT64_MAX / 8 ? UINT64_MAX : nnames * 8, n - c.pos);
   size_t first = out->n;
   const uint8_t **names = mem_calloc((size_t)nnames + 1, sizeof *names);
@@ -184,21 +174,21 @@ bool params_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
     size_t at = c.pos;
     ok = cur_u64(&c, &len, "the length", err);
     if (ok && len > n - c.pos) {
-      ok = params_fail(err, "truncated at byte %zu: name #%" PRIu64 " is %" PRIu64 " bytes long, %zu left",
+      ok = bundle_fail(err, "truncated at byte %zu: name #%" PRIu64 " is %" PRIu64 " bytes long, %zu left",
                        c.pos, i + 1, len, n - c.pos);
     }
     if (ok) {
       names[i] = cur_take(&c, (size_t)len, "the text", err);
       lens[i] = (size_t)len;
       if (memchr(names[i], 0, lens[i]))
-        ok = params_fail(err, "byte %zu: name #%" PRIu64 " contains a NUL byte", at + 8, i + 1);
+        ok = bundle_fail(err, "byte %zu: name #%" PRIu64 " contains a NUL byte", at + 8, i + 1);
     }
   }
   if (ok) {
     snprintf(c.what, sizeof c.what, "the tensor list");
     ok = cur_u64(&c, &ntensors, "the tensor count", err);
     if (ok && ntensors != nnames)
-      ok = params_fail(err, "byte %zu: the file has %" PRIu64 " names but %" PRIu64 " tensors",
+      ok = bundle_fail(err, "byte %zu: the file has %" PRIu64 " names but %" PRIu64 " tensors",
                        c.pos - 8, nnames, ntensors);
   }
   for (uint64_t i = 0; i < nnames && ok; i++) {
@@ -208,7 +198,7 @@ bool params_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
     ok = t != NULL;
   }
   if (ok && c.pos != n)
-    ok = params_fail(err, "byte %zu: %zu unexpected bytes after the last tensor", c.pos, n - c.pos);
+    ok = bundle_fail(err, "byte %zu: %zu unexpected bytes after the last tensor", c.pos, n - c.pos);
   mem_free(names);
   mem_free(lens);
   if (!ok) bundle_truncate(out, first); /* leave *out as it was */
@@ -218,7 +208,7 @@ bool params_read_mem(const void *p, size_t n, TensorBundle *out, char *err) {
 /* ================================================================ writing */
 
 static bool put(FILE *f, const void *p, size_t n, char *err) {
-  if (n && fwrite(p, 1, n, f) != n) return params_fail(err, "write error: %s", strerror(errno));
+  if (n && fwrite(p, 1, n, f) != n) return bundle_fail(err, "write error: %s", strerror(errno));
   return true;
 }
 
@@ -228,7 +218,7 @@ bool params_write_stream(FILE *f, const TensorBundle *b, char *err) {
   for (size_t i = 0; i < b->n; i++) {
     char name[32];
     if (b->tensors[i]->dtype.lanes != 1 || !params_dtype_ok(b->tensors[i]->dtype))
-      return params_fail(err, "'%s': dtype %s cannot be written to a .params file", b->names[i],
+      return bundle_fail(err, "'%s': dtype %s cannot be written to a .params file", b->names[i],
                          dtype_name(b->tensors[i]->dtype, name));
   }
   bool ok = put_u64(f, PARAMS_MAGIC, err) && put_u64(f, 0, err) && put_u64(f, b->n, err);
