@@ -204,6 +204,36 @@ static char *print_str(Module *m, bool types, bool expr) {
   return buf;
 }
 
+/* What printing M (or its expression) wrote to its output and, through a
+ * Diag over a one-line source, to its diagnostics. */
+typedef struct Printed {
+  char *out, *diags;
+  int nerrors, nwarnings;
+} Printed;
+
+static Printed print_diagnosed(bool expr) {
+  Printed p = {0};
+  size_t dlen = 0, olen = 0;
+  FILE *df = open_memstream(&p.diags, &dlen), *of = open_memstream(&p.out, &olen);
+  Source *s = source_new("p.relay", mem_strdup("x"), 1);
+  Diag d;
+  diag_init(&d, df, s);
+  PrintOptions o = {.diag = &d};
+  if (expr) print_expression(of, M, o);
+  else print_module(of, M, o);
+  fclose(of);
+  fclose(df);
+  source_free(s);
+  p.nerrors = d.nerrors;
+  p.nwarnings = d.nwarnings;
+  return p;
+}
+
+static void printed_free(Printed *p) {
+  free(p->out);
+  free(p->diags);
+}
+
 #define ck_print(m, types, expr, want)                                                          \
   do {                                                                                          \
     char *got_ = print_str((m), (types), (expr));                                               \
@@ -850,23 +880,13 @@ START_TEST(unreadable_names_warn) {
   Var *a = var("fn", NULL), *b = var("a.b", NULL), *c = var("ok", NULL);
   Var *ps[] = {a, b, c};
   add_def("main", func(3, ps, NULL, tuple(3, use(a), use(b), use(c))));
-  char *dbuf = NULL, *obuf = NULL;
-  size_t dlen = 0, olen = 0;
-  FILE *df = open_memstream(&dbuf, &dlen), *of = open_memstream(&obuf, &olen);
-  Source *s = source_new("n.relay", mem_strdup("x"), 1);
-  Diag d;
-  diag_init(&d, df, s);
-  print_module(of, M, (PrintOptions){.diag = &d});
-  fclose(of);
-  fclose(df);
-  ck_assert_int_eq(d.nwarnings, 2);
-  ck_assert_int_eq(d.nerrors, 0);
-  ck_assert_ptr_nonnull(strstr(dbuf, "name %fn cannot be read back"));
-  ck_assert_ptr_nonnull(strstr(dbuf, "name %a.b cannot be read back"));
-  ck_assert_ptr_nonnull(strstr(obuf, "def @main(%fn, %a.b, %ok) {"));
-  free(dbuf);
-  free(obuf);
-  source_free(s);
+  Printed p = print_diagnosed(false);
+  ck_assert_int_eq(p.nwarnings, 2);
+  ck_assert_int_eq(p.nerrors, 0);
+  ck_assert_ptr_nonnull(strstr(p.diags, "name %fn cannot be read back"));
+  ck_assert_ptr_nonnull(strstr(p.diags, "name %a.b cannot be read back"));
+  ck_assert_ptr_nonnull(strstr(p.out, "def @main(%fn, %a.b, %ok) {"));
+  printed_free(&p);
 }
 END_TEST
 
@@ -975,21 +995,10 @@ START_TEST(too_deep_is_a_diagnostic) {
   Expr *e = ci(0);
   for (int i = 0; i < 200000; i++) e = ref1(EXPR_REF_NEW, e);
   M->expr = e;
-  char *dbuf = NULL, *obuf = NULL;
-  size_t dlen = 0, olen = 0;
-  FILE *df = open_memstream(&dbuf, &dlen), *of = open_memstream(&obuf, &olen);
-  Source *s = source_new("deep.relay", mem_strdup("x"), 1);
-  Diag d;
-  diag_init(&d, df, s);
-  print_expression(of, M, (PrintOptions){.diag = &d});
-  fclose(of);
-  fflush(df);
-  ck_assert_int_eq(d.nerrors, 1);
-  ck_assert_ptr_nonnull(strstr(dbuf, "expression nested too deeply"));
-  fclose(df);
-  free(dbuf);
-  free(obuf);
-  source_free(s);
+  Printed p = print_diagnosed(true);
+  ck_assert_int_eq(p.nerrors, 1);
+  ck_assert_ptr_nonnull(strstr(p.diags, "expression nested too deeply"));
+  printed_free(&p);
 }
 END_TEST
 
