@@ -175,72 +175,70 @@ static Type *tensor2(Module *m, DType dt, DimKind k0, int64_t v0, int64_t v1) {
   return t;
 }
 
+/* The unify tests' module and typing context, made anew for each test. */
+static Module *unify_m;
+static Diag unify_d;
+static TyCx unify_cx;
+
+static void unify_setup(void) {
+  unify_m = module_new(NULL);
+  diag_init(&unify_d, stderr, NULL);
+  ty_init(&unify_cx, unify_m, &unify_d);
+}
+
+static void unify_teardown(void) {
+  ty_fini(&unify_cx);
+  module_free(unify_m);
+}
+
 START_TEST(unify_tensors_and_any) {
-  Module *m = module_new(NULL);
-  Diag d;
-  diag_init(&d, stderr, NULL);
-  TyCx cx;
-  ty_init(&cx, m, &d);
-  ck_assert(ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 4)));
-  ck_assert(ty_unify(&cx, tensor2(m, DT_F32, DIM_ANY, 0, 4), tensor2(m, DT_F32, DIM_INT, 7, 4)));
-  ck_assert(!ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 5)));
-  ck_assert(!ty_unify(&cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F16, DIM_INT, 3, 4)));
-  ck_assert(!ty_unify(&cx, type_scalar(m, DT_F32), tensor2(m, DT_F32, DIM_INT, 3, 4)));
-  ty_fini(&cx);
-  module_free(m);
+  Module *m = unify_m;
+  ck_assert(ty_unify(&unify_cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 4)));
+  ck_assert(ty_unify(&unify_cx, tensor2(m, DT_F32, DIM_ANY, 0, 4), tensor2(m, DT_F32, DIM_INT, 7, 4)));
+  ck_assert(!ty_unify(&unify_cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F32, DIM_INT, 3, 5)));
+  ck_assert(!ty_unify(&unify_cx, tensor2(m, DT_F32, DIM_INT, 3, 4), tensor2(m, DT_F16, DIM_INT, 3, 4)));
+  ck_assert(!ty_unify(&unify_cx, type_scalar(m, DT_F32), tensor2(m, DT_F32, DIM_INT, 3, 4)));
 }
 END_TEST
 
 START_TEST(unify_uvars_union_find) {
-  Module *m = module_new(NULL);
-  Diag d;
-  diag_init(&d, stderr, NULL);
-  TyCx cx;
-  ty_init(&cx, m, &d);
+  Module *m = unify_m;
   Type *u[100];
-  for (int i = 0; i < 100; i++) u[i] = ty_fresh(&cx);
-  for (int i = 0; i < 99; i++) ck_assert(ty_unify(&cx, u[i], u[i + 1]));
-  ck_assert(ty_unify(&cx, u[50], type_scalar(m, DT_I32)));
+  for (int i = 0; i < 100; i++) u[i] = ty_fresh(&unify_cx);
+  for (int i = 0; i < 99; i++) ck_assert(ty_unify(&unify_cx, u[i], u[i + 1]));
+  ck_assert(ty_unify(&unify_cx, u[50], type_scalar(m, DT_I32)));
   Type *r = ty_find(u[0]);
   ck_assert_int_eq(r->kind, TYPE_TENSOR);
   ck_assert_ptr_eq(u[0]->uvar.link, r); /* path compressed */
   /* occurs check: u = (u,) is rejected */
-  Type *v = ty_fresh(&cx);
+  Type *v = ty_fresh(&unify_cx);
   Type *fields[1] = {v};
-  ck_assert(!ty_unify(&cx, v, ty_tuple(&cx, fields, 1)));
+  ck_assert(!ty_unify(&unify_cx, v, ty_tuple(&unify_cx, fields, 1)));
   /* the error type absorbs everything and poisons a uvar silently */
-  Type *w = ty_fresh(&cx);
-  ck_assert(ty_unify(&cx, w, cx.err));
-  ck_assert(ty_unify(&cx, w, type_scalar(m, DT_BOOL_T)));
-  ck_assert(ty_is_err(&cx, w));
-  ty_fini(&cx);
-  module_free(m);
+  Type *w = ty_fresh(&unify_cx);
+  ck_assert(ty_unify(&unify_cx, w, unify_cx.err));
+  ck_assert(ty_unify(&unify_cx, w, type_scalar(m, DT_BOOL_T)));
+  ck_assert(ty_is_err(&unify_cx, w));
 }
 END_TEST
 
 START_TEST(unify_polymorphic_functions_alpha) {
-  Module *m = module_new(NULL);
-  Diag d;
-  diag_init(&d, stderr, NULL);
-  TyCx cx;
-  ty_init(&cx, m, &d);
+  Module *m = unify_m;
   TypeParam *a = type_param_new(m, "A", (Span){0, 0}), *b = type_param_new(m, "B", (Span){0, 0});
   Type *va = type_new(m, TYPE_VAR, (Span){0, 0}), *vb = type_new(m, TYPE_VAR, (Span){0, 0});
   va->var.param = a;
   vb->var.param = b;
-  Type *fa = ty_func(&cx, &va, 1, va), *fb = ty_func(&cx, &vb, 1, vb);
+  Type *fa = ty_func(&unify_cx, &va, 1, va), *fb = ty_func(&unify_cx, &vb, 1, vb);
   fa->func.tparams = &a;
   fa->func.ntparams = 1;
   fb->func.tparams = &b;
   fb->func.ntparams = 1;
-  ck_assert(ty_unify(&cx, fa, fb));   /* fn[A](A) -> A  ~  fn[B](B) -> B */
-  ck_assert(!ty_unify(&cx, va, vb));  /* distinct rigid variables */
-  Type *inst = ty_instantiate(&cx, fa);
+  ck_assert(ty_unify(&unify_cx, fa, fb));   /* fn[A](A) -> A  ~  fn[B](B) -> B */
+  ck_assert(!ty_unify(&unify_cx, va, vb));  /* distinct rigid variables */
+  Type *inst = ty_instantiate(&unify_cx, fa);
   ck_assert_int_eq(inst->func.ntparams, 0);
-  ck_assert(ty_unify(&cx, inst->func.args[0], type_scalar(m, DT_I64)));
+  ck_assert(ty_unify(&unify_cx, inst->func.args[0], type_scalar(m, DT_I64)));
   ck_assert_int_eq(ty_find(inst->func.ret)->kind, TYPE_TENSOR);
-  ty_fini(&cx);
-  module_free(m);
 }
 END_TEST
 
@@ -417,6 +415,7 @@ END_TEST
 static Suite *infer_suite(void) {
   Suite *s = suite_create("infer");
   TCase *u = tcase_create("unify");
+  tcase_add_checked_fixture(u, unify_setup, unify_teardown);
   tcase_add_test(u, unify_tensors_and_any);
   tcase_add_test(u, unify_uvars_union_find);
   tcase_add_test(u, unify_polymorphic_functions_alpha);
