@@ -220,17 +220,9 @@ typedef struct Fv {
   ExprVarList *out;
 } Fv;
 
-static void bind_pattern(Fv *fv, const Pattern *p) {
-  switch (p->kind) {
-  case PAT_VAR: ptrmap_put(&fv->bound, p->var, 1); break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) bind_pattern(fv, p->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) bind_pattern(fv, p->tuple.fields[i]);
-    break;
-  default: break;
-  }
+static void bind_var(Var *v, void *ud) {
+  Fv *fv = ud;
+  ptrmap_put(&fv->bound, v, 1);
 }
 
 static void note_binders(Expr *e, void *ud) {
@@ -239,7 +231,7 @@ static void note_binders(Expr *e, void *ud) {
   else if (e->kind == EXPR_FN)
     for (uint32_t i = 0; i < e->fn->nparams; i++) ptrmap_put(&fv->bound, e->fn->params[i], 1);
   else if (e->kind == EXPR_MATCH)
-    for (uint32_t i = 0; i < e->match.nclauses; i++) bind_pattern(fv, e->match.clauses[i].pattern);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_each_var(e->match.clauses[i].pattern, bind_var, fv);
 }
 
 static void note_uses(Expr *e, void *ud) {
@@ -315,18 +307,7 @@ static void drop(FvCache *c, const Var *v) {
     }
 }
 
-static void drop_pattern(FvCache *c, const Pattern *p) {
-  switch (p->kind) {
-  case PAT_VAR: drop(c, p->var); break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) drop_pattern(c, p->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) drop_pattern(c, p->tuple.fields[i]);
-    break;
-  default: break;
-  }
-}
+static void drop_var(Var *v, void *ud) { drop(ud, v); }
 
 static int64_t fv_gen;
 
@@ -369,7 +350,7 @@ static void fv_node(Expr *e, void *ud) {
     for (uint32_t i = 0; i < e->match.nclauses; i++) {
       c->buf = (ExprVarList){0};
       merge(c, set_of(c, e->match.clauses[i].body), ++fv_gen);
-      drop_pattern(c, e->match.clauses[i].pattern);
+      pattern_each_var(e->match.clauses[i].pattern, drop_var, c);
       for (size_t k = 0; k < c->buf.len; k++) vec_push(acc, c->buf.data[k]);
       vec_free(c->buf);
     }
@@ -632,4 +613,20 @@ void fn_captures_free(FnCaptures *c) {
   for (size_t i = 0; i < c->lists.len; i++) mem_free(c->lists.data[i].xs);
   vec_free(c->lists);
   ptrmap_free(&c->memo);
+}
+
+/* ------------------------------------------------------------ patterns */
+
+void pattern_each_var(const Pattern *p, PatternVarFn visit, void *ud) {
+  if (stack_exhausted()) return;
+  switch (p->kind) {
+  case PAT_VAR: visit(p->var, ud); break;
+  case PAT_CTOR:
+    for (uint32_t i = 0; i < p->ctor.nargs; i++) pattern_each_var(p->ctor.args[i], visit, ud);
+    break;
+  case PAT_TUPLE:
+    for (uint32_t i = 0; i < p->tuple.n; i++) pattern_each_var(p->tuple.fields[i], visit, ud);
+    break;
+  default: break;
+  }
 }

@@ -148,4 +148,10 @@ typedef struct FnCaptures {
 Expr **fn_captures_of(FnCaptures *c, const FnHomes *h, Expr *lit, uint32_t *n);
 void fn_captures_free(FnCaptures *c);
 
+/* Calls visit(v, ud) for each variable pattern p binds, left to right.
+ * Patterns nest as deep as written: where the stack runs out
+ * (stack_exhausted) the rest of the pattern is skipped quietly. */
+typedef void (*PatternVarFn)(Var *v, void *ud);
+void pattern_each_var(const Pattern *p, PatternVarFn visit, void *ud);
+
 #endif

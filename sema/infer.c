@@ -264,25 +264,15 @@ static Type *infer_fn(Inf *I, Expr *e, Var *self) {
 
 /* ---------------------------------------------------------------- patterns */
 
-static void pattern_vars_err(Inf *I, Pattern *p) {
-  if (stack_exhausted()) return;
-  switch (p->kind) {
-  case PAT_VAR:
-    if (!p->var->type) {
-      p->var->type = I->cx.err;
-      vec_push(I->vars, p->var);
-    }
-    break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) pattern_vars_err(I, p->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) pattern_vars_err(I, p->tuple.fields[i]);
-    break;
-  default:
-    break;
-  }
+static void var_err(Var *v, void *ud) {
+  Inf *I = ud;
+  if (v->type) return;
+  v->type = I->cx.err;
+  vec_push(I->vars, v);
 }
+
+/* The pattern's variables not typed yet get the error type. */
+static void pattern_vars_err(Inf *I, Pattern *p) { pattern_each_var(p, var_err, I); }
 
 static void check_pattern(Inf *I, Pattern *p, Type *t) {
   TyCx *cx = &I->cx;
@@ -642,18 +632,9 @@ bool type_has_unknown_extent(const Type *t) {
   return type_any(t, has_unknown_dim, NULL, TYPE_ANY_SOLVED | TYPE_ANY_MISSING);
 }
 
-static void clear_pattern(Pattern *p) {
-  /* patterns nest as deep as written; the resolver already bounded that */
-  switch (p->kind) {
-  case PAT_VAR: p->var->type = NULL; break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) clear_pattern(p->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) clear_pattern(p->tuple.fields[i]);
-    break;
-  default: break;
-  }
+static void clear_var(Var *v, void *ud) {
+  (void)ud;
+  v->type = NULL;
 }
 
 static void clear_function(Function *f) {
@@ -669,7 +650,7 @@ static void clear_node(Expr *e, void *ud) {
   case EXPR_LET: e->let.var->type = NULL; break;
   case EXPR_FN: clear_function(e->fn); break;
   case EXPR_MATCH:
-    for (uint32_t i = 0; i < e->match.nclauses; i++) clear_pattern(e->match.clauses[i].pattern);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_each_var(e->match.clauses[i].pattern, clear_var, NULL);
     break;
   default: break;
   }
@@ -829,25 +810,21 @@ static void decide_annotated(Judge *J, Var *v) {
   var_decide(J, v, v->annot && ground(v->annot, true) && v->type && same_type(v->type, v->annot));
 }
 
-static void decide_pattern(Judge *J, Pattern *p, bool keep) {
-  if (stack_exhausted()) return;
-  switch (p->kind) {
-  case PAT_VAR: {
-    Var *v = p->var;
-    bool ok = keep && v->type && ground(v->type, false);
-    if (ok && v->annot) ok = ground(v->annot, true) && same_type(v->type, v->annot);
-    var_decide(J, v, ok);
-    break;
-  }
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) decide_pattern(J, p->ctor.args[i], keep);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) decide_pattern(J, p->tuple.fields[i], keep);
-    break;
-  default: break;
-  }
+/* A pattern variable keeps its type iff the match keeps its own and the type
+ * is ground and equal to its annotation, if any. */
+typedef struct DecideVars {
+  Judge *J;
+  bool keep;
+} DecideVars;
+
+static void decide_var(Var *v, void *ud) {
+  const DecideVars *dv = ud;
+  bool ok = dv->keep && v->type && ground(v->type, false);
+  if (ok && v->annot) ok = ground(v->annot, true) && same_type(v->type, v->annot);
+  var_decide(dv->J, v, ok);
 }
+
+static void decide_pattern(Judge *J, Pattern *p, bool keep) { pattern_each_var(p, decide_var, &(DecideVars){J, keep}); }
 
 /* (the walk below runs them once per node of a module: inlined) */
 #define JUDGE_INL static inline __attribute__((always_inline))

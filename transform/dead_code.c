@@ -37,6 +37,7 @@
 #include "ir/build.h"
 #include "ir/mem.h"
 #include "ir/ptrmap.h"
+#include "ir/walk.h"
 #include "ops/op_traits.h"
 #include "transform/dagscan.h"
 #include "transform/pass.h"
@@ -155,18 +156,9 @@ static Purity pv_global(Pv *p, GlobalDef *g) {
   return r;
 }
 
-static void pv_pattern(Pv *p, Pattern *pat) {
-  if (stack_exhausted()) return;
-  switch (pat->kind) {
-  case PAT_VAR: ptrmap_put(&p->vars, pat->var, pack((Purity){true, first_order_type(pat->var->type)})); break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < pat->ctor.nargs; i++) pv_pattern(p, pat->ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < pat->tuple.n; i++) pv_pattern(p, pat->tuple.fields[i]);
-    break;
-  default: break;
-  }
+static void pv_pattern_var(Var *v, void *ud) {
+  Pv *p = ud;
+  ptrmap_put(&p->vars, v, pack((Purity){true, first_order_type(v->type)}));
 }
 
 static Purity pv_compute(Pv *p, Expr *e) {
@@ -236,7 +228,7 @@ static Purity pv_compute(Pv *p, Expr *e) {
     Purity d = pv_expr(p, e->match.scrut);
     bool ev = true, call = true;
     for (uint32_t i = 0; i < e->match.nclauses; i++) {
-      pv_pattern(p, e->match.clauses[i].pattern);
+      pattern_each_var(e->match.clauses[i].pattern, pv_pattern_var, p);
       Purity r = pv_expr(p, e->match.clauses[i].body);
       ev = ev && r.eval;
       call = call && r.call;

@@ -84,18 +84,9 @@ static void attrs64(Module *m, const OpDef *op, Attrs *as) {
   }
 }
 
-static void pattern64(Pattern *p, int depth) {
-  if (!p || depth > 10000) return;
-  switch (p->kind) {
-  case PAT_VAR: var64(p->var); break;
-  case PAT_CTOR:
-    for (uint32_t i = 0; i < p->ctor.nargs; i++) pattern64(p->ctor.args[i], depth + 1);
-    break;
-  case PAT_TUPLE:
-    for (uint32_t i = 0; i < p->tuple.n; i++) pattern64(p->tuple.fields[i], depth + 1);
-    break;
-  default: break;
-  }
+static void pattern_var64(Var *v, void *ud) {
+  (void)ud;
+  var64(v);
 }
 
 static void function64(Function *f) {
@@ -110,7 +101,7 @@ static void node64(Expr *e, void *ud) {
   case EXPR_FN: function64(e->fn); break;
   case EXPR_LET: var64(e->let.var); break;
   case EXPR_MATCH:
-    for (uint32_t i = 0; i < e->match.nclauses; i++) pattern64(e->match.clauses[i].pattern, 0);
+    for (uint32_t i = 0; i < e->match.nclauses; i++) pattern_each_var(e->match.clauses[i].pattern, pattern_var64, NULL);
     break;
   case EXPR_CALL:
     if (e->call.fn->kind == EXPR_OP) attrs64(m, op_get(e->call.fn->op.id), e->call.attrs);

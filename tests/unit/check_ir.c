@@ -359,6 +359,44 @@ START_TEST(walk_each_once_visits_distinct_nodes) {
 }
 END_TEST
 
+/* ir/walk.h pattern_each_var: every variable a pattern binds, nested in
+ * constructor and tuple patterns, left to right; wildcards bind none. */
+static Pattern *pat_var(Module *m, Var *v) {
+  Pattern *p = pattern_new(m, PAT_VAR, (Span){0, 0});
+  p->var = v;
+  return p;
+}
+
+static void collect_var(Var *v, void *ud) {
+  Var ***at = ud;
+  *(*at)++ = v;
+}
+
+START_TEST(pattern_each_var_left_to_right) {
+  Module *m = module_new(NULL);
+  Span s0 = {0, 0};
+  Var *a = var_new(m, "a", s0, NULL), *b = var_new(m, "b", s0, NULL), *c = var_new(m, "c", s0, NULL);
+  /* (%a, C(%b, _), (%c,)) */
+  Pattern *ctor = pattern_new(m, PAT_CTOR, s0);
+  ctor->ctor.name = "C";
+  ctor->ctor.args = (Pattern *[]){pat_var(m, b), pattern_new(m, PAT_WILDCARD, s0)};
+  ctor->ctor.nargs = 2;
+  Pattern *inner = pattern_new(m, PAT_TUPLE, s0);
+  inner->tuple.fields = (Pattern *[]){pat_var(m, c)};
+  inner->tuple.n = 1;
+  Pattern *outer = pattern_new(m, PAT_TUPLE, s0);
+  outer->tuple.fields = (Pattern *[]){pat_var(m, a), ctor, inner};
+  outer->tuple.n = 3;
+  Var *got[4] = {NULL}, **at = got;
+  pattern_each_var(outer, collect_var, &at);
+  ck_assert_int_eq(at - got, 3);
+  ck_assert_ptr_eq(got[0], a);
+  ck_assert_ptr_eq(got[1], b);
+  ck_assert_ptr_eq(got[2], c);
+  module_free(m);
+}
+END_TEST
+
 /* Fresh names are prefix_N from the module's counter, cut at 95 characters. */
 START_TEST(fresh_var_names) {
   Module *m = module_new(NULL);
@@ -510,6 +548,7 @@ int main(void) {
   tcase_add_test(tc, edit_distances);
   tcase_add_test(tc, type_any_parts_links_and_missing);
   tcase_add_test(tc, walk_each_once_visits_distinct_nodes);
+  tcase_add_test(tc, pattern_each_var_left_to_right);
   tcase_add_test(tc, fresh_var_names);
   tcase_add_test(tc, fresh_var_names_spelled_lazily);
   tcase_add_test(tc, scope_tree_lca_matches_parent_walks);
