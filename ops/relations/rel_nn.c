@@ -514,39 +514,34 @@ static int layout_spatial(TypeRelCtx *c, const Type *a, char *sp, int *pos) {
   return pool_layout(c, a, sp, pos) ? -1 : n;
 }
 
-int rel_global_pool(TypeRelCtx *c) {
+/* Global and adaptive pooling: the input with its spatial extents set from
+ * the integer list attribute `sizes` (one value for every axis, or one each;
+ * None keeps the input extent; missing: the input's type), or all 1 when
+ * sizes is NULL (global pooling is adaptive pooling to 1). */
+static int pool_to_sizes(TypeRelCtx *c, const char *sizes) {
   const Type *a = rel_tensor(c, 0);
   if (!a) return rel_pending(c);
   char sp[4];
   int pos[MAXSP];
   int n = layout_spatial(c, a, sp, pos);
   if (n < 0) return REL_FAIL;
-  Type *o = rel_retype(c, a, a->tensor.dtype);
-  for (int i = 0; i < n; i++) o->tensor.dims[pos[i]] = dim_int(1);
-  return done(c, o);
-}
-
-int rel_adaptive_pool(TypeRelCtx *c) {
-  const Type *a = rel_tensor(c, 0);
-  if (!a) return rel_pending(c);
-  char sp[4];
-  int pos[MAXSP];
-  int n = layout_spatial(c, a, sp, pos);
-  if (n < 0) return REL_FAIL;
-  int64_t os[8];
-  int32_t k = rel_attr_ints(c, "output_size", os, 8);
+  int64_t os[8] = {1};
+  int32_t k = sizes ? rel_attr_ints(c, sizes, os, 8) : 1;
   Type *o = rel_retype(c, a, a->tensor.dtype);
   if (k <= 0) return done(c, o);
-  if (k != 1 && k != n) return rel_fail(c, "output_size must have 1 or %d values, got %d", n, k);
+  if (k != 1 && k != n) return rel_fail(c, "%s must have 1 or %d values, got %d", sizes, n, k);
   for (int i = 0; i < n; i++) {
     int64_t v = os[k == 1 ? 0 : i];
     if (v == REL_INT_NONE) continue; /* None keeps the input extent */
     if (v == REL_INT_ANY) o->tensor.dims[pos[i]] = dim_any();
-    else if (v < 1) return rel_fail(c, "output_size must be positive");
+    else if (v < 1) return rel_fail(c, "%s must be positive", sizes);
     else o->tensor.dims[pos[i]] = dim_int(v);
   }
   return done(c, o);
 }
+
+int rel_global_pool(TypeRelCtx *c) { return pool_to_sizes(c, NULL); }
+int rel_adaptive_pool(TypeRelCtx *c) { return pool_to_sizes(c, "output_size"); }
 
 /* ------------------------------------------------------------ dense algebra */
 

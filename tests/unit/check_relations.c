@@ -466,7 +466,7 @@ static const Case cases[] = {
     OK("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_avg_pool2d(%x, output_size=[3])", "Tensor[(1, 16, 3, 3), float32]"),
     BAD("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_avg_pool2d(%x, output_size=[1, 2, 3])", "output_size must have 1 or 2 values"),
     OK("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_max_pool2d(%x)", "Tensor[(1, 16, 9, 9), float32]"),
-    BAD("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_max_pool2d(%x, output_size=[0])", "must be positive"),
+    BAD("%x: Tensor[(1, 16, 9, 9), float32]", "nn.adaptive_max_pool2d(%x, output_size=[0])", "output_size must be positive"),
     OK("%x: Tensor[(1, 4, 10), float32]", "nn.max_pool1d(%x, pool_size=[2], strides=[2])", "Tensor[(1, 4, 5), float32]"),
     BAD("%x: Tensor[(1, 4, 1), float32]", "nn.max_pool1d(%x, pool_size=[2])", "larger than the padded input"),
     OK("%x: Tensor[(1, 4, 10), float32]", "nn.avg_pool1d(%x, pool_size=[3], padding=[1])", "Tensor[(1, 4, 10), float32]"),
