@@ -100,14 +100,23 @@ KVM_INL void kvm_sigmoid16(kv16 *v) {
   *v = kv_splat(1.0f) / (kv_splat(1.0f) + e);
 }
 
+/* The argument of an odd function f(x) = sign(x)·f(|x|): x's sign bit in
+ * *sign, NaN lanes in *nan, and in *a |x| clamped to hi with NaN lanes 0
+ * (the caller puts x back there). */
+KVM_INL void kvm_odd_arg(const kv16 *x, float hi, kv16 *a, kvi16 *nan, kvi16 *sign) {
+  *nan = *x != *x;
+  *sign = (kvi16)*x & KVM_ISPLAT(INT32_MIN);
+  kv16 m = (kv16)((kvi16)*x & KVM_ISPLAT(INT32_MAX));
+  m = KVM_SEL(*nan, kv_splat(0), m);
+  *a = KVM_SEL(m > kv_splat(hi), kv_splat(hi), m);
+}
+
 /* tanh x = sign(x) · E / (E + 2), E = expm1(2|x|); |x| ≥ 10 gives ±1. */
 KVM_INL void kvm_tanh16(kv16 *v) {
   kv16 x = *v;
-  kvi16 nan = x != x;
-  kvi16 sign = (kvi16)x & KVM_ISPLAT(INT32_MIN);
-  kv16 a = (kv16)((kvi16)x & KVM_ISPLAT(INT32_MAX));
-  a = KVM_SEL(nan, kv_splat(0), a);
-  a = KVM_SEL(a > kv_splat(10.0f), kv_splat(10.0f), a);
+  kvi16 nan, sign;
+  kv16 a;
+  kvm_odd_arg(&x, 10.0f, &a, &nan, &sign);
   kv16 y = a + a, n, r;
   kvm_ln2_reduce(&y, &n, &r); /* n in 0..29 */
   kv16 p = kv_splat(1.0f / 40320) * r + kv_splat(1.0f / 5040);
@@ -123,11 +132,9 @@ KVM_INL void kvm_tanh16(kv16 *v) {
 /* erf x: x·P(x²) below 1, 1 − e^(−x²)·Q(s) above (clamped at 4: erf = 1). */
 KVM_INL void kvm_erf16(kv16 *v) {
   kv16 x = *v;
-  kvi16 nan = x != x;
-  kvi16 sign = (kvi16)x & KVM_ISPLAT(INT32_MIN);
-  kv16 a = (kv16)((kvi16)x & KVM_ISPLAT(INT32_MAX));
-  a = KVM_SEL(nan, kv_splat(0), a);
-  a = KVM_SEL(a > kv_splat(4.0f), kv_splat(4.0f), a);
+  kvi16 nan, sign;
+  kv16 a;
+  kvm_odd_arg(&x, 4.0f, &a, &nan, &sign);
   kv16 t = a * a;
   kv16 p = kv_splat(7.87587506269e-5f);
   p = p * t + kv_splat(-0.000801686428717f);
