@@ -23,11 +23,9 @@
 #include "ops/kernels/kernel.h"
 #include "ops/foreign/plugin.h"
 #include "ops/registry.h"
-#include "parser/parser.h"
 #include "runtime/tensor.h"
-#include "sema/infer.h"
-#include "sema/resolve.h"
 #include "tests/unit/unit_run.h"
+#include "tests/unit/ut_prog.h"
 
 static char libdir[64]; /* where tests/ffi/build.sh put the libraries */
 
@@ -99,30 +97,18 @@ static char *with_lib(const char *text) {
 static const char *typeof_main(const char *params, const char *body) {
   static char res[4096];
   char text[2048];
-  int n = snprintf(text, sizeof text, "#[version = \"0.0.5\"]\ndef @main(%s) { %s }\n", params, body);
-  char *copy = mem_malloc((size_t)n + 1);
-  memcpy(copy, text, (size_t)n + 1);
-  Source *src = source_new("t.relay", copy, (size_t)n);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  Diag d;
-  diag_init(&d, f, src);
-  Module *m = parse_module(src, &d);
-  if (d.nerrors == 0) resolve_module(m, &d);
-  if (d.nerrors == 0) infer_module(m, &d);
-  if (d.nerrors == 0) {
-    print_type(f, m->defs[0]->fn->type->func.ret);
-    fclose(f);
-    snprintf(res, sizeof res, "%s", buf);
-  } else {
-    fclose(f);
-    snprintf(res, sizeof res, "ERR:%s", buf);
-  }
-  free(buf);
-  module_free(m);
-  source_free(src);
+  snprintf(text, sizeof text, "#[version = \"0.0.5\"]\ndef @main(%s) { %s }\n", params, body);
+  UtProg p;
+  if (ut_check(&p, text)) snprintf(res, sizeof res, "%s", type_to_string(p.m->arena, p.m->defs[0]->fn->type->func.ret));
+  else snprintf(res, sizeof res, "ERR:%s", ut_errors(&p));
+  ut_unload(&p);
   return res;
+}
+
+/* Type-checking `def @main(PARAMS) { BODY }` fails with `msg` among the diagnostics. */
+static void expect_type_error(const char *params, const char *body, const char *msg) {
+  const char *e = typeof_main(params, body);
+  ck_assert_msg(strncmp(e, "ERR:", 4) == 0 && strstr(e, msg), "%s", e);
 }
 
 /* A tensor of dtype dt and shape (rank given by n >= 0 dims) filled from vals. */
@@ -189,11 +175,10 @@ START_TEST(libm_erfc_types) {
   ck_assert_str_eq(typeof_main("%x: Tensor[(2, 3), float32]", "my.erfc(%x)"), "Tensor[(2, 3), float32]");
   ck_assert_str_eq(typeof_main("%x: Tensor[(?, 3), float64]", "my.erfc(%x)"), "Tensor[(?, 3), float64]");
   ck_assert_str_eq(typeof_main("", "my.erfc(0.5f)"), "float32");
-  const char *e = typeof_main("%x: Tensor[(3), float16]", "my.erfc(%x)");
-  ck_assert_msg(strstr(e, "my.erfc: no foreign function takes (float16); declared: (float32) -> float32, "
-                          "(float64) -> float64"), "%s", e);
-  e = typeof_main("%x: float32", "my.erfc(%x, %x)");
-  ck_assert_msg(strstr(e, "my.erfc expects 1 argument but 2 were given"), "%s", e);
+  expect_type_error("%x: Tensor[(3), float16]", "my.erfc(%x)",
+                    "my.erfc: no foreign function takes (float16); declared: (float32) -> float32, "
+                    "(float64) -> float64");
+  expect_type_error("%x: float32", "my.erfc(%x, %x)", "my.erfc expects 1 argument but 2 were given");
 }
 END_TEST
 
@@ -273,12 +258,10 @@ START_TEST(binary_types) {
   ck_assert_str_eq(typeof_main("%a: Tensor[(?, 1), float64], %b: Tensor[(1, 5), float64]", "t.axpb(%a, %b)"),
                    "Tensor[(?, 5), float64]");
   ck_assert_str_eq(typeof_main("%a: int32", "t.axpb(%a, 1)"), "int32");
-  const char *e = typeof_main("%a: Tensor[(2, 3), float32], %b: Tensor[(4), float32]", "t.axpb(%a, %b)");
-  ck_assert_msg(strstr(e, "t.axpb: incompatible broadcast: dimension 3 vs 4"), "%s", e);
-  e = typeof_main("%a: float32, %b: float64", "t.axpb(%a, %b)");
-  ck_assert_msg(strstr(e, "no foreign function takes (float32, float64)"), "%s", e);
-  e = typeof_main("%a: float32", "t.axpb(%a)");
-  ck_assert_msg(strstr(e, "t.axpb expects 2 arguments but 1 was given"), "%s", e);
+  expect_type_error("%a: Tensor[(2, 3), float32], %b: Tensor[(4), float32]", "t.axpb(%a, %b)",
+                    "t.axpb: incompatible broadcast: dimension 3 vs 4");
+  expect_type_error("%a: float32, %b: float64", "t.axpb(%a, %b)", "no foreign function takes (float32, float64)");
+  expect_type_error("%a: float32", "t.axpb(%a)", "t.axpb expects 2 arguments but 1 was given");
 }
 END_TEST
 
@@ -306,9 +289,8 @@ END_TEST
 START_TEST(buffer_two_inputs) {
   double w[] = {11, 22};
   expect_values(run2("t.add", T1(DT_F32, 2, 1, 2), T1(DT_F32, 2, 10, 20)), DT_F32, w, 2, 0);
-  const char *e = typeof_main("%a: Tensor[(2), float32], %b: Tensor[(3), float32]", "t.add(%a, %b)");
-  ck_assert_msg(strstr(e, "t.add: input 1 has 3 elements but the output has 2, and add_f32 gets no count for it"),
-                "%s", e);
+  expect_type_error("%a: Tensor[(2), float32], %b: Tensor[(3), float32]", "t.add(%a, %b)",
+                    "t.add: input 1 has 3 elements but the output has 2, and add_f32 gets no count for it");
   KRes r = run2("t.add", T1(DT_F32, 2, 1, 2), T1(DT_F32, 3, 1, 2, 3));
   ck_assert_int_eq(r.rc, KERNEL_ERROR);
   ck_assert_str_eq(r.err, "t.add: input 1 has 3 elements, the output 2");
@@ -334,8 +316,8 @@ START_TEST(buffer_status) {
   KRes r = run1("t.isqrt", T1(DT_I32, 2, 4, -1));
   ck_assert_int_eq(r.rc, KERNEL_ERROR);
   ck_assert_str_eq(r.err, "t.isqrt: checked_sqrt_i32 returned error status 7");
-  const char *e = typeof_main("%x: Tensor[(2), float32]", "t.isqrt(%x)");
-  ck_assert_msg(strstr(e, "no foreign function takes (float32); declared: (int32) -> int32"), "%s", e);
+  expect_type_error("%x: Tensor[(2), float32]", "t.isqrt(%x)",
+                    "no foreign function takes (float32); declared: (int32) -> int32");
 }
 END_TEST
 
@@ -499,12 +481,10 @@ START_TEST(plugin_sample_types) {
   ck_assert_str_eq(typeof_main("%x: Tensor[(2, ?), float32]", "sample.softplus(%x, beta=2f)"),
                    "Tensor[(2, ?), float32]");
   ck_assert_str_eq(typeof_main("%x: float64", "sample.swish(%x)"), "float64");
-  const char *e = typeof_main("%x: Tensor[(2), int32]", "sample.softplus(%x)");
-  ck_assert_msg(strstr(e, "sample.softplus: expects a float32 or float64 tensor"), "%s", e);
-  e = typeof_main("%x: float32", "sample.softplus(%x, beta=0f)");
-  ck_assert_msg(strstr(e, "sample.softplus: beta must not be 0"), "%s", e);
-  e = typeof_main("%x: float32", "sample.softplus(%x, bta=1f)");
-  ck_assert_msg(strstr(e, "unknown attribute \"bta\""), "%s", e);
+  expect_type_error("%x: Tensor[(2), int32]", "sample.softplus(%x)",
+                    "sample.softplus: expects a float32 or float64 tensor");
+  expect_type_error("%x: float32", "sample.softplus(%x, beta=0f)", "sample.softplus: beta must not be 0");
+  expect_type_error("%x: float32", "sample.softplus(%x, bta=1f)", "unknown attribute \"bta\"");
   const OpDef *op = op_get(op_lookup("sample.softplus"));
   ck_assert_uint_eq(op->nattrs, 2);
   ck_assert_str_eq(op->attrs[0].name, "beta");
