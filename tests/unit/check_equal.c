@@ -311,20 +311,31 @@ static bool text_equal(const char *a, const char *b, char **why) {
   return eq;
 }
 
-START_TEST(text_renaming_and_layout) {
-  char *why;
-  ck_assert_msg(text_equal("#[version = \"0.0.5\"]\n"
-                           "type List[A] { Cons(A, List[A]), Nil }\n"
-                           "def @len[A](%l: List[A]) -> int32 {\n"
-                           "  match (%l) { Cons(_, %rest) => 1 + @len(%rest), Nil => 0 }\n}\n",
-                           "#[version = \"0.0.5\"]\n"
-                           "type List[T] {\n  Cons(T, List[T]),\n  Nil,\n}\n"
-                           "def @len[B](%xs: List[B]) -> int32 {\n  match (%xs) {\n"
-                           "    Cons(_, %t) => { %0 = @len(%t); add(1, %0) },\n"
-                           "    Nil => { 0 },\n  }\n}\n",
-                           &why),
-                "%s", why);
+/* The two programs are equal (the report, if not, in the failure). */
+static void expect_same(const char *a, const char *b) {
+  char *why = NULL;
+  ck_assert_msg(text_equal(a, b, &why), "%s", why);
   free(why);
+}
+
+/* The two programs differ, and the report says `msg`. */
+static void expect_differ(const char *a, const char *b, const char *msg) {
+  char *why = NULL;
+  ck_assert(!text_equal(a, b, &why));
+  ck_assert_msg(strstr(why, msg) != NULL, "%s", why);
+  free(why);
+}
+
+START_TEST(text_renaming_and_layout) {
+  expect_same("#[version = \"0.0.5\"]\n"
+              "type List[A] { Cons(A, List[A]), Nil }\n"
+              "def @len[A](%l: List[A]) -> int32 {\n"
+              "  match (%l) { Cons(_, %rest) => 1 + @len(%rest), Nil => 0 }\n}\n",
+              "#[version = \"0.0.5\"]\n"
+              "type List[T] {\n  Cons(T, List[T]),\n  Nil,\n}\n"
+              "def @len[B](%xs: List[B]) -> int32 {\n  match (%xs) {\n"
+              "    Cons(_, %t) => { %0 = @len(%t); add(1, %0) },\n"
+              "    Nil => { 0 },\n  }\n}\n");
 }
 END_TEST
 
@@ -342,72 +353,53 @@ START_TEST(text_sharing_differs) {
 END_TEST
 
 START_TEST(text_match_clause_differs) {
-  char *why;
-  ck_assert(!text_equal("#[version = \"0.0.5\"]\n"
-                        "type Nat { Z, S(Nat) }\n"
-                        "def @f(%n: Nat) { match (%n) { Z => 0, S(_) => 1 } }\n",
-                        "#[version = \"0.0.5\"]\n"
-                        "type Nat { Z, S(Nat) }\n"
-                        "def @f(%n: Nat) { match (%n) { S(_) => 1, Z => 0 } }\n",
-                        &why));
-  ck_assert_msg(strstr(why, "constructor pattern differs (Z vs S)") != NULL, "%s", why);
-  free(why);
+  expect_differ("#[version = \"0.0.5\"]\n"
+                "type Nat { Z, S(Nat) }\n"
+                "def @f(%n: Nat) { match (%n) { Z => 0, S(_) => 1 } }\n",
+                "#[version = \"0.0.5\"]\n"
+                "type Nat { Z, S(Nat) }\n"
+                "def @f(%n: Nat) { match (%n) { S(_) => 1, Z => 0 } }\n",
+                "constructor pattern differs (Z vs S)");
 }
 END_TEST
 
 
 START_TEST(text_value_nodes_not_paired) {
-  char *why = NULL;
   /* one shared projection / constant equals repeated ones (not graph nodes) */
-  ck_assert_msg(text_equal("#[version = \"0.0.5\"]\n"
-                           "def @f(%t: (float32, float32)) { %0 = %t.0; %1 = (); %2 = 1f; %3 = add(%0, %2); (%3, %3, %1, %1) }\n",
-                           "#[version = \"0.0.5\"]\n"
-                           "def @f(%t: (float32, float32)) { %0 = add(%t.0, 1f); (%0, %0, (), ()) }\n",
-                           &why),
-                "%s", why);
-  free(why);
+  expect_same("#[version = \"0.0.5\"]\n"
+              "def @f(%t: (float32, float32)) { %0 = %t.0; %1 = (); %2 = 1f; %3 = add(%0, %2); (%3, %3, %1, %1) }\n",
+              "#[version = \"0.0.5\"]\n"
+              "def @f(%t: (float32, float32)) { %0 = add(%t.0, 1f); (%0, %0, (), ()) }\n");
   /* but a shared non-empty tuple is a graph node */
-  ck_assert(!text_equal("#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) { %0 = (%x,); (%0, %0) }\n",
-                        "#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) { ((%x,), (%x,)) }\n",
-                        &why));
-  ck_assert_msg(strstr(why, "sharing differs (tuple)") != NULL, "%s", why);
-  free(why);
+  expect_differ("#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) { %0 = (%x,); (%0, %0) }\n",
+                "#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) { ((%x,), (%x,)) }\n",
+                "sharing differs (tuple)");
 }
 END_TEST
 
 START_TEST(text_function_attributes) {
-  char *why = NULL;
   /* attribute maps compare regardless of order */
-  ck_assert_msg(text_equal("#[version = \"0.0.5\"]\n"
-                           "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1, Name=\"k\") { %y }; %g(%x) }\n",
-                           "#[version = \"0.0.5\"]\n"
-                           "def @f(%x: float32) { let %g = fn (%y: float32, Name=\"k\", Primitive=1) { %y }; %g(%x) }\n",
-                           &why),
-                "%s", why);
-  free(why);
+  expect_same("#[version = \"0.0.5\"]\n"
+              "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1, Name=\"k\") { %y }; %g(%x) }\n",
+              "#[version = \"0.0.5\"]\n"
+              "def @f(%x: float32) { let %g = fn (%y: float32, Name=\"k\", Primitive=1) { %y }; %g(%x) }\n");
   /* integers carry their dtype: 1 is not 1i64 */
-  ck_assert(!text_equal("#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1) { %y }; %g(%x) }\n",
-                        "#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1i64) { %y }; %g(%x) }\n",
-                        &why));
-  ck_assert_msg(strstr(why, "value of function attribute Primitive differs") != NULL, "%s", why);
-  free(why);
+  expect_differ("#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1) { %y }; %g(%x) }\n",
+                "#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) { let %g = fn (%y: float32, Primitive=1i64) { %y }; %g(%x) }\n",
+                "value of function attribute Primitive differs");
 }
 END_TEST
 
 START_TEST(text_report_names_both_sides) {
-  char *why = NULL;
-  ck_assert(!text_equal("#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) {\n  add(%x, 1f)\n}\n",
-                        "#[version = \"0.0.5\"]\n"
-                        "def @f(%x: float32) {\n\n  multiply(%x, 1f)\n}\n",
-                        &why));
-  ck_assert_msg(strstr(why, "@f: operator add vs multiply\n  eq.relay:3:3: add(%x, 1f)\n  eq.relay:4:3: multiply(%x, 1f)\n") != NULL,
-                "%s", why);
-  free(why);
+  expect_differ("#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) {\n  add(%x, 1f)\n}\n",
+                "#[version = \"0.0.5\"]\n"
+                "def @f(%x: float32) {\n\n  multiply(%x, 1f)\n}\n",
+                "@f: operator add vs multiply\n  eq.relay:3:3: add(%x, 1f)\n  eq.relay:4:3: multiply(%x, 1f)\n");
 }
 END_TEST
 
