@@ -259,6 +259,14 @@ void *gr_table(GradCtx *c, int64_t rows, int64_t cols, size_t esize) {
   return p;
 }
 
+bool gr_pieces(GradCtx *c, int64_t n, const char *what) {
+  if (n >= 0 && n <= GRAD_MAX_PIECES) return true;
+  if (n < 0) return gr_fail(c, "the rule would build more %s than an int64 counts, one by one; a rule may build %d",
+                            what, GRAD_MAX_PIECES);
+  return gr_fail(c, "the rule would build %lld %s one by one, more than the %d a rule may build", (long long)n, what,
+                 GRAD_MAX_PIECES);
+}
+
 Expr *gr_scalar(GradCtx *c, double v, int i) { return gr_const(c, v, gr_dtype(c, i)); }
 
 /* Always collapse_sum_like, even where x already has the result's shape: TVM's

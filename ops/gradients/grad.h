@@ -141,6 +141,13 @@ Expr *gr_tensor_const(GradCtx *c, DType dt, uint32_t ndim, const int64_t *shape,
  * asked for a 10^14-byte matrix), so the size is checked, never allocated blindly. */
 #define GRAD_MAX_TABLE_BYTES ((uint64_t)1 << 30)
 void *gr_table(GradCtx *c, int64_t rows, int64_t cols, size_t esize);
+/* True when a rule may build n pieces one by one (a weight convolution per group, a
+ * slice per window tap or offset), else false after reporting an error: the count
+ * comes from the program's attributes and extents (a conv3d with groups=4,000,000
+ * built nodes until memory ran out, a 2000^3 pooling window looped for ever), so it
+ * is checked against GRAD_MAX_PIECES first. n < 0 stands for an overflowed count. */
+#define GRAD_MAX_PIECES 65536
+bool gr_pieces(GradCtx *c, int64_t n, const char *what);
 /* A rank-0 constant in the dtype of input i (of the result when i < 0). */
 Expr *gr_scalar(GradCtx *c, double v, int i);
 /* unb(e, x_i): e summed down to input i's shape (collapse_sum_like), built even

@@ -330,6 +330,7 @@ GRAD_RULE(NN_CONV3D) {
   if (!conv3_attrs(c, st, dil, pb, pa)) return false;
   int64_t NG = gr_attr_int(c, "groups", 1), C = xd[1], O = wd[0], Ig = wd[1];
   if (NG < 1 || C % NG || O % NG) return gr_fail(c, "groups must divide the channels");
+  if (!gr_pieces(c, NG, "weight convolutions (one per group)")) return false;
   Expr *g = gr_let(c, to_layout(c, g_in(c, 0), ol, "NCDHW"));
   Expr *x = gr_let(c, to_layout(c, X0, dl, "NCDHW")), *w = to_layout(c, X1, kl, "OIDHW");
   /* data: conv3d(pad(dilate(g)), flip(swap(w))) */

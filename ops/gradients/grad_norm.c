@@ -182,6 +182,7 @@ GRAD_RULE(NN_LRN) {
   int64_t axis = axis_attr(c, "axis", 1, rank), size = gr_attr_int(c, "size", 5), h = size / 2;
   double bias = gr_attr_double(c, "bias", 2), alpha = gr_attr_double(c, "alpha", 1e-4), beta = gr_attr_double(c, "beta", 0.75);
   if (size <= 0) return gr_fail(c, "size must be positive");
+  if (!gr_pieces(c, size, "window offsets (one slice each, twice)")) return false;
   Expr *sq = gr_mul(c, X0, X0);
   Expr *win = window_sum(c, sq, axis, rank, dims[axis], -h, size - 1 - h);
   Expr *D = gr_let(c, gr_add(c, gr_scalar(c, bias, 0), gr_mul(c, gr_scalar(c, alpha / (double)size, 0), win)));

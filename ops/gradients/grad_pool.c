@@ -407,12 +407,14 @@ GRAD_RULE(NN_ADAPTIVE_MAX_POOL1D) {
  * strides s, dilation d, leading padding lo; `hi` pads the trailing side far enough
  * for every window of the `out` extents (ceil mode included). Each tap (a position
  * inside the window, row-major) sees one strided view of the padded input whose
- * shape is the output's. */
+ * shape is the output's. More than GRAD_MAX_PIECES taps is an error (gr_pieces). */
 typedef struct Taps {
   uint32_t rank;
   int nsp, pos[3];
   int64_t k[3], s[3], d[3], lo[3], hi[3], in[3], out[3];
 } Taps;
+
+static int64_t taps_count(const Taps *t);
 
 static bool taps_init(GradCtx *c, Taps *t, int nsp, const int *pos, const int64_t *xd, const int64_t *od, uint32_t rank) {
   int64_t ps[6], st[6], dl[6], pad[6];
@@ -433,12 +435,14 @@ static bool taps_init(GradCtx *c, Taps *t, int nsp, const int *pos, const int64_
     int64_t need = (t->out[i] - 1) * t->s[i] + (t->k[i] - 1) * t->d[i] + 1;
     t->hi[i] = need - t->lo[i] - t->in[i] > 0 ? need - t->lo[i] - t->in[i] : 0;
   }
-  return true;
+  return gr_pieces(c, taps_count(t), "window taps (a few slices each)");
 }
 
+/* The taps of a window (-1 when the product overflows). */
 static int64_t taps_count(const Taps *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->nsp; i++) n *= t->k[i];
+  for (int i = 0; i < t->nsp; i++)
+    if (__builtin_mul_overflow(n, t->k[i], &n)) return -1;
   return n;
 }
 
