@@ -112,3 +112,147 @@ GRAD_RULE(NN_BATCH_TO_SPACE_ND) {
                    gr_fmt(c, "block_shape=%s, paddings=%s", gr_ints_text(c, block, (uint32_t)m), crops), G);
   return true;
 }
+
+/* ---- masks and sequence reversal: the same selection applied to the adjoint ----------------- */
+
+/* trilu(x, k): the adjoint masked the same way; k (an integer) gets none */
+GRAD_RULE(TRILU) {
+  c->dx[0] = gr_op_like(c, "trilu", NULL, (Expr *[]){G, X1}, 2);
+  return true;
+}
+
+/* sequence_mask(x, len): the masked positions get zero; len gets none */
+GRAD_RULE(SEQUENCE_MASK) {
+  c->dx[0] = gr_op_like(c, "sequence_mask", "mask_value=0f", (Expr *[]){G, X1}, 2);
+  return true;
+}
+
+/* reverse_sequence is its own inverse (each prefix reversed, the rest kept) */
+GRAD_RULE(REVERSE_SEQUENCE) {
+  c->dx[0] = gr_op_like(c, "reverse_sequence", NULL, (Expr *[]){G, X1}, 2);
+  return true;
+}
+
+/* ---- matrix_set_diag ------------------------------------------------------------------------- */
+
+/* The input gets the adjoint with the band set to zero; the diagonal reads the band back: the
+ * adjoint's matrices flattened, one zero appended, and taken at a constant table of positions
+ * (the zero for a slot no element of the band fills, the padding of short diagonals) */
+GRAD_RULE(MATRIX_SET_DIAG) {
+  int64_t dims[GRAD_MAX_RANK], ddims[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims) || !gr_shape(c, 1, ddims)) return false;
+  uint32_t n = gr_rank(c, 0), dn = gr_rank(c, 1);
+  int64_t k1 = gr_attr_int(c, "k1", 0), k2 = gr_attr_int(c, "k2", 0), M = dims[n - 2], N = dims[n - 1];
+  bool band = k1 != k2, super_right = gr_attr_bool(c, "super_diag_right_align", true),
+       sub_right = gr_attr_bool(c, "sub_diag_right_align", false);
+  int64_t rows = band ? k2 - k1 + 1 : 1, len = ddims[dn - 1], zero = M * N;
+  int64_t *table = gr_table(c, rows, len, sizeof(int64_t));
+  if (!table) return false;
+  for (int64_t i = 0; i < rows * len; i++) table[i] = zero;
+  for (int64_t r = 0; r < M; r++)
+    for (int64_t col = 0; col < N; col++) {
+      int64_t k = col - r, pos = k >= 0 ? r : col, row = 0;
+      if (k < k1 || k > k2) continue;
+      if (band) {
+        int64_t dlen = k >= 0 ? (N - k < M ? N - k : M) : (N < M + k ? N : M + k);
+        if (k >= 0 ? super_right : sub_right) pos += len - dlen;
+        row = k2 - k;
+      }
+      if (pos < len) table[row * len + pos] = r * N + col;
+    }
+  c->dx[0] = gr_op_like(c, "matrix_set_diag", NULL, (Expr *[]){G, gr_zeros_like(c, X1)}, 2);
+  int64_t flat[GRAD_MAX_RANK], w[GRAD_MAX_RANK][2] = {{0}};
+  for (uint32_t i = 0; i + 2 < n; i++) flat[i] = dims[i];
+  flat[n - 2] = M * N;
+  w[n - 2][1] = 1;
+  Expr *v = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gr_ints_text(c, flat, n - 1)), G);
+  v = GR_OP(c, "nn.pad", gr_pad_width(c, n - 1, w), v, gr_scalar(c, 0, 0));
+  int64_t tshape[2] = {rows, len};
+  Expr *ix = band ? gr_tensor_const(c, DTYPE(DT_INT, 64), 2, tshape, table)
+                  : gr_tensor_const(c, DTYPE(DT_INT, 64), 1, tshape + 1, table);
+  c->dx[1] = GR_OP(c, "take", gr_fmt(c, "axis=%u", n - 2), v, ix);
+  return true;
+}
+
+/* ---- meshgrid ---------------------------------------------------------------------------------- */
+
+/* field i of the result varies along one grid axis (i; 0 and 1 swapped for indexing="xy"):
+ * input i gets the sum of adjoint i over every other axis */
+GRAD_RULE(MESHGRID) {
+  const Type *t = c->xt[0];
+  if (!t || t->kind != TYPE_TUPLE || t->tuple.n == 0) return gr_fail(c, "the input is not a non-empty tuple");
+  uint32_t n = t->tuple.n;
+  bool xy = strcmp(gr_attr_str(c, "indexing", "ij"), "xy") == 0 && n >= 2;
+  Expr **fs = arena_alloc(c->m->arena, n * sizeof *fs);
+  Expr *g = gr_let(c, G);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t ax = xy && i < 2 ? 1 - i : i, k = 0;
+    int64_t others[GRAD_MAX_RANK];
+    for (uint32_t a = 0; a < n; a++)
+      if (a != ax) others[k++] = a;
+    Expr *s = k ? gr_sum(c, gr_proj(c, g, i), others, k, false) : gr_proj(c, g, i);
+    const Type *f = t->tuple.fields[i];
+    fs[i] = f && f->kind == TYPE_TENSOR && f->tensor.ndim == 0 ? GR_OP(c, "reshape", "newshape=[]", s) : s;
+  }
+  c->dx[0] = gr_tuple(c, fs, n);
+  return true;
+}
+
+/* ---- integer operators: no derivative ----------------------------------------------------------- */
+
+GRAD_NONE(UNRAVEL_INDEX)
+GRAD_NONE(INVERT_PERMUTATION)
+
+/* ---- nn.dilate ------------------------------------------------------------------------------------ */
+
+/* the adjoint read back at the input's positions: a strided slice */
+GRAD_RULE(NN_DILATE) {
+  int64_t s[GRAD_MAX_RANK], b[GRAD_MAX_RANK] = {0}, e[GRAD_MAX_RANK];
+  uint32_t r = gr_rank(c, -1);
+  if (!gr_shape(c, -1, e)) return false;
+  if (gr_attr_ints(c, "strides", s, GRAD_MAX_RANK) != (int32_t)r) return gr_fail(c, "strides must have one entry per axis");
+  c->dx[0] = GR_OP(c, "strided_slice",
+                   gr_fmt(c, "begin=%s, end=%s, strides=%s", gr_ints_text(c, b, r), gr_ints_text(c, e, r), gr_ints_text(c, s, r)), G);
+  return true;
+}
+
+/* ---- sliding_window ---------------------------------------------------------------------------- */
+
+/* Every input element gets the sum of the adjoint over the windows holding it: the adjoint's
+ * window part (windows × offsets, Q elements) scattered with reduction="add" into the input's
+ * windowed part (P elements) at a constant table of positions */
+GRAD_RULE(SLIDING_WINDOW) {
+  int64_t dims[GRAD_MAX_RANK], od[GRAD_MAX_RANK];
+  if (!gr_shape(c, 0, dims) || !gr_shape(c, -1, od)) return false;
+  uint32_t nd = gr_rank(c, 0), axis = (uint32_t)gr_attr_int(c, "axis", 0), k = nd - axis;
+  int64_t s[GRAD_MAX_RANK], P = 1, Q = 1;
+  if (gr_attr_ints(c, "strides", s, GRAD_MAX_RANK) != (int32_t)k) return gr_fail(c, "strides must have %u entries", k);
+  for (uint32_t i = axis; i < nd; i++) P *= dims[i];
+  for (uint32_t i = axis; i < nd + k; i++) Q *= od[i];
+  int64_t *table = gr_table(c, 1, Q, sizeof(int64_t));
+  if (!table) return false;
+  for (int64_t q = 0; q < Q; q++) { /* q's coordinates (windows..., offsets...) to the input position */
+    int64_t rest = q, pos = 0, mul = 1, co[2 * GRAD_MAX_RANK];
+    for (uint32_t i = nd + k; i-- > axis;) {
+      co[i - axis] = rest % od[i];
+      rest /= od[i];
+    }
+    for (uint32_t i = k; i-- > 0;) {
+      pos += (co[i] * s[i] + co[k + i]) * mul;
+      mul *= dims[axis + i];
+    }
+    table[q] = pos;
+  }
+  int64_t gshape[GRAD_MAX_RANK + 1], xshape[GRAD_MAX_RANK + 1];
+  memcpy(gshape, dims, axis * sizeof *dims);
+  memcpy(xshape, dims, axis * sizeof *dims);
+  gshape[axis] = Q;
+  xshape[axis] = P;
+  const char *gs = gr_ints_text(c, gshape, axis + 1), *xs = gr_ints_text(c, xshape, axis + 1);
+  Expr *g = GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", gs), G);
+  Expr *ix = GR_OP(c, "broadcast_to", gr_fmt(c, "shape=%s", gs), gr_tensor_const(c, DTYPE(DT_INT, 64), 1, &Q, table));
+  Expr *z = gr_zeros_like(c, GR_OP(c, "reshape", gr_fmt(c, "newshape=%s", xs), X0));
+  Expr *d = GR_OP(c, "scatter_elements", gr_fmt(c, "axis=%u, reduction=\"add\"", axis), z, ix, g);
+  c->dx[0] = gr_reshape_like(c, d, X0);
+  return true;
+}

@@ -255,5 +255,14 @@ int rel_depth_to_space(TypeRelCtx *c);
 int rel_space_to_depth(TypeRelCtx *c);
 int rel_space_to_batch_nd(TypeRelCtx *c);
 int rel_batch_to_space_nd(TypeRelCtx *c);
+int rel_trilu(TypeRelCtx *c);
+int rel_reverse_sequence(TypeRelCtx *c);
+int rel_sequence_mask(TypeRelCtx *c);      /* refines valid_length to the batch extent */
+int rel_matrix_set_diag(TypeRelCtx *c);
+int rel_meshgrid(TypeRelCtx *c);
+int rel_unravel_index(TypeRelCtx *c);
+int rel_invert_permutation(TypeRelCtx *c); /* Identity, either way */
+int rel_dilate(TypeRelCtx *c);
+int rel_sliding_window(TypeRelCtx *c);
 
 #endif

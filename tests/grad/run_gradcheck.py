@@ -573,6 +573,20 @@ case("batch_to_space_nd", [x((12, 2, 2, 2))], "nn.batch_to_space_nd(%x, block_sh
 case("batch_to_space_nd_3d", [x((12, 3, 4, 1, 2))], "nn.batch_to_space_nd(%x, block_shape=[1, 2, 3], crops=[[0, 1], [1, 1], [0, 0]])")
 case2("second_depth_to_space_crd", [x((1, 8, 2, 2))], 'nn.depth_to_space(%x, block_size=2, mode="CRD")')
 case2("second_batch_to_space_nd", [x((4, 2, 3))], "nn.batch_to_space_nd(%x, block_shape=[2, 2], crops=[[1, 0], [0, 2]])")
+case("trilu_upper", [x((2, 3, 4)), P("k", (), dtype="int32", value=1)], "trilu(%x, %k)")
+case("trilu_lower", [x((4, 3))], "trilu(%x, -1i64, upper=False)")
+case("reverse_sequence", [x((4, 3, 2)), P("l", (3,), dtype="int64", value=[3, 0, 9])], "reverse_sequence(%x, %l, seq_axis=0, batch_axis=1)")
+case("sequence_mask", [x((2, 5)), P("l", (2,), dtype="float32", value=[2.5, 0.5])], "sequence_mask(%x, %l, mask_value=3f, axis=1)")
+case("matrix_set_diag_band", [x((2, 3, 4)), P("d", (2, 4, 3))], "matrix_set_diag(%x, %d, k1=-1, k2=2, super_diag_right_align=False, sub_diag_right_align=True)")
+case("matrix_set_diag_one", [x((4, 3)), P("d", (3,))], "matrix_set_diag(%x, %d, k1=-2, k2=-2)")
+case("matrix_set_diag_main", [x((2, 3, 3)), P("d", (2, 3))], "matrix_set_diag(%x, %d)")
+case("meshgrid_xy", [P("a", (3,)), P("b", ()), P("c", (2,))], "%0 = meshgrid((%a, %b, %c), indexing=\"xy\"); %0.0 * %0.1 + %0.2")
+case("meshgrid_one", [P("a", (3,))], "%0 = meshgrid((%a,)); %0.0")
+case("dilate", [x((2, 3))], "nn.dilate(%x, strides=[2, 3], dilation_value=1f)")
+case("sliding_window", [x((2, 5, 6))], "sliding_window(%x, axis=1, window_shape=[2, 3], strides=[1, 2])")
+case("sliding_window_axis0", [x((7,))], "sliding_window(%x, axis=0, window_shape=[3], strides=[2])")
+case2("second_matrix_set_diag", [x((3, 4)), P("d", (4, 3))], "matrix_set_diag(%x, %d, k1=-1, k2=2)")
+case2("second_sliding_window", [x((2, 5))], "sliding_window(%x, axis=1, window_shape=[2], strides=[1])")
 
 
 def write_case(tmp, i, name, params, body, ret, square, opts, second=False):
