@@ -195,6 +195,25 @@ GRAD_RULE(NN_CONV1D) {
   return true;
 }
 
+/* g (N, C, out...) of a transposed convolution whose output_padding reaches a stride or more
+ * (TVM's relation allows it): its last rows get nothing from the input, so g is cut back to the
+ * extent whose convolution gives exactly the input's (out − s·⌊opad/s⌋ on each such axis),
+ * which the data and weight gradients both need and neither loses anything by. */
+static Expr *crop_unreached(GradCtx *c, Expr *g, int nsp, const int64_t *out, const int64_t *in, const int64_t *k,
+                            const int64_t *st, const int64_t *dil, const int64_t *pb, const int64_t *pa) {
+  int64_t end[3];
+  bool crop = false;
+  for (int i = 0; i < nsp; i++) {
+    int64_t opad = out[i] - ((in[i] - 1) * st[i] + (k[i] - 1) * dil[i] + 1 - pb[i] - pa[i]);
+    end[i] = opad >= st[i] ? out[i] - (opad / st[i]) * st[i] : out[i];
+    crop |= end[i] != out[i];
+  }
+  if (!crop) return g;
+  const char *axes = nsp == 2 ? "[2, 3]" : "[2, 3, 4]";
+  return GR_OP(c, "strided_slice", gr_fmt(c, "begin=%s, end=%s, axes=%s", nsp == 2 ? "[0, 0]" : "[0, 0, 0]",
+                                          gr_ints_text(c, end, (uint32_t)nsp), axes), g);
+}
+
 /* conv2d_transpose(x (N, Ci, H, W), w (Ci, Co/G, kh, kw)) -> (N, Co, OH, OW) on canonical
  * operands (g NCHW with gch channels, x NCHW, w IOHW; v read as the forward convolution whose
  * data gradient this operator is: data g (Co), output x (Ci)): x gets conv2d(g, w) (w read as
@@ -208,6 +227,8 @@ static bool tconv2d_canonical(GradCtx *c, Expr *g, int64_t gch, Expr *x, Expr *w
                       "channels the grouped transposed convolution computes; set channels",
                    (long long)v->groups, (long long)v->I, (long long)(v->I * v->groups));
   if (gch != v->I * v->groups) g = crop_channels(c, g, v->I * v->groups);
+  g = crop_unreached(c, g, 2, (int64_t[]){v->H, v->W}, (int64_t[]){v->gh, v->gw}, (int64_t[]){v->kh, v->kw}, v->st,
+                     v->dil, v->pb, v->pa);
   g = gr_let(c, g);
   *dx = GR_OP(c, "nn.conv2d", gr_fmt(c, "%s, channels=%lld, kernel_size=[%lld, %lld]", conv_attrs(c, v),
                                      (long long)v->O, (long long)v->kh, (long long)v->kw), g, w);
@@ -379,7 +400,7 @@ GRAD_RULE(NN_CONV3D_TRANSPOSE) {
                    (long long)NG, (long long)wd[1], (long long)Co);
   Expr *g = to_layout(c, g_in(c, 0), ol, "NCDHW");
   if (od[1] != Co) g = crop_channels(c, g, Co);
-  g = gr_let(c, g);
+  g = gr_let(c, crop_unreached(c, g, 3, od + 2, xd + 2, wd + 2, st, dil, pb, pa));
   Expr *x = to_layout(c, X0, dl, "NCDHW"), *w = to_layout(c, X1, kl, "IODHW");
   Expr *dx = GR_OP(c, "nn.conv3d",
                    gr_fmt(c,

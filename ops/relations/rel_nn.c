@@ -921,6 +921,32 @@ int rel_affine_grid(TypeRelCtx *c) {
   return done(c, o);
 }
 
+/* image.grid_sample(data, grid) (TVM's GridSampleRel): NCHW data with a grid (N, 2, H', W') or
+ * NCDHW data with a grid (N, 3, D', H', W') give (N, C, the grid's spatial extents) of the data's
+ * dtype. relayc also checks what topi's compute reads and implements: float data and grid, the
+ * grid's batch and coordinate axis, the layouts NCHW / NCDHW, method nearest / bilinear /
+ * bicubic (2-D only), padding_mode zeros / border / reflection. */
+int rel_grid_sample(TypeRelCtx *c) {
+  const Type *a, *g;
+  if (!rel_tensors(c, 2, &a, &g)) return rel_pending(c);
+  uint32_t r = a->tensor.ndim;
+  const char *l = rel_attr_str(c, "layout", "NCHW");
+  if (!((r == 4 && !strcmp(l, "NCHW")) || (r == 5 && !strcmp(l, "NCDHW"))))
+    return rel_fail(c, "layout \"%s\" with data %s: grid_sample takes NCHW or NCDHW data", l, rel_type_str(c, a));
+  if (!dtype_is_float(a->tensor.dtype) || g->tensor.ndim != r || !dtype_is_float(g->tensor.dtype) ||
+      !dim_compat(g->tensor.dims[0], a->tensor.dims[0]) || !dim_compat(g->tensor.dims[1], dim_int(r - 2)))
+    return rel_fail(c, "data %s and grid %s: the grid must be float (N, %u, ...) of the data's rank and batch",
+                    rel_type_str(c, a), rel_type_str(c, g), r - 2);
+  const char *m = rel_attr_str(c, "method", "bilinear"), *p = rel_attr_str(c, "padding_mode", "zeros");
+  if (strcmp(m, "nearest") && strcmp(m, "bilinear") && (strcmp(m, "bicubic") || r != 4))
+    return rel_fail(c, "method \"%s\" is not nearest, bilinear or (2-D) bicubic", m);
+  if (strcmp(p, "zeros") && strcmp(p, "border") && strcmp(p, "reflection"))
+    return rel_fail(c, "padding_mode \"%s\" is not zeros, border or reflection", p);
+  Type *o = rel_retype(c, a, a->tensor.dtype);
+  for (uint32_t i = 2; i < r; i++) o->tensor.dims[i] = g->tensor.dims[i];
+  return done(c, o);
+}
+
 /* round(extent * scale) as an extent; false unless it is in [0, 2^62]. */
 static bool scaled_extent(int64_t extent, double scale, Dim *out) {
   double v = nearbyint((double)extent * scale);

@@ -225,6 +225,7 @@ int rel_mirror_pad(TypeRelCtx *c);
 int rel_nll_loss(TypeRelCtx *c);
 int rel_crop_and_resize(TypeRelCtx *c);
 int rel_affine_grid(TypeRelCtx *c);
+int rel_grid_sample(TypeRelCtx *c);
 int rel_resize1d(TypeRelCtx *c);
 int rel_resize2d(TypeRelCtx *c);
 int rel_resize3d(TypeRelCtx *c);

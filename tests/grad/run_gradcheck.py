@@ -423,6 +423,15 @@ for tag, attrs in [("linear", "size=[5, 7]"), ("linear_down", "size=[3, 2]"),
                    ("nhwc", 'size=[5, 7], layout="NHWC"')]:
     shp = (1, 3, 4, 2) if "NHWC" in attrs else (1, 2, 3, 4)
     case(f"resize2d_{tag}", [x(shp)], f"image.resize2d(%x, {attrs})")
+# output_padding of a stride or more (TVM's relation allows it): the adjoint's unreached rows are cut
+# (these were internal errors: the rules' convolutions gave the wrong extent)
+case("conv1d_transpose_opad_ge_stride", [x((1, 2, 5)), P("w", (2, 3, 3))], "nn.conv1d_transpose(%x, %w, output_padding=[1])")
+case("conv1d_transpose_opad_2strides", [x((1, 2, 4)), P("w", (2, 3, 3))],
+     "nn.conv1d_transpose(%x, %w, strides=[2], output_padding=[3], padding=[1])")
+case("conv2d_transpose_opad_ge_stride", [x((1, 2, 3, 4)), P("w", (2, 3, 2, 3))],
+     "nn.conv2d_transpose(%x, %w, strides=[1, 2], output_padding=[2, 1])")
+case("conv3d_transpose_opad_ge_stride", [x((1, 2, 2, 3, 2)), P("w", (2, 2, 2, 2, 2))],
+     "nn.conv3d_transpose(%x, %w, strides=[1, 2, 1], output_padding=[1, 3, 0])")
 for tag, ps, ts, attrs in [("mean", (4, 3), (4,), "ignore_index=-100"), ("sum_ignore", (5, 4), (5,), 'reduction="sum", ignore_index=2'),
                            ("none_spatial", (2, 3, 2, 2), (2, 2, 2), 'reduction="none", ignore_index=0'),
                            ("mean_ignore_spatial", (3, 4, 3), (3, 3), "ignore_index=1")]:

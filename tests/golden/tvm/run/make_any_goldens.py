@@ -490,6 +490,15 @@ def crop_and_resize():
         ["Zero boxes; box indices 0 (TVM casts uniform [0, 1) values to int32). TVM checks shapes."])
 
 
+def grid_sample():
+    golden("grid_sample", "test_any_grid_sample", [
+        Case([F((A, 4, 16, 32), (4, 4, 16, 32)), F((4, 2, 8, 8), (4, 2, 8, 8))], "image.grid_sample(%p0, %p1)",
+             shapes=(4, 4, 8, 8)),
+        Case([F((A, 4, 16, 32), (4, 4, 16, 32)), F((4, 2, 32, 32), (4, 2, 32, 32))], "image.grid_sample(%p0, %p1)",
+             shapes=(4, 4, 32, 32))],
+        ["TVM checks shapes."])
+
+
 def affine_grid():
     golden("affine_grid", "test_any_affine_grid", [
         Case([F((A, 2, 3), (1, 2, 3))], "image.affine_grid(%p0, target_shape=[16, 32])", shapes=(1, 2, 16, 32)),
@@ -854,7 +863,7 @@ def recursive_concat():
 
 
 ALL = [broadcast, broadcast_fail, elemwise, full_like, full, concat, reshape, one_hot, take, tile, shape_of_cases,
-       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose, conv1d_transpose, crop_and_resize, affine_grid,
+       reduce_cases, layout_transform, expand_dims, transpose, squeeze, reshape_like, conv2d, conv2d_transpose, conv1d_transpose, crop_and_resize, affine_grid, grid_sample,
        pool2d, global_pool2d, split, batch_flatten, dense, batch_matmul, pad, activations, topk, fused_ops,
        arange_dynamic, strided_slice, simple_shape_tests, where, gather_nd, scatter_gather, recursive_concat,
        where_bad_broadcast, recursive_concat_wrong_annotation, mixed_input_type]
