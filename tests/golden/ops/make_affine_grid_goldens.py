@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 
+import npz_golden
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOL = {"float16": (2e-3, 2e-3), "float32": (1e-5, 1e-5), "float64": (1e-6, 1e-6)}
 SFX = {"float16": "f16", "float32": "f", "float64": "f64"}
@@ -36,19 +38,8 @@ def write(path, header, cases, seed):
         body.append(f"let %y{i} = image.affine_grid(%t{i}, target_shape=[{target[0]}, {target[1]}]);")
         rtol, atol = TOL[dtype]
         s = SFX[dtype]
-        results.append(f"all(less_equal(abs(subtract(%y{i}, %want{i})), add({atol}{s}, multiply({rtol}{s}, abs(%want{i})))))")
-    np.savez(path + ".npz", **arrays)
-    name = os.path.basename(path)
-    with open(path + ".relay", "w") as f:
-        for line in header:
-            f.write(f"// {line}\n")
-        f.write(f"// RUN: relayc --run %s --inputs %d/{name}.npz\n")
-        f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
-        f.write('#[version = "0.0.5"]\n')
-        f.write("def @main(" + ",\n          ".join(params) + ") {\n")
-        for line in body:
-            f.write(f"  {line}\n")
-        f.write("  (" + ",\n   ".join(results) + ")\n}\n")
+        results.append(npz_golden.close_to(f"%y{i}", f"%want{i}", rtol, atol, s))
+    npz_golden.write(path, header, arrays, params, body, results)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+import npz_golden
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = "conv_transpose_1d_3d"
 SPATIAL = {1: "W", 3: "DHW"}
@@ -127,7 +129,7 @@ def main():
         body.append(f"let %y{i} = {op}(%x{i}, %w{i}, {cs['attrs']});")
         rtol, atol = TOL[dt]
         sfx = {"float16": "f16", "float32": "f", "float64": "f64"}[dt]
-        results.append(f"all(less_equal(abs(subtract(%y{i}, %want{i})), add({atol}{sfx}, multiply({rtol}{sfx}, abs(%want{i})))))")
+        results.append(npz_golden.close_to(f"%y{i}", f"%want{i}", rtol, atol, sfx))
     np.savez(os.path.join(HERE, NAME + ".npz"), **arrays)
     with open(os.path.join(HERE, NAME + ".relay"), "w") as f:
         f.write("// nn.conv1d_transpose and nn.conv3d_transpose against numpy (make_conv_transpose_goldens.py):\n")

@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+import npz_golden
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -132,19 +134,8 @@ def write(path, header, cases, seed, rtol, atol, shared):
         call = f"image.grid_sample(%x{k}, %g{k}{''.join(', ' + a for a in attrs)})"
         s = "f64" if dtype == "float64" else "f"
         body.append(f"let %y{i} = {call};")
-        results.append(f"all(less_equal(abs(subtract(%y{i}, %want{i})), add({atol}{s}, multiply({rtol}{s}, abs(%want{i})))))")
-    np.savez_compressed(path + ".npz", **arrays)
-    name = os.path.basename(path)
-    with open(path + ".relay", "w") as f:
-        for line in header:
-            f.write(f"// {line}\n")
-        f.write(f"// RUN: relayc --run %s --inputs %d/{name}.npz\n")
-        f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
-        f.write('#[version = "0.0.5"]\n')
-        f.write("def @main(" + ",\n          ".join(params) + ") {\n")
-        for line in body:
-            f.write(f"  {line}\n")
-        f.write("  (" + ",\n   ".join(results) + ")\n}\n")
+        results.append(npz_golden.close_to(f"%y{i}", f"%want{i}", rtol, atol, s))
+    npz_golden.write(path, header, arrays, params, body, results, compressed=True)
 
 
 METHODS, PADS = ["nearest", "bilinear", "bicubic"], ["zeros", "border", "reflection"]

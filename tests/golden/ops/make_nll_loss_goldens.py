@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 
+import npz_golden
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOL = {"float16": (2e-3, 2e-3), "float32": (1e-6, 1e-6), "float64": (1e-12, 1e-12)}
 SFX = {"float16": "f16", "float32": "f", "float64": "f64"}
@@ -59,19 +61,8 @@ def write(path, header, cases, seed):
         body.append(f"let %y{i} = nn.nll_loss(%p{i}, %t{i}, %w{i}, {', '.join(attrs)});")
         rtol, atol = TOL[dtype]
         s = SFX[dtype]
-        results.append(f"all(less_equal(abs(subtract(%y{i}, %want{i})), add({atol}{s}, multiply({rtol}{s}, abs(%want{i})))))")
-    np.savez(path + ".npz", **arrays)
-    name = os.path.basename(path)
-    with open(path + ".relay", "w") as f:
-        for line in header:
-            f.write(f"// {line}\n")
-        f.write(f"// RUN: relayc --run %s --inputs %d/{name}.npz\n")
-        f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
-        f.write('#[version = "0.0.5"]\n')
-        f.write("def @main(" + ",\n          ".join(params) + ") {\n")
-        for line in body:
-            f.write(f"  {line}\n")
-        f.write("  (" + ",\n   ".join(results) + ")\n}\n")
+        results.append(npz_golden.close_to(f"%y{i}", f"%want{i}", rtol, atol, s))
+    npz_golden.write(path, header, arrays, params, body, results)
 
 
 # (predictions shape, reduction, ignore_index, dtype, targets dtype, set some targets to ignore_index)

@@ -21,6 +21,8 @@ import os
 
 import numpy as np
 
+import npz_golden
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
          "tf_crop_and_resize"]
@@ -197,8 +199,7 @@ def compare(y, want, dtype):
     if not dtype.startswith("float"):
         return f"all(equal({y}, {want}))"
     rtol, atol = TOL[dtype]
-    s = SFX[dtype]
-    return f"all(less_equal(abs(subtract({y}, {want})), add({atol}{s}, multiply({rtol}{s}, abs({want})))))"
+    return npz_golden.close_to(y, want, rtol, atol, SFX[dtype])
 
 
 def write_program(path, header, run_line, calls):
@@ -209,18 +210,7 @@ def write_program(path, header, run_line, calls):
         params += [f"%x{i}: Tensor[({dims(x.shape)}), {x.dtype}]", f"%want{i}: Tensor[({dims(want.shape)}), {odt}]"]
         body.append(f"let %y{i} = {op}(%x{i}, {text});")
         results.append(compare(f"%y{i}", f"%want{i}", odt))
-    np.savez(path + ".npz", **arrays)
-    name = os.path.basename(path)
-    with open(path + ".relay", "w") as f:
-        for line in header:
-            f.write(f"// {line}\n")
-        f.write(f"// RUN: relayc {run_line}--run %s --inputs %d/{name}.npz\n")
-        f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
-        f.write('#[version = "0.0.5"]\n')
-        f.write("def @main(" + ",\n          ".join(params) + ") {\n")
-        for line in body:
-            f.write(f"  {line}\n")
-        f.write("  (" + ",\n   ".join(results) + ")\n}\n")
+    npz_golden.write(path, header, arrays, params, body, results, run_flags=run_line)
 
 
 def ops_golden():
