@@ -130,19 +130,11 @@ def main():
         rtol, atol = TOL[dt]
         sfx = {"float16": "f16", "float32": "f", "float64": "f64"}[dt]
         results.append(npz_golden.close_to(f"%y{i}", f"%want{i}", rtol, atol, sfx))
-    np.savez(os.path.join(HERE, NAME + ".npz"), **arrays)
-    with open(os.path.join(HERE, NAME + ".relay"), "w") as f:
-        f.write("// nn.conv1d_transpose and nn.conv3d_transpose against numpy (make_conv_transpose_goldens.py):\n")
-        f.write("// strides, asymmetric padding, output_padding, dilation, groups, depthwise, channel-last layouts,\n")
-        f.write("// float16/32/64 within tolerance, int32 exactly (built from arange: FoldConstant folds those).\n")
-        f.write(f"// RUN: relayc --run %s --inputs %d/{NAME}.npz\n")
-        f.write(f"// RUN: relayc --pass=FoldConstant --run %s --inputs %d/{NAME}.npz\n")
-        f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
-        f.write('#[version = "0.0.5"]\n')
-        f.write("def @main(" + ",\n          ".join(params) + ") {\n")
-        for line in body:
-            f.write(f"  {line}\n")
-        f.write("  (" + ",\n   ".join(results) + ")\n}\n")
+    header = ["nn.conv1d_transpose and nn.conv3d_transpose against numpy (make_conv_transpose_goldens.py):",
+              "strides, asymmetric padding, output_padding, dilation, groups, depthwise, channel-last layouts,",
+              "float16/32/64 within tolerance, int32 exactly (built from arange: FoldConstant folds those)."]
+    npz_golden.write(os.path.join(HERE, NAME), header, arrays, params, body, results,
+                     run_flags=["", "--pass=FoldConstant "])
 
 
 TVM_RUN = [("test_op_level2_conv1d_transpose_ncw_run", 0, "test_conv1d_transpose_ncw_run", None),

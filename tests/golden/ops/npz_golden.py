@@ -14,13 +14,15 @@ def close_to(y, want, rtol, atol, sfx):
 
 def write(path, header, arrays, params, body, results, run_flags="", compressed=False):
     """Writes PATH.npz (the arrays) and PATH.relay (header comment lines, then @main(params) with
-    `body` lines and the tuple of `results`); run_flags go before --run (e.g. "--pass=X ")."""
+    `body` lines and the tuple of `results`); run_flags go before --run (e.g. "--pass=X "): one
+    string, or a list of them for one RUN line each."""
     (np.savez_compressed if compressed else np.savez)(path + ".npz", **arrays)
     name = os.path.basename(path)
     with open(path + ".relay", "w") as f:
         for line in header:
             f.write(f"// {line}\n")
-        f.write(f"// RUN: relayc {run_flags}--run %s --inputs %d/{name}.npz\n")
+        for flags in [run_flags] if isinstance(run_flags, str) else run_flags:
+            f.write(f"// RUN: relayc {flags}--run %s --inputs %d/{name}.npz\n")
         f.write(f"// OUT: ({', '.join(['True'] * len(results))})\n")
         f.write('#[version = "0.0.5"]\n')
         f.write("def @main(" + ",\n          ".join(params) + ") {\n")
